@@ -1,0 +1,146 @@
+//===- EPLAttrs.td - EPL attributes ------------------------*- tablegen -*-===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_ATTRS_TD
+#define EPL_ATTRS_TD
+
+include "epl/Dialect/EPL/IR/EPLDialect.td"
+include "epl/Dialect/EPL/IR/EPLInterfaces.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Reduction kinds
+//===----------------------------------------------------------------------===//
+
+def EPL_ReductionKind : I32EnumAttr<"ReductionKind",
+    "how values from several devices are combined", [
+      I32EnumAttrCase<"Sum", 0, "sum">,
+      I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"Min", 2, "min">,
+      I32EnumAttrCase<"Mean", 3, "mean">,
+    ]> {
+  let cppNamespace = "::mlir::epl";
+  let genSpecializedAttr = 0;
+}
+
+def EPL_ReductionKindAttr : EnumAttr<EPL_Dialect, EPL_ReductionKind, "reduction"> {
+  let summary = "reduction kind of a collective or of a pending partial value";
+  let description = [{
+    One of `sum`, `max`, `min`, `mean`. Written bare inside ops
+    (`epl.all_reduce %x on @mesh over ["data"] mean`) and as
+    `#epl.reduction<sum>` on its own.
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Strategy scopes
+//===----------------------------------------------------------------------===//
+
+def EPL_ReplicateAttr : EPL_Attr<"Replicate", "replicate",
+    [EPL_ScopeAttrInterface]> {
+  let summary = "data-parallel strategy scope (EPL's `replicate`)";
+  let description = [{
+    Marks the op it is attached to (as `epl.scope`) as part of a replicated
+    region of the model: each replica of that part uses `devices` devices, and
+    the global batch is split across replicas. Consecutive `replicate` scopes
+    with different `name`s are pipeline stages, fed micro-batches as
+    `pipeline.num_micro_batch` says. Ops without a scope belong to the default
+    strategy, `replicate<devices = 1>`, as in EPL.
+
+    ```mlir
+    %h = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "stage_0">}
+           ins(%x, %w : tensor<32x784xf32>, tensor<784x512xf32>)
+           outs(%init : tensor<32x512xf32>) -> tensor<32x512xf32>
+    ```
+  }];
+  let parameters = (ins "int64_t":$devices,
+                        OptionalParameter<"::mlir::StringAttr">:$name);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def EPL_SplitAttr : EPL_Attr<"Split", "split",
+    [EPL_ScopeAttrInterface]> {
+  let summary = "tensor-parallel strategy scope (EPL's `split`)";
+  let description = [{
+    Marks the op it is attached to (as `epl.scope`) as split across `devices`
+    devices: its weights are sharded (along their output features, or their
+    input features when the input is already split, as Megatron does) and
+    the compiler inserts the communication this needs.
+
+    ```mlir
+    %logits = linalg.matmul {epl.scope = #epl.split<devices = 8>}
+                ins(%h, %w2 : tensor<32x512xf32>, tensor<512x10xf32>)
+                outs(%init : tensor<32x10xf32>) -> tensor<32x10xf32>
+    ```
+  }];
+  let parameters = (ins "int64_t":$devices,
+                        OptionalParameter<"::mlir::StringAttr">:$name);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Sharding
+//===----------------------------------------------------------------------===//
+
+def EPL_ShardingAttr : EPL_Attr<"Sharding", "sharding"> {
+  let summary = "how a tensor value is laid out over a device mesh";
+  let description = [{
+    For each dimension of a tensor, the list of mesh axes it is split over
+    (major to minor; an empty list means the dimension is replicated), plus
+    optionally the mesh axes over which the value is a *pending partial
+    reduction*: every device holds a partial result and the true value is the
+    `sum` (or `max`, `min`) of them over those axes. A contraction over a split
+    dimension produces such a value; resolving it is an `all_reduce`, or a
+    `reduce_scatter` when the consumer wants the value split.
+
+    A sharding is checked against the value it describes: its rank must match
+    the tensor's, every axis must exist in the mesh and be used at most once,
+    and the product of the axis sizes of a dimension must divide it.
+
+    ```mlir
+    epl.mesh @mesh ["data" = 2, "tensor" = 4]
+    // Rows split over "data", columns over "tensor".
+    #epl.sharding<@mesh, [["data"], ["tensor"]]>
+    // Rows split over "data"; each device holds a partial sum over "tensor".
+    #epl.sharding<@mesh, [["data"], []], partial sum ["tensor"]>
+    // A scalar, fully replicated.
+    #epl.sharding<@mesh, []>
+    ```
+  }];
+  let parameters = (ins
+    "::mlir::FlatSymbolRefAttr":$mesh,
+    ArrayRefParameter<"::mlir::ArrayAttr", "mesh axes per tensor dimension">:$dims,
+    "::mlir::ArrayAttr":$partial_axes,
+    "::mlir::epl::ReductionKind":$partial_kind
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilderWithInferredContext<(ins
+        "::mlir::FlatSymbolRefAttr":$mesh,
+        "::llvm::ArrayRef<::mlir::ArrayAttr>":$dims), [{
+      return $_get(mesh.getContext(), mesh, dims,
+                   ::mlir::ArrayAttr::get(mesh.getContext(), {}),
+                   ::mlir::epl::ReductionKind::Sum);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Mesh axes that dimension `dim` is split over, major to minor.
+    ::llvm::SmallVector<::llvm::StringRef> getDimAxes(unsigned dim) const;
+    /// Mesh axes over which the value is a pending partial reduction.
+    ::llvm::SmallVector<::llvm::StringRef> getPartialAxisNames() const;
+    /// Whether the value is a pending partial reduction.
+    bool isPartial() const { return !getPartialAxes().empty(); }
+    /// Whether no dimension is split and nothing is pending.
+    bool isFullyReplicated() const;
+  }];
+}
+
+#endif // EPL_ATTRS_TD

@@ -1,0 +1,85 @@
+//===- EPLDialect.td - EPL dialect definition --------------*- tablegen -*-===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_DIALECT_TD
+#define EPL_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def EPL_Dialect : Dialect {
+  let name = "epl";
+  let cppNamespace = "::mlir::epl";
+  let summary = "Strategies, shardings and communication for distributed training";
+  let description = [{
+    The `epl` dialect carries what EPL (Easy Parallel Library) users say about
+    how a model is trained on many devices, and what the compiler derives from
+    it. Compute stays in upstream `linalg`, `tensor`, `arith` and `math`; this
+    dialect adds:
+
+    * strategy scopes attached to compute ops as `epl.scope`:
+      `#epl.replicate<...>` (data parallelism, pipeline stages when named) and
+      `#epl.split<...>` (tensor parallelism);
+    * the training configuration on the module as `epl.config`, checked
+      against EPL's `epl.Config` keys;
+    * device meshes with named axes (`epl.mesh`), value shardings over them
+      (`#epl.sharding<...>`) and sharding constraints;
+    * collectives over mesh axes (`all_reduce`, `all_gather`,
+      `reduce_scatter`, `all_to_all`, `broadcast`) and point-to-point
+      `send`/`recv` between pipeline stages.
+
+    Discardable attributes understood by the dialect:
+
+    | name | where | value |
+    |---|---|---|
+    | `epl.config` | `builtin.module` | dictionary of EPL config keys |
+    | `epl.scope` | any compute op | `#epl.replicate<...>` or `#epl.split<...>` |
+    | `epl.arg` | function argument | `"param"`, `"input"` or `"label"` |
+    | `epl.name` | function argument | string: the tensor's name in files |
+    | `epl.sharding` | function argument or result | `#epl.sharding<...>` |
+
+    ```mlir
+    module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
+      epl.mesh @mesh ["data" = 2, "tensor" = 4]
+      func.func @model(%x: tensor<32x784xf32> {epl.arg = "input"},
+                       %w: tensor<784x512xf32> {epl.arg = "param", epl.name = "w1"})
+          -> tensor<32x512xf32> {
+        %init = tensor.empty() : tensor<32x512xf32>
+        %h = linalg.matmul {epl.scope = #epl.split<devices = 4>}
+               ins(%x, %w : tensor<32x784xf32>, tensor<784x512xf32>)
+               outs(%init : tensor<32x512xf32>) -> tensor<32x512xf32>
+        return %h : tensor<32x512xf32>
+      }
+    }
+    ```
+  }];
+
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
+
+  let extraClassDeclaration = [{
+    /// Names of the discardable attributes this dialect understands.
+    static constexpr ::llvm::StringLiteral kConfigAttrName = "epl.config";
+    static constexpr ::llvm::StringLiteral kScopeAttrName = "epl.scope";
+    static constexpr ::llvm::StringLiteral kArgAttrName = "epl.arg";
+    static constexpr ::llvm::StringLiteral kNameAttrName = "epl.name";
+    static constexpr ::llvm::StringLiteral kShardingAttrName = "epl.sharding";
+
+    void registerAttributes();
+  }];
+}
+
+class EPL_Op<string mnemonic, list<Trait> traits = []>
+    : Op<EPL_Dialect, mnemonic, traits>;
+
+class EPL_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<EPL_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+#endif // EPL_DIALECT_TD

@@ -1,0 +1,25 @@
+//===- EPLOps.h - EPL operations --------------------------------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_DIALECT_EPL_IR_EPLOPS_H
+#define EPL_DIALECT_EPL_IR_EPLOPS_H
+
+#include "epl/Dialect/EPL/IR/EPLAttrs.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "epl/Dialect/EPL/IR/EPLOpInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "epl/Dialect/EPL/IR/EPLOps.h.inc"
+
+#endif // EPL_DIALECT_EPL_IR_EPLOPS_H

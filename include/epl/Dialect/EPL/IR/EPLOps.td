@@ -1,0 +1,258 @@
+//===- EPLOps.td - EPL operations --------------------------*- tablegen -*-===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_OPS_TD
+#define EPL_OPS_TD
+
+include "epl/Dialect/EPL/IR/EPLDialect.td"
+include "epl/Dialect/EPL/IR/EPLAttrs.td"
+include "epl/Dialect/EPL/IR/EPLInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Meshes and shardings
+//===----------------------------------------------------------------------===//
+
+def EPL_MeshOp : EPL_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a named grid of devices with named axes";
+  let description = [{
+    Declares a logical arrangement of devices as an N-dimensional grid whose
+    axes have names and sizes, major to minor. A device's coordinates along
+    the axes decide which devices it communicates with: a collective over
+    axis `"tensor"` runs among the devices that differ only in their
+    `"tensor"` coordinate.
+
+    The EPL planner derives meshes from the user's scopes: a `"data"` axis
+    for replicas, a `"stage"` axis for pipeline stages and a `"tensor"` axis
+    for `split`.
+
+    ```mlir
+    epl.mesh @mesh ["data" = 2, "tensor" = 4]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       StrArrayAttr:$axis_names,
+                       DenseI64ArrayAttr:$axis_sizes);
+  let assemblyFormat = [{
+    $sym_name custom<MeshAxes>($axis_names, $axis_sizes) attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of devices in the mesh.
+    int64_t getNumDevices();
+    /// Size of the axis called `name`, or std::nullopt if there is none.
+    std::optional<int64_t> getAxisSize(::llvm::StringRef name);
+    /// Number of devices in a group spanned by `axes` (product of sizes).
+    /// The axes must exist.
+    int64_t getGroupSize(::mlir::ArrayAttr axes);
+  }];
+}
+
+def EPL_ShardingConstraintOp : EPL_Op<"sharding_constraint", [
+    Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "pins the sharding of a value";
+  let description = [{
+    Returns its operand unchanged and fixes the sharding of the result, as
+    Shardy's `sdy.sharding_constraint`: sharding propagation treats it as a
+    user annotation that wins over propagated shardings, and inserts the
+    communication needed to reach it.
+
+    ```mlir
+    %y = epl.sharding_constraint %x <@mesh, [["data"], []]> : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, EPL_ShardingAttr:$sharding);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input $sharding attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+class EPL_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : EPL_Op<mnemonic, !listconcat(traits, [
+        EPL_CollectiveOpInterface,
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>])>;
+
+def EPL_AllReduceOp : EPL_CollectiveOp<"all_reduce",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "combines a tensor across the devices of mesh axes";
+  let description = [{
+    Every device in a group spanned by `axes` contributes `input`; every
+    device receives the element-wise `sum` (or `max`, `min`, `mean`) of all
+    contributions. Groups are the sets of devices that differ only in their
+    coordinates along `axes`.
+
+    ```mlir
+    epl.mesh @mesh ["data" = 2, "tensor" = 4]
+    %g = epl.all_reduce %partial on @mesh over ["tensor"] sum : tensor<32x512xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, EPL_ReductionKindAttr:$kind);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `over` $axes custom<ReductionKind>($kind) attr-dict
+    `:` type($result)
+  }];
+}
+
+def EPL_AllGatherOp : EPL_CollectiveOp<"all_gather", [Pure]> {
+  let summary = "concatenates the shards of a tensor along a dimension";
+  let description = [{
+    Every device in a group spanned by `axes` contributes its shard; every
+    device receives the concatenation of all shards along dimension `dim`, in
+    the order of the devices' linear index within the group (major to minor
+    over `axes`). The result's `dim` is the operand's times the group size;
+    all other dimensions are unchanged.
+
+    ```mlir
+    epl.mesh @mesh ["data" = 2, "tensor" = 4]
+    %full = epl.all_gather %shard on @mesh over ["tensor"] dim 1
+              : tensor<32x128xf32> -> tensor<32x512xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `over` $axes `dim` $dim attr-dict
+    `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def EPL_ReduceScatterOp : EPL_CollectiveOp<"reduce_scatter", [Pure]> {
+  let summary = "combines a tensor across devices and keeps one shard each";
+  let description = [{
+    The `all_reduce` of `input` over the group spanned by `axes`, split along
+    dimension `dim` into as many shards as the group has devices; the device
+    with linear index `i` in the group keeps shard `i`. This resolves a
+    pending partial value whose consumer wants it split (ZeRO's gradient
+    reduction). The operand's `dim` must be divisible by the group size.
+
+    ```mlir
+    epl.mesh @mesh ["data" = 4]
+    %g = epl.reduce_scatter %partial on @mesh over ["data"] sum dim 0
+           : tensor<512x10xf32> -> tensor<128x10xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, EPL_ReductionKindAttr:$kind,
+                       I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `over` $axes custom<ReductionKind>($kind) `dim` $dim
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def EPL_AllToAllOp : EPL_CollectiveOp<"all_to_all", [Pure]> {
+  let summary = "moves a tensor's split from one dimension to another";
+  let description = [{
+    Each device splits its `input` along `split_dim` into as many pieces as
+    the group spanned by `axes` has devices, sends piece `j` to the device
+    with linear index `j`, and concatenates what it receives along
+    `concat_dim`. Resharding a value from split-on-rows to split-on-columns is
+    one `all_to_all`.
+
+    ```mlir
+    epl.mesh @mesh ["tensor" = 4]
+    %y = epl.all_to_all %x on @mesh over ["tensor"] split 1 concat 0
+           : tensor<8x32xf32> -> tensor<32x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$split_dim,
+                       I64Attr:$concat_dim);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `over` $axes `split` $split_dim `concat` $concat_dim
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def EPL_BroadcastOp : EPL_CollectiveOp<"broadcast",
+    [Pure, SameOperandsAndResultType]> {
+  let summary = "copies one device's tensor to every device of its group";
+  let description = [{
+    Every device in a group spanned by `axes` receives the `input` of the
+    device whose linear index within the group is `root`; the other devices'
+    inputs only give the shape.
+
+    ```mlir
+    epl.mesh @mesh ["data" = 4]
+    %w = epl.broadcast %w0 on @mesh over ["data"] root 0 : tensor<784x512xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$root);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `on` $mesh `over` $axes `root` $root attr-dict `:` type($result)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Point-to-point
+//===----------------------------------------------------------------------===//
+
+def EPL_SendOp : EPL_CollectiveOp<"send", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "sends a tensor to another device along mesh axes";
+  let description = [{
+    Sends `input` to the device of the same group (the devices that differ
+    only in their coordinates along `axes`) whose linear index within the
+    group is `peer`. Between pipeline stages the axis is `"stage"` and the
+    peer is the next (or previous) stage. Messages between the same pair of
+    devices arrive in the order they were sent; `tag` tells apart
+    independent streams between the same pair.
+
+    ```mlir
+    epl.mesh @mesh ["stage" = 2, "data" = 2]
+    epl.send %act on @mesh over ["stage"] to 1 : tensor<8x512xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$peer,
+                       DefaultValuedAttr<I64Attr, "0">:$tag);
+  let assemblyFormat = [{
+    $input `on` $mesh `over` $axes `to` $peer (`tag` $tag^)? attr-dict
+    `:` type($input)
+  }];
+}
+
+def EPL_RecvOp : EPL_CollectiveOp<"recv", [
+    MemoryEffects<[MemRead]>]> {
+  let summary = "receives a tensor from another device along mesh axes";
+  let description = [{
+    Receives a tensor of the result type from the device of the same group
+    (see `epl.send`) whose linear index within the group is `peer`, matching
+    the sender's `tag`.
+
+    ```mlir
+    epl.mesh @mesh ["stage" = 2, "data" = 2]
+    %act = epl.recv on @mesh over ["stage"] from 0 : tensor<8x512xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       I64Attr:$peer, DefaultValuedAttr<I64Attr, "0">:$tag);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    `on` $mesh `over` $axes `from` $peer (`tag` $tag^)? attr-dict
+    `:` type($result)
+  }];
+}
+
+#endif // EPL_OPS_TD

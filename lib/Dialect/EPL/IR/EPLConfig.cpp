@@ -1,0 +1,283 @@
+//===- EPLConfig.cpp - EPL training configuration -------------------------===//
+//
+// Part of EPL-MLIR.
+//
+// Keys, kinds and defaults follow EPL's `epl.Config` (epl/config.py); the
+// optimizer keys are this project's, since EPL leaves the optimizer to the
+// TensorFlow program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+using K = ConfigValueKind;
+constexpr llvm::StringLiteral kPipelineStrategies[] = {"PreferForward",
+                                                       "PreferBackward"};
+constexpr llvm::StringLiteral kCheckpointTypes[] = {"", "collection", "auto"};
+constexpr llvm::StringLiteral kZeroLevels[] = {"", "v0", "v1", "v2"};
+constexpr llvm::StringLiteral kOffloadLevels[] = {"", "v0"};
+constexpr llvm::StringLiteral kAmpLevels[] = {"", "O1"};
+constexpr llvm::StringLiteral kLossScales[] = {"dynamic"};
+constexpr llvm::StringLiteral kReduceMethods[] = {"mean", "sum"};
+constexpr llvm::StringLiteral kOptimizers[] = {"sgd", "momentum", "adam",
+                                               "adamw"};
+
+const ConfigKey kKeys[] = {
+    {"pipeline.num_micro_batch", K::Integer,
+     "micro-batches per step; with one stage, gradient accumulation steps",
+     "1", {}, 1},
+    {"pipeline.strategy", K::String,
+     "pipeline schedule: PreferForward (GPipe) or PreferBackward (1F1B)",
+     "\"PreferBackward\"", kPipelineStrategies},
+    {"gradient_checkpoint.type", K::String,
+     "gradient checkpointing: \"collection\" (user-marked tensors) or "
+     "\"auto\" (chosen by the compiler); \"\" disables it",
+     "\"\"", kCheckpointTypes},
+    {"zero.level", K::String,
+     "ZeRO: v0 shards optimizer states, v1 also gradients, v2 also "
+     "parameters; \"\" disables it",
+     "\"\"", kZeroLevels},
+    {"offload.level", K::String,
+     "v0 keeps parameters in host memory between uses; \"\" disables it",
+     "\"\"", kOffloadLevels},
+    {"amp.level", K::String,
+     "automatic mixed precision: O1 computes in fp16 with fp32 master "
+     "weights; \"\" disables it",
+     "\"\"", kAmpLevels},
+    {"amp.loss_scale", K::Float,
+     "loss scale for mixed precision: a number, or \"dynamic\"",
+     "\"dynamic\"", kLossScales, 0.0, true},
+    {"communication.max_splits", K::Integer,
+     "most buckets data-parallel gradients are fused into per step", "5", {},
+     1},
+    {"communication.fp16", K::Bool,
+     "send gradients in fp16 and restore fp32 after reduction", "False"},
+    {"communication.fp16_scale", K::Float,
+     "scale applied to gradients before fp16 compression", "128", {}, 0.0,
+     true},
+    {"communication.gradients_reduce_method", K::String,
+     "how data-parallel gradients are combined: mean or sum", "\"mean\"",
+     kReduceMethods},
+    {"cluster.colocate_split_and_replicate", K::Bool,
+     "place split and replicate parts of the model on the same devices",
+     "False"},
+    {"optimizer.num_apply_group", K::Integer,
+     "groups the optimizer update is applied in, to bound peak memory", "1",
+     {}, 1},
+    {"auto.auto_parallel", K::Bool,
+     "let the compiler choose the strategy for unannotated models", "False"},
+    {"optimizer.type", K::String, "optimizer: sgd, momentum, adam or adamw",
+     "\"sgd\"", kOptimizers},
+    {"optimizer.lr", K::Float, "learning rate", "0.01", {}, 0.0, true},
+    {"optimizer.momentum", K::Float, "momentum factor (momentum)", "0.9", {},
+     0.0},
+    {"optimizer.beta1", K::Float, "first-moment decay (adam, adamw)", "0.9",
+     {}, 0.0},
+    {"optimizer.beta2", K::Float, "second-moment decay (adam, adamw)",
+     "0.999", {}, 0.0},
+    {"optimizer.eps", K::Float, "denominator term (adam, adamw)", "1e-08", {},
+     0.0, true},
+    {"optimizer.weight_decay", K::Float,
+     "weight decay: L2 for sgd/momentum/adam, decoupled for adamw", "0", {},
+     0.0},
+};
+
+StringRef kindName(ConfigValueKind kind) {
+  switch (kind) {
+  case K::Integer:
+    return "an integer";
+  case K::Float:
+    return "a number";
+  case K::Bool:
+    return "a boolean (true or false)";
+  case K::String:
+    return "a string";
+  }
+  llvm_unreachable("unknown config value kind");
+}
+
+std::string quotedList(ArrayRef<llvm::StringLiteral> values) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(values, os,
+                        [&](StringRef v) { os << '"' << v << '"'; });
+  return s;
+}
+
+/// The key closest to `name` by edit distance, if it is close enough to be a
+/// plausible typo.
+const ConfigKey *nearestKey(StringRef name) {
+  const ConfigKey *best = nullptr;
+  unsigned bestDistance = ~0u;
+  for (const ConfigKey &key : kKeys) {
+    unsigned d = name.edit_distance(key.name, /*AllowReplacements=*/true);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = &key;
+    }
+  }
+  unsigned limit = std::max<unsigned>(3, name.size() / 3);
+  return bestDistance <= limit ? best : nullptr;
+}
+
+std::optional<double> asNumber(Attribute value) {
+  if (auto f = dyn_cast<FloatAttr>(value))
+    return f.getValueAsDouble();
+  if (auto i = dyn_cast<IntegerAttr>(value);
+      i && !i.getType().isInteger(1))
+    return static_cast<double>(i.getValue().getSExtValue());
+  return std::nullopt;
+}
+
+LogicalResult verifyValue(const ConfigKey &key, Attribute value,
+                          function_ref<InFlightDiagnostic()> emitError) {
+  auto wrongKind = [&]() {
+    InFlightDiagnostic diag = emitError();
+    diag << "EPL config key \"" << key.name << "\" expects "
+         << kindName(key.kind);
+    if (key.kind != K::String && !key.allowed.empty())
+      diag << " or one of " << quotedList(key.allowed);
+    return std::move(diag) << ", got " << value;
+  };
+
+  // A numeric key may also name one of its special values ("dynamic").
+  if (auto str = dyn_cast<StringAttr>(value);
+      str && key.kind != K::String && !key.allowed.empty()) {
+    if (llvm::is_contained(key.allowed, str.getValue()))
+      return success();
+    return wrongKind();
+  }
+
+  switch (key.kind) {
+  case K::Bool:
+    if (!isa<BoolAttr>(value))
+      return wrongKind();
+    return success();
+  case K::String: {
+    auto str = dyn_cast<StringAttr>(value);
+    if (!str)
+      return wrongKind();
+    if (!key.allowed.empty() &&
+        !llvm::is_contained(key.allowed, str.getValue()))
+      return emitError() << "EPL config key \"" << key.name
+                         << "\" expects one of " << quotedList(key.allowed)
+                         << ", got \"" << str.getValue() << "\"";
+    return success();
+  }
+  case K::Integer:
+  case K::Float: {
+    if (key.kind == K::Integer &&
+        (!isa<IntegerAttr>(value) || isa<BoolAttr>(value)))
+      return wrongKind();
+    std::optional<double> number = asNumber(value);
+    if (!number)
+      return wrongKind();
+    if (key.min && (key.minExclusive ? *number <= *key.min
+                                     : *number < *key.min))
+      return emitError() << "EPL config key \"" << key.name << "\" must be "
+                         << (key.minExclusive ? "greater than " : "at least ")
+                         << *key.min << ", got " << value;
+    return success();
+  }
+  }
+  llvm_unreachable("unknown config value kind");
+}
+} // namespace
+
+ArrayRef<ConfigKey> mlir::epl::getConfigKeys() { return kKeys; }
+
+const ConfigKey *mlir::epl::lookupConfigKey(StringRef name) {
+  for (const ConfigKey &key : kKeys)
+    if (key.name == name)
+      return &key;
+  return nullptr;
+}
+
+LogicalResult
+mlir::epl::verifyConfig(DictionaryAttr config,
+                        function_ref<InFlightDiagnostic()> emitError) {
+  for (NamedAttribute entry : config) {
+    StringRef name = entry.getName().getValue();
+    const ConfigKey *key = lookupConfigKey(name);
+    if (!key) {
+      InFlightDiagnostic diag = emitError();
+      diag << "unknown EPL config key \"" << name << "\"";
+      if (const ConfigKey *near = nearestKey(name))
+        diag << "; did you mean \"" << near->name << "\"?";
+      else
+        diag << "; valid keys are "
+             << quotedList(llvm::to_vector(
+                    llvm::map_range(kKeys, [](const ConfigKey &k) {
+                      return k.name;
+                    })));
+      return diag;
+    }
+    if (failed(verifyValue(*key, entry.getValue(), emitError)))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Config
+//===----------------------------------------------------------------------===//
+
+Config Config::get(ModuleOp module) {
+  return Config(module->getAttrOfType<DictionaryAttr>(
+      EPLDialect::kConfigAttrName));
+}
+
+namespace {
+const ConfigKey &schemaOf(StringRef key) {
+  const ConfigKey *schema = lookupConfigKey(key);
+  assert(schema && "querying an unknown config key");
+  return *schema;
+}
+
+/// The value the module sets for `key`, or null to use the default.
+Attribute lookup(DictionaryAttr dict, StringRef key) {
+  (void)schemaOf(key);
+  return dict ? dict.get(key) : Attribute();
+}
+} // namespace
+
+int64_t Config::getInt(StringRef key) const {
+  if (auto value = dyn_cast_or_null<IntegerAttr>(lookup(dict, key)))
+    return value.getValue().getSExtValue();
+  int64_t value = 0;
+  bool failed = StringRef(schemaOf(key).defaultValue).getAsInteger(10, value);
+  assert(!failed && "integer config key has a non-integer default");
+  (void)failed;
+  return value;
+}
+
+std::optional<double> Config::getNumber(StringRef key) const {
+  if (Attribute value = lookup(dict, key))
+    return asNumber(value);
+  double value = 0;
+  if (StringRef(schemaOf(key).defaultValue).getAsDouble(value))
+    return std::nullopt;
+  return value;
+}
+
+bool Config::getBool(StringRef key) const {
+  if (auto value = dyn_cast_or_null<BoolAttr>(lookup(dict, key)))
+    return value.getValue();
+  return schemaOf(key).defaultValue == "True";
+}
+
+StringRef Config::getString(StringRef key) const {
+  if (auto value = dyn_cast_or_null<StringAttr>(lookup(dict, key)))
+    return value.getValue();
+  return StringRef(schemaOf(key).defaultValue).trim('"');
+}

@@ -1,0 +1,138 @@
+//===- EPLDialect.cpp - EPL dialect ---------------------------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/IR/EPLAttrs.h"
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
+#include "epl/Dialect/EPL/IR/EPLOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::epl;
+
+#include "epl/Dialect/EPL/IR/EPLDialect.cpp.inc"
+
+void EPLDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "epl/Dialect/EPL/IR/EPLOps.cpp.inc"
+      >();
+  registerAttributes();
+}
+
+namespace {
+constexpr llvm::StringLiteral kArgKinds[] = {"param", "input", "label"};
+
+/// The type of argument or result `index` of `op` when it is a function.
+Type getFunctionValueType(Operation *op, unsigned index, bool isResult) {
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return {};
+  ArrayRef<Type> types =
+      isResult ? func.getResultTypes() : func.getArgumentTypes();
+  return index < types.size() ? types[index] : Type();
+}
+
+LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr,
+                                  Type type, StringRef what) {
+  auto emitError = [&]() {
+    return op->emitOpError() << what << ": ";
+  };
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  if (!sharding)
+    return emitError() << "'" << attr.getName().getValue()
+                       << "' expects an #epl.sharding, got "
+                       << attr.getValue();
+  if (!type)
+    return emitError() << "'" << attr.getName().getValue()
+                       << "' only applies to function arguments and results";
+  FailureOr<MeshOp> mesh = lookupMesh(op, sharding.getMesh(), emitError);
+  if (failed(mesh))
+    return failure();
+  return verifyShardingForType(sharding, type, *mesh, emitError);
+}
+} // namespace
+
+LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kConfigAttrName) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << name
+                             << "' belongs on the top-level module, not on '"
+                             << op->getName() << "'";
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!dict)
+      return op->emitError() << "'" << name
+                             << "' expects a dictionary of EPL config keys, "
+                                "got "
+                             << attr.getValue();
+    return verifyConfig(dict, [&]() { return op->emitError(); });
+  }
+  if (name == kScopeAttrName) {
+    if (!isa<ScopeAttrInterface>(attr.getValue()))
+      return op->emitError()
+             << "'" << name
+             << "' expects a strategy scope (#epl.replicate<...> or "
+                "#epl.split<...>), got "
+             << attr.getValue();
+    return success();
+  }
+  return op->emitError() << "unknown EPL attribute '" << name
+                         << "' on an operation; expected '" << kConfigAttrName
+                         << "' (on the module) or '" << kScopeAttrName << "'";
+}
+
+LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  std::string what = ("argument " + Twine(argIndex)).str();
+  if (name == kArgAttrName) {
+    auto kind = dyn_cast<StringAttr>(attr.getValue());
+    if (!kind || !llvm::is_contained(kArgKinds, kind.getValue()))
+      return op->emitOpError()
+             << what << ": '" << name
+             << "' must be \"param\", \"input\" or \"label\", got "
+             << attr.getValue();
+    return success();
+  }
+  if (name == kNameAttrName) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || str.getValue().empty())
+      return op->emitOpError() << what << ": '" << name
+                               << "' must be a non-empty string, got "
+                               << attr.getValue();
+    return success();
+  }
+  if (name == kShardingAttrName)
+    return verifyValueSharding(
+        op, attr, getFunctionValueType(op, argIndex, /*isResult=*/false),
+        what);
+  return op->emitOpError() << what << ": unknown EPL argument attribute '"
+                           << name << "'; expected '" << kArgAttrName
+                           << "', '" << kNameAttrName << "' or '"
+                           << kShardingAttrName << "'";
+}
+
+LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
+                                                      unsigned regionIndex,
+                                                      unsigned resultIndex,
+                                                      NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  std::string what = ("result " + Twine(resultIndex)).str();
+  if (name == kShardingAttrName)
+    return verifyValueSharding(
+        op, attr, getFunctionValueType(op, resultIndex, /*isResult=*/true),
+        what);
+  return op->emitOpError() << what << ": unknown EPL result attribute '"
+                           << name << "'; expected '" << kShardingAttrName
+                           << "'";
+}

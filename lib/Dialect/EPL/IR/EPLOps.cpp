@@ -1,0 +1,339 @@
+//===- EPLOps.cpp - EPL operations ----------------------------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::epl;
+
+//===----------------------------------------------------------------------===//
+// Custom directives
+//===----------------------------------------------------------------------===//
+
+/// `["data" = 2, "tensor" = 4]`
+static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
+                                 DenseI64ArrayAttr &sizes) {
+  SmallVector<Attribute> nameAttrs;
+  SmallVector<int64_t> sizeValues;
+  if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&]() {
+        std::string name;
+        int64_t size;
+        if (parser.parseString(&name) || parser.parseEqual() ||
+            parser.parseInteger(size))
+          return failure();
+        nameAttrs.push_back(parser.getBuilder().getStringAttr(name));
+        sizeValues.push_back(size);
+        return success();
+      }))
+    return failure();
+  names = parser.getBuilder().getArrayAttr(nameAttrs);
+  sizes = parser.getBuilder().getDenseI64ArrayAttr(sizeValues);
+  return success();
+}
+
+static void printMeshAxes(OpAsmPrinter &printer, Operation *, ArrayAttr names,
+                          DenseI64ArrayAttr sizes) {
+  printer << '[';
+  llvm::interleaveComma(llvm::zip(names, sizes.asArrayRef()),
+                        printer.getStream(), [&](auto axis) {
+                          printer.printString(
+                              cast<StringAttr>(std::get<0>(axis)).getValue());
+                          printer << " = " << std::get<1>(axis);
+                        });
+  printer << ']';
+}
+
+/// A bare reduction keyword: `sum`, `max`, `min` or `mean`.
+static ParseResult parseReductionKind(OpAsmParser &parser,
+                                      ReductionKindAttr &kind) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<ReductionKind> parsed = symbolizeReductionKind(keyword);
+  if (!parsed)
+    return parser.emitError(loc)
+           << "expected a reduction kind (sum, max, min or mean), got '"
+           << keyword << "'";
+  kind = ReductionKindAttr::get(parser.getContext(), *parsed);
+  return success();
+}
+
+static void printReductionKind(OpAsmPrinter &printer, Operation *,
+                               ReductionKindAttr kind) {
+  printer << stringifyReductionKind(kind.getValue());
+}
+
+#define GET_OP_CLASSES
+#include "epl/Dialect/EPL/IR/EPLOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// MeshOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MeshOp::verify() {
+  ArrayRef<int64_t> sizes = getAxisSizes();
+  if (getAxisNames().size() != sizes.size())
+    return emitOpError() << "has " << getAxisNames().size()
+                         << " axis names but " << sizes.size() << " sizes";
+  if (sizes.empty())
+    return emitOpError() << "needs at least one axis";
+  llvm::SmallDenseSet<StringRef> seen;
+  for (auto [nameAttr, size] : llvm::zip(getAxisNames(), sizes)) {
+    StringRef name = cast<StringAttr>(nameAttr).getValue();
+    if (name.empty())
+      return emitOpError() << "axis names must not be empty";
+    if (!seen.insert(name).second)
+      return emitOpError() << "has two axes named \"" << name << "\"";
+    if (size < 1)
+      return emitOpError() << "axis \"" << name
+                           << "\" must have at least one device, got " << size;
+  }
+  return success();
+}
+
+int64_t MeshOp::getNumDevices() {
+  int64_t n = 1;
+  for (int64_t size : getAxisSizes())
+    n *= size;
+  return n;
+}
+
+std::optional<int64_t> MeshOp::getAxisSize(StringRef name) {
+  for (auto [axis, size] : llvm::zip(getAxisNames(), getAxisSizes()))
+    if (cast<StringAttr>(axis).getValue() == name)
+      return size;
+  return std::nullopt;
+}
+
+int64_t MeshOp::getGroupSize(ArrayAttr axes) {
+  int64_t n = 1;
+  for (Attribute axis : axes) {
+    std::optional<int64_t> size = getAxisSize(cast<StringAttr>(axis).getValue());
+    assert(size && "group spans an axis the mesh does not have");
+    n *= *size;
+  }
+  return n;
+}
+
+//===----------------------------------------------------------------------===//
+// ShardingConstraintOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ShardingConstraintOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto emitError = [&]() { return emitOpError(); };
+  FailureOr<MeshOp> mesh = lookupMesh(*this, getSharding().getMesh(), emitError);
+  if (failed(mesh))
+    return failure();
+  return verifyShardingForType(getSharding(), getType(), *mesh, emitError);
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Resolves the mesh of a collective and the size of its device group, with
+/// errors for a missing mesh, unknown or repeated axes and an empty group.
+FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
+                               ArrayAttr axes) {
+  auto emitError = [&]() { return op->emitOpError(); };
+  if (axes.empty())
+    return emitError() << "needs at least one mesh axis to communicate over";
+  FailureOr<MeshOp> mesh = lookupMesh(op, meshName, emitError);
+  if (failed(mesh))
+    return failure();
+  return verifyMeshAxes(*mesh, axes, emitError);
+}
+
+/// Checks that `dim` indexes `type` and that the two types agree in rank and
+/// element type; the per-op checks compare sizes.
+LogicalResult verifyReshapingCollective(Operation *op, RankedTensorType input,
+                                        RankedTensorType result,
+                                        ArrayRef<std::pair<StringRef, int64_t>>
+                                            dims) {
+  if (input.getElementType() != result.getElementType())
+    return op->emitOpError() << "changes the element type from "
+                             << input.getElementType() << " to "
+                             << result.getElementType();
+  if (input.getRank() != result.getRank())
+    return op->emitOpError() << "changes the rank from " << input.getRank()
+                             << " to " << result.getRank();
+  for (auto [name, dim] : dims)
+    if (dim < 0 || dim >= input.getRank())
+      return op->emitOpError() << name << " " << dim
+                               << " is out of range for rank "
+                               << input.getRank();
+  return success();
+}
+
+/// The size `dim` of `result` must be `expected` (unknown when dynamic).
+LogicalResult checkDim(Operation *op, RankedTensorType input,
+                       RankedTensorType result, int64_t dim, int64_t expected,
+                       StringRef why) {
+  int64_t actual = result.getDimSize(dim);
+  if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) ||
+      actual == expected)
+    return success();
+  return op->emitOpError() << why << " " << input
+                           << " gives dimension " << dim << " of size "
+                           << expected << ", but the result type " << result
+                           << " has " << actual;
+}
+
+LogicalResult checkOtherDimsUnchanged(Operation *op, RankedTensorType input,
+                                      RankedTensorType result,
+                                      ArrayRef<int64_t> changed) {
+  for (int64_t d = 0; d < input.getRank(); ++d) {
+    if (llvm::is_contained(changed, d))
+      continue;
+    if (failed(checkDim(op, input, result, d, input.getDimSize(d),
+                        "only the gathered/scattered dimensions change:")))
+      return failure();
+  }
+  return success();
+}
+
+/// `size / groupSize`, with an error naming the dimension when it does not
+/// divide evenly.
+FailureOr<int64_t> divideDim(Operation *op, RankedTensorType type, int64_t dim,
+                             int64_t groupSize, ArrayAttr axes) {
+  int64_t size = type.getDimSize(dim);
+  if (ShapedType::isDynamic(size))
+    return size;
+  if (size % groupSize != 0)
+    return op->emitOpError() << "cannot split dimension " << dim << " of size "
+                             << size << " over mesh axes " << axes << " ("
+                             << groupSize << " devices)";
+  return size / groupSize;
+}
+
+int64_t multiplyDim(int64_t size, int64_t groupSize) {
+  return ShapedType::isDynamic(size) ? size : size * groupSize;
+}
+} // namespace
+
+#include "epl/Dialect/EPL/IR/EPLOpInterfaces.cpp.inc"
+
+MeshOp CollectiveOpInterface::getMeshOp() {
+  return SymbolTable::lookupNearestSymbolFrom<MeshOp>(*this, getMeshAttr());
+}
+
+int64_t CollectiveOpInterface::getGroupSize() {
+  return getMeshOp().getGroupSize(getAxes());
+}
+
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &) {
+  return failure(failed(verifyGroup(*this, getMeshAttr(), getAxes())));
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyReshapingCollective(*this, getInput().getType(),
+                                   getResult().getType(),
+                                   {{"dim", getDim()}});
+}
+
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &) {
+  FailureOr<int64_t> groupSize = verifyGroup(*this, getMeshAttr(), getAxes());
+  if (failed(groupSize))
+    return failure();
+  auto input = getInput().getType(), result = getResult().getType();
+  std::string why;
+  llvm::raw_string_ostream(why)
+      << "gathering over " << getAxes() << " (" << *groupSize
+      << " devices) along dimension " << getDim() << " of";
+  if (failed(checkDim(*this, input, result, getDim(),
+                      multiplyDim(input.getDimSize(getDim()), *groupSize),
+                      why)))
+    return failure();
+  return checkOtherDimsUnchanged(*this, input, result, {getDim()});
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  return verifyReshapingCollective(*this, getInput().getType(),
+                                   getResult().getType(),
+                                   {{"dim", getDim()}});
+}
+
+LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &) {
+  FailureOr<int64_t> groupSize = verifyGroup(*this, getMeshAttr(), getAxes());
+  if (failed(groupSize))
+    return failure();
+  auto input = getInput().getType(), result = getResult().getType();
+  FailureOr<int64_t> expected =
+      divideDim(*this, input, getDim(), *groupSize, getAxes());
+  if (failed(expected))
+    return failure();
+  std::string why;
+  llvm::raw_string_ostream(why)
+      << "scattering over " << getAxes() << " (" << *groupSize
+      << " devices) along dimension " << getDim() << " of";
+  if (failed(checkDim(*this, input, result, getDim(), *expected, why)))
+    return failure();
+  return checkOtherDimsUnchanged(*this, input, result, {getDim()});
+}
+
+LogicalResult AllToAllOp::verify() {
+  return verifyReshapingCollective(
+      *this, getInput().getType(), getResult().getType(),
+      {{"split dimension", getSplitDim()}, {"concat dimension", getConcatDim()}});
+}
+
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &) {
+  FailureOr<int64_t> groupSize = verifyGroup(*this, getMeshAttr(), getAxes());
+  if (failed(groupSize))
+    return failure();
+  auto input = getInput().getType(), result = getResult().getType();
+  int64_t split = getSplitDim(), concat = getConcatDim();
+  FailureOr<int64_t> splitSize =
+      divideDim(*this, input, split, *groupSize, getAxes());
+  if (failed(splitSize))
+    return failure();
+  if (split == concat)
+    return checkOtherDimsUnchanged(*this, input, result, {});
+  std::string why;
+  llvm::raw_string_ostream(why)
+      << "all_to_all over " << getAxes() << " (" << *groupSize
+      << " devices) from dimension " << split << " to " << concat << " of";
+  if (failed(checkDim(*this, input, result, split, *splitSize, why)) ||
+      failed(checkDim(*this, input, result, concat,
+                      multiplyDim(input.getDimSize(concat), *groupSize), why)))
+    return failure();
+  return checkOtherDimsUnchanged(*this, input, result, {split, concat});
+}
+
+/// Checks that a device index within the group is in range.
+static LogicalResult checkGroupIndex(Operation *op, FlatSymbolRefAttr mesh,
+                                     ArrayAttr axes, int64_t index,
+                                     StringRef what) {
+  FailureOr<int64_t> groupSize = verifyGroup(op, mesh, axes);
+  if (failed(groupSize))
+    return failure();
+  if (index < 0 || index >= *groupSize)
+    return op->emitOpError() << what << " " << index
+                             << " is not a device of the group over " << axes
+                             << ", which has " << *groupSize
+                             << " devices (0 to " << *groupSize - 1 << ")";
+  return success();
+}
+
+LogicalResult BroadcastOp::verifySymbolUses(SymbolTableCollection &) {
+  return checkGroupIndex(*this, getMeshAttr(), getAxes(), getRoot(), "root");
+}
+
+LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &) {
+  return checkGroupIndex(*this, getMeshAttr(), getAxes(), getPeer(), "peer");
+}
+
+LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &) {
+  return checkGroupIndex(*this, getMeshAttr(), getAxes(), getPeer(), "peer");
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Regenerates the documentation pages derived from ODS and Passes.td and
+# copies them into docs/generated, where they are committed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ninja -C build mlir-doc >/dev/null
+mkdir -p docs/generated
+cp -r build/docs/. docs/generated/
+echo "docs/generated updated"

@@ -1,0 +1,25 @@
+# -*- Python -*-
+# lit configuration for the EPL-MLIR regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "EPL"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.epl_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%epl_src_root", config.epl_src_root))
+config.substitutions.append(("%epl_obj_root", config.epl_obj_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.epl_tools_dir, config.llvm_tools_dir]
+tools = ["epl-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
