@@ -10,9 +10,10 @@ from lit.llvm.subst import ToolSubst
 config.name = "EPL"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
+
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.epl_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%epl_src_root", config.epl_src_root))
 config.substitutions.append(("%epl_obj_root", config.epl_obj_root))
@@ -20,6 +21,9 @@ config.substitutions.append(("%epl_obj_root", config.epl_obj_root))
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.epl_tools_dir, append_path=True)
+
 tool_dirs = [config.epl_tools_dir, config.llvm_tools_dir]
-tools = ["epl-opt"]
+tools = ["epl-opt", "not", "count"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

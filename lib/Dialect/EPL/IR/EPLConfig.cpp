@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -130,6 +131,12 @@ const ConfigKey *nearestKey(StringRef name) {
   return bestDistance <= limit ? best : nullptr;
 }
 
+std::string formatNumber(double value) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%g", value);
+  return s;
+}
+
 std::optional<double> asNumber(Attribute value) {
   if (auto f = dyn_cast<FloatAttr>(value))
     return f.getValueAsDouble();
@@ -186,7 +193,8 @@ LogicalResult verifyValue(const ConfigKey &key, Attribute value,
                                      : *number < *key.min))
       return emitError() << "EPL config key \"" << key.name << "\" must be "
                          << (key.minExclusive ? "greater than " : "at least ")
-                         << *key.min << ", got " << value;
+                         << formatNumber(*key.min) << ", got "
+                         << value;
     return success();
   }
   }

@@ -233,8 +233,10 @@ def EPL_SendOp : EPL_CollectiveOp<"send", [
   }];
 }
 
+// Receiving consumes a message: a write, so that an unused recv is not
+// erased and the sender left waiting.
 def EPL_RecvOp : EPL_CollectiveOp<"recv", [
-    MemoryEffects<[MemRead]>]> {
+    MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "receives a tensor from another device along mesh axes";
   let description = [{
     Receives a tensor of the result type from the device of the same group

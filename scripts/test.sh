@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs every EPL-MLIR test suite; exits non-zero if any
+# test fails. Ends with one summary line: "tests: N passed, N failed, N skipped".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/build.sh
+BUILD_DIR=${EPL_BUILD_DIR:-build}
+
+passed=0
+failed=0
+skipped=0
+status=0
+
+# lit: dialect, passes, tools, docs and end-to-end tests.
+lit_json="$BUILD_DIR/test/lit-results.json"
+rm -f "$lit_json"
+/usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" --output "$lit_json" || status=1
+if [[ -f "$lit_json" ]]; then
+  read -r p f s < <(/usr/bin/python3 - "$lit_json" <<'PY'
+import json, sys
+codes = [t["code"] for t in json.load(open(sys.argv[1]))["tests"]]
+passed = sum(c in ("PASS", "XFAIL") for c in codes)
+skipped = sum(c == "UNSUPPORTED" for c in codes)
+print(passed, len(codes) - passed - skipped, skipped)
+PY
+  )
+  passed=$((passed + p))
+  failed=$((failed + f))
+  skipped=$((skipped + s))
+else
+  failed=$((failed + 1))
+fi
+
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit $status

@@ -1,0 +1,53 @@
+// RUN: epl-opt %s | epl-opt | FileCheck %s
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+
+// CHECK-LABEL: func @scopes
+func.func @scopes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // CHECK: epl.scope = #epl.replicate<devices = 1>
+  %0 = arith.addf %x, %x {epl.scope = #epl.replicate<devices = 1>} : tensor<4x8xf32>
+  // CHECK: epl.scope = #epl.replicate<devices = 2, name = "stage_0">
+  %1 = arith.addf %0, %0 {epl.scope = #epl.replicate<devices = 2, name = "stage_0">} : tensor<4x8xf32>
+  // CHECK: epl.scope = #epl.split<devices = 8>
+  %2 = arith.addf %1, %1 {epl.scope = #epl.split<devices = 8>} : tensor<4x8xf32>
+  // CHECK: epl.scope = #epl.split<devices = 4, name = "classifier">
+  %3 = arith.addf %2, %2 {epl.scope = #epl.split<devices = 4, name = "classifier">} : tensor<4x8xf32>
+  return %3 : tensor<4x8xf32>
+}
+
+// CHECK-LABEL: func @arguments
+// CHECK-SAME: {epl.arg = "input", epl.name = "x"}
+// CHECK-SAME: {epl.arg = "label"}
+// CHECK-SAME: {epl.arg = "param", epl.name = "w", epl.sharding = #epl.sharding<@mesh, {{\[\[}}], ["tensor"]]>}
+// CHECK-SAME: (tensor<8x8xf32> {epl.sharding = #epl.sharding<@mesh, {{\[\[}}"data"], []], partial sum ["tensor"]>})
+func.func @arguments(%x: tensor<8x16xf32> {epl.arg = "input", epl.name = "x"},
+                     %y: tensor<8xi64> {epl.arg = "label"},
+                     %w: tensor<16x8xf32> {epl.arg = "param", epl.name = "w", epl.sharding = #epl.sharding<@mesh, [[], ["tensor"]]>})
+    -> (tensor<8x8xf32> {epl.sharding = #epl.sharding<@mesh, [["data"], []], partial sum ["tensor"]>}) {
+  %0 = tensor.empty() : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// CHECK-LABEL: func @shardings
+// Dimension 0 split over both axes, major to minor.
+// CHECK-SAME: #epl.sharding<@mesh, {{\[\[}}"data", "tensor"], []]>
+// Scalars and fully replicated values.
+// CHECK-SAME: #epl.sharding<@mesh, []>
+// CHECK-SAME: #epl.sharding<@mesh, {{\[\[}}], []]>
+// CHECK-SAME: #epl.sharding<@mesh, {{\[\[}}], ["data"]], partial max ["tensor"]>
+// CHECK-SAME: #epl.sharding<@mesh, {{\[\[}}"tensor"]], partial min ["data"]>
+func.func @shardings(%a: tensor<16x3xf32> {epl.sharding = #epl.sharding<@mesh, [["data", "tensor"], []]>},
+                     %b: tensor<f32> {epl.sharding = #epl.sharding<@mesh, []>},
+                     %c: tensor<5x7xf32> {epl.sharding = #epl.sharding<@mesh, [[], []]>},
+                     %d: tensor<5x2xf32> {epl.sharding = #epl.sharding<@mesh, [[], ["data"]], partial max ["tensor"]>},
+                     %e: tensor<?xf32> {epl.sharding = #epl.sharding<@mesh, [["tensor"]], partial min ["data"]>}) {
+  return
+}
+
+// Attributes also print and parse on their own.
+// CHECK-LABEL: func @standalone
+// CHECK: test.kind = #epl.reduction<mean>
+// CHECK-SAME: test.sharding = #epl.sharding<@mesh, {{\[\[}}"data"]]>
+func.func @standalone() attributes {test.kind = #epl.reduction<mean>, test.sharding = #epl.sharding<@mesh, [["data"]]>} {
+  return
+}

@@ -1,0 +1,163 @@
+// RUN: epl-opt %s -split-input-file -verify-diagnostics
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{split(0) is invalid: a scope must use at least one device (devices >= 1)}}
+  %0 = arith.addf %x, %x {epl.scope = #epl.split<devices = 0>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{replicate(-2) is invalid: a scope must use at least one device (devices >= 1)}}
+  %0 = arith.addf %x, %x {epl.scope = #epl.replicate<devices = -2>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{replicate scope name must not be empty; omit 'name' for an unnamed scope}}
+  %0 = arith.addf %x, %x {epl.scope = #epl.replicate<devices = 1, name = "">} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'epl.scope' expects a strategy scope (#epl.replicate<...> or #epl.split<...>), got "replicate"}}
+  %0 = arith.addf %x, %x {epl.scope = "replicate"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module) or 'epl.scope'}}
+  %0 = arith.addf %x, %x {epl.scopes = #epl.split<devices = 2>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: 'epl.arg' must be "param", "input" or "label", got "weight"}}
+func.func @f(%x: tensor<4xf32> {epl.arg = "weight"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 1: 'epl.name' must be a non-empty string, got ""}}
+func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32> {epl.name = ""}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: unknown EPL argument attribute 'epl.param'; expected 'epl.arg', 'epl.name' or 'epl.sharding'}}
+func.func @f(%x: tensor<4xf32> {epl.param}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0: unknown EPL result attribute 'epl.arg'; expected 'epl.sharding'}}
+func.func @f() -> (tensor<4xf32> {epl.arg = "param"}) {
+  %0 = tensor.empty() : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+// expected-error @+1 {{'func.func' op argument 0: mesh axis "model" is not in mesh @mesh (its axes are "data", "tensor")}}
+func.func @f(%x: tensor<8x8xf32> {epl.sharding = #epl.sharding<@mesh, [["model"], []]>}) {
+  return
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+// expected-error @+1 {{'func.func' op argument 0: sharding splits dimension 1 of size 10 over mesh axes ["tensor"] of total size 4, which does not divide it}}
+func.func @f(%x: tensor<8x10xf32> {epl.sharding = #epl.sharding<@mesh, [[], ["tensor"]]>}) {
+  return
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+// Two axes on one dimension multiply: 2 x 4 does not divide 12.
+// expected-error @+1 {{'func.func' op argument 0: sharding splits dimension 0 of size 12 over mesh axes ["data", "tensor"] of total size 8, which does not divide it}}
+func.func @f(%x: tensor<12xf32> {epl.sharding = #epl.sharding<@mesh, [["data", "tensor"]]>}) {
+  return
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+// expected-error @+1 {{'func.func' op result 0: sharding has 1 dimension entries but 'tensor<8x8xf32>' has rank 2}}
+func.func @f() -> (tensor<8x8xf32> {epl.sharding = #epl.sharding<@mesh, [["data"]]>}) {
+  %0 = tensor.empty() : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+// expected-error @+1 {{'func.func' op argument 0: a sharding describes a ranked tensor, not 'f32'}}
+func.func @f(%x: f32 {epl.sharding = #epl.sharding<@mesh, []>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: no epl.mesh named @nowhere}}
+func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@nowhere, [[]]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: @g is a 'func.func', not an epl.mesh}}
+func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@g, [[]]>}) {
+  return
+}
+func.func @g() {
+  return
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+// expected-error @+1 {{'func.func' op argument 0: 'epl.sharding' expects an #epl.sharding, got #epl.split<devices = 2>}}
+func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.split<devices = 2>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sharding uses mesh axis "data" more than once}}
+func.func @f(%x: tensor<8x8xf32> {epl.sharding = #epl.sharding<@mesh, [["data"], ["data"]]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{sharding uses mesh axis "tensor" more than once}}
+func.func @f(%x: tensor<8x8xf32> {epl.sharding = #epl.sharding<@mesh, [["tensor"], []], partial sum ["tensor"]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{a pending partial value is a sum, max or min; express a mean as a sum and a division}}
+func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@mesh, [[]], partial mean ["data"]>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected a partial reduction kind (sum, max or min), got 'avg'}}
+func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@mesh, [[]], partial avg ["data"]>}) {
+  return
+}

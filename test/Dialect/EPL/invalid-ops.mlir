@@ -1,0 +1,224 @@
+// RUN: epl-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{'epl.mesh' op has two axes named "data"}}
+epl.mesh @mesh ["data" = 2, "data" = 4]
+
+// -----
+
+// expected-error @+1 {{'epl.mesh' op axis "tensor" must have at least one device, got 0}}
+epl.mesh @mesh ["data" = 2, "tensor" = 0]
+
+// -----
+
+// expected-error @+1 {{'epl.mesh' op needs at least one axis}}
+epl.mesh @mesh []
+
+// -----
+
+// expected-error @+1 {{'epl.mesh' op axis names must not be empty}}
+epl.mesh @mesh ["" = 2]
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'epl.mesh' op expects parent op 'builtin.module'}}
+  epl.mesh @mesh ["data" = 2]
+  return
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8x10xf32>) -> tensor<8x10xf32> {
+  // expected-error @+1 {{'epl.sharding_constraint' op sharding splits dimension 1 of size 10 over mesh axes ["tensor"] of total size 4, which does not divide it}}
+  %0 = epl.sharding_constraint %x <@mesh, [[], ["tensor"]]> : tensor<8x10xf32>
+  return %0 : tensor<8x10xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'epl.sharding_constraint' op mesh axis "model" is not in mesh @mesh (its axes are "data", "tensor")}}
+  %0 = epl.sharding_constraint %x <@mesh, [["model"], []]> : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  // expected-error @+1 {{'epl.sharding_constraint' op sharding has 3 dimension entries but 'tensor<8x8xf32>' has rank 2}}
+  %0 = epl.sharding_constraint %x <@mesh, [[], [], []]> : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'epl.all_reduce' op no epl.mesh named @mesh}}
+  %0 = epl.all_reduce %x on @mesh over ["data"] sum : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'epl.all_reduce' op mesh axis "stage" is not in mesh @mesh (its axes are "data", "tensor")}}
+  %0 = epl.all_reduce %x on @mesh over ["stage"] sum : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'epl.all_reduce' op mesh axis "data" is named more than once}}
+  %0 = epl.all_reduce %x on @mesh over ["data", "data"] sum : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'epl.all_reduce' op needs at least one mesh axis to communicate over}}
+  %0 = epl.all_reduce %x on @mesh over [] sum : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{expected a reduction kind (sum, max, min or mean), got 'prod'}}
+  %0 = epl.all_reduce %x on @mesh over ["data"] prod : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<4x2xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{'epl.all_gather' op gathering over ["tensor"] (4 devices) along dimension 1 of 'tensor<4x2xf32>' gives dimension 1 of size 8, but the result type 'tensor<4x6xf32>' has 6}}
+  %0 = epl.all_gather %x on @mesh over ["tensor"] dim 1 : tensor<4x2xf32> -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<4x2xf32>) -> tensor<5x8xf32> {
+  // expected-error @+1 {{'epl.all_gather' op only the gathered/scattered dimensions change: 'tensor<4x2xf32>' gives dimension 0 of size 4, but the result type 'tensor<5x8xf32>' has 5}}
+  %0 = epl.all_gather %x on @mesh over ["tensor"] dim 1 : tensor<4x2xf32> -> tensor<5x8xf32>
+  return %0 : tensor<5x8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<4x2xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'epl.all_gather' op dim 2 is out of range for rank 2}}
+  %0 = epl.all_gather %x on @mesh over ["tensor"] dim 2 : tensor<4x2xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<4x2xf32>) -> tensor<4x8xf16> {
+  // expected-error @+1 {{'epl.all_gather' op changes the element type from 'f32' to 'f16'}}
+  %0 = epl.all_gather %x on @mesh over ["tensor"] dim 1 : tensor<4x2xf32> -> tensor<4x8xf16>
+  return %0 : tensor<4x8xf16>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<4x2xf32>) -> tensor<32xf32> {
+  // expected-error @+1 {{'epl.all_gather' op changes the rank from 2 to 1}}
+  %0 = epl.all_gather %x on @mesh over ["tensor"] dim 0 : tensor<4x2xf32> -> tensor<32xf32>
+  return %0 : tensor<32xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<10x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'epl.reduce_scatter' op cannot split dimension 0 of size 10 over mesh axes ["tensor"] (4 devices)}}
+  %0 = epl.reduce_scatter %x on @mesh over ["tensor"] sum dim 0 : tensor<10x4xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<16x4xf32>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{'epl.reduce_scatter' op scattering over ["tensor"] (4 devices) along dimension 0 of 'tensor<16x4xf32>' gives dimension 0 of size 4, but the result type 'tensor<8x4xf32>' has 8}}
+  %0 = epl.reduce_scatter %x on @mesh over ["tensor"] sum dim 0 : tensor<16x4xf32> -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8x32xf32>) -> tensor<8x32xf32> {
+  // expected-error @+1 {{'epl.all_to_all' op all_to_all over ["tensor"] (4 devices) from dimension 1 to 0 of 'tensor<8x32xf32>' gives dimension 1 of size 8, but the result type 'tensor<8x32xf32>' has 32}}
+  %0 = epl.all_to_all %x on @mesh over ["tensor"] split 1 concat 0 : tensor<8x32xf32> -> tensor<8x32xf32>
+  return %0 : tensor<8x32xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8x6xf32>) -> tensor<32x1xf32> {
+  // expected-error @+1 {{'epl.all_to_all' op cannot split dimension 1 of size 6 over mesh axes ["tensor"] (4 devices)}}
+  %0 = epl.all_to_all %x on @mesh over ["tensor"] split 1 concat 0 : tensor<8x6xf32> -> tensor<32x1xf32>
+  return %0 : tensor<32x1xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8x32xf32>) -> tensor<32x8xf32> {
+  // expected-error @+1 {{'epl.all_to_all' op concat dimension -1 is out of range for rank 2}}
+  %0 = epl.all_to_all %x on @mesh over ["tensor"] split 1 concat -1 : tensor<8x32xf32> -> tensor<32x8xf32>
+  return %0 : tensor<32x8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+func.func @f(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'epl.broadcast' op root 2 is not a device of the group over ["data"], which has 2 devices (0 to 1)}}
+  %0 = epl.broadcast %x on @mesh over ["data"] root 2 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["stage" = 2, "data" = 2]
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'epl.send' op peer 2 is not a device of the group over ["stage"], which has 2 devices (0 to 1)}}
+  epl.send %x on @mesh over ["stage"] to 2 : tensor<8xf32>
+  return
+}
+
+// -----
+
+epl.mesh @mesh ["stage" = 2, "data" = 2]
+func.func @f() -> tensor<8xf32> {
+  // expected-error @+1 {{'epl.recv' op peer -1 is not a device of the group over ["stage"], which has 2 devices (0 to 1)}}
+  %0 = epl.recv on @mesh over ["stage"] from -1 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["data" = 2]
+func.func @f(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'epl.all_reduce' op requires the same type for all operands and results}}
+  %0 = "epl.all_reduce"(%x) <{mesh = @mesh, axes = ["data"], kind = #epl.reduction<sum>}> : (tensor<8xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

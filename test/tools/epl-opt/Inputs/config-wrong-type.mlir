@@ -1,0 +1,2 @@
+module attributes {epl.config = {"communication.max_splits" = "many"}} {
+}
