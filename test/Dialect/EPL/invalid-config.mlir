@@ -109,3 +109,9 @@ module {
     return
   }
 }
+
+// -----
+
+// expected-error @+1 {{EPL config key "optimizer.beta2" must be less than 1, got 1.000000e+00 : f64}}
+module attributes {epl.config = {"optimizer.beta2" = 1.0 : f64}} {
+}

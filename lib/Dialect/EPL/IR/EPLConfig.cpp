@@ -4,7 +4,7 @@
 //
 // Keys, kinds and defaults follow EPL's `epl.Config` (epl/config.py); the
 // optimizer keys are this project's, since EPL leaves the optimizer to the
-// TensorFlow program.
+// TensorFlow program. Defaults are written as in MLIR (`false`, `"mean"`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,7 +62,7 @@ const ConfigKey kKeys[] = {
      "most buckets data-parallel gradients are fused into per step", "5", {},
      1},
     {"communication.fp16", K::Bool,
-     "send gradients in fp16 and restore fp32 after reduction", "False"},
+     "send gradients in fp16 and restore fp32 after reduction", "false"},
     {"communication.fp16_scale", K::Float,
      "scale applied to gradients before fp16 compression", "128", {}, 0.0,
      true},
@@ -71,21 +71,21 @@ const ConfigKey kKeys[] = {
      kReduceMethods},
     {"cluster.colocate_split_and_replicate", K::Bool,
      "place split and replicate parts of the model on the same devices",
-     "False"},
+     "false"},
     {"optimizer.num_apply_group", K::Integer,
      "groups the optimizer update is applied in, to bound peak memory", "1",
      {}, 1},
     {"auto.auto_parallel", K::Bool,
-     "let the compiler choose the strategy for unannotated models", "False"},
+     "let the compiler choose the strategy for unannotated models", "false"},
     {"optimizer.type", K::String, "optimizer: sgd, momentum, adam or adamw",
      "\"sgd\"", kOptimizers},
     {"optimizer.lr", K::Float, "learning rate", "0.01", {}, 0.0, true},
     {"optimizer.momentum", K::Float, "momentum factor (momentum)", "0.9", {},
      0.0},
     {"optimizer.beta1", K::Float, "first-moment decay (adam, adamw)", "0.9",
-     {}, 0.0},
+     {}, 0.0, false, 1.0},
     {"optimizer.beta2", K::Float, "second-moment decay (adam, adamw)",
-     "0.999", {}, 0.0},
+     "0.999", {}, 0.0, false, 1.0},
     {"optimizer.eps", K::Float, "denominator term (adam, adamw)", "1e-08", {},
      0.0, true},
     {"optimizer.weight_decay", K::Float,
@@ -193,7 +193,11 @@ LogicalResult verifyValue(const ConfigKey &key, Attribute value,
                                      : *number < *key.min))
       return emitError() << "EPL config key \"" << key.name << "\" must be "
                          << (key.minExclusive ? "greater than " : "at least ")
-                         << formatNumber(*key.min) << ", got "
+                         << formatNumber(*key.min) << ", got " << value;
+    if (key.maxExclusive && *number >= *key.maxExclusive)
+      return emitError() << "EPL config key \"" << key.name
+                         << "\" must be less than "
+                         << formatNumber(*key.maxExclusive) << ", got "
                          << value;
     return success();
   }
@@ -281,7 +285,7 @@ std::optional<double> Config::getNumber(StringRef key) const {
 bool Config::getBool(StringRef key) const {
   if (auto value = dyn_cast_or_null<BoolAttr>(lookup(dict, key)))
     return value.getValue();
-  return schemaOf(key).defaultValue == "True";
+  return schemaOf(key).defaultValue == "true";
 }
 
 StringRef Config::getString(StringRef key) const {

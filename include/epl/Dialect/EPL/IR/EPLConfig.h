@@ -30,13 +30,15 @@ struct ConfigKey {
   ConfigValueKind kind;
   /// What the key means, for diagnostics and generated docs.
   llvm::StringLiteral help;
-  /// Default, written as it would appear in Python (`1`, `0.01`, `"mean"`).
+  /// Default, written as in MLIR (`1`, `0.01`, `false`, `"mean"`).
   llvm::StringLiteral defaultValue;
   /// String keys: the allowed values (empty: any string).
   llvm::ArrayRef<llvm::StringLiteral> allowed = {};
-  /// Numeric keys: inclusive lower bound, and whether it is exclusive.
+  /// Numeric keys: lower bound, and whether it is exclusive.
   std::optional<double> min = std::nullopt;
   bool minExclusive = false;
+  /// Numeric keys: exclusive upper bound (decay rates stay below 1).
+  std::optional<double> maxExclusive = std::nullopt;
 };
 
 /// All keys `epl.config` accepts, in documentation order.
