@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ninja -C build mlir-doc >/dev/null
-mkdir -p docs/generated
-cp -r build/docs/. docs/generated/
+mkdir -p docs/generated/EPL
+cp build/docs/EPL/*.md docs/generated/EPL/
+cp build/docs/Config.md build/docs/config-schema.json docs/generated/
 echo "docs/generated updated"
