@@ -161,3 +161,10 @@ func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@mesh, [[]], partia
 func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@mesh, [[]], partial avg ["data"]>}) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{sharding has a partial reduction kind but no partial axes}}
+func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@mesh, [[]], partial max []>}) {
+  return
+}

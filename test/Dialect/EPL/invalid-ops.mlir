@@ -222,3 +222,8 @@ func.func @f(%x: tensor<8xf32>) -> tensor<4xf32> {
   %0 = "epl.all_reduce"(%x) <{mesh = @mesh, axes = ["data"], kind = #epl.reduction<sum>}> : (tensor<8xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'epl.mesh' op has 2 axis names but 1 sizes}}
+"epl.mesh"() <{sym_name = "mesh", axis_names = ["data", "tensor"], axis_sizes = array<i64: 2>}> : () -> ()
