@@ -33,5 +33,17 @@ else
   failed=$((failed + 1))
 fi
 
+# ctest: runtime unit tests (GoogleTest), MPI runs under mpirun.
+ctest_log="$BUILD_DIR/ctest.log"
+(cd "$BUILD_DIR" && ctest --output-on-failure -j2) 2>&1 | tee "$ctest_log" || status=1
+if line=$(grep -E "tests passed, [0-9]+ tests failed out of [0-9]+" "$ctest_log"); then
+  f=$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/' <<<"$line")
+  t=$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/' <<<"$line")
+  passed=$((passed + t - f))
+  failed=$((failed + f))
+else
+  failed=$((failed + 1))
+fi
+
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 exit $status

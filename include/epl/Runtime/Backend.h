@@ -1,0 +1,158 @@
+//===- Backend.h - Communication backends of the runtime --------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// The C ABI in Runtime.h dispatches to a Backend chosen at run time: threads
+// (N ranks in one process) or MPI (one rank per process). Hosts (epl-run, the
+// unit tests) start ranks through `runRanks` and read back what the runtime
+// measured through `RankStats`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_RUNTIME_BACKEND_H
+#define EPL_RUNTIME_BACKEND_H
+
+#include "epl/Runtime/Runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace epl::rt {
+
+size_t dtypeSize(EplDType dtype);
+const char *dtypeName(EplDType dtype);
+const char *reductionName(EplReduction kind);
+
+/// The devices one collective runs among, in group order, as global ranks.
+struct Group {
+  int64_t meshId = 0;
+  std::vector<int64_t> meshShape;
+  std::vector<int64_t> axes;
+  /// Global ranks of the members, in group order.
+  std::vector<int> members;
+  /// This rank's index in `members`.
+  int index = 0;
+  int size() const { return static_cast<int>(members.size()); }
+  /// "mesh 0 axes [1]": how diagnostics name the group.
+  std::string describe() const;
+};
+
+/// Parses a group descriptor (see Runtime.h) for global rank `rank`.
+/// Reports a fatal error naming `op` when it is malformed or when the mesh
+/// does not have `worldSize` devices.
+Group makeGroup(const int64_t *desc, int64_t length, int rank, int worldSize,
+                const char *op);
+
+/// A communicator for one group, created by a backend.
+class Communicator {
+public:
+  virtual ~Communicator();
+  // Counts are in elements of `dtype`; see Runtime.h for the semantics.
+  virtual void allReduce(const void *in, void *out, size_t count,
+                         EplDType dtype, EplReduction kind) = 0;
+  virtual void allGather(const void *in, void *out, size_t countPerRank,
+                         EplDType dtype) = 0;
+  virtual void reduceScatter(const void *in, void *out, size_t countPerRank,
+                             EplDType dtype, EplReduction kind) = 0;
+  virtual void allToAll(const void *in, void *out, size_t countPerRank,
+                        EplDType dtype) = 0;
+  virtual void broadcast(const void *in, void *out, size_t count,
+                         EplDType dtype, int root) = 0;
+  /// `peer` is an index in the group.
+  virtual void send(const void *in, size_t count, EplDType dtype, int peer,
+                    int64_t tag) = 0;
+  virtual void recv(void *out, size_t count, EplDType dtype, int peer,
+                    int64_t tag) = 0;
+  virtual void barrier() = 0;
+};
+
+/// What the runtime measured on one rank.
+struct CollectiveStat {
+  int64_t count = 0;
+  int64_t bytes = 0;
+};
+struct RankStats {
+  int64_t currentBytes = 0;
+  int64_t peakBytes = 0;
+  /// Keyed by (kind, mesh id, axes, group size).
+  struct Key {
+    std::string kind;
+    int64_t meshId;
+    std::vector<int64_t> axes;
+    int groupSize;
+    bool operator<(const Key &o) const {
+      return std::tie(kind, meshId, axes, groupSize) <
+             std::tie(o.kind, o.meshId, o.axes, o.groupSize);
+    }
+  };
+  std::map<Key, CollectiveStat> collectives;
+  /// Forgets the counters, keeps current memory (buffers still live).
+  void resetCounters() {
+    peakBytes = currentBytes;
+    collectives.clear();
+  }
+};
+
+enum class BackendKind { Threads, MPI };
+
+struct Options {
+  BackendKind backend = BackendKind::Threads;
+  /// Ranks for the threads backend; MPI takes the launcher's.
+  int ranks = 1;
+  /// How long a rank waits for its peers in one operation before it
+  /// reports them and the whole run fails.
+  double timeoutSeconds = 120;
+};
+
+/// Whether this process was started by an MPI launcher (mpirun, srun).
+bool launchedByMPI();
+/// Whether the MPI backend was compiled in.
+bool mpiAvailable();
+
+/// Runs `body(rank)` on every rank and returns when all have finished. On
+/// the threads backend each rank is a thread of this process; on MPI this
+/// process is one rank. A rank that fails (fatalError) ends the whole run
+/// with exit code 1.
+void runRanks(const Options &options, const std::function<void(int)> &body);
+
+/// The rank the calling thread runs as, and the world size.
+int currentRank();
+int worldSize();
+/// Statistics of the calling rank.
+RankStats &currentStats();
+
+/// Gathers bytes from every rank, in rank order, on every rank. Valid inside
+/// `runRanks`; every rank must call it.
+std::vector<std::vector<char>> allGatherBytes(const std::vector<char> &data);
+
+/// Prints "epl-run: rank R: MESSAGE" and ends the whole run with exit code 1
+/// (every rank, on every backend). Never returns.
+[[noreturn]] void fatalError(const std::string &message);
+
+/// Backend entry points; implemented in threads/ and mpi/.
+namespace detail {
+class Backend {
+public:
+  virtual ~Backend();
+  virtual int worldSize() = 0;
+  /// The communicator for `group`, created on first use and cached.
+  virtual Communicator &getCommunicator(const Group &group) = 0;
+  /// Prints `message` and ends every rank with exit code 1.
+  [[noreturn]] virtual void abort(const std::string &message) = 0;
+};
+void runThreads(const Options &options, const std::function<void(int)> &body);
+void runMPI(const Options &options, const std::function<void(int)> &body);
+/// Binds the calling thread to `rank` of `backend`, with fresh stats.
+void enterRank(Backend *backend, int rank);
+void leaveRank();
+} // namespace detail
+
+} // namespace epl::rt
+
+#endif // EPL_RUNTIME_BACKEND_H

@@ -1,0 +1,117 @@
+/*===- Runtime.h - The C ABI lowered EPL programs call -------------*- C -*-===*\
+|*                                                                            *|
+|* Part of EPL-MLIR.                                                          *|
+|*                                                                            *|
+|* `epl-lower-to-runtime` turns collectives, point-to-point and matmul-like  *|
+|* ops into calls to these functions. Buffers arrive as MLIR unranked memref *|
+|* descriptors (the `llvm.emit_c_interface` convention), so the runtime sees *|
+|* shapes and strides and can check what ranks pass against each other.      *|
+|*                                                                            *|
+|* A device group is described by a constant i64 array, the same on every   *|
+|* rank of the program:                                                       *|
+|*   [mesh_id, mesh_rank, size_0 .. size_{mesh_rank-1},                      *|
+|*    num_axes, axis_0 .. axis_{num_axes-1}]                                  *|
+|* The group of a device is the set of devices whose mesh coordinates equal  *|
+|* its own outside `axes`; within a group, devices are numbered major to     *|
+|* minor over `axes`. Global ranks number the mesh row-major.                *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef EPL_RUNTIME_RUNTIME_H
+#define EPL_RUNTIME_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// What MLIR passes for a `memref<*xT>` argument under the C interface.
+typedef struct {
+  int64_t rank;
+  void *descriptor; /* {T *allocated, *aligned; int64_t offset, sizes[rank],
+                       strides[rank];} */
+} EplUnrankedMemRef;
+
+/// Reduction kinds; the values match `mlir::epl::ReductionKind`.
+typedef enum {
+  EPL_RT_SUM = 0,
+  EPL_RT_MAX = 1,
+  EPL_RT_MIN = 2,
+  EPL_RT_MEAN = 3
+} EplReduction;
+
+/// Element types the runtime moves and reduces.
+typedef enum {
+  EPL_RT_F32 = 0,
+  EPL_RT_F64 = 1,
+  EPL_RT_I32 = 2,
+  EPL_RT_I64 = 3
+} EplDType;
+
+/* Collectives on contiguous buffers. `in` and `out` may not alias.
+ *   all_reduce:      out = reduce over the group of in            (same size)
+ *   all_gather:      out = concat(in of device 0, ..., device g-1) (g x in)
+ *   reduce_scatter:  out = reduce over the group of chunk i of in  (in / g)
+ *   all_to_all:      chunk j of in goes to device j; out chunk i came from i
+ *   broadcast:       out = in of device `root`
+ * Reductions combine contributions in group order on every backend, so that
+ * results are bit-identical between backends and between runs. */
+#define EPL_RT_DECLARE_COLLECTIVES(T)                                          \
+  void _mlir_ciface_epl_rt_all_reduce_##T(EplUnrankedMemRef *in,               \
+                                          EplUnrankedMemRef *out,              \
+                                          EplUnrankedMemRef *group,            \
+                                          int32_t kind);                       \
+  void _mlir_ciface_epl_rt_all_gather_##T(EplUnrankedMemRef *in,               \
+                                          EplUnrankedMemRef *out,              \
+                                          EplUnrankedMemRef *group);           \
+  void _mlir_ciface_epl_rt_reduce_scatter_##T(EplUnrankedMemRef *in,           \
+                                              EplUnrankedMemRef *out,          \
+                                              EplUnrankedMemRef *group,        \
+                                              int32_t kind);                   \
+  void _mlir_ciface_epl_rt_all_to_all_##T(EplUnrankedMemRef *in,               \
+                                          EplUnrankedMemRef *out,              \
+                                          EplUnrankedMemRef *group);           \
+  void _mlir_ciface_epl_rt_broadcast_##T(EplUnrankedMemRef *in,                \
+                                         EplUnrankedMemRef *out,               \
+                                         EplUnrankedMemRef *group,             \
+                                         int64_t root);                        \
+  void _mlir_ciface_epl_rt_send_##T(EplUnrankedMemRef *in,                     \
+                                    EplUnrankedMemRef *group, int64_t peer,    \
+                                    int64_t tag);                              \
+  void _mlir_ciface_epl_rt_recv_##T(EplUnrankedMemRef *out,                    \
+                                    EplUnrankedMemRef *group, int64_t peer,    \
+                                    int64_t tag);
+
+EPL_RT_DECLARE_COLLECTIVES(f32)
+EPL_RT_DECLARE_COLLECTIVES(f64)
+EPL_RT_DECLARE_COLLECTIVES(i32)
+EPL_RT_DECLARE_COLLECTIVES(i64)
+#undef EPL_RT_DECLARE_COLLECTIVES
+
+/// This device's index within its group.
+int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group);
+
+/// C += op(A) * op(B) for 2-D views (3-D: a batch of them), any strides; the
+/// runtime picks the BLAS transposition from the strides and copies only
+/// views BLAS cannot address.
+void _mlir_ciface_epl_rt_matmul_f32(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
+                                    EplUnrankedMemRef *c);
+void _mlir_ciface_epl_rt_matmul_f64(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
+                                    EplUnrankedMemRef *c);
+
+/// Timers for instrumented programs: seconds since an arbitrary origin.
+double epl_rt_now(void);
+
+/// Allocation entry points of `finalize-memref-to-llvm{use-generic-functions}`:
+/// every buffer of a lowered program goes through them, which is how the
+/// runtime knows each rank's current and peak memory.
+void *_mlir_memref_to_llvm_alloc(uint64_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif /* EPL_RUNTIME_RUNTIME_H */

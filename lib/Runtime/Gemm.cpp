@@ -1,0 +1,168 @@
+//===- Gemm.cpp - Matmul through CBLAS ------------------------------------===//
+//
+// Part of EPL-MLIR.
+//
+// `epl-lower-to-runtime` sends every matmul-like linalg op here as three
+// views of any strides: C += op(A) * op(B). BLAS addresses a row-major matrix
+// whose rows are strided (lda) and its transpose, so most views of a tensor
+// (slices, transposes) go to BLAS without a copy; anything else is packed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runtime/Backend.h"
+#include "epl/Runtime/Runtime.h"
+
+#include <cblas.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace epl::rt;
+
+namespace {
+template <typename T> struct Matrix {
+  T *base;
+  int64_t rows, cols, rowStride, colStride;
+
+  /// The BLAS form of this view: transposition and leading dimension, or
+  /// false when BLAS cannot address it.
+  bool blasForm(CBLAS_TRANSPOSE &trans, int64_t &ld) const {
+    // A unit dimension's stride is meaningless; pick one that works.
+    int64_t rs = rows == 1 ? std::max<int64_t>(cols, 1) : rowStride;
+    int64_t cs = cols == 1 ? std::max<int64_t>(rows, 1) : colStride;
+    if (cs == 1 && rs >= std::max<int64_t>(cols, 1)) {
+      trans = CblasNoTrans;
+      ld = rs;
+      return true;
+    }
+    if (rs == 1 && cs >= std::max<int64_t>(rows, 1)) {
+      trans = CblasTrans;
+      ld = cs;
+      return true;
+    }
+    return false;
+  }
+
+  std::vector<T> pack() const {
+    std::vector<T> packed(rows * cols);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        packed[i * cols + j] = base[i * rowStride + j * colStride];
+    return packed;
+  }
+};
+
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+          int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+          float *c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c,
+              ldc);
+}
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+          int64_t k, const double *a, int64_t lda, const double *b,
+          int64_t ldb, double *c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 1.0, c,
+              ldc);
+}
+
+/// C += A * B for one matrix of each.
+template <typename T>
+void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
+  if (c.rows == 0 || c.cols == 0)
+    return;
+  CBLAS_TRANSPOSE ta, tb, tc;
+  int64_t lda, ldb, ldc;
+  std::vector<T> packedA, packedB, packedC;
+  const T *pa = a.base, *pb = b.base;
+  if (!a.blasForm(ta, lda)) {
+    packedA = a.pack();
+    pa = packedA.data();
+    ta = CblasNoTrans;
+    lda = std::max<int64_t>(a.cols, 1);
+  }
+  if (!b.blasForm(tb, ldb)) {
+    packedB = b.pack();
+    pb = packedB.data();
+    tb = CblasNoTrans;
+    ldb = std::max<int64_t>(b.cols, 1);
+  }
+  if (c.blasForm(tc, ldc) && tc == CblasNoTrans) {
+    gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, c.base, ldc);
+    return;
+  }
+  if (c.blasForm(tc, ldc)) {
+    // C is column-major: compute C^T += B^T A^T into it.
+    auto flip = [](CBLAS_TRANSPOSE t) {
+      return t == CblasNoTrans ? CblasTrans : CblasNoTrans;
+    };
+    gemm(flip(tb), flip(ta), c.cols, c.rows, a.cols, pb, ldb, pa, lda, c.base,
+         ldc);
+    return;
+  }
+  packedC = c.pack();
+  gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, packedC.data(),
+       c.cols);
+  for (int64_t i = 0; i < c.rows; ++i)
+    for (int64_t j = 0; j < c.cols; ++j)
+      c.base[i * c.rowStride + j * c.colStride] = packedC[i * c.cols + j];
+}
+
+struct Batched {
+  char *base;
+  std::vector<int64_t> sizes, strides;
+};
+
+Batched unpack(EplUnrankedMemRef *m, size_t elementSize) {
+  auto *f = static_cast<int64_t *>(m->descriptor);
+  Batched v;
+  v.base = reinterpret_cast<char *>(f[1]) + f[2] * elementSize;
+  v.sizes.assign(f + 3, f + 3 + m->rank);
+  v.strides.assign(f + 3 + m->rank, f + 3 + 2 * m->rank);
+  return v;
+}
+
+template <typename T>
+Matrix<T> matrixAt(const Batched &v, int64_t batch) {
+  size_t r = v.sizes.size();
+  T *base = reinterpret_cast<T *>(v.base) + (r == 3 ? batch * v.strides[0] : 0);
+  return {base, v.sizes[r - 2], v.sizes[r - 1], v.strides[r - 2],
+          v.strides[r - 1]};
+}
+
+template <typename T>
+void matmul(EplUnrankedMemRef *am, EplUnrankedMemRef *bm,
+            EplUnrankedMemRef *cm) {
+  Batched a = unpack(am, sizeof(T)), b = unpack(bm, sizeof(T)),
+          c = unpack(cm, sizeof(T));
+  size_t rank = c.sizes.size();
+  if ((rank != 2 && rank != 3) || a.sizes.size() != rank ||
+      b.sizes.size() != rank)
+    fatalError("matmul: expected 2-D or batched 3-D operands of one rank");
+  int64_t batches = rank == 3 ? c.sizes[0] : 1;
+  if (rank == 3 && (a.sizes[0] != batches || b.sizes[0] != batches))
+    fatalError("matmul: batch sizes differ");
+  for (int64_t i = 0; i < batches; ++i) {
+    Matrix<T> ma = matrixAt<T>(a, i), mb = matrixAt<T>(b, i),
+              mc = matrixAt<T>(c, i);
+    if (ma.rows != mc.rows || mb.cols != mc.cols || ma.cols != mb.rows)
+      fatalError("matmul: shapes " + std::to_string(ma.rows) + "x" +
+                 std::to_string(ma.cols) + " * " + std::to_string(mb.rows) +
+                 "x" + std::to_string(mb.cols) + " -> " +
+                 std::to_string(mc.rows) + "x" + std::to_string(mc.cols) +
+                 " do not match");
+    matmul2d(ma, mb, mc);
+  }
+}
+} // namespace
+
+extern "C" {
+void _mlir_ciface_epl_rt_matmul_f32(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
+                                    EplUnrankedMemRef *c) {
+  matmul<float>(a, b, c);
+}
+void _mlir_ciface_epl_rt_matmul_f64(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
+                                    EplUnrankedMemRef *c) {
+  matmul<double>(a, b, c);
+}
+}

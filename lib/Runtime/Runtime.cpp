@@ -1,0 +1,553 @@
+//===- Runtime.cpp - The C ABI lowered EPL programs call ------------------===//
+//
+// Part of EPL-MLIR.
+//
+// Unpacks memref descriptors, checks them, resolves device groups, counts
+// communication and memory per rank, and forwards to the rank's backend.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runtime/Backend.h"
+#include "epl/Runtime/Runtime.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+using namespace epl::rt;
+
+//===----------------------------------------------------------------------===//
+// Names
+//===----------------------------------------------------------------------===//
+
+size_t epl::rt::dtypeSize(EplDType dtype) {
+  switch (dtype) {
+  case EPL_RT_F32:
+  case EPL_RT_I32:
+    return 4;
+  case EPL_RT_F64:
+  case EPL_RT_I64:
+    return 8;
+  }
+  return 0;
+}
+
+const char *epl::rt::dtypeName(EplDType dtype) {
+  switch (dtype) {
+  case EPL_RT_F32:
+    return "f32";
+  case EPL_RT_F64:
+    return "f64";
+  case EPL_RT_I32:
+    return "i32";
+  case EPL_RT_I64:
+    return "i64";
+  }
+  return "?";
+}
+
+const char *epl::rt::reductionName(EplReduction kind) {
+  switch (kind) {
+  case EPL_RT_SUM:
+    return "sum";
+  case EPL_RT_MAX:
+    return "max";
+  case EPL_RT_MIN:
+    return "min";
+  case EPL_RT_MEAN:
+    return "mean";
+  }
+  return "?";
+}
+
+std::string Group::describe() const {
+  std::ostringstream os;
+  os << "mesh " << meshId << " axes [";
+  for (size_t i = 0; i < axes.size(); ++i)
+    os << (i ? ", " : "") << axes[i];
+  os << "] (" << size() << " devices)";
+  return os.str();
+}
+
+Communicator::~Communicator() = default;
+detail::Backend::~Backend() = default;
+
+//===----------------------------------------------------------------------===//
+// Rank context
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct RankContext {
+  detail::Backend *backend = nullptr;
+  int rank = 0;
+  /// Never freed: buffers allocated on this rank point at it, and one may be
+  /// released after the rank has finished.
+  RankStats *stats = nullptr;
+  /// Groups by descriptor content: descriptors are per-call-site constants,
+  /// so this stays small.
+  std::map<std::vector<int64_t>, Group> groups;
+};
+thread_local RankContext *current = nullptr;
+
+/// Used outside runRanks (e.g. a unit test calling the ABI directly).
+RankStats &fallbackStats() {
+  static RankStats stats;
+  return stats;
+}
+} // namespace
+
+void detail::enterRank(Backend *backend, int rank) {
+  current = new RankContext{backend, rank, new RankStats(), {}};
+}
+
+void detail::leaveRank() {
+  delete current;
+  current = nullptr;
+}
+
+int epl::rt::currentRank() { return current ? current->rank : 0; }
+int epl::rt::worldSize() {
+  return current ? current->backend->worldSize() : 1;
+}
+RankStats &epl::rt::currentStats() {
+  return current && current->stats ? *current->stats : fallbackStats();
+}
+
+std::vector<std::vector<char>>
+epl::rt::allGatherBytes(const std::vector<char> &data) {
+  if (!current)
+    return {data};
+  int n = current->backend->worldSize();
+  Group world;
+  world.meshId = -1;
+  for (int r = 0; r < n; ++r)
+    world.members.push_back(r);
+  world.index = current->rank;
+  Communicator &comm = current->backend->getCommunicator(world);
+
+  // Sizes first, then every rank's bytes padded to the largest, as i64 words.
+  int64_t size = static_cast<int64_t>(data.size());
+  std::vector<int64_t> sizes(n);
+  comm.allGather(&size, sizes.data(), 1, EPL_RT_I64);
+  int64_t words = (*std::max_element(sizes.begin(), sizes.end()) + 7) / 8;
+  std::vector<int64_t> padded(words, 0), all(words * n);
+  std::memcpy(padded.data(), data.data(), data.size());
+  comm.allGather(padded.data(), all.data(), words, EPL_RT_I64);
+  std::vector<std::vector<char>> result(n);
+  for (int r = 0; r < n; ++r) {
+    const char *begin = reinterpret_cast<const char *>(all.data() + r * words);
+    result[r].assign(begin, begin + sizes[r]);
+  }
+  return result;
+}
+
+void epl::rt::fatalError(const std::string &message) {
+  std::string line = "epl-run: rank " + std::to_string(currentRank()) + ": " +
+                     message + "\n";
+  if (current)
+    current->backend->abort(line);
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  std::_Exit(1);
+}
+
+void epl::rt::runRanks(const Options &options,
+                       const std::function<void(int)> &body) {
+  if (options.backend == BackendKind::MPI)
+    detail::runMPI(options, body);
+  else
+    detail::runThreads(options, body);
+}
+
+//===----------------------------------------------------------------------===//
+// Groups
+//===----------------------------------------------------------------------===//
+
+Group epl::rt::makeGroup(const int64_t *desc, int64_t length, int rank,
+                         int worldSize, const char *op) {
+  auto malformed = [&]() {
+    fatalError(std::string(op) + ": malformed device group descriptor");
+  };
+  if (length < 3)
+    malformed();
+  Group group;
+  group.meshId = desc[0];
+  int64_t meshRank = desc[1];
+  if (meshRank < 1 || length < 3 + meshRank)
+    malformed();
+  group.meshShape.assign(desc + 2, desc + 2 + meshRank);
+  int64_t numAxes = desc[2 + meshRank];
+  if (numAxes < 0 || length != 3 + meshRank + numAxes)
+    malformed();
+  group.axes.assign(desc + 3 + meshRank, desc + 3 + meshRank + numAxes);
+
+  int64_t devices = 1;
+  for (int64_t size : group.meshShape)
+    devices *= size;
+  if (devices != worldSize)
+    fatalError(std::string(op) + ": the program's mesh " +
+               std::to_string(group.meshId) + " has " +
+               std::to_string(devices) + " devices but the run has " +
+               std::to_string(worldSize) +
+               " ranks; run with as many ranks as the mesh has devices");
+
+  // Row-major coordinates of this rank.
+  std::vector<int64_t> coords(meshRank);
+  for (int64_t d = meshRank - 1, r = rank; d >= 0; --d) {
+    coords[d] = r % group.meshShape[d];
+    r /= group.meshShape[d];
+  }
+  // Enumerate the group: vary `axes` major to minor, keep the rest.
+  int64_t groupSize = 1;
+  for (int64_t axis : group.axes) {
+    if (axis < 0 || axis >= meshRank)
+      malformed();
+    groupSize *= group.meshShape[axis];
+  }
+  for (int64_t i = 0; i < groupSize; ++i) {
+    std::vector<int64_t> c = coords;
+    for (int64_t a = numAxes - 1, rest = i; a >= 0; --a) {
+      int64_t axis = group.axes[a];
+      c[axis] = rest % group.meshShape[axis];
+      rest /= group.meshShape[axis];
+    }
+    int64_t member = 0;
+    for (int64_t d = 0; d < meshRank; ++d)
+      member = member * group.meshShape[d] + c[d];
+    if (member == rank)
+      group.index = static_cast<int>(i);
+    group.members.push_back(static_cast<int>(member));
+  }
+  return group;
+}
+
+//===----------------------------------------------------------------------===//
+// Descriptors
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A view of a ranked memref descriptor.
+struct View {
+  char *base; // aligned + offset, in bytes
+  std::vector<int64_t> sizes, strides;
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t s : sizes)
+      n *= s;
+    return n;
+  }
+  bool isContiguous() const {
+    int64_t expected = 1;
+    for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+      if (sizes[d] != 1 && strides[d] != expected)
+        return false;
+      expected *= sizes[d];
+    }
+    return true;
+  }
+  std::string shape() const {
+    std::string s;
+    for (size_t i = 0; i < sizes.size(); ++i)
+      s += (i ? "x" : "") + std::to_string(sizes[i]);
+    return s.empty() ? "scalar" : s;
+  }
+};
+
+View unpack(EplUnrankedMemRef *m, size_t elementSize) {
+  auto *fields = static_cast<int64_t *>(m->descriptor);
+  View v;
+  auto *aligned = reinterpret_cast<char *>(fields[1]);
+  v.base = aligned + fields[2] * static_cast<int64_t>(elementSize);
+  v.sizes.assign(fields + 3, fields + 3 + m->rank);
+  v.strides.assign(fields + 3 + m->rank, fields + 3 + 2 * m->rank);
+  return v;
+}
+
+View contiguous(EplUnrankedMemRef *m, size_t elementSize, const char *op,
+                const char *what) {
+  View v = unpack(m, elementSize);
+  if (!v.isContiguous())
+    fatalError(std::string(op) + ": the " + what +
+               " buffer is not contiguous; the lowering must copy strided "
+               "views before calling the runtime");
+  return v;
+}
+
+const Group &resolveGroup(EplUnrankedMemRef *desc, const char *op) {
+  View v = unpack(desc, sizeof(int64_t));
+  auto *data = reinterpret_cast<const int64_t *>(v.base);
+  std::vector<int64_t> key(data, data + v.numElements());
+  if (!current) {
+    static Group single;
+    single = makeGroup(key.data(), key.size(), 0, 1, op);
+    return single;
+  }
+  auto it = current->groups.find(key);
+  if (it == current->groups.end())
+    it = current->groups
+             .emplace(key, makeGroup(key.data(), key.size(), current->rank,
+                                     current->backend->worldSize(), op))
+             .first;
+  return it->second;
+}
+
+Communicator *communicatorFor(const Group &group) {
+  return current ? &current->backend->getCommunicator(group) : nullptr;
+}
+
+void record(const char *kind, const Group &group, int64_t bytes) {
+  RankStats::Key key{kind, group.meshId, group.axes, group.size()};
+  CollectiveStat &stat = currentStats().collectives[key];
+  stat.count += 1;
+  stat.bytes += bytes;
+}
+
+std::string sizeMismatch(const char *op, const View &in, const View &out,
+                         const std::string &expected) {
+  return std::string(op) + ": input of shape " + in.shape() +
+         " and output of shape " + out.shape() + " do not match (" +
+         expected + ")";
+}
+
+template <EplDType DT>
+void allReduce(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
+               EplUnrankedMemRef *groupDesc, int32_t kind) {
+  const char *op = "all_reduce";
+  size_t es = dtypeSize(DT);
+  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  if (i.numElements() != o.numElements())
+    fatalError(sizeMismatch(op, i, o, "expected equal sizes"));
+  const Group &group = resolveGroup(groupDesc, op);
+  record(op, group, i.numElements() * es);
+  if (Communicator *comm = communicatorFor(group))
+    comm->allReduce(i.base, o.base, i.numElements(), DT,
+                    static_cast<EplReduction>(kind));
+  else
+    std::memcpy(o.base, i.base, i.numElements() * es);
+}
+
+template <EplDType DT>
+void allGather(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
+               EplUnrankedMemRef *groupDesc) {
+  const char *op = "all_gather";
+  size_t es = dtypeSize(DT);
+  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  const Group &group = resolveGroup(groupDesc, op);
+  if (o.numElements() != i.numElements() * group.size())
+    fatalError(sizeMismatch(op, i, o,
+                            "the output must hold " +
+                                std::to_string(group.size()) + " inputs"));
+  record(op, group, i.numElements() * es);
+  if (Communicator *comm = communicatorFor(group))
+    comm->allGather(i.base, o.base, i.numElements(), DT);
+  else
+    std::memcpy(o.base, i.base, i.numElements() * es);
+}
+
+template <EplDType DT>
+void reduceScatter(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
+                   EplUnrankedMemRef *groupDesc, int32_t kind) {
+  const char *op = "reduce_scatter";
+  size_t es = dtypeSize(DT);
+  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  const Group &group = resolveGroup(groupDesc, op);
+  if (i.numElements() != o.numElements() * group.size())
+    fatalError(sizeMismatch(op, i, o,
+                            "the input must hold " +
+                                std::to_string(group.size()) + " outputs"));
+  record(op, group, i.numElements() * es);
+  if (Communicator *comm = communicatorFor(group))
+    comm->reduceScatter(i.base, o.base, o.numElements(), DT,
+                        static_cast<EplReduction>(kind));
+  else
+    std::memcpy(o.base, i.base, o.numElements() * es);
+}
+
+template <EplDType DT>
+void allToAll(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
+              EplUnrankedMemRef *groupDesc) {
+  const char *op = "all_to_all";
+  size_t es = dtypeSize(DT);
+  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  const Group &group = resolveGroup(groupDesc, op);
+  if (i.numElements() != o.numElements() ||
+      i.numElements() % group.size() != 0)
+    fatalError(sizeMismatch(op, i, o,
+                            "expected equal sizes divisible by " +
+                                std::to_string(group.size())));
+  record(op, group, i.numElements() * es);
+  if (Communicator *comm = communicatorFor(group))
+    comm->allToAll(i.base, o.base, i.numElements() / group.size(), DT);
+  else
+    std::memcpy(o.base, i.base, i.numElements() * es);
+}
+
+template <EplDType DT>
+void broadcast(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
+               EplUnrankedMemRef *groupDesc, int64_t root) {
+  const char *op = "broadcast";
+  size_t es = dtypeSize(DT);
+  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  if (i.numElements() != o.numElements())
+    fatalError(sizeMismatch(op, i, o, "expected equal sizes"));
+  const Group &group = resolveGroup(groupDesc, op);
+  if (root < 0 || root >= group.size())
+    fatalError("broadcast: root " + std::to_string(root) +
+               " is not in the group " + group.describe());
+  record(op, group, i.numElements() * es);
+  if (Communicator *comm = communicatorFor(group))
+    comm->broadcast(i.base, o.base, i.numElements(), DT,
+                    static_cast<int>(root));
+  else
+    std::memcpy(o.base, i.base, i.numElements() * es);
+}
+
+template <EplDType DT>
+void send(EplUnrankedMemRef *in, EplUnrankedMemRef *groupDesc, int64_t peer,
+          int64_t tag) {
+  const char *op = "send";
+  size_t es = dtypeSize(DT);
+  View i = contiguous(in, es, op, "input");
+  const Group &group = resolveGroup(groupDesc, op);
+  if (peer < 0 || peer >= group.size() || peer == group.index)
+    fatalError("send: peer " + std::to_string(peer) +
+               " is not another device of the group " + group.describe());
+  record(op, group, i.numElements() * es);
+  communicatorFor(group)->send(i.base, i.numElements(), DT,
+                               static_cast<int>(peer), tag);
+}
+
+template <EplDType DT>
+void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
+          int64_t tag) {
+  const char *op = "recv";
+  size_t es = dtypeSize(DT);
+  View o = contiguous(out, es, op, "output");
+  const Group &group = resolveGroup(groupDesc, op);
+  if (peer < 0 || peer >= group.size() || peer == group.index)
+    fatalError("recv: peer " + std::to_string(peer) +
+               " is not another device of the group " + group.describe());
+  record(op, group, o.numElements() * es);
+  communicatorFor(group)->recv(o.base, o.numElements(), DT,
+                               static_cast<int>(peer), tag);
+}
+} // namespace
+
+#define EPL_RT_DEFINE_COLLECTIVES(T, DT)                                       \
+  void _mlir_ciface_epl_rt_all_reduce_##T(EplUnrankedMemRef *in,               \
+                                          EplUnrankedMemRef *out,              \
+                                          EplUnrankedMemRef *group,            \
+                                          int32_t kind) {                      \
+    allReduce<DT>(in, out, group, kind);                                       \
+  }                                                                            \
+  void _mlir_ciface_epl_rt_all_gather_##T(EplUnrankedMemRef *in,               \
+                                          EplUnrankedMemRef *out,              \
+                                          EplUnrankedMemRef *group) {          \
+    allGather<DT>(in, out, group);                                             \
+  }                                                                            \
+  void _mlir_ciface_epl_rt_reduce_scatter_##T(EplUnrankedMemRef *in,           \
+                                              EplUnrankedMemRef *out,          \
+                                              EplUnrankedMemRef *group,        \
+                                              int32_t kind) {                  \
+    reduceScatter<DT>(in, out, group, kind);                                   \
+  }                                                                            \
+  void _mlir_ciface_epl_rt_all_to_all_##T(EplUnrankedMemRef *in,               \
+                                          EplUnrankedMemRef *out,              \
+                                          EplUnrankedMemRef *group) {          \
+    allToAll<DT>(in, out, group);                                              \
+  }                                                                            \
+  void _mlir_ciface_epl_rt_broadcast_##T(EplUnrankedMemRef *in,                \
+                                         EplUnrankedMemRef *out,               \
+                                         EplUnrankedMemRef *group,             \
+                                         int64_t root) {                       \
+    broadcast<DT>(in, out, group, root);                                       \
+  }                                                                            \
+  void _mlir_ciface_epl_rt_send_##T(EplUnrankedMemRef *in,                     \
+                                    EplUnrankedMemRef *group, int64_t peer,    \
+                                    int64_t tag) {                             \
+    send<DT>(in, group, peer, tag);                                            \
+  }                                                                            \
+  void _mlir_ciface_epl_rt_recv_##T(EplUnrankedMemRef *out,                    \
+                                    EplUnrankedMemRef *group, int64_t peer,    \
+                                    int64_t tag) {                             \
+    recv<DT>(out, group, peer, tag);                                           \
+  }
+
+extern "C" {
+EPL_RT_DEFINE_COLLECTIVES(f32, EPL_RT_F32)
+EPL_RT_DEFINE_COLLECTIVES(f64, EPL_RT_F64)
+EPL_RT_DEFINE_COLLECTIVES(i32, EPL_RT_I32)
+EPL_RT_DEFINE_COLLECTIVES(i64, EPL_RT_I64)
+
+int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group) {
+  return resolveGroup(group, "group_index").index;
+}
+
+double epl_rt_now(void) {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Stored just below every block handed out, so that free knows the size
+/// and the rank to credit even when another thread frees it.
+struct BlockHeader {
+  void *raw;
+  uint64_t size;
+  RankStats *owner;
+  uint64_t magic;
+};
+constexpr uint64_t kMagic = 0x45504c4d454d4f52ull; // "EPLMEMOR"
+std::mutex &statsMutex() {
+  static std::mutex m;
+  return m;
+}
+} // namespace
+
+void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size) {
+  if (alignment < alignof(BlockHeader))
+    alignment = alignof(BlockHeader);
+  uint64_t total = size + alignment + sizeof(BlockHeader);
+  char *raw = static_cast<char *>(std::malloc(total));
+  if (!raw)
+    fatalError("out of memory allocating " + std::to_string(size) + " bytes");
+  uintptr_t start = reinterpret_cast<uintptr_t>(raw) + sizeof(BlockHeader);
+  uintptr_t aligned = (start + alignment - 1) / alignment * alignment;
+  auto *header = reinterpret_cast<BlockHeader *>(aligned) - 1;
+  RankStats &stats = currentStats();
+  *header = BlockHeader{raw, size, &stats, kMagic};
+  {
+    std::lock_guard<std::mutex> lock(statsMutex());
+    stats.currentBytes += static_cast<int64_t>(size);
+    stats.peakBytes = std::max(stats.peakBytes, stats.currentBytes);
+  }
+  return reinterpret_cast<void *>(aligned);
+}
+
+void *_mlir_memref_to_llvm_alloc(uint64_t size) {
+  return _mlir_memref_to_llvm_aligned_alloc(16, size);
+}
+
+void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!ptr)
+    return;
+  auto *header = static_cast<BlockHeader *>(ptr) - 1;
+  if (header->magic != kMagic)
+    fatalError("freeing a buffer the runtime did not allocate");
+  header->magic = 0;
+  {
+    std::lock_guard<std::mutex> lock(statsMutex());
+    header->owner->currentBytes -= static_cast<int64_t>(header->size);
+  }
+  std::free(header->raw);
+}
+} // extern "C"
