@@ -3,11 +3,13 @@
 // Part of EPL-MLIR.
 //
 // `mlir-opt` for EPL: the upstream dialects the IR levels need (from the L0
-// linalg model down to LLVM and NVVM) plus `epl`, and every upstream pass.
+// linalg model down to LLVM and NVVM) plus `epl`, every upstream pass, and
+// EPL's passes and named pipelines.
 //
 //===----------------------------------------------------------------------===//
 
 #include "epl/InitEPL.h"
+#include "epl/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllPasses.h"
@@ -16,6 +18,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::epl::registerEPLPassesAndPipelines();
 
   mlir::DialectRegistry registry;
   mlir::epl::registerEPLDialects(registry);

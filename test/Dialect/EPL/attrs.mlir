@@ -18,10 +18,12 @@ func.func @scopes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK-LABEL: func @arguments
 // CHECK-SAME: {epl.arg = "input", epl.name = "x"}
 // CHECK-SAME: {epl.arg = "label"}
+// CHECK-SAME: {epl.arg = "param", epl.init = "ones", epl.name = "gamma"}
 // CHECK-SAME: {epl.arg = "param", epl.name = "w", epl.sharding = #epl.sharding<@mesh, {{\[\[}}], ["tensor"]]>}
 // CHECK-SAME: (tensor<8x8xf32> {epl.sharding = #epl.sharding<@mesh, {{\[\[}}"data"], []], partial sum ["tensor"]>})
 func.func @arguments(%x: tensor<8x16xf32> {epl.arg = "input", epl.name = "x"},
                      %y: tensor<8xi64> {epl.arg = "label"},
+                     %gamma: tensor<16xf32> {epl.arg = "param", epl.name = "gamma", epl.init = "ones"},
                      %w: tensor<16x8xf32> {epl.arg = "param", epl.name = "w", epl.sharding = #epl.sharding<@mesh, [[], ["tensor"]]>})
     -> (tensor<8x8xf32> {epl.sharding = #epl.sharding<@mesh, [["data"], []], partial sum ["tensor"]>}) {
   %0 = tensor.empty() : tensor<8x8xf32>

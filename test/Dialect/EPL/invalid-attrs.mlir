@@ -54,7 +54,7 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32> {epl.name = ""}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument 0: unknown EPL argument attribute 'epl.param'; expected 'epl.arg', 'epl.name' or 'epl.sharding'}}
+// expected-error @+1 {{'func.func' op argument 0: unknown EPL argument attribute 'epl.param'; expected 'epl.arg', 'epl.name', 'epl.init' or 'epl.sharding'}}
 func.func @f(%x: tensor<4xf32> {epl.param}) {
   return
 }
@@ -166,5 +166,12 @@ func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@mesh, [[]], partia
 
 // expected-error @+1 {{sharding has a partial reduction kind but no partial axes}}
 func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@mesh, [[]], partial max []>}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: 'epl.init' must be "normal", "zeros" or "ones", got "xavier"}}
+func.func @f(%x: tensor<4xf32> {epl.arg = "param", epl.init = "xavier"}) {
   return
 }

@@ -227,3 +227,12 @@ func.func @f(%x: tensor<8xf32>) -> tensor<4xf32> {
 
 // expected-error @+1 {{'epl.mesh' op has 2 axis names but 1 sizes}}
 "epl.mesh"() <{sym_name = "mesh", axis_names = ["data", "tensor"], axis_sizes = array<i64: 2>}> : () -> ()
+
+// -----
+
+epl.mesh @mesh ["data" = 2]
+func.func @f() -> index {
+  // expected-error @+1 {{'epl.group_index' op mesh axis "tensor" is not in mesh @mesh (its axes are "data")}}
+  %0 = epl.group_index on @mesh over ["tensor"]
+  return %0 : index
+}

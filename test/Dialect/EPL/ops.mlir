@@ -79,6 +79,15 @@ func.func @send_recv(%x: tensor<8x512xf32>) -> tensor<8x512xf32> {
   return %1 : tensor<8x512xf32>
 }
 
+// CHECK-LABEL: func @group_index
+func.func @group_index() -> (index, index) {
+  // CHECK: epl.group_index on @mesh over ["tensor"]
+  %0 = epl.group_index on @mesh over ["tensor"]
+  // CHECK: epl.group_index on @mesh over ["data", "tensor"]
+  %1 = epl.group_index on @mesh over ["data", "tensor"]
+  return %0, %1 : index, index
+}
+
 // Point-to-point ops must survive dead-code elimination; pure collectives
 // whose results are unused need not.
 // RUN: epl-opt %s --canonicalize | FileCheck %s --check-prefix=DCE

@@ -28,6 +28,7 @@ void EPLDialect::initialize() {
 
 namespace {
 constexpr llvm::StringLiteral kArgKinds[] = {"param", "input", "label"};
+constexpr llvm::StringLiteral kInitKinds[] = {"normal", "zeros", "ones"};
 
 /// The type of argument or result `index` of `op` when it is a function.
 Type getFunctionValueType(Operation *op, unsigned index, bool isResult) {
@@ -112,14 +113,24 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
+  if (name == kInitAttrName) {
+    auto init = dyn_cast<StringAttr>(attr.getValue());
+    if (!init || !llvm::is_contained(kInitKinds, init.getValue()))
+      return op->emitOpError()
+             << what << ": '" << name
+             << "' must be \"normal\", \"zeros\" or \"ones\", got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kShardingAttrName)
     return verifyValueSharding(
         op, attr, getFunctionValueType(op, argIndex, /*isResult=*/false),
         what);
   return op->emitOpError() << what << ": unknown EPL argument attribute '"
                            << name << "'; expected '" << kArgAttrName
-                           << "', '" << kNameAttrName << "' or '"
-                           << kShardingAttrName << "'";
+                           << "', '" << kNameAttrName << "', '"
+                           << kInitAttrName << "' or '" << kShardingAttrName
+                           << "'";
 }
 
 LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,

@@ -337,3 +337,7 @@ LogicalResult SendOp::verifySymbolUses(SymbolTableCollection &) {
 LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &) {
   return checkGroupIndex(*this, getMeshAttr(), getAxes(), getPeer(), "peer");
 }
+
+LogicalResult GroupIndexOp::verifySymbolUses(SymbolTableCollection &) {
+  return failure(failed(verifyGroup(*this, getMeshAttr(), getAxes())));
+}

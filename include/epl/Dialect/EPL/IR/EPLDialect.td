@@ -39,6 +39,7 @@ def EPL_Dialect : Dialect {
     | `epl.scope` | any compute op | `#epl.replicate<...>` or `#epl.split<...>` |
     | `epl.arg` | function argument | `"param"`, `"input"` or `"label"` |
     | `epl.name` | function argument | string: the tensor's name in files |
+    | `epl.init` | function argument | `"normal"`, `"zeros"` or `"ones"`: how `epl-run` initialises a parameter |
     | `epl.sharding` | function argument or result | `#epl.sharding<...>` |
 
     ```mlir
@@ -68,6 +69,7 @@ def EPL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kScopeAttrName = "epl.scope";
     static constexpr ::llvm::StringLiteral kArgAttrName = "epl.arg";
     static constexpr ::llvm::StringLiteral kNameAttrName = "epl.name";
+    static constexpr ::llvm::StringLiteral kInitAttrName = "epl.init";
     static constexpr ::llvm::StringLiteral kShardingAttrName = "epl.sharding";
 
     void registerAttributes();

@@ -28,10 +28,10 @@ def EPL_ScopeAttrInterface : AttrInterface<"ScopeAttrInterface"> {
 def EPL_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   let cppNamespace = "::mlir::epl";
   let description = [{
-    An op that communicates among the devices of a group: the devices of a
-    mesh that differ only in their coordinates along some of its axes.
-    Lowering to the runtime and the communication report read every
-    collective and point-to-point op through this interface.
+    An op that acts on a device group: the devices of a mesh that differ
+    only in their coordinates along some of its axes. Collectives,
+    point-to-point ops and `group_index` implement it; lowering to the
+    runtime reads them all through this interface.
   }];
   let methods = [
     InterfaceMethod<"The mesh the op communicates on.",

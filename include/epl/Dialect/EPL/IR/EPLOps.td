@@ -257,4 +257,26 @@ def EPL_RecvOp : EPL_CollectiveOp<"recv", [
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Device coordinates
+//===----------------------------------------------------------------------===//
+
+def EPL_GroupIndexOp : EPL_CollectiveOp<"group_index", [Pure]> {
+  let summary = "this device's index within its group";
+  let description = [{
+    The linear index (major to minor over `axes`) of the executing device
+    within its group: the devices that differ only in their coordinates
+    along `axes`. A per-device program uses it to pick its own slice of a
+    replicated value, and tests use it to give each device different data.
+
+    ```mlir
+    epl.mesh @mesh ["data" = 2, "tensor" = 4]
+    %i = epl.group_index on @mesh over ["tensor"]   // 0, 1, 2 or 3
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  let results = (outs Index:$result);
+  let assemblyFormat = "`on` $mesh `over` $axes attr-dict";
+}
+
 #endif // EPL_OPS_TD

@@ -1,0 +1,71 @@
+//===- EntryPoint.h - The function epl-run executes -------------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// epl-run calls one function of a tensor-level module on every rank. This
+// finds it, describes its arguments in the user's terms (parameters, inputs,
+// labels and their names in files) and wraps it in a function with the C
+// interface that takes every argument and result as a caller-owned buffer,
+// so that the host owns all memory that crosses the boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_RUNNER_ENTRYPOINT_H
+#define EPL_RUNNER_ENTRYPOINT_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::epl {
+
+enum class ArgKind { Param, Input, Label, Other };
+
+struct EntryArg {
+  /// `epl.name`, or `arg<position>`.
+  std::string name;
+  ArgKind kind = ArgKind::Other;
+  RankedTensorType type;
+  /// `epl.init` of a parameter ("normal", "zeros", "ones"), or empty.
+  std::string init;
+};
+
+struct EntryPoint {
+  std::string name;
+  std::vector<EntryArg> args;
+  std::vector<RankedTensorType> results;
+};
+
+/// A mesh of the module, as the runtime numbers them (module order).
+struct MeshInfo {
+  std::string name;
+  std::vector<std::string> axes;
+};
+
+/// The symbol of the wrapper `wrapEntryPoint` adds.
+constexpr llvm::StringLiteral kEntryWrapperName = "__epl_entry";
+
+/// The function called `name`, or when `name` is empty the one function
+/// whose arguments carry `epl.arg`, else `main`. Errors say which functions
+/// there are.
+FailureOr<func::FuncOp> findEntryPoint(ModuleOp module, llvm::StringRef name,
+                                       std::string &error);
+
+/// Describes `entry`: every argument and result must be a statically shaped
+/// tensor.
+FailureOr<EntryPoint> describeEntryPoint(func::FuncOp entry,
+                                         std::string &error);
+
+/// Adds `__epl_entry(args..., results...)` with the C interface: arguments
+/// as read-only buffers, results written into caller-provided buffers.
+void wrapEntryPoint(ModuleOp module, func::FuncOp entry);
+
+/// The meshes of `module`, in the order the runtime numbers them.
+std::vector<MeshInfo> collectMeshes(ModuleOp module);
+
+} // namespace mlir::epl
+
+#endif // EPL_RUNNER_ENTRYPOINT_H

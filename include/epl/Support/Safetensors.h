@@ -1,0 +1,62 @@
+//===- Safetensors.h - Reading and writing safetensors files ----*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// The interchange format of epl-run: an 8-byte little-endian header length,
+// a JSON header {"name": {"dtype": "F32", "shape": [..], "data_offsets":
+// [begin, end]}, "__metadata__": {..}}, then the raw little-endian data.
+// Files are written atomically: to a temporary file, then renamed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_SUPPORT_SAFETENSORS_H
+#define EPL_SUPPORT_SAFETENSORS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace mlir::epl {
+
+/// Element types of safetensors, by their names in the header.
+enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
+
+/// "F32" and friends; std::nullopt for a name safetensors does not define.
+std::optional<DType> parseDType(llvm::StringRef name);
+llvm::StringRef dtypeName(DType dtype);
+size_t dtypeSize(DType dtype);
+
+/// A tensor on the host: row-major, little-endian bytes.
+struct HostTensor {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  std::vector<char> data;
+
+  int64_t numElements() const;
+  /// "[784, 512] F32".
+  std::string describe() const;
+};
+
+struct SafetensorsFile {
+  std::vector<HostTensor> tensors;
+  std::map<std::string, std::string> metadata;
+
+  /// The tensor called `name`, or null.
+  const HostTensor *find(llvm::StringRef name) const;
+};
+
+/// Reads `path`; errors name the file and what is wrong with it.
+llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path);
+
+/// Writes `file` to `path` atomically: either the whole file appears or the
+/// old one (if any) stays.
+llvm::Error writeSafetensors(llvm::StringRef path, const SafetensorsFile &file);
+
+} // namespace mlir::epl
+
+#endif // EPL_SUPPORT_SAFETENSORS_H

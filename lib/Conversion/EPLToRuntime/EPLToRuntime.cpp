@@ -1,0 +1,324 @@
+//===- EPLToRuntime.cpp - EPL communication to runtime calls --------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Conversion/EPLToRuntime/RuntimeAPI.h"
+#include "epl/Conversion/Passes.h"
+#include "epl/Dialect/EPL/IR/EPLOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "epl-lower-to-runtime"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLLOWERTORUNTIMEPASS
+#include "epl/Conversion/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+/// Builds the runtime call sequence of one op.
+class Lowering {
+public:
+  Lowering(RuntimeAPI &api, IRRewriter &rewriter, Operation *op,
+           CollectiveOpInterface group)
+      : api(api), b(rewriter), loc(op->getLoc()), op(op), group(group) {}
+
+  /// A contiguous, read-only buffer holding `tensor`.
+  Value readBuffer(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    Value buffer = bufferization::ToBufferOp::create(b, loc, memrefType, tensor,
+                                                     /*read_only=*/true);
+    return RuntimeAPI::unranked(b, loc, buffer);
+  }
+
+  /// A fresh buffer of `type`; dynamic sizes taken from `like`.
+  Value allocate(RankedTensorType type, Value like = {}) {
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynamicSizes.push_back(tensor::DimOp::create(b, loc, like, d));
+    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    return memref::AllocOp::create(b, loc, memrefType, dynamicSizes);
+  }
+
+  Value toTensor(Value buffer) {
+    auto memrefType = cast<MemRefType>(buffer.getType());
+    auto type = RankedTensorType::get(memrefType.getShape(),
+                                      memrefType.getElementType());
+    return bufferization::ToTensorOp::create(b, loc, type, buffer,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  }
+
+  Value groupDesc() {
+    return api.groupDescriptor(b, loc, group.getMeshOp(), group.getAxes());
+  }
+
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+
+  /// `epl_rt_<name>_<type>`; fails with an error when the runtime does not
+  /// move the element type.
+  FailureOr<std::string> function(StringRef name, Type elementType) {
+    std::optional<StringRef> suffix = RuntimeAPI::typeSuffix(elementType);
+    if (!suffix)
+      return op->emitOpError()
+             << "cannot run on the CPU runtime: it moves f32, f64, i32 and "
+                "i64 tensors, not "
+             << elementType;
+    return ("epl_rt_" + name + "_" + *suffix).str();
+  }
+
+  LogicalResult requireStatic(RankedTensorType type) {
+    if (type.hasStaticShape())
+      return success();
+    return op->emitOpError()
+           << "cannot be lowered to the runtime with a dynamic shape ("
+           << type << ")";
+  }
+
+  /// Moves dimension `from` of `value` to position `to`, materialized.
+  Value moveDim(Value value, int64_t from, int64_t to) {
+    if (from == to)
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != from)
+        perm.push_back(d);
+    perm.insert(perm.begin() + to, from);
+    SmallVector<int64_t> shape;
+    for (int64_t d : perm)
+      shape.push_back(type.getDimSize(d));
+    Value init =
+        tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    ++transposes;
+    return linalg::TransposeOp::create(b, loc, value, init, perm)
+        .getResult()[0];
+  }
+
+  /// Splits dimension `dim` of `value` into (g, size / g).
+  Value splitDim(Value value, int64_t dim, int64_t g) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[dim] /= g;
+    shape.insert(shape.begin() + dim, g);
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0, out = 0; d < type.getRank(); ++d) {
+      if (d == dim) {
+        groups.push_back({out, out + 1});
+        out += 2;
+      } else {
+        groups.push_back({out++});
+      }
+    }
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+        groups);
+  }
+
+  /// Merges dimensions `dim` and `dim + 1` of `value`.
+  Value mergeDims(Value value, int64_t dim) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      if (d == dim + 1)
+        continue;
+      if (d == dim)
+        groups.push_back({d, d + 1});
+      else
+        groups.push_back({d});
+    }
+    return tensor::CollapseShapeOp::create(b, loc, value, groups);
+  }
+
+  /// A tensor whose leading dimension is the group, filled by `fill`.
+  RankedTensorType withLeadingGroup(RankedTensorType type, int64_t g) {
+    SmallVector<int64_t> shape(type.getShape());
+    shape.insert(shape.begin(), g);
+    return RankedTensorType::get(shape, type.getElementType());
+  }
+
+  RuntimeAPI &api;
+  IRRewriter &b;
+  Location loc;
+  Operation *op;
+  CollectiveOpInterface group;
+  int64_t transposes = 0;
+};
+
+/// Replaces `op` and returns the number of transposes added, or failure.
+FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
+  auto groupOp = cast<CollectiveOpInterface>(op);
+  rewriter.setInsertionPoint(op);
+  Lowering l(api, rewriter, op, groupOp);
+  auto &b = rewriter;
+
+  LogicalResult result =
+      llvm::TypeSwitch<Operation *, LogicalResult>(op)
+          .Case([&](AllReduceOp ar) -> LogicalResult {
+            auto type = ar.getType();
+            FailureOr<std::string> fn = l.function("all_reduce",
+                                                   type.getElementType());
+            if (failed(fn))
+              return failure();
+            Value out = l.allocate(type, ar.getInput());
+            api.call(b, l.loc, *fn,
+                     {l.readBuffer(ar.getInput()),
+                      RuntimeAPI::unranked(b, l.loc, out), l.groupDesc(),
+                      l.i32(static_cast<int64_t>(ar.getKind()))});
+            b.replaceOp(op, l.toTensor(out));
+            return success();
+          })
+          .Case([&](AllGatherOp ag) -> LogicalResult {
+            auto in = ag.getInput().getType();
+            FailureOr<std::string> fn = l.function("all_gather",
+                                                   in.getElementType());
+            if (failed(fn) || failed(l.requireStatic(in)))
+              return failure();
+            int64_t g = groupOp.getGroupSize();
+            // The runtime concatenates whole inputs: [g, in...]. Move the
+            // group next to `dim` and merge them.
+            RankedTensorType gathered = l.withLeadingGroup(in, g);
+            Value out = l.allocate(gathered);
+            api.call(b, l.loc, *fn,
+                     {l.readBuffer(ag.getInput()),
+                      RuntimeAPI::unranked(b, l.loc, out), l.groupDesc()});
+            Value value = l.moveDim(l.toTensor(out), 0, ag.getDim());
+            b.replaceOp(op, l.mergeDims(value, ag.getDim()));
+            return success();
+          })
+          .Case([&](ReduceScatterOp rs) -> LogicalResult {
+            auto in = rs.getInput().getType();
+            FailureOr<std::string> fn = l.function("reduce_scatter",
+                                                   in.getElementType());
+            if (failed(fn) || failed(l.requireStatic(in)))
+              return failure();
+            int64_t g = groupOp.getGroupSize();
+            // The runtime scatters contiguous chunks: bring the g shards of
+            // `dim` to the front first.
+            Value shards = l.moveDim(l.splitDim(rs.getInput(), rs.getDim(), g),
+                                     rs.getDim(), 0);
+            Value out = l.allocate(rs.getType());
+            api.call(b, l.loc, *fn,
+                     {l.readBuffer(shards), RuntimeAPI::unranked(b, l.loc, out),
+                      l.groupDesc(),
+                      l.i32(static_cast<int64_t>(rs.getKind()))});
+            b.replaceOp(op, l.toTensor(out));
+            return success();
+          })
+          .Case([&](AllToAllOp a2a) -> LogicalResult {
+            auto in = a2a.getInput().getType();
+            FailureOr<std::string> fn = l.function("all_to_all",
+                                                   in.getElementType());
+            if (failed(fn) || failed(l.requireStatic(in)))
+              return failure();
+            int64_t g = groupOp.getGroupSize();
+            int64_t split = a2a.getSplitDim(), concat = a2a.getConcatDim();
+            Value pieces =
+                l.moveDim(l.splitDim(a2a.getInput(), split, g), split, 0);
+            auto piecesType = cast<RankedTensorType>(pieces.getType());
+            Value out = l.allocate(piecesType);
+            api.call(b, l.loc, *fn,
+                     {l.readBuffer(pieces), RuntimeAPI::unranked(b, l.loc, out),
+                      l.groupDesc()});
+            // out[i] came from device i: concatenate along `concat`.
+            Value value = l.moveDim(l.toTensor(out), 0, concat);
+            b.replaceOp(op, l.mergeDims(value, concat));
+            return success();
+          })
+          .Case([&](BroadcastOp bc) -> LogicalResult {
+            auto type = bc.getType();
+            FailureOr<std::string> fn = l.function("broadcast",
+                                                   type.getElementType());
+            if (failed(fn))
+              return failure();
+            Value out = l.allocate(type, bc.getInput());
+            api.call(b, l.loc, *fn,
+                     {l.readBuffer(bc.getInput()),
+                      RuntimeAPI::unranked(b, l.loc, out), l.groupDesc(),
+                      l.i64(bc.getRoot())});
+            b.replaceOp(op, l.toTensor(out));
+            return success();
+          })
+          .Case([&](SendOp send) -> LogicalResult {
+            auto type = send.getInput().getType();
+            FailureOr<std::string> fn = l.function("send",
+                                                   type.getElementType());
+            if (failed(fn))
+              return failure();
+            api.call(b, l.loc, *fn,
+                     {l.readBuffer(send.getInput()), l.groupDesc(),
+                      l.i64(send.getPeer()), l.i64(send.getTag())});
+            b.eraseOp(op);
+            return success();
+          })
+          .Case([&](RecvOp recv) -> LogicalResult {
+            auto type = recv.getType();
+            FailureOr<std::string> fn = l.function("recv",
+                                                   type.getElementType());
+            if (failed(fn) || failed(l.requireStatic(type)))
+              return failure();
+            Value out = l.allocate(type);
+            api.call(b, l.loc, *fn,
+                     {RuntimeAPI::unranked(b, l.loc, out), l.groupDesc(),
+                      l.i64(recv.getPeer()), l.i64(recv.getTag())});
+            b.replaceOp(op, l.toTensor(out));
+            return success();
+          })
+          .Case([&](GroupIndexOp gi) -> LogicalResult {
+            Value index = api.call(b, l.loc, "epl_rt_group_index",
+                                   {l.groupDesc()}, {b.getI64Type()})
+                              .getResult(0);
+            b.replaceOp(op, arith::IndexCastOp::create(
+                                b, l.loc, b.getIndexType(), index));
+            return success();
+          })
+          .Default([&](Operation *) {
+            return op->emitOpError("has no lowering to the runtime");
+          });
+  if (failed(result))
+    return failure();
+  return l.transposes;
+}
+
+struct EPLLowerToRuntimePass
+    : mlir::epl::impl::EPLLowerToRuntimePassBase<EPLLowerToRuntimePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    RuntimeAPI api(module);
+    SmallVector<Operation *> ops;
+    module.walk([&](CollectiveOpInterface op) { ops.push_back(op); });
+
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : ops) {
+      FailureOr<int64_t> transposes = lower(api, rewriter, op);
+      if (failed(transposes))
+        return signalPassFailure();
+      ++numCollectives;
+      numTransposes += *transposes;
+    }
+
+    // Meshes only describe groups, which the descriptors now carry.
+    for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+      if (SymbolTable::symbolKnownUseEmpty(mesh, module))
+        mesh.erase();
+  }
+};
+} // namespace

@@ -1,0 +1,59 @@
+//===- Pipelines.cpp - Named EPL pass pipelines ---------------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Pipelines/Pipelines.h"
+#include "epl/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::epl;
+
+void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
+                                         const CPULoweringOptions &options) {
+  pm.addPass(createEPLLowerToRuntimePass());
+
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  // Plain row-major buffers at function boundaries: that is what the
+  // runtime and epl-run pass.
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  if (options.blas)
+    pm.addPass(createEPLMatmulToRuntimePass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  // Generic allocation functions: the runtime counts every buffer.
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void mlir::epl::registerEPLPassesAndPipelines() {
+  registerEPLConversionPasses();
+  PassPipelineRegistration<CPULoweringOptions>(
+      "epl-lower-to-cpu",
+      "Lowers a tensor-level EPL module to the LLVM dialect for the CPU "
+      "runtime (communication and matmuls as runtime calls)",
+      buildCPULoweringPipeline);
+}

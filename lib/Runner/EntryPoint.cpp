@@ -1,0 +1,158 @@
+//===- EntryPoint.cpp - The function epl-run executes ---------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runner/EntryPoint.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/IR/EPLOps.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::epl;
+
+static std::string listFunctions(ModuleOp module) {
+  std::string names;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal())
+      names += (names.empty() ? "@" : ", @") + fn.getSymName().str();
+  return names.empty() ? "none" : names;
+}
+
+FailureOr<func::FuncOp> mlir::epl::findEntryPoint(ModuleOp module,
+                                                  StringRef name,
+                                                  std::string &error) {
+  if (!name.empty()) {
+    auto fn = module.lookupSymbol<func::FuncOp>(name);
+    if (!fn || fn.isExternal()) {
+      error = "no function @" + name.str() +
+              " in the module (functions: " + listFunctions(module) + ")";
+      return failure();
+    }
+    return fn;
+  }
+  SmallVector<func::FuncOp> tagged;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (fn.getArgAttr(i, EPLDialect::kArgAttrName)) {
+        tagged.push_back(fn);
+        break;
+      }
+  }
+  if (tagged.size() == 1)
+    return tagged.front();
+  if (tagged.size() > 1) {
+    error = "several functions tag their arguments with epl.arg (";
+    for (auto [i, fn] : llvm::enumerate(tagged))
+      error += (i ? ", @" : "@") + fn.getSymName().str();
+    error += "); choose one with --entry";
+    return failure();
+  }
+  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+    return main;
+  error = "no entry point: no function tags its arguments with epl.arg and "
+          "there is no @main; choose one with --entry (functions: " +
+          listFunctions(module) + ")";
+  return failure();
+}
+
+FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
+                                                    std::string &error) {
+  EntryPoint ep;
+  ep.name = entry.getSymName().str();
+  auto describe = [&](Type type, const std::string &what) -> RankedTensorType {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor || !tensor.hasStaticShape()) {
+      std::string s;
+      llvm::raw_string_ostream(s) << type;
+      error = "@" + ep.name + " " + what + " has type " + s +
+              "; epl-run passes statically shaped tensors only";
+      return {};
+    }
+    return tensor;
+  };
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    EntryArg arg;
+    arg.type = describe(entry.getArgumentTypes()[i],
+                        "argument " + std::to_string(i));
+    if (!arg.type)
+      return failure();
+    auto name = entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
+    arg.name = name ? name.str() : "arg" + std::to_string(i);
+    if (auto kind =
+            entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kArgAttrName))
+      arg.kind = llvm::StringSwitch<ArgKind>(kind.getValue())
+                     .Case("param", ArgKind::Param)
+                     .Case("input", ArgKind::Input)
+                     .Case("label", ArgKind::Label)
+                     .Default(ArgKind::Other);
+    if (auto init =
+            entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kInitAttrName))
+      arg.init = init.str();
+    ep.args.push_back(std::move(arg));
+  }
+  for (unsigned i = 0; i < entry.getNumResults(); ++i) {
+    RankedTensorType type =
+        describe(entry.getResultTypes()[i], "result " + std::to_string(i));
+    if (!type)
+      return failure();
+    ep.results.push_back(type);
+  }
+  return ep;
+}
+
+void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry) {
+  // The parsed model need not have loaded the dialect the wrapper uses.
+  module.getContext()->getOrLoadDialect<bufferization::BufferizationDialect>();
+  Location loc = entry.getLoc();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto toMemRef = [](Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    return MemRefType::get(tensor.getShape(), tensor.getElementType());
+  };
+  SmallVector<Type> inputs;
+  for (Type t : entry.getArgumentTypes())
+    inputs.push_back(toMemRef(t));
+  for (Type t : entry.getResultTypes())
+    inputs.push_back(toMemRef(t));
+  auto wrapper = func::FuncOp::create(b, loc, kEntryWrapperName,
+                                      b.getFunctionType(inputs, {}));
+  wrapper->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
+                   b.getUnitAttr());
+  Block *body = wrapper.addEntryBlock();
+  b.setInsertionPointToStart(body);
+
+  SmallVector<Value> args;
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+    // Read-only: the program copies before writing, host data stays intact.
+    args.push_back(bufferization::ToTensorOp::create(
+        b, loc, entry.getArgumentTypes()[i], body->getArgument(i),
+        /*restrict=*/true, /*writable=*/false));
+  auto call = func::CallOp::create(b, loc, entry, args);
+  for (unsigned i = 0; i < entry.getNumResults(); ++i) {
+    auto op = bufferization::MaterializeInDestinationOp::create(
+        b, loc, call.getResult(i),
+        body->getArgument(entry.getNumArguments() + i));
+    op.setRestrict(true);
+    op.setWritable(true);
+  }
+  func::ReturnOp::create(b, loc);
+}
+
+std::vector<MeshInfo> mlir::epl::collectMeshes(ModuleOp module) {
+  std::vector<MeshInfo> meshes;
+  module.walk([&](MeshOp mesh) {
+    MeshInfo info;
+    info.name = mesh.getSymName().str();
+    for (Attribute axis : mesh.getAxisNames())
+      info.axes.push_back(cast<StringAttr>(axis).str());
+    meshes.push_back(std::move(info));
+  });
+  return meshes;
+}

@@ -1,0 +1,225 @@
+//===- Safetensors.cpp - Reading and writing safetensors files ------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Support/Safetensors.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+using namespace mlir::epl;
+using llvm::StringRef;
+
+namespace {
+struct DTypeInfo {
+  DType dtype;
+  const char *name;
+  size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::F64, "F64", 8},   {DType::F32, "F32", 4}, {DType::F16, "F16", 2},
+    {DType::BF16, "BF16", 2}, {DType::I64, "I64", 8}, {DType::I32, "I32", 4},
+    {DType::I16, "I16", 2},   {DType::I8, "I8", 1},   {DType::U8, "U8", 1},
+    {DType::Bool, "BOOL", 1},
+};
+
+llvm::Error malformed(StringRef path, const llvm::Twine &why) {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      path + ": not a valid safetensors file: " + why);
+}
+} // namespace
+
+std::optional<DType> mlir::epl::parseDType(StringRef name) {
+  for (const DTypeInfo &info : kDTypes)
+    if (name == info.name)
+      return info.dtype;
+  return std::nullopt;
+}
+
+StringRef mlir::epl::dtypeName(DType dtype) {
+  for (const DTypeInfo &info : kDTypes)
+    if (info.dtype == dtype)
+      return info.name;
+  return "?";
+}
+
+size_t mlir::epl::dtypeSize(DType dtype) {
+  for (const DTypeInfo &info : kDTypes)
+    if (info.dtype == dtype)
+      return info.size;
+  return 0;
+}
+
+int64_t HostTensor::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string HostTensor::describe() const {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "] " + dtypeName(dtype).str();
+}
+
+const HostTensor *SafetensorsFile::find(StringRef name) const {
+  for (const HostTensor &t : tensors)
+    if (t.name == name)
+      return &t;
+  return nullptr;
+}
+
+llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(),
+                                   "cannot read " + path + ": " +
+                                       buffer.getError().message());
+  StringRef bytes = (*buffer)->getBuffer();
+  if (bytes.size() < 8)
+    return malformed(path, "shorter than its 8-byte header length");
+  uint64_t headerSize = 0;
+  for (int i = 7; i >= 0; --i)
+    headerSize = headerSize << 8 | static_cast<uint8_t>(bytes[i]);
+  if (headerSize > bytes.size() - 8)
+    return malformed(path, "header length " + llvm::Twine(headerSize) +
+                               " exceeds the file size " +
+                               llvm::Twine(bytes.size()));
+  StringRef header = bytes.substr(8, headerSize);
+  StringRef data = bytes.substr(8 + headerSize);
+
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
+  if (!json)
+    return malformed(path, "header is not JSON: " +
+                               llvm::toString(json.takeError()));
+  const llvm::json::Object *object = json->getAsObject();
+  if (!object)
+    return malformed(path, "header is not a JSON object");
+
+  SafetensorsFile file;
+  for (const auto &entry : *object) {
+    StringRef name = entry.first;
+    if (name == "__metadata__") {
+      if (const llvm::json::Object *meta = entry.second.getAsObject())
+        for (const auto &kv : *meta)
+          if (auto value = kv.second.getAsString())
+            file.metadata[kv.first.str()] = value->str();
+      continue;
+    }
+    const llvm::json::Object *info = entry.second.getAsObject();
+    auto bad = [&](const llvm::Twine &why) {
+      return malformed(path, "tensor '" + name + "': " + why);
+    };
+    if (!info)
+      return bad("entry is not an object");
+    std::optional<StringRef> dtypeName = info->getString("dtype");
+    if (!dtypeName)
+      return bad("no dtype");
+    std::optional<DType> dtype = parseDType(*dtypeName);
+    if (!dtype)
+      return bad("unknown dtype '" + *dtypeName + "'");
+    const llvm::json::Array *shape = info->getArray("shape");
+    const llvm::json::Array *offsets = info->getArray("data_offsets");
+    if (!shape)
+      return bad("no shape");
+    if (!offsets || offsets->size() != 2)
+      return bad("data_offsets must be [begin, end]");
+    HostTensor tensor;
+    tensor.name = name.str();
+    tensor.dtype = *dtype;
+    for (const llvm::json::Value &d : *shape) {
+      std::optional<int64_t> size = d.getAsInteger();
+      if (!size || *size < 0)
+        return bad("shape entries must be non-negative integers");
+      tensor.shape.push_back(*size);
+    }
+    std::optional<int64_t> begin = (*offsets)[0].getAsInteger();
+    std::optional<int64_t> end = (*offsets)[1].getAsInteger();
+    if (!begin || !end || *begin < 0 || *end < *begin ||
+        static_cast<uint64_t>(*end) > data.size())
+      return bad("data_offsets [" + llvm::Twine(begin.value_or(-1)) + ", " +
+                 llvm::Twine(end.value_or(-1)) +
+                 "] fall outside the data section of " +
+                 llvm::Twine(data.size()) + " bytes");
+    uint64_t expected = tensor.numElements() * dtypeSize(*dtype);
+    if (static_cast<uint64_t>(*end - *begin) != expected)
+      return bad("holds " + llvm::Twine(*end - *begin) +
+                 " bytes but shape and dtype need " + llvm::Twine(expected));
+    tensor.data.assign(data.begin() + *begin, data.begin() + *end);
+    file.tensors.push_back(std::move(tensor));
+  }
+  return file;
+}
+
+llvm::Error mlir::epl::writeSafetensors(StringRef path,
+                                        const SafetensorsFile &file) {
+  llvm::json::Object header;
+  uint64_t offset = 0;
+  for (const HostTensor &t : file.tensors) {
+    llvm::json::Array shape;
+    for (int64_t d : t.shape)
+      shape.push_back(d);
+    header[t.name] = llvm::json::Object{
+        {"dtype", dtypeName(t.dtype)},
+        {"shape", std::move(shape)},
+        {"data_offsets", llvm::json::Array{offset, offset + t.data.size()}}};
+    offset += t.data.size();
+  }
+  if (!file.metadata.empty()) {
+    llvm::json::Object meta;
+    for (const auto &[k, v] : file.metadata)
+      meta[k] = v;
+    header["__metadata__"] = std::move(meta);
+  }
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::json::Value(std::move(header));
+  // Pad with spaces so the data starts 8-byte aligned, as the format allows.
+  text.append((8 - text.size() % 8) % 8, ' ');
+
+  // Write next to the destination, then rename: a reader never sees half a
+  // file, and a failed run leaves the previous file intact.
+  llvm::SmallString<256> temp;
+  int fd;
+  StringRef dir = llvm::sys::path::parent_path(path);
+  llvm::SmallString<256> model(dir.empty() ? "." : dir);
+  llvm::sys::path::append(model, llvm::sys::path::filename(path) +
+                                     ".tmp-%%%%%%");
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
+    return llvm::createStringError(ec, "cannot write " + path + ": " +
+                                           ec.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    uint64_t size = text.size();
+    for (int i = 0; i < 8; ++i)
+      os << static_cast<char>((size >> (8 * i)) & 0xff);
+    os << text;
+    for (const HostTensor &t : file.tensors)
+      os.write(t.data.data(), t.data.size());
+    os.close();
+    if (os.has_error()) {
+      std::error_code ec = os.error();
+      os.clear_error();
+      llvm::sys::fs::remove(temp);
+      return llvm::createStringError(ec, "cannot write " + path + ": " +
+                                             ec.message());
+    }
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
+    llvm::sys::fs::remove(temp);
+    return llvm::createStringError(ec, "cannot write " + path + ": " +
+                                           ec.message());
+  }
+  return llvm::Error::success();
+}
