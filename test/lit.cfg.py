@@ -13,7 +13,7 @@ config.suffixes = [".mlir", ".test"]
 
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.epl_obj_root, "test")
-config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "CMakeLists.txt", "conftest.py", "README.md", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.substitutions.append(("%epl_src_root", config.epl_src_root))
 config.substitutions.append(("%epl_obj_root", config.epl_obj_root))
@@ -26,4 +26,18 @@ llvm_config.with_environment("PATH", config.epl_tools_dir, append_path=True)
 
 tool_dirs = [config.epl_tools_dir, config.llvm_tools_dir]
 tools = ["epl-opt", "not", "count"]
+
+# Execution tests: epl-run JIT-compiles for this machine's CPU.
+if os.path.exists(os.path.join(config.epl_tools_dir, "epl-run")):
+    config.available_features.add("epl-jit")
+    tools.append("epl-run")
+
+# Multi-process tests run under Open MPI when it is installed.
+import shutil
+mpirun = shutil.which("mpirun")
+if mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", mpirun + " --oversubscribe --allow-run-as-root"))
+
 llvm_config.add_tool_substitutions(tools, tool_dirs)

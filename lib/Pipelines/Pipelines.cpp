@@ -29,6 +29,8 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
+  // Clones the deallocation pipeline leaves become allocations and copies.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   if (options.blas)
     pm.addPass(createEPLMatmulToRuntimePass());

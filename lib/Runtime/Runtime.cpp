@@ -65,11 +65,39 @@ const char *epl::rt::reductionName(EplReduction kind) {
   return "?";
 }
 
+std::string epl::rt::formatSeconds(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g s", seconds);
+  return buffer;
+}
+
+static std::vector<MeshName> &meshNames() {
+  static std::vector<MeshName> names;
+  return names;
+}
+
+void epl::rt::setMeshNames(std::vector<MeshName> names) {
+  meshNames() = std::move(names);
+}
+
 std::string Group::describe() const {
   std::ostringstream os;
-  os << "mesh " << meshId << " axes [";
-  for (size_t i = 0; i < axes.size(); ++i)
-    os << (i ? ", " : "") << axes[i];
+  const std::vector<MeshName> &names = meshNames();
+  bool named = meshId >= 0 && meshId < static_cast<int64_t>(names.size());
+  if (named)
+    os << "@" << names[meshId].name << " [";
+  else if (meshId < 0)
+    os << "all ranks [";
+  else
+    os << "mesh " << meshId << " axes [";
+  for (size_t i = 0; i < axes.size(); ++i) {
+    os << (i ? ", " : "");
+    if (named && axes[i] >= 0 &&
+        axes[i] < static_cast<int64_t>(names[meshId].axes.size()))
+      os << '"' << names[meshId].axes[axes[i]] << '"';
+    else
+      os << axes[i];
+  }
   os << "] (" << size() << " devices)";
   return os.str();
 }
@@ -88,6 +116,7 @@ struct RankContext {
   /// Never freed: buffers allocated on this rank point at it, and one may be
   /// released after the rank has finished.
   RankStats *stats = nullptr;
+  bool finished = false;
   /// Groups by descriptor content: descriptors are per-call-site constants,
   /// so this stays small.
   std::map<std::vector<int64_t>, Group> groups;
@@ -102,10 +131,18 @@ RankStats &fallbackStats() {
 } // namespace
 
 void detail::enterRank(Backend *backend, int rank) {
-  current = new RankContext{backend, rank, new RankStats(), {}};
+  current = new RankContext{backend, rank, new RankStats(), false, {}};
+}
+
+void epl::rt::finishProgram() {
+  if (!current || current->finished)
+    return;
+  current->finished = true;
+  current->backend->finishProgram(current->rank);
 }
 
 void detail::leaveRank() {
+  finishProgram();
   delete current;
   current = nullptr;
 }
@@ -189,9 +226,12 @@ Group epl::rt::makeGroup(const int64_t *desc, int64_t length, int rank,
   int64_t devices = 1;
   for (int64_t size : group.meshShape)
     devices *= size;
+  std::string meshName = "mesh " + std::to_string(group.meshId);
+  if (group.meshId >= 0 &&
+      group.meshId < static_cast<int64_t>(meshNames().size()))
+    meshName = "mesh @" + meshNames()[group.meshId].name;
   if (devices != worldSize)
-    fatalError(std::string(op) + ": the program's mesh " +
-               std::to_string(group.meshId) + " has " +
+    fatalError(std::string(op) + ": the program's " + meshName + " has " +
                std::to_string(devices) + " devices but the run has " +
                std::to_string(worldSize) +
                " ranks; run with as many ranks as the mesh has devices");

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "epl/Dialect/EPL/IR/EPLOps.h"
 #include "epl/InitEPL.h"
 #include "epl/Pipelines/Pipelines.h"
 #include "epl/Runner/EntryPoint.h"
@@ -125,6 +126,7 @@ void registerRuntimeSymbols(ExecutionEngine &engine) {
     add("_mlir_ciface_epl_rt_matmul_f32", &_mlir_ciface_epl_rt_matmul_f32);
     add("_mlir_ciface_epl_rt_matmul_f64", &_mlir_ciface_epl_rt_matmul_f64);
     add("epl_rt_now", &epl_rt_now);
+    add("memrefCopy", &memrefCopy);
     add("_mlir_memref_to_llvm_alloc", &_mlir_memref_to_llvm_alloc);
     add("_mlir_memref_to_llvm_aligned_alloc",
         &_mlir_memref_to_llvm_aligned_alloc);
@@ -333,6 +335,17 @@ int main(int argc, char **argv) {
   if (failed(entry))
     fail(error);
   std::vector<MeshInfo> meshes = collectMeshes(*module);
+  std::vector<rt::MeshName> meshNames;
+  for (const MeshInfo &m : meshes)
+    meshNames.push_back({m.name, m.axes});
+  rt::setMeshNames(std::move(meshNames));
+  if (runOptions.backend == rt::BackendKind::Threads)
+    for (MeshOp mesh : module->getOps<MeshOp>())
+      if (mesh.getNumDevices() != numRanks)
+        fail("mesh @" + mesh.getSymName() + " has " +
+             llvm::Twine(mesh.getNumDevices()) + " devices but the run has " +
+             llvm::Twine(numRanks.getValue()) +
+             " rank(s); pass --ranks " + llvm::Twine(mesh.getNumDevices()));
 
   // Load and check every input before compiling or running anything.
   std::vector<HostTensor> args =
@@ -406,6 +419,7 @@ int main(int argc, char **argv) {
       }
     }
 
+    rt::finishProgram();
     // Every rank takes part in the gathers below, then rank 0 reports.
     std::vector<int64_t> peaks;
     for (auto &b :

@@ -29,6 +29,9 @@ size_t dtypeSize(EplDType dtype);
 const char *dtypeName(EplDType dtype);
 const char *reductionName(EplReduction kind);
 
+/// "2 s", "0.5 s": how diagnostics print durations.
+std::string formatSeconds(double seconds);
+
 /// The devices one collective runs among, in group order, as global ranks.
 struct Group {
   int64_t meshId = 0;
@@ -42,6 +45,15 @@ struct Group {
   /// "mesh 0 axes [1]": how diagnostics name the group.
   std::string describe() const;
 };
+
+/// Names of the program's meshes and their axes, by mesh id, so that
+/// diagnostics speak of `@mesh ["data"]` rather than numbers. Optional; set
+/// by the host before running ranks.
+struct MeshName {
+  std::string name;
+  std::vector<std::string> axes;
+};
+void setMeshNames(std::vector<MeshName> names);
 
 /// Parses a group descriptor (see Runtime.h) for global rank `rank`.
 /// Reports a fatal error naming `op` when it is malformed or when the mesh
@@ -127,6 +139,12 @@ int worldSize();
 /// Statistics of the calling rank.
 RankStats &currentStats();
 
+/// Declares that the calling rank has run its whole program: a peer still
+/// waiting for it in a collective fails at once, saying so, instead of
+/// waiting for the timeout. Host-side gathers may follow. Called for each
+/// rank by runRanks after `body` when `body` did not.
+void finishProgram();
+
 /// Gathers bytes from every rank, in rank order, on every rank. Valid inside
 /// `runRanks`; every rank must call it.
 std::vector<std::vector<char>> allGatherBytes(const std::vector<char> &data);
@@ -143,6 +161,8 @@ public:
   virtual int worldSize() = 0;
   /// The communicator for `group`, created on first use and cached.
   virtual Communicator &getCommunicator(const Group &group) = 0;
+  /// See epl::rt::finishProgram; called once per rank.
+  virtual void finishProgram(int rank) = 0;
   /// Prints `message` and ends every rank with exit code 1.
   [[noreturn]] virtual void abort(const std::string &message) = 0;
 };

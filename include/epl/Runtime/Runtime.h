@@ -100,6 +100,12 @@ void _mlir_ciface_epl_rt_matmul_f32(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
 void _mlir_ciface_epl_rt_matmul_f64(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
                                     EplUnrankedMemRef *c);
 
+/// Copies between buffers of any strides (the symbol upstream's
+/// `finalize-memref-to-llvm` calls for a `memref.copy` it cannot prove
+/// contiguous).
+void memrefCopy(int64_t elemSize, EplUnrankedMemRef *src,
+                EplUnrankedMemRef *dst);
+
 /// Timers for instrumented programs: seconds since an arbitrary origin.
 double epl_rt_now(void);
 

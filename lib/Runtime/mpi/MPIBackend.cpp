@@ -121,6 +121,17 @@ public:
     return *communicators.emplace(group.members, std::move(created))
                 .first->second;
   }
+  void finishProgram(int rank) override {
+    flushSends();
+    // Peers still inside a collective on the world's ranks see this
+    // header and report that this rank has finished.
+    Group all;
+    all.meshId = -1;
+    for (int r = 0; r < n; ++r)
+      all.members.push_back(r);
+    all.index = rank;
+    static_cast<MPICommunicator &>(getCommunicator(all)).finish();
+  }
   [[noreturn]] void abort(const std::string &message) override {
     std::fputs(message.c_str(), stderr);
     std::fflush(stderr);
@@ -153,8 +164,8 @@ public:
         MPI_Test(&p->request, &done, MPI_STATUS_IGNORE);
         if (!done && Clock::now() > deadline)
           fatalError("finished with a send nobody received after " +
-                     std::to_string(timeout) +
-                     " s; the receiver may have failed or left");
+                     formatSeconds(timeout) +
+                     "; the receiver may have failed or left");
         if (!done)
           std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
@@ -193,8 +204,8 @@ void MPICommunicator::wait(MPI_Request &request, const char *what) {
         members += (members.empty() ? "" : ", ") + std::to_string(m);
       fatalError(std::string(what) + " over " + group.describe() +
                  ": timed out after " +
-                 std::to_string(world.timeoutSeconds()) +
-                 " s waiting for the other ranks of the group (" + members +
+                 formatSeconds(world.timeoutSeconds()) +
+                 " waiting for the other ranks of the group (" + members +
                  "); a rank may have failed or left (see --timeout)");
     }
     if (spins > 1000)
@@ -366,8 +377,8 @@ void MPICommunicator::recv(void *out, size_t count, EplDType dtype, int peer,
     if (Clock::now() > deadline)
       fatalError("recv from rank " + std::to_string(source) + " (tag " +
                  std::to_string(tag) + "): timed out after " +
-                 std::to_string(world.timeoutSeconds()) +
-                 " s; the sender may have failed or left (see --timeout)");
+                 formatSeconds(world.timeoutSeconds()) +
+                 "; the sender may have failed or left (see --timeout)");
     if (spins > 1000)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
@@ -397,15 +408,8 @@ void epl::rt::detail::runMPI(const Options &options,
     MPIWorld world(options.timeoutSeconds);
     enterRank(&world, rank);
     body(rank);
-    world.flushSends();
-    // A rank that finishes must not leave peers waiting for it forever:
-    // the barrier times out like any collective when one never arrives.
-    Group all;
-    all.meshId = -1;
-    for (int r = 0; r < world.worldSize(); ++r)
-      all.members.push_back(r);
-    all.index = rank;
-    static_cast<MPICommunicator &>(world.getCommunicator(all)).finish();
+    // Finishing is a barrier that times out like any collective, so a rank
+    // never leaves its peers waiting forever.
     leaveRank();
     world.clear();
   }

@@ -108,7 +108,10 @@ public:
     auto it = communicators.find(key);
     if (it != communicators.end())
       return *it->second;
-    auto &state = states[group.members];
+    // Host-side gathers (mesh -1) rendezvous apart from the program's
+    // collectives, so that a rank gathering results is not mistaken for a
+    // peer in the program's next collective.
+    auto &state = states[{group.meshId < 0, group.members}];
     if (!state)
       state = std::make_unique<GroupState>(group.members);
     auto comm = std::make_unique<ThreadsCommunicator>(*this, *state, group);
@@ -122,7 +125,7 @@ public:
     std::_Exit(1);
   }
 
-  void markFinished(int rank) { finished[rank] = true; }
+  void finishProgram(int rank) override { finished[rank] = true; }
   bool isFinished(int rank) const { return finished[rank]; }
   Clock::time_point deadline() const {
     return Clock::now() + std::chrono::duration_cast<Clock::duration>(
@@ -140,7 +143,8 @@ private:
   double timeout;
   std::vector<std::atomic<bool>> finished;
   std::mutex mutex;
-  std::map<std::vector<int>, std::unique_ptr<GroupState>> states;
+  std::map<std::pair<bool, std::vector<int>>, std::unique_ptr<GroupState>>
+      states;
   std::map<std::pair<int, std::vector<int>>,
            std::unique_ptr<ThreadsCommunicator>>
       communicators;
@@ -169,7 +173,8 @@ void ThreadsCommunicator::rendezvous(const char *op) {
       if (state.arrivedAt[i] == generation + 1)
         continue;
       int rank = group.members[i];
-      finishedPeer |= world.isFinished(rank);
+      // Host-side gathers happen after the program: finished is expected.
+      finishedPeer |= group.meshId >= 0 && world.isFinished(rank);
       missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
     }
     if (finishedPeer)
@@ -179,8 +184,8 @@ void ThreadsCommunicator::rendezvous(const char *op) {
     if (Clock::now() > deadline)
       fatalError(std::string(op) + " over " + group.describe() +
                  ": timed out after " +
-                 std::to_string(world.timeoutSeconds()) +
-                 " s waiting for rank(s) " + missing +
+                 formatSeconds(world.timeoutSeconds()) +
+                 " waiting for rank(s) " + missing +
                  " (see --timeout)");
   }
 }
@@ -297,8 +302,8 @@ void ThreadsCommunicator::recv(void *out, size_t count, EplDType dtype,
     if (Clock::now() > deadline)
       fatalError("recv from rank " + std::to_string(source) + " (tag " +
                  std::to_string(tag) + "): timed out after " +
-                 std::to_string(world.timeoutSeconds()) +
-                 " s (see --timeout)");
+                 formatSeconds(world.timeoutSeconds()) +
+                 " (see --timeout)");
   }
   Message message = std::move(queue.front());
   queue.pop_front();
@@ -323,7 +328,6 @@ void epl::rt::detail::runThreads(const Options &options,
       enterRank(&world, rank);
       body(rank);
       leaveRank();
-      world.markFinished(rank);
     });
   for (std::thread &t : threads)
     t.join();
