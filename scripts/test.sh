@@ -51,7 +51,7 @@ EPL_BUILD_DIR="$BUILD_DIR" /usr/bin/python3 -m pytest -q -p no:cacheprovider \
   test/e2e python 2>&1 | tee "$pytest_log" || status=1
 summary=$(tail -n 1 "$pytest_log")
 p=$(grep -oE "[0-9]+ passed" <<<"$summary" | grep -oE "[0-9]+" || echo 0)
-f=$(grep -oE "[0-9]+ (failed|error)" <<<"$summary" | awk '{s += $1} END {print s + 0}')
+f=$(grep -oE "[0-9]+ (failed|error)" <<<"$summary" | awk '{s += $1} END {print s + 0}' || true)
 s=$(grep -oE "[0-9]+ skipped" <<<"$summary" | grep -oE "[0-9]+" || echo 0)
 passed=$((passed + p))
 failed=$((failed + ${f:-0}))
