@@ -1,0 +1,107 @@
+// RUN: epl-opt %s --epl-lower-to-runtime --split-input-file | FileCheck %s
+
+// Device groups are constant descriptors: [mesh id, mesh rank, sizes...,
+// number of axes, axes...]; meshes disappear once nothing uses them.
+// CHECK-NOT: epl.mesh
+// CHECK-DAG: memref.global "private" constant @[[TENSOR:.*]] : memref<6xi64> = dense<[0, 2, 2, 4, 1, 1]>
+// CHECK-DAG: memref.global "private" constant @[[BOTH:.*]] : memref<7xi64> = dense<[0, 2, 2, 4, 2, 0, 1]>
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+
+// CHECK-LABEL: func @all_reduce
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8xf32>, %[[I:.*]]: tensor<3xi64>)
+func.func @all_reduce(%x: tensor<4x8xf32>, %i: tensor<3xi64>) -> (tensor<4x8xf32>, tensor<3xi64>) {
+  // CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x8xf32>
+  // CHECK: %[[IN:.*]] = bufferization.to_buffer %[[X]] read_only : tensor<4x8xf32> to memref<4x8xf32>
+  // CHECK: %[[IN_U:.*]] = memref.cast %[[IN]] : memref<4x8xf32> to memref<*xf32>
+  // CHECK: %[[OUT_U:.*]] = memref.cast %[[OUT]] : memref<4x8xf32> to memref<*xf32>
+  // CHECK: %[[G:.*]] = memref.get_global @[[TENSOR]]
+  // CHECK: %[[G_U:.*]] = memref.cast %[[G]]
+  // CHECK: %[[MEAN:.*]] = arith.constant 3 : i32
+  // CHECK: call @epl_rt_all_reduce_f32(%[[IN_U]], %[[OUT_U]], %[[G_U]], %[[MEAN]])
+  // CHECK: %[[R:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
+  %0 = epl.all_reduce %x on @mesh over ["tensor"] mean : tensor<4x8xf32>
+  // CHECK: memref.get_global @[[BOTH]]
+  // CHECK: %[[MAX:.*]] = arith.constant 1 : i32
+  // CHECK: call @epl_rt_all_reduce_i64({{.*}}, %[[MAX]])
+  %1 = epl.all_reduce %i on @mesh over ["data", "tensor"] max : tensor<3xi64>
+  // CHECK: return %[[R]]
+  return %0, %1 : tensor<4x8xf32>, tensor<3xi64>
+}
+// Runtime functions are declared once, with the C interface.
+// CHECK-DAG: func.func private @epl_rt_all_reduce_f32(memref<*xf32>, memref<*xf32>, memref<*xi64>, i32) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @epl_rt_all_reduce_i64(memref<*xi64>, memref<*xi64>, memref<*xi64>, i32) attributes {llvm.emit_c_interface}
+
+// -----
+
+epl.mesh @mesh ["data" = 2, "tensor" = 4]
+
+// The runtime gathers whole buffers ([g, ...]); along an inner dimension
+// the group is moved next to it and merged.
+// CHECK-LABEL: func @all_gather_inner
+func.func @all_gather_inner(%x: tensor<4x2xf32>) -> tensor<4x8xf32> {
+  // CHECK: %[[OUT:.*]] = memref.alloc() : memref<4x4x2xf32>
+  // CHECK: call @epl_rt_all_gather_f32
+  // CHECK: %[[G:.*]] = bufferization.to_tensor %[[OUT]]
+  // CHECK: %[[T:.*]] = linalg.transpose ins(%[[G]] : tensor<4x4x2xf32>) outs(%{{.*}} : tensor<4x4x2xf32>) permutation = [1, 0, 2]
+  // CHECK: tensor.collapse_shape %[[T]] {{\[\[}}0], [1, 2]] : tensor<4x4x2xf32> into tensor<4x8xf32>
+  %0 = epl.all_gather %x on @mesh over ["tensor"] dim 1 : tensor<4x2xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// Along the outermost dimension no transpose is needed.
+// CHECK-LABEL: func @all_gather_outer
+func.func @all_gather_outer(%x: tensor<4x2xf32>) -> tensor<8x2xf32> {
+  // CHECK: call @epl_rt_all_gather_f32
+  // CHECK-NOT: linalg.transpose
+  // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<2x4x2xf32> into tensor<8x2xf32>
+  %0 = epl.all_gather %x on @mesh over ["data"] dim 0 : tensor<4x2xf32> -> tensor<8x2xf32>
+  return %0 : tensor<8x2xf32>
+}
+
+// -----
+
+epl.mesh @mesh ["tensor" = 4]
+
+// reduce_scatter and all_to_all bring the shards of the split dimension to
+// the front, where the runtime scatters contiguous chunks.
+// CHECK-LABEL: func @reduce_scatter
+func.func @reduce_scatter(%x: tensor<2x16xf32>) -> tensor<2x4xf32> {
+  // CHECK: %[[E:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1, 2]] output_shape [2, 4, 4] : tensor<2x16xf32> into tensor<2x4x4xf32>
+  // CHECK: %[[T:.*]] = linalg.transpose ins(%[[E]] : tensor<2x4x4xf32>) outs(%{{.*}} : tensor<4x2x4xf32>) permutation = [1, 0, 2]
+  // CHECK: bufferization.to_buffer %[[T]] read_only
+  // CHECK: %[[SUM:.*]] = arith.constant 0 : i32
+  // CHECK: call @epl_rt_reduce_scatter_f32({{.*}}, %[[SUM]])
+  %0 = epl.reduce_scatter %x on @mesh over ["tensor"] sum dim 1 : tensor<2x16xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// CHECK-LABEL: func @all_to_all
+func.func @all_to_all(%x: tensor<8x32xf32>) -> tensor<32x8xf32> {
+  // CHECK: linalg.transpose {{.*}} permutation = [1, 0, 2]
+  // CHECK: call @epl_rt_all_to_all_f32
+  // CHECK-NOT: linalg.transpose
+  // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : tensor<4x8x8xf32> into tensor<32x8xf32>
+  %0 = epl.all_to_all %x on @mesh over ["tensor"] split 1 concat 0 : tensor<8x32xf32> -> tensor<32x8xf32>
+  return %0 : tensor<32x8xf32>
+}
+
+// -----
+
+epl.mesh @pipe ["stage" = 2]
+
+// CHECK-LABEL: func @point_to_point
+func.func @point_to_point(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, index) {
+  // CHECK: %[[ROOT:.*]] = arith.constant 1 : i64
+  // CHECK: call @epl_rt_broadcast_f32({{.*}}, %[[ROOT]])
+  %b = epl.broadcast %x on @pipe over ["stage"] root 1 : tensor<4xf32>
+  // CHECK: %[[PEER:.*]] = arith.constant 1 : i64
+  // CHECK: %[[TAG:.*]] = arith.constant 5 : i64
+  // CHECK: call @epl_rt_send_f32(%{{.*}}, %{{.*}}, %[[PEER]], %[[TAG]])
+  epl.send %x on @pipe over ["stage"] to 1 tag 5 : tensor<4xf32>
+  // CHECK: call @epl_rt_recv_f32
+  %r = epl.recv on @pipe over ["stage"] from 1 tag 5 : tensor<4xf32>
+  // CHECK: %[[IDX:.*]] = call @epl_rt_group_index(%{{.*}}) : (memref<*xi64>) -> i64
+  // CHECK: arith.index_cast %[[IDX]] : i64 to index
+  %i = epl.group_index on @pipe over ["stage"]
+  return %b, %r, %i : tensor<4xf32>, tensor<4xf32>, index
+}

@@ -1,0 +1,30 @@
+"""Writes the safetensors files errors.test feeds to epl-run: a good set of
+parameters for examples/mlp.mlir and one broken file per kind of mistake."""
+
+import pathlib
+import struct
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[4] / "python"))
+from epl import safetensors  # noqa: E402
+
+out = pathlib.Path(sys.argv[1])
+out.mkdir(parents=True, exist_ok=True)
+good = {"w1": np.zeros((784, 512), np.float32),
+        "b1": np.zeros(512, np.float32),
+        "w2": np.zeros((512, 10), np.float32)}
+safetensors.save(out / "good.safetensors", good)
+safetensors.save(out / "missing-w2.safetensors",
+                 {k: v for k, v in good.items() if k != "w2"})
+safetensors.save(out / "wrong-shape.safetensors",
+                 {**good, "w1": np.zeros((784, 256), np.float32)})
+safetensors.save(out / "wrong-dtype.safetensors",
+                 {**good, "b1": np.zeros(512, np.float64)})
+
+raw = (out / "good.safetensors").read_bytes()
+(out / "truncated.safetensors").write_bytes(raw[:len(raw) // 2])
+(out / "not-json.safetensors").write_bytes(struct.pack("<Q", 5) + b"{oops")
+(out / "huge-header.safetensors").write_bytes(struct.pack("<Q", 1 << 40) + b"{}")
+(out / "tiny.safetensors").write_bytes(b"abc")
