@@ -524,6 +524,12 @@ EPL_RT_DEFINE_COLLECTIVES(f64, EPL_RT_F64)
 EPL_RT_DEFINE_COLLECTIVES(i32, EPL_RT_I32)
 EPL_RT_DEFINE_COLLECTIVES(i64, EPL_RT_I64)
 
+void _mlir_ciface_epl_rt_barrier(EplUnrankedMemRef *groupDesc) {
+  const Group &group = resolveGroup(groupDesc, "barrier");
+  if (Communicator *comm = communicatorFor(group))
+    comm->barrier();
+}
+
 int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group) {
   return resolveGroup(group, "group_index").index;
 }

@@ -169,6 +169,7 @@ void checkGroup(Checker &check, int rank, const std::vector<int64_t> &shape,
 
   if (_mlir_ciface_epl_rt_group_index(group.mem()) != index)
     check.failures.push_back(check.context + "group_index");
+  _mlir_ciface_epl_rt_barrier(group.mem());
 
   // all_reduce: uneven sizes (not a multiple of the group) and a larger one.
   for (int64_t n : {1, 7, 1001}) {

@@ -123,6 +123,7 @@ void registerRuntimeSymbols(ExecutionEngine &engine) {
     EPL_ADD(i64)
 #undef EPL_ADD
     add("_mlir_ciface_epl_rt_group_index", &_mlir_ciface_epl_rt_group_index);
+    add("_mlir_ciface_epl_rt_barrier", &_mlir_ciface_epl_rt_barrier);
     add("_mlir_ciface_epl_rt_matmul_f32", &_mlir_ciface_epl_rt_matmul_f32);
     add("_mlir_ciface_epl_rt_matmul_f64", &_mlir_ciface_epl_rt_matmul_f64);
     add("epl_rt_now", &epl_rt_now);

@@ -89,6 +89,9 @@ EPL_RT_DECLARE_COLLECTIVES(i32)
 EPL_RT_DECLARE_COLLECTIVES(i64)
 #undef EPL_RT_DECLARE_COLLECTIVES
 
+/// Returns once every device of the group has called it.
+void _mlir_ciface_epl_rt_barrier(EplUnrankedMemRef *group);
+
 /// This device's index within its group.
 int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group);
 
