@@ -9,30 +9,18 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Descriptor.h"
 #include "epl/Runtime/Runtime.h"
 
 #include <cstring>
 #include <vector>
 
-namespace {
-struct Strided {
-  char *base;
-  std::vector<int64_t> sizes, strides;
-};
-
-Strided view(EplUnrankedMemRef *m, int64_t elemSize) {
-  auto *f = static_cast<int64_t *>(m->descriptor);
-  Strided v;
-  v.base = reinterpret_cast<char *>(f[1]) + f[2] * elemSize;
-  v.sizes.assign(f + 3, f + 3 + m->rank);
-  v.strides.assign(f + 3 + m->rank, f + 3 + 2 * m->rank);
-  return v;
-}
-} // namespace
 
 extern "C" void memrefCopy(int64_t elemSize, EplUnrankedMemRef *srcArg,
                            EplUnrankedMemRef *dstArg) {
-  Strided src = view(srcArg, elemSize), dst = view(dstArg, elemSize);
+  using epl::rt::StridedView;
+  StridedView src = StridedView::of(srcArg, elemSize);
+  StridedView dst = StridedView::of(dstArg, elemSize);
   int64_t rank = static_cast<int64_t>(src.sizes.size());
   int64_t total = 1;
   for (int64_t s : src.sizes)

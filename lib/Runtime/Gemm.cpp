@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Descriptor.h"
 #include "epl/Runtime/Backend.h"
 #include "epl/Runtime/Runtime.h"
 
@@ -108,22 +109,8 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
       c.base[i * c.rowStride + j * c.colStride] = packedC[i * c.cols + j];
 }
 
-struct Batched {
-  char *base;
-  std::vector<int64_t> sizes, strides;
-};
-
-Batched unpack(EplUnrankedMemRef *m, size_t elementSize) {
-  auto *f = static_cast<int64_t *>(m->descriptor);
-  Batched v;
-  v.base = reinterpret_cast<char *>(f[1]) + f[2] * elementSize;
-  v.sizes.assign(f + 3, f + 3 + m->rank);
-  v.strides.assign(f + 3 + m->rank, f + 3 + 2 * m->rank);
-  return v;
-}
-
 template <typename T>
-Matrix<T> matrixAt(const Batched &v, int64_t batch) {
+Matrix<T> matrixAt(const StridedView &v, int64_t batch) {
   size_t r = v.sizes.size();
   T *base = reinterpret_cast<T *>(v.base) + (r == 3 ? batch * v.strides[0] : 0);
   return {base, v.sizes[r - 2], v.sizes[r - 1], v.strides[r - 2],
@@ -133,8 +120,9 @@ Matrix<T> matrixAt(const Batched &v, int64_t batch) {
 template <typename T>
 void matmul(EplUnrankedMemRef *am, EplUnrankedMemRef *bm,
             EplUnrankedMemRef *cm) {
-  Batched a = unpack(am, sizeof(T)), b = unpack(bm, sizeof(T)),
-          c = unpack(cm, sizeof(T));
+  StridedView a = StridedView::of(am, sizeof(T)),
+              b = StridedView::of(bm, sizeof(T)),
+              c = StridedView::of(cm, sizeof(T));
   size_t rank = c.sizes.size();
   if ((rank != 2 && rank != 3) || a.sizes.size() != rank ||
       b.sizes.size() != rank)

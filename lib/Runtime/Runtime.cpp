@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Descriptor.h"
 #include "epl/Runtime/Backend.h"
 #include "epl/Runtime/Runtime.h"
 
@@ -271,46 +272,9 @@ Group epl::rt::makeGroup(const int64_t *desc, int64_t length, int rank,
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// A view of a ranked memref descriptor.
-struct View {
-  char *base; // aligned + offset, in bytes
-  std::vector<int64_t> sizes, strides;
-  int64_t numElements() const {
-    int64_t n = 1;
-    for (int64_t s : sizes)
-      n *= s;
-    return n;
-  }
-  bool isContiguous() const {
-    int64_t expected = 1;
-    for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-      if (sizes[d] != 1 && strides[d] != expected)
-        return false;
-      expected *= sizes[d];
-    }
-    return true;
-  }
-  std::string shape() const {
-    std::string s;
-    for (size_t i = 0; i < sizes.size(); ++i)
-      s += (i ? "x" : "") + std::to_string(sizes[i]);
-    return s.empty() ? "scalar" : s;
-  }
-};
-
-View unpack(EplUnrankedMemRef *m, size_t elementSize) {
-  auto *fields = static_cast<int64_t *>(m->descriptor);
-  View v;
-  auto *aligned = reinterpret_cast<char *>(fields[1]);
-  v.base = aligned + fields[2] * static_cast<int64_t>(elementSize);
-  v.sizes.assign(fields + 3, fields + 3 + m->rank);
-  v.strides.assign(fields + 3 + m->rank, fields + 3 + 2 * m->rank);
-  return v;
-}
-
-View contiguous(EplUnrankedMemRef *m, size_t elementSize, const char *op,
+StridedView contiguous(EplUnrankedMemRef *m, size_t elementSize, const char *op,
                 const char *what) {
-  View v = unpack(m, elementSize);
+  StridedView v = StridedView::of(m, elementSize);
   if (!v.isContiguous())
     fatalError(std::string(op) + ": the " + what +
                " buffer is not contiguous; the lowering must copy strided "
@@ -319,7 +283,7 @@ View contiguous(EplUnrankedMemRef *m, size_t elementSize, const char *op,
 }
 
 const Group &resolveGroup(EplUnrankedMemRef *desc, const char *op) {
-  View v = unpack(desc, sizeof(int64_t));
+  StridedView v = StridedView::of(desc, sizeof(int64_t));
   auto *data = reinterpret_cast<const int64_t *>(v.base);
   std::vector<int64_t> key(data, data + v.numElements());
   if (!current) {
@@ -347,7 +311,7 @@ void record(const char *kind, const Group &group, int64_t bytes) {
   stat.bytes += bytes;
 }
 
-std::string sizeMismatch(const char *op, const View &in, const View &out,
+std::string sizeMismatch(const char *op, const StridedView &in, const StridedView &out,
                          const std::string &expected) {
   return std::string(op) + ": input of shape " + in.shape() +
          " and output of shape " + out.shape() + " do not match (" +
@@ -359,7 +323,7 @@ void allReduce(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                EplUnrankedMemRef *groupDesc, int32_t kind) {
   const char *op = "all_reduce";
   size_t es = dtypeSize(DT);
-  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
   if (i.numElements() != o.numElements())
     fatalError(sizeMismatch(op, i, o, "expected equal sizes"));
   const Group &group = resolveGroup(groupDesc, op);
@@ -376,7 +340,7 @@ void allGather(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                EplUnrankedMemRef *groupDesc) {
   const char *op = "all_gather";
   size_t es = dtypeSize(DT);
-  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
   const Group &group = resolveGroup(groupDesc, op);
   if (o.numElements() != i.numElements() * group.size())
     fatalError(sizeMismatch(op, i, o,
@@ -394,7 +358,7 @@ void reduceScatter(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                    EplUnrankedMemRef *groupDesc, int32_t kind) {
   const char *op = "reduce_scatter";
   size_t es = dtypeSize(DT);
-  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
   const Group &group = resolveGroup(groupDesc, op);
   if (i.numElements() != o.numElements() * group.size())
     fatalError(sizeMismatch(op, i, o,
@@ -413,7 +377,7 @@ void allToAll(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
               EplUnrankedMemRef *groupDesc) {
   const char *op = "all_to_all";
   size_t es = dtypeSize(DT);
-  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
   const Group &group = resolveGroup(groupDesc, op);
   if (i.numElements() != o.numElements() ||
       i.numElements() % group.size() != 0)
@@ -432,7 +396,7 @@ void broadcast(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                EplUnrankedMemRef *groupDesc, int64_t root) {
   const char *op = "broadcast";
   size_t es = dtypeSize(DT);
-  View i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
   if (i.numElements() != o.numElements())
     fatalError(sizeMismatch(op, i, o, "expected equal sizes"));
   const Group &group = resolveGroup(groupDesc, op);
@@ -452,7 +416,7 @@ void send(EplUnrankedMemRef *in, EplUnrankedMemRef *groupDesc, int64_t peer,
           int64_t tag) {
   const char *op = "send";
   size_t es = dtypeSize(DT);
-  View i = contiguous(in, es, op, "input");
+  StridedView i = contiguous(in, es, op, "input");
   const Group &group = resolveGroup(groupDesc, op);
   if (peer < 0 || peer >= group.size() || peer == group.index)
     fatalError("send: peer " + std::to_string(peer) +
@@ -467,7 +431,7 @@ void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
           int64_t tag) {
   const char *op = "recv";
   size_t es = dtypeSize(DT);
-  View o = contiguous(out, es, op, "output");
+  StridedView o = contiguous(out, es, op, "output");
   const Group &group = resolveGroup(groupDesc, op);
   if (peer < 0 || peer >= group.size() || peer == group.index)
     fatalError("recv: peer " + std::to_string(peer) +
