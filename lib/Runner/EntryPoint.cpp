@@ -23,9 +23,8 @@ static std::string listFunctions(ModuleOp module) {
   return names.empty() ? "none" : names;
 }
 
-FailureOr<func::FuncOp> mlir::epl::findEntryPoint(ModuleOp module,
-                                                  StringRef name,
-                                                  std::string &error) {
+FailureOr<func::FuncOp>
+mlir::epl::findEntryPoint(ModuleOp module, StringRef name, std::string &error) {
   if (!name.empty()) {
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn || fn.isExternal()) {
@@ -79,11 +78,12 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
   };
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
     EntryArg arg;
-    arg.type = describe(entry.getArgumentTypes()[i],
-                        "argument " + std::to_string(i));
+    arg.type =
+        describe(entry.getArgumentTypes()[i], "argument " + std::to_string(i));
     if (!arg.type)
       return failure();
-    auto name = entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
+    auto name =
+        entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
     arg.name = name ? name.str() : "arg" + std::to_string(i);
     if (auto kind =
             entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kArgAttrName))

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <vector>
 
-
 extern "C" void memrefCopy(int64_t elemSize, EplUnrankedMemRef *srcArg,
                            EplUnrankedMemRef *dstArg) {
   using epl::rt::StridedView;

@@ -29,8 +29,7 @@ struct StridedView {
     v.base = reinterpret_cast<char *>(fields[1]) +
              fields[2] * static_cast<int64_t>(elementSize);
     v.sizes.assign(fields + 3, fields + 3 + memref->rank);
-    v.strides.assign(fields + 3 + memref->rank,
-                     fields + 3 + 2 * memref->rank);
+    v.strides.assign(fields + 3 + memref->rank, fields + 3 + 2 * memref->rank);
     return v;
   }
 

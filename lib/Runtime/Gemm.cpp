@@ -61,10 +61,9 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
               ldc);
 }
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
-          int64_t k, const double *a, int64_t lda, const double *b,
-          int64_t ldb, double *c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 1.0, c,
-              ldc);
+          int64_t k, const double *a, int64_t lda, const double *b, int64_t ldb,
+          double *c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 1.0, c, ldc);
 }
 
 /// C += A * B for one matrix of each.
@@ -109,8 +108,7 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
       c.base[i * c.rowStride + j * c.colStride] = packedC[i * c.cols + j];
 }
 
-template <typename T>
-Matrix<T> matrixAt(const StridedView &v, int64_t batch) {
+template <typename T> Matrix<T> matrixAt(const StridedView &v, int64_t batch) {
   size_t r = v.sizes.size();
   T *base = reinterpret_cast<T *>(v.base) + (r == 3 ? batch * v.strides[0] : 0);
   return {base, v.sizes[r - 2], v.sizes[r - 1], v.strides[r - 2],

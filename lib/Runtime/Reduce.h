@@ -62,20 +62,20 @@ inline void reduceInOrder(void *out, const void *const *inputs, int count,
   switch (dtype) {
   case EPL_RT_F32:
     return reduceTyped(static_cast<float *>(out),
-                       reinterpret_cast<const float *const *>(inputs), count,
-                       n, kind);
+                       reinterpret_cast<const float *const *>(inputs), count, n,
+                       kind);
   case EPL_RT_F64:
     return reduceTyped(static_cast<double *>(out),
                        reinterpret_cast<const double *const *>(inputs), count,
                        n, kind);
   case EPL_RT_I32:
     return reduceTyped(static_cast<int32_t *>(out),
-                       reinterpret_cast<const int32_t *const *>(inputs),
-                       count, n, kind);
+                       reinterpret_cast<const int32_t *const *>(inputs), count,
+                       n, kind);
   case EPL_RT_I64:
     return reduceTyped(static_cast<int64_t *>(out),
-                       reinterpret_cast<const int64_t *const *>(inputs),
-                       count, n, kind);
+                       reinterpret_cast<const int64_t *const *>(inputs), count,
+                       n, kind);
   }
 }
 

@@ -7,9 +7,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "epl/Runtime/Runtime.h"
 #include "Descriptor.h"
 #include "epl/Runtime/Backend.h"
-#include "epl/Runtime/Runtime.h"
 
 #include <algorithm>
 #include <chrono>
@@ -149,9 +149,7 @@ void detail::leaveRank() {
 }
 
 int epl::rt::currentRank() { return current ? current->rank : 0; }
-int epl::rt::worldSize() {
-  return current ? current->backend->worldSize() : 1;
-}
+int epl::rt::worldSize() { return current ? current->backend->worldSize() : 1; }
 RankStats &epl::rt::currentStats() {
   return current && current->stats ? *current->stats : fallbackStats();
 }
@@ -185,8 +183,8 @@ epl::rt::allGatherBytes(const std::vector<char> &data) {
 }
 
 void epl::rt::fatalError(const std::string &message) {
-  std::string line = "epl-run: rank " + std::to_string(currentRank()) + ": " +
-                     message + "\n";
+  std::string line =
+      "epl-run: rank " + std::to_string(currentRank()) + ": " + message + "\n";
   if (current)
     current->backend->abort(line);
   std::fputs(line.c_str(), stderr);
@@ -273,7 +271,7 @@ Group epl::rt::makeGroup(const int64_t *desc, int64_t length, int rank,
 
 namespace {
 StridedView contiguous(EplUnrankedMemRef *m, size_t elementSize, const char *op,
-                const char *what) {
+                       const char *what) {
   StridedView v = StridedView::of(m, elementSize);
   if (!v.isContiguous())
     fatalError(std::string(op) + ": the " + what +
@@ -311,11 +309,11 @@ void record(const char *kind, const Group &group, int64_t bytes) {
   stat.bytes += bytes;
 }
 
-std::string sizeMismatch(const char *op, const StridedView &in, const StridedView &out,
-                         const std::string &expected) {
+std::string sizeMismatch(const char *op, const StridedView &in,
+                         const StridedView &out, const std::string &expected) {
   return std::string(op) + ": input of shape " + in.shape() +
-         " and output of shape " + out.shape() + " do not match (" +
-         expected + ")";
+         " and output of shape " + out.shape() + " do not match (" + expected +
+         ")";
 }
 
 template <EplDType DT>
@@ -323,7 +321,8 @@ void allReduce(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                EplUnrankedMemRef *groupDesc, int32_t kind) {
   const char *op = "all_reduce";
   size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"),
+              o = contiguous(out, es, op, "output");
   if (i.numElements() != o.numElements())
     fatalError(sizeMismatch(op, i, o, "expected equal sizes"));
   const Group &group = resolveGroup(groupDesc, op);
@@ -340,7 +339,8 @@ void allGather(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                EplUnrankedMemRef *groupDesc) {
   const char *op = "all_gather";
   size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"),
+              o = contiguous(out, es, op, "output");
   const Group &group = resolveGroup(groupDesc, op);
   if (o.numElements() != i.numElements() * group.size())
     fatalError(sizeMismatch(op, i, o,
@@ -358,7 +358,8 @@ void reduceScatter(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                    EplUnrankedMemRef *groupDesc, int32_t kind) {
   const char *op = "reduce_scatter";
   size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"),
+              o = contiguous(out, es, op, "output");
   const Group &group = resolveGroup(groupDesc, op);
   if (i.numElements() != o.numElements() * group.size())
     fatalError(sizeMismatch(op, i, o,
@@ -377,10 +378,10 @@ void allToAll(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
               EplUnrankedMemRef *groupDesc) {
   const char *op = "all_to_all";
   size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"),
+              o = contiguous(out, es, op, "output");
   const Group &group = resolveGroup(groupDesc, op);
-  if (i.numElements() != o.numElements() ||
-      i.numElements() % group.size() != 0)
+  if (i.numElements() != o.numElements() || i.numElements() % group.size() != 0)
     fatalError(sizeMismatch(op, i, o,
                             "expected equal sizes divisible by " +
                                 std::to_string(group.size())));
@@ -396,7 +397,8 @@ void broadcast(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                EplUnrankedMemRef *groupDesc, int64_t root) {
   const char *op = "broadcast";
   size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"), o = contiguous(out, es, op, "output");
+  StridedView i = contiguous(in, es, op, "input"),
+              o = contiguous(out, es, op, "output");
   if (i.numElements() != o.numElements())
     fatalError(sizeMismatch(op, i, o, "expected equal sizes"));
   const Group &group = resolveGroup(groupDesc, op);
@@ -443,10 +445,9 @@ void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
 } // namespace
 
 #define EPL_RT_DEFINE_COLLECTIVES(T, DT)                                       \
-  void _mlir_ciface_epl_rt_all_reduce_##T(EplUnrankedMemRef *in,               \
-                                          EplUnrankedMemRef *out,              \
-                                          EplUnrankedMemRef *group,            \
-                                          int32_t kind) {                      \
+  void _mlir_ciface_epl_rt_all_reduce_##T(                                     \
+      EplUnrankedMemRef *in, EplUnrankedMemRef *out, EplUnrankedMemRef *group, \
+      int32_t kind) {                                                          \
     allReduce<DT>(in, out, group, kind);                                       \
   }                                                                            \
   void _mlir_ciface_epl_rt_all_gather_##T(EplUnrankedMemRef *in,               \
@@ -454,10 +455,9 @@ void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
                                           EplUnrankedMemRef *group) {          \
     allGather<DT>(in, out, group);                                             \
   }                                                                            \
-  void _mlir_ciface_epl_rt_reduce_scatter_##T(EplUnrankedMemRef *in,           \
-                                              EplUnrankedMemRef *out,          \
-                                              EplUnrankedMemRef *group,        \
-                                              int32_t kind) {                  \
+  void _mlir_ciface_epl_rt_reduce_scatter_##T(                                 \
+      EplUnrankedMemRef *in, EplUnrankedMemRef *out, EplUnrankedMemRef *group, \
+      int32_t kind) {                                                          \
     reduceScatter<DT>(in, out, group, kind);                                   \
   }                                                                            \
   void _mlir_ciface_epl_rt_all_to_all_##T(EplUnrankedMemRef *in,               \
@@ -465,10 +465,9 @@ void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
                                           EplUnrankedMemRef *group) {          \
     allToAll<DT>(in, out, group);                                              \
   }                                                                            \
-  void _mlir_ciface_epl_rt_broadcast_##T(EplUnrankedMemRef *in,                \
-                                         EplUnrankedMemRef *out,               \
-                                         EplUnrankedMemRef *group,             \
-                                         int64_t root) {                       \
+  void _mlir_ciface_epl_rt_broadcast_##T(                                      \
+      EplUnrankedMemRef *in, EplUnrankedMemRef *out, EplUnrankedMemRef *group, \
+      int64_t root) {                                                          \
     broadcast<DT>(in, out, group, root);                                       \
   }                                                                            \
   void _mlir_ciface_epl_rt_send_##T(EplUnrankedMemRef *in,                     \

@@ -32,9 +32,9 @@ constexpr DTypeInfo kDTypes[] = {
 };
 
 llvm::Error malformed(StringRef path, const llvm::Twine &why) {
-  return llvm::createStringError(
-      llvm::inconvertibleErrorCode(),
-      path + ": not a valid safetensors file: " + why);
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 path +
+                                     ": not a valid safetensors file: " + why);
 }
 } // namespace
 
@@ -102,8 +102,8 @@ llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
 
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
   if (!json)
-    return malformed(path, "header is not JSON: " +
-                               llvm::toString(json.takeError()));
+    return malformed(path,
+                     "header is not JSON: " + llvm::toString(json.takeError()));
   const llvm::json::Object *object = json->getAsObject();
   if (!object)
     return malformed(path, "header is not a JSON object");
@@ -194,8 +194,8 @@ llvm::Error mlir::epl::writeSafetensors(StringRef path,
   int fd;
   StringRef dir = llvm::sys::path::parent_path(path);
   llvm::SmallString<256> model(dir.empty() ? "." : dir);
-  llvm::sys::path::append(model, llvm::sys::path::filename(path) +
-                                     ".tmp-%%%%%%");
+  llvm::sys::path::append(model,
+                          llvm::sys::path::filename(path) + ".tmp-%%%%%%");
   if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
     return llvm::createStringError(ec, "cannot write " + path + ": " +
                                            ec.message());

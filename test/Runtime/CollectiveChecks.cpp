@@ -83,8 +83,8 @@ std::vector<int> membersOf(int rank, const std::vector<int64_t> &shape,
 /// Deterministic values that differ per rank and element, with enough
 /// mantissa bits that a different summation order gives different floats.
 template <typename T> T valueOf(int rank, int64_t i, int salt) {
-  uint64_t h = (rank + 1) * 0x9E3779B97F4A7C15ull ^ (i + 1) * 0xBF58476D1CE4E5B9ull ^
-               salt * 0x94D049BB133111EBull;
+  uint64_t h = (rank + 1) * 0x9E3779B97F4A7C15ull ^
+               (i + 1) * 0xBF58476D1CE4E5B9ull ^ salt * 0x94D049BB133111EBull;
   h ^= h >> 31;
   if constexpr (std::is_floating_point_v<T>)
     return static_cast<T>(static_cast<double>(h % 2000003) / 1000.0 - 1000.0) /
@@ -93,8 +93,7 @@ template <typename T> T valueOf(int rank, int64_t i, int salt) {
     return static_cast<T>(static_cast<int64_t>(h % 20001) - 10000);
 }
 
-template <typename T>
-std::vector<T> valuesOf(int rank, int64_t n, int salt) {
+template <typename T> std::vector<T> valuesOf(int rank, int64_t n, int salt) {
   std::vector<T> v(n);
   for (int64_t i = 0; i < n; ++i)
     v[i] = valueOf<T>(rank, i, salt);
@@ -163,8 +162,8 @@ void checkGroup(Checker &check, int rank, const std::vector<int64_t> &shape,
                 const std::vector<int64_t> &axes) {
   std::vector<int> members = membersOf(rank, shape, axes);
   int g = static_cast<int>(members.size());
-  int index = static_cast<int>(
-      std::find(members.begin(), members.end(), rank) - members.begin());
+  int index = static_cast<int>(std::find(members.begin(), members.end(), rank) -
+                               members.begin());
   auto group = groupOf(shape, axes);
 
   if (_mlir_ciface_epl_rt_group_index(group.mem()) != index)
@@ -173,7 +172,8 @@ void checkGroup(Checker &check, int rank, const std::vector<int64_t> &shape,
 
   // all_reduce: uneven sizes (not a multiple of the group) and a larger one.
   for (int64_t n : {1, 7, 1001}) {
-    for (EplReduction kind : {EPL_RT_SUM, EPL_RT_MAX, EPL_RT_MIN, EPL_RT_MEAN}) {
+    for (EplReduction kind :
+         {EPL_RT_SUM, EPL_RT_MAX, EPL_RT_MIN, EPL_RT_MEAN}) {
       Buffer<T> in{valuesOf<T>(rank, n, 1)}, out{std::vector<T>(n)};
       EPL_DISPATCH(all_reduce, T, in.mem(), out.mem(), group.mem(), kind)
       std::vector<T> expected(n);
@@ -223,7 +223,8 @@ void checkGroup(Checker &check, int rank, const std::vector<int64_t> &shape,
   // broadcast from the last member.
   {
     Buffer<T> in{valuesOf<T>(rank, 9, 5)}, out{std::vector<T>(9)};
-    EPL_DISPATCH(broadcast, T, in.mem(), out.mem(), group.mem(), static_cast<int64_t>(g - 1))
+    EPL_DISPATCH(broadcast, T, in.mem(), out.mem(), group.mem(),
+                 static_cast<int64_t>(g - 1))
     check.equal(out.data, valuesOf<T>(members[g - 1], 9, 5), "broadcast");
   }
 
@@ -232,8 +233,10 @@ void checkGroup(Checker &check, int rank, const std::vector<int64_t> &shape,
     int next = (index + 1) % g, prev = (index + g - 1) % g;
     for (int64_t tag : {0, 3}) {
       Buffer<T> in{valuesOf<T>(rank, 4 + tag, 6)}, out{std::vector<T>(4 + tag)};
-      EPL_DISPATCH(send, T, in.mem(), group.mem(), static_cast<int64_t>(next), tag)
-      EPL_DISPATCH(recv, T, out.mem(), group.mem(), static_cast<int64_t>(prev), tag)
+      EPL_DISPATCH(send, T, in.mem(), group.mem(), static_cast<int64_t>(next),
+                   tag)
+      EPL_DISPATCH(recv, T, out.mem(), group.mem(), static_cast<int64_t>(prev),
+                   tag)
       check.equal(out.data, valuesOf<T>(members[prev], 4 + tag, 6),
                   "send/recv tag " + std::to_string(tag));
     }
@@ -284,12 +287,14 @@ void epl::rt::test::runFailureScenario(const std::string &name, int rank,
   if (name == "mismatch") {
     int64_t n = rank == 1 ? 8 : 4;
     Buffer<float> in{std::vector<float>(n)}, out{std::vector<float>(n)};
-    _mlir_ciface_epl_rt_all_reduce_f32(in.mem(), out.mem(), group.mem(), EPL_RT_SUM);
+    _mlir_ciface_epl_rt_all_reduce_f32(in.mem(), out.mem(), group.mem(),
+                                       EPL_RT_SUM);
   } else if (name == "early-exit") {
     if (rank == worldSize - 1)
       return;
     Buffer<float> in{std::vector<float>(4)}, out{std::vector<float>(4)};
-    _mlir_ciface_epl_rt_all_reduce_f32(in.mem(), out.mem(), group.mem(), EPL_RT_SUM);
+    _mlir_ciface_epl_rt_all_reduce_f32(in.mem(), out.mem(), group.mem(),
+                                       EPL_RT_SUM);
   } else if (name == "timeout") {
     if (rank == 1) {
       Buffer<float> out{std::vector<float>(4)};

@@ -1,4 +1,5 @@
-//===- CollectiveChecks.h - Checks of every collective, per rank -*- C++ -*-===//
+//===- CollectiveChecks.h - Checks of every collective, per rank -*- C++
+//-*-===//
 //
 // Part of EPL-MLIR.
 //

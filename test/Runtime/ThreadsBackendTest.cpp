@@ -50,7 +50,8 @@ TEST(ThreadsBackend, AllGatherBytesCollectsEveryRankInOrder) {
   });
   ASSERT_EQ(seen.size(), 3u);
   for (int r = 0; r < 3; ++r)
-    EXPECT_EQ(seen[r], std::vector<char>(r * 5 + 1, static_cast<char>('a' + r)));
+    EXPECT_EQ(seen[r],
+              std::vector<char>(r * 5 + 1, static_cast<char>('a' + r)));
 }
 
 TEST(ThreadsBackend, MemoryIsCountedPerRank) {

@@ -21,10 +21,11 @@ using namespace mlir::epl;
 namespace {
 enum class Format { Markdown, Json };
 
-llvm::cl::opt<Format> format(
-    "format", llvm::cl::desc("output format"), llvm::cl::init(Format::Markdown),
-    llvm::cl::values(clEnumValN(Format::Markdown, "markdown", "a table"),
-                     clEnumValN(Format::Json, "json", "a JSON array")));
+llvm::cl::opt<Format>
+    format("format", llvm::cl::desc("output format"),
+           llvm::cl::init(Format::Markdown),
+           llvm::cl::values(clEnumValN(Format::Markdown, "markdown", "a table"),
+                            clEnumValN(Format::Json, "json", "a JSON array")));
 
 llvm::StringRef kindName(ConfigValueKind kind) {
   switch (kind) {
@@ -53,7 +54,8 @@ std::string describeValue(const ConfigKey &key) {
   if (key.min)
     os << (key.minExclusive ? " > " : " ≥ ") << llvm::format("%g", *key.min);
   if (key.maxExclusive)
-    os << (key.min ? " and < " : " < ") << llvm::format("%g", *key.maxExclusive);
+    os << (key.min ? " and < " : " < ")
+       << llvm::format("%g", *key.maxExclusive);
   for (llvm::StringRef special : key.allowed)
     os << ", or `\"" << special << "\"`";
   return s;

@@ -60,14 +60,15 @@ cl::opt<std::string> entryName("entry",
                                cl::value_desc("name"), cl::cat(category));
 cl::opt<int> numRanks("ranks", cl::desc("Ranks for the threads backend"),
                       cl::init(1), cl::cat(category));
-cl::opt<rt::BackendKind> backendKind(
-    "backend", cl::desc("Communication backend (default: mpi under an MPI "
-                        "launcher, else threads)"),
-    cl::values(clEnumValN(rt::BackendKind::Threads, "threads",
-                          "N ranks as threads of this process"),
-               clEnumValN(rt::BackendKind::MPI, "mpi",
-                          "one rank per process (mpirun)")),
-    cl::cat(category));
+cl::opt<rt::BackendKind>
+    backendKind("backend",
+                cl::desc("Communication backend (default: mpi under an MPI "
+                         "launcher, else threads)"),
+                cl::values(clEnumValN(rt::BackendKind::Threads, "threads",
+                                      "N ranks as threads of this process"),
+                           clEnumValN(rt::BackendKind::MPI, "mpi",
+                                      "one rank per process (mpirun)")),
+                cl::cat(category));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed of parameters and data"),
                        cl::init(0), cl::cat(category));
 cl::opt<std::string> paramsFile("params",
@@ -114,7 +115,8 @@ void registerRuntimeSymbols(ExecutionEngine &engine) {
       &_mlir_ciface_epl_rt_reduce_scatter_##T);                                \
   add("_mlir_ciface_epl_rt_all_to_all_" #T,                                    \
       &_mlir_ciface_epl_rt_all_to_all_##T);                                    \
-  add("_mlir_ciface_epl_rt_broadcast_" #T, &_mlir_ciface_epl_rt_broadcast_##T); \
+  add("_mlir_ciface_epl_rt_broadcast_" #T,                                     \
+      &_mlir_ciface_epl_rt_broadcast_##T);                                     \
   add("_mlir_ciface_epl_rt_send_" #T, &_mlir_ciface_epl_rt_send_##T);          \
   add("_mlir_ciface_epl_rt_recv_" #T, &_mlir_ciface_epl_rt_recv_##T);
     EPL_ADD(f32)
@@ -152,9 +154,10 @@ std::optional<SafetensorsFile> loadOptional(const std::string &path) {
 }
 
 /// The host value of every argument: from the files, else generated.
-std::vector<HostTensor> prepareArguments(const EntryPoint &entry,
-                                         const std::optional<SafetensorsFile> &params,
-                                         const std::optional<SafetensorsFile> &data) {
+std::vector<HostTensor>
+prepareArguments(const EntryPoint &entry,
+                 const std::optional<SafetensorsFile> &params,
+                 const std::optional<SafetensorsFile> &data) {
   std::vector<HostTensor> values;
   for (const EntryArg &arg : entry.args) {
     std::optional<DType> dtype = dtypeOf(arg.type.getElementType());
@@ -175,8 +178,8 @@ std::vector<HostTensor> prepareArguments(const EntryPoint &entry,
       for (const HostTensor &t : file->tensors)
         names += (names.empty() ? "" : ", ") + t.name;
       fail(std::string(isParam ? "parameter" : "argument") + " '" + arg.name +
-           "' is not in " + path + " (it holds: " +
-           (names.empty() ? "nothing" : names) + ")");
+           "' is not in " + path +
+           " (it holds: " + (names.empty() ? "nothing" : names) + ")");
     }
     std::vector<int64_t> shape(arg.type.getShape().begin(),
                                arg.type.getShape().end());
@@ -184,9 +187,9 @@ std::vector<HostTensor> prepareArguments(const EntryPoint &entry,
       HostTensor expected;
       expected.dtype = *dtype;
       expected.shape = shape;
-      fail("tensor '" + arg.name + "' in " + path + " is " +
-           found->describe() + " but @" + entry.name + " takes " +
-           expected.describe() + " (" + typeString(arg.type) + ")");
+      fail("tensor '" + arg.name + "' in " + path + " is " + found->describe() +
+           " but @" + entry.name + " takes " + expected.describe() + " (" +
+           typeString(arg.type) + ")");
     }
     values.push_back(*found);
   }
@@ -328,8 +331,7 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  FailureOr<func::FuncOp> entryFn =
-      findEntryPoint(*module, entryName, error);
+  FailureOr<func::FuncOp> entryFn = findEntryPoint(*module, entryName, error);
   if (failed(entryFn))
     fail(error);
   FailureOr<EntryPoint> entry = describeEntryPoint(*entryFn, error);
@@ -345,12 +347,12 @@ int main(int argc, char **argv) {
       if (mesh.getNumDevices() != numRanks)
         fail("mesh @" + mesh.getSymName() + " has " +
              llvm::Twine(mesh.getNumDevices()) + " devices but the run has " +
-             llvm::Twine(numRanks.getValue()) +
-             " rank(s); pass --ranks " + llvm::Twine(mesh.getNumDevices()));
+             llvm::Twine(numRanks.getValue()) + " rank(s); pass --ranks " +
+             llvm::Twine(mesh.getNumDevices()));
 
   // Load and check every input before compiling or running anything.
-  std::vector<HostTensor> args =
-      prepareArguments(*entry, loadOptional(paramsFile), loadOptional(dataFile));
+  std::vector<HostTensor> args = prepareArguments(
+      *entry, loadOptional(paramsFile), loadOptional(dataFile));
 
   wrapEntryPoint(*module, *entryFn);
   PassManager pm(&context);
@@ -423,9 +425,8 @@ int main(int argc, char **argv) {
     rt::finishProgram();
     // Every rank takes part in the gathers below, then rank 0 reports.
     std::vector<int64_t> peaks;
-    for (auto &b :
-         rt::allGatherBytes(bytesOf(std::vector<int64_t>{
-             rt::currentStats().peakBytes})))
+    for (auto &b : rt::allGatherBytes(
+             bytesOf(std::vector<int64_t>{rt::currentStats().peakBytes})))
       peaks.push_back(valuesOf<int64_t>(b)[0]);
     std::vector<std::vector<std::vector<char>>> allResults(results.size());
     if (!dumpFile.empty())
@@ -447,8 +448,7 @@ int main(int argc, char **argv) {
     std::fflush(stdout);
 
     if (!reportFile.empty())
-      writeReport(steps, ranks, backendName, peaks, rt::currentStats(),
-                  meshes);
+      writeReport(steps, ranks, backendName, peaks, rt::currentStats(), meshes);
     if (!dumpFile.empty()) {
       SafetensorsFile out;
       out.metadata["entry"] = entry->name;

@@ -1,4 +1,5 @@
-/*===- Runtime.h - The C ABI lowered EPL programs call -------------*- C -*-===*\
+/*===- Runtime.h - The C ABI lowered EPL programs call -------------*- C
+-*-===*\
 |*                                                                            *|
 |* Part of EPL-MLIR.                                                          *|
 |*                                                                            *|
@@ -58,24 +59,21 @@ typedef enum {
  * Reductions combine contributions in group order on every backend, so that
  * results are bit-identical between backends and between runs. */
 #define EPL_RT_DECLARE_COLLECTIVES(T)                                          \
-  void _mlir_ciface_epl_rt_all_reduce_##T(EplUnrankedMemRef *in,               \
-                                          EplUnrankedMemRef *out,              \
-                                          EplUnrankedMemRef *group,            \
-                                          int32_t kind);                       \
+  void _mlir_ciface_epl_rt_all_reduce_##T(                                     \
+      EplUnrankedMemRef *in, EplUnrankedMemRef *out, EplUnrankedMemRef *group, \
+      int32_t kind);                                                           \
   void _mlir_ciface_epl_rt_all_gather_##T(EplUnrankedMemRef *in,               \
                                           EplUnrankedMemRef *out,              \
                                           EplUnrankedMemRef *group);           \
-  void _mlir_ciface_epl_rt_reduce_scatter_##T(EplUnrankedMemRef *in,           \
-                                              EplUnrankedMemRef *out,          \
-                                              EplUnrankedMemRef *group,        \
-                                              int32_t kind);                   \
+  void _mlir_ciface_epl_rt_reduce_scatter_##T(                                 \
+      EplUnrankedMemRef *in, EplUnrankedMemRef *out, EplUnrankedMemRef *group, \
+      int32_t kind);                                                           \
   void _mlir_ciface_epl_rt_all_to_all_##T(EplUnrankedMemRef *in,               \
                                           EplUnrankedMemRef *out,              \
                                           EplUnrankedMemRef *group);           \
-  void _mlir_ciface_epl_rt_broadcast_##T(EplUnrankedMemRef *in,                \
-                                         EplUnrankedMemRef *out,               \
-                                         EplUnrankedMemRef *group,             \
-                                         int64_t root);                        \
+  void _mlir_ciface_epl_rt_broadcast_##T(                                      \
+      EplUnrankedMemRef *in, EplUnrankedMemRef *out, EplUnrankedMemRef *group, \
+      int64_t root);                                                           \
   void _mlir_ciface_epl_rt_send_##T(EplUnrankedMemRef *in,                     \
                                     EplUnrankedMemRef *group, int64_t peer,    \
                                     int64_t tag);                              \

@@ -89,8 +89,8 @@ public:
     if (type.hasStaticShape())
       return success();
     return op->emitOpError()
-           << "cannot be lowered to the runtime with a dynamic shape ("
-           << type << ")";
+           << "cannot be lowered to the runtime with a dynamic shape (" << type
+           << ")";
   }
 
   /// Moves dimension `from` of `value` to position `to`, materialized.
@@ -106,8 +106,7 @@ public:
     SmallVector<int64_t> shape;
     for (int64_t d : perm)
       shape.push_back(type.getDimSize(d));
-    Value init =
-        tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+    Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
     ++transposes;
     return linalg::TransposeOp::create(b, loc, value, init, perm)
         .getResult()[0];
@@ -174,8 +173,8 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
       llvm::TypeSwitch<Operation *, LogicalResult>(op)
           .Case([&](AllReduceOp ar) -> LogicalResult {
             auto type = ar.getType();
-            FailureOr<std::string> fn = l.function("all_reduce",
-                                                   type.getElementType());
+            FailureOr<std::string> fn =
+                l.function("all_reduce", type.getElementType());
             if (failed(fn))
               return failure();
             Value out = l.allocate(type, ar.getInput());
@@ -188,8 +187,8 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
           })
           .Case([&](AllGatherOp ag) -> LogicalResult {
             auto in = ag.getInput().getType();
-            FailureOr<std::string> fn = l.function("all_gather",
-                                                   in.getElementType());
+            FailureOr<std::string> fn =
+                l.function("all_gather", in.getElementType());
             if (failed(fn) || failed(l.requireStatic(in)))
               return failure();
             int64_t g = groupOp.getGroupSize();
@@ -206,8 +205,8 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
           })
           .Case([&](ReduceScatterOp rs) -> LogicalResult {
             auto in = rs.getInput().getType();
-            FailureOr<std::string> fn = l.function("reduce_scatter",
-                                                   in.getElementType());
+            FailureOr<std::string> fn =
+                l.function("reduce_scatter", in.getElementType());
             if (failed(fn) || failed(l.requireStatic(in)))
               return failure();
             int64_t g = groupOp.getGroupSize();
@@ -225,8 +224,8 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
           })
           .Case([&](AllToAllOp a2a) -> LogicalResult {
             auto in = a2a.getInput().getType();
-            FailureOr<std::string> fn = l.function("all_to_all",
-                                                   in.getElementType());
+            FailureOr<std::string> fn =
+                l.function("all_to_all", in.getElementType());
             if (failed(fn) || failed(l.requireStatic(in)))
               return failure();
             int64_t g = groupOp.getGroupSize();
@@ -245,8 +244,8 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
           })
           .Case([&](BroadcastOp bc) -> LogicalResult {
             auto type = bc.getType();
-            FailureOr<std::string> fn = l.function("broadcast",
-                                                   type.getElementType());
+            FailureOr<std::string> fn =
+                l.function("broadcast", type.getElementType());
             if (failed(fn))
               return failure();
             Value out = l.allocate(type, bc.getInput());
@@ -259,8 +258,8 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
           })
           .Case([&](SendOp send) -> LogicalResult {
             auto type = send.getInput().getType();
-            FailureOr<std::string> fn = l.function("send",
-                                                   type.getElementType());
+            FailureOr<std::string> fn =
+                l.function("send", type.getElementType());
             if (failed(fn))
               return failure();
             api.call(b, l.loc, *fn,
@@ -271,8 +270,8 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
           })
           .Case([&](RecvOp recv) -> LogicalResult {
             auto type = recv.getType();
-            FailureOr<std::string> fn = l.function("recv",
-                                                   type.getElementType());
+            FailureOr<std::string> fn =
+                l.function("recv", type.getElementType());
             if (failed(fn) || failed(l.requireStatic(type)))
               return failure();
             Value out = l.allocate(type);

@@ -26,8 +26,8 @@ namespace {
 /// The order of loop dimensions in which `map` should read its operand for
 /// the runtime's GEMM, e.g. (b, m, k) for A; std::nullopt when the operand
 /// does not index exactly those dimensions.
-std::optional<SmallVector<int64_t>>
-permutationTo(AffineMap map, ArrayRef<unsigned> wanted) {
+std::optional<SmallVector<int64_t>> permutationTo(AffineMap map,
+                                                  ArrayRef<unsigned> wanted) {
   if (map.getNumResults() != wanted.size())
     return std::nullopt;
   SmallVector<int64_t> perm;
@@ -93,8 +93,8 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
   Value va = permuted(rewriter, loc, a, *permA);
   Value vb = permuted(rewriter, loc, b, *permB);
   Value vc = permuted(rewriter, loc, c, *permC);
-  api.call(rewriter, loc, element.isF32() ? "epl_rt_matmul_f32"
-                                          : "epl_rt_matmul_f64",
+  api.call(rewriter, loc,
+           element.isF32() ? "epl_rt_matmul_f32" : "epl_rt_matmul_f64",
            {RuntimeAPI::unranked(rewriter, loc, va),
             RuntimeAPI::unranked(rewriter, loc, vb),
             RuntimeAPI::unranked(rewriter, loc, vc)});

@@ -60,10 +60,10 @@ Value RuntimeAPI::unranked(OpBuilder &builder, Location loc, Value memref) {
   return memref::CastOp::create(builder, loc, unrankedType, memref);
 }
 
-Value RuntimeAPI::groupDescriptor(OpBuilder &builder, Location loc,
-                                  MeshOp mesh, ArrayAttr axes) {
-  std::vector<int64_t> desc = {meshIds.lookup(mesh),
-                               static_cast<int64_t>(mesh.getAxisSizes().size())};
+Value RuntimeAPI::groupDescriptor(OpBuilder &builder, Location loc, MeshOp mesh,
+                                  ArrayAttr axes) {
+  std::vector<int64_t> desc = {
+      meshIds.lookup(mesh), static_cast<int64_t>(mesh.getAxisSizes().size())};
   llvm::append_range(desc, mesh.getAxisSizes());
   desc.push_back(static_cast<int64_t>(axes.size()));
   for (Attribute axis : axes) {
@@ -86,7 +86,7 @@ Value RuntimeAPI::groupDescriptor(OpBuilder &builder, Location loc,
         moduleBuilder, loc, name, moduleBuilder.getStringAttr("private"), type,
         value, /*constant=*/true, /*alignment=*/nullptr);
   }
-  Value ref = memref::GetGlobalOp::create(builder, loc, type,
-                                          global.getSymName());
+  Value ref =
+      memref::GetGlobalOp::create(builder, loc, type, global.getSymName());
   return unranked(builder, loc, ref);
 }

@@ -203,8 +203,7 @@ void MPICommunicator::wait(MPI_Request &request, const char *what) {
       for (int m : group.members)
         members += (members.empty() ? "" : ", ") + std::to_string(m);
       fatalError(std::string(what) + " over " + group.describe() +
-                 ": timed out after " +
-                 formatSeconds(world.timeoutSeconds()) +
+                 ": timed out after " + formatSeconds(world.timeoutSeconds()) +
                  " waiting for the other ranks of the group (" + members +
                  "); a rank may have failed or left (see --timeout)");
     }
@@ -282,8 +281,8 @@ void MPICommunicator::allReduce(const void *in, void *out, size_t count,
   wait(request, "all_reduce");
 }
 
-void MPICommunicator::allGather(const void *in, void *out,
-                                size_t countPerRank, EplDType dtype) {
+void MPICommunicator::allGather(const void *in, void *out, size_t countPerRank,
+                                EplDType dtype) {
   agree(kAllGather, countPerRank, dtype, 0, 0);
   int bytes = checkedCount(countPerRank * dtypeSize(dtype), "all_gather");
   MPI_Request request;

@@ -178,15 +178,12 @@ void ThreadsCommunicator::rendezvous(const char *op) {
       missing += (missing.empty() ? "" : ", ") + std::to_string(rank);
     }
     if (finishedPeer)
-      fatalError(std::string(op) + " over " + group.describe() +
-                 ": rank(s) " + missing +
-                 " finished the program without joining it");
+      fatalError(std::string(op) + " over " + group.describe() + ": rank(s) " +
+                 missing + " finished the program without joining it");
     if (Clock::now() > deadline)
       fatalError(std::string(op) + " over " + group.describe() +
-                 ": timed out after " +
-                 formatSeconds(world.timeoutSeconds()) +
-                 " waiting for rank(s) " + missing +
-                 " (see --timeout)");
+                 ": timed out after " + formatSeconds(world.timeoutSeconds()) +
+                 " waiting for rank(s) " + missing + " (see --timeout)");
   }
 }
 
@@ -234,8 +231,7 @@ void ThreadsCommunicator::allGather(const void *in, void *out,
   enter({"all_gather", in, out, countPerRank, dtype, 0, 0});
   size_t bytes = countPerRank * dtypeSize(dtype);
   for (int i = 0; i < group.size(); ++i)
-    std::memcpy(static_cast<char *>(out) + i * bytes, state.slots[i].in,
-                bytes);
+    std::memcpy(static_cast<char *>(out) + i * bytes, state.slots[i].in, bytes);
   leave("all_gather");
 }
 
@@ -302,8 +298,7 @@ void ThreadsCommunicator::recv(void *out, size_t count, EplDType dtype,
     if (Clock::now() > deadline)
       fatalError("recv from rank " + std::to_string(source) + " (tag " +
                  std::to_string(tag) + "): timed out after " +
-                 formatSeconds(world.timeoutSeconds()) +
-                 " (see --timeout)");
+                 formatSeconds(world.timeoutSeconds()) + " (see --timeout)");
   }
   Message message = std::move(queue.front());
   queue.pop_front();
@@ -312,8 +307,7 @@ void ThreadsCommunicator::recv(void *out, size_t count, EplDType dtype,
     fatalError("recv from rank " + std::to_string(source) + " expected " +
                std::to_string(count) + " " + dtypeName(dtype) +
                " elements, but it sent " +
-               std::to_string(message.data.size() /
-                              dtypeSize(message.dtype)) +
+               std::to_string(message.data.size() / dtypeSize(message.dtype)) +
                " " + dtypeName(message.dtype) + " elements");
   std::memcpy(out, message.data.data(), bytes);
 }

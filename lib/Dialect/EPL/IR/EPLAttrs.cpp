@@ -50,8 +50,9 @@ static LogicalResult verifyScope(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult ReplicateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                    int64_t devices, StringAttr name) {
+LogicalResult
+ReplicateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t devices, StringAttr name) {
   return verifyScope(emitError, "replicate", devices, name);
 }
 
@@ -106,8 +107,7 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
     StringRef keyword;
     SMLoc kindLoc;
     if (parser.parseKeyword("partial") ||
-        (kindLoc = parser.getCurrentLocation(),
-         parser.parseKeyword(&keyword)))
+        (kindLoc = parser.getCurrentLocation(), parser.parseKeyword(&keyword)))
       return {};
     std::optional<ReductionKind> parsed = symbolizeReductionKind(keyword);
     if (!parsed) {
@@ -141,10 +141,11 @@ void ShardingAttr::print(AsmPrinter &printer) const {
   printer << '>';
 }
 
-LogicalResult
-ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     FlatSymbolRefAttr mesh, ArrayRef<ArrayAttr> dims,
-                     ArrayAttr partialAxes, ReductionKind partialKind) {
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   FlatSymbolRefAttr mesh,
+                                   ArrayRef<ArrayAttr> dims,
+                                   ArrayAttr partialAxes,
+                                   ReductionKind partialKind) {
   if (!mesh)
     return emitError() << "sharding needs a mesh";
   llvm::SmallDenseSet<StringRef> seen;

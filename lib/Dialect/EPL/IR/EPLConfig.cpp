@@ -34,9 +34,12 @@ constexpr llvm::StringLiteral kOptimizers[] = {"sgd", "momentum", "adam",
                                                "adamw"};
 
 const ConfigKey kKeys[] = {
-    {"pipeline.num_micro_batch", K::Integer,
+    {"pipeline.num_micro_batch",
+     K::Integer,
      "micro-batches per step; with one stage, gradient accumulation steps",
-     "1", {}, 1},
+     "1",
+     {},
+     1},
     {"pipeline.strategy", K::String,
      "pipeline schedule: PreferForward (GPipe) or PreferBackward (1F1B)",
      "\"PreferBackward\"", kPipelineStrategies},
@@ -56,15 +59,22 @@ const ConfigKey kKeys[] = {
      "weights; \"\" disables it",
      "\"\"", kAmpLevels},
     {"amp.loss_scale", K::Float,
-     "loss scale for mixed precision: a number, or \"dynamic\"",
-     "\"dynamic\"", kLossScales, 0.0, true},
-    {"communication.max_splits", K::Integer,
-     "most buckets data-parallel gradients are fused into per step", "5", {},
+     "loss scale for mixed precision: a number, or \"dynamic\"", "\"dynamic\"",
+     kLossScales, 0.0, true},
+    {"communication.max_splits",
+     K::Integer,
+     "most buckets data-parallel gradients are fused into per step",
+     "5",
+     {},
      1},
     {"communication.fp16", K::Bool,
      "send gradients in fp16 and restore fp32 after reduction", "false"},
-    {"communication.fp16_scale", K::Float,
-     "scale applied to gradients before fp16 compression", "128", {}, 0.0,
+    {"communication.fp16_scale",
+     K::Float,
+     "scale applied to gradients before fp16 compression",
+     "128",
+     {},
+     0.0,
      true},
     {"communication.gradients_reduce_method", K::String,
      "how data-parallel gradients are combined: mean or sum", "\"mean\"",
@@ -72,24 +82,51 @@ const ConfigKey kKeys[] = {
     {"cluster.colocate_split_and_replicate", K::Bool,
      "place split and replicate parts of the model on the same devices",
      "false"},
-    {"optimizer.num_apply_group", K::Integer,
-     "groups the optimizer update is applied in, to bound peak memory", "1",
-     {}, 1},
+    {"optimizer.num_apply_group",
+     K::Integer,
+     "groups the optimizer update is applied in, to bound peak memory",
+     "1",
+     {},
+     1},
     {"auto.auto_parallel", K::Bool,
      "let the compiler choose the strategy for unannotated models", "false"},
     {"optimizer.type", K::String, "optimizer: sgd, momentum, adam or adamw",
      "\"sgd\"", kOptimizers},
     {"optimizer.lr", K::Float, "learning rate", "0.01", {}, 0.0, true},
-    {"optimizer.momentum", K::Float, "momentum factor (momentum)", "0.9", {},
+    {"optimizer.momentum",
+     K::Float,
+     "momentum factor (momentum)",
+     "0.9",
+     {},
      0.0},
-    {"optimizer.beta1", K::Float, "first-moment decay (adam, adamw)", "0.9",
-     {}, 0.0, false, 1.0},
-    {"optimizer.beta2", K::Float, "second-moment decay (adam, adamw)",
-     "0.999", {}, 0.0, false, 1.0},
-    {"optimizer.eps", K::Float, "denominator term (adam, adamw)", "1e-08", {},
-     0.0, true},
-    {"optimizer.weight_decay", K::Float,
-     "weight decay: L2 for sgd/momentum/adam, decoupled for adamw", "0", {},
+    {"optimizer.beta1",
+     K::Float,
+     "first-moment decay (adam, adamw)",
+     "0.9",
+     {},
+     0.0,
+     false,
+     1.0},
+    {"optimizer.beta2",
+     K::Float,
+     "second-moment decay (adam, adamw)",
+     "0.999",
+     {},
+     0.0,
+     false,
+     1.0},
+    {"optimizer.eps",
+     K::Float,
+     "denominator term (adam, adamw)",
+     "1e-08",
+     {},
+     0.0,
+     true},
+    {"optimizer.weight_decay",
+     K::Float,
+     "weight decay: L2 for sgd/momentum/adam, decoupled for adamw",
+     "0",
+     {},
      0.0},
 };
 
@@ -140,8 +177,7 @@ std::string formatNumber(double value) {
 std::optional<double> asNumber(Attribute value) {
   if (auto f = dyn_cast<FloatAttr>(value))
     return f.getValueAsDouble();
-  if (auto i = dyn_cast<IntegerAttr>(value);
-      i && !i.getType().isInteger(1))
+  if (auto i = dyn_cast<IntegerAttr>(value); i && !i.getType().isInteger(1))
     return static_cast<double>(i.getValue().getSExtValue());
   return std::nullopt;
 }
@@ -189,8 +225,8 @@ LogicalResult verifyValue(const ConfigKey &key, Attribute value,
     std::optional<double> number = asNumber(value);
     if (!number)
       return wrongKind();
-    if (key.min && (key.minExclusive ? *number <= *key.min
-                                     : *number < *key.min))
+    if (key.min &&
+        (key.minExclusive ? *number <= *key.min : *number < *key.min))
       return emitError() << "EPL config key \"" << key.name << "\" must be "
                          << (key.minExclusive ? "greater than " : "at least ")
                          << formatNumber(*key.min) << ", got " << value;
@@ -228,10 +264,8 @@ mlir::epl::verifyConfig(DictionaryAttr config,
         diag << "; did you mean \"" << near->name << "\"?";
       else
         diag << "; valid keys are "
-             << quotedList(llvm::to_vector(
-                    llvm::map_range(kKeys, [](const ConfigKey &k) {
-                      return k.name;
-                    })));
+             << quotedList(llvm::to_vector(llvm::map_range(
+                    kKeys, [](const ConfigKey &k) { return k.name; })));
       return diag;
     }
     if (failed(verifyValue(*key, entry.getValue(), emitError)))
@@ -245,8 +279,8 @@ mlir::epl::verifyConfig(DictionaryAttr config,
 //===----------------------------------------------------------------------===//
 
 Config Config::get(ModuleOp module) {
-  return Config(module->getAttrOfType<DictionaryAttr>(
-      EPLDialect::kConfigAttrName));
+  return Config(
+      module->getAttrOfType<DictionaryAttr>(EPLDialect::kConfigAttrName));
 }
 
 namespace {

@@ -40,16 +40,13 @@ Type getFunctionValueType(Operation *op, unsigned index, bool isResult) {
   return index < types.size() ? types[index] : Type();
 }
 
-LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr,
-                                  Type type, StringRef what) {
-  auto emitError = [&]() {
-    return op->emitOpError() << what << ": ";
-  };
+LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr, Type type,
+                                  StringRef what) {
+  auto emitError = [&]() { return op->emitOpError() << what << ": "; };
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
   if (!sharding)
     return emitError() << "'" << attr.getName().getValue()
-                       << "' expects an #epl.sharding, got "
-                       << attr.getValue();
+                       << "' expects an #epl.sharding, got " << attr.getValue();
   if (!type)
     return emitError() << "'" << attr.getName().getValue()
                        << "' only applies to function arguments and results";
@@ -65,9 +62,9 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == kConfigAttrName) {
     if (!isa<ModuleOp>(op))
-      return op->emitError() << "'" << name
-                             << "' belongs on the top-level module, not on '"
-                             << op->getName() << "'";
+      return op->emitError()
+             << "'" << name << "' belongs on the top-level module, not on '"
+             << op->getName() << "'";
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!dict)
       return op->emitError() << "'" << name
@@ -108,9 +105,9 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
   if (name == kNameAttrName) {
     auto str = dyn_cast<StringAttr>(attr.getValue());
     if (!str || str.getValue().empty())
-      return op->emitOpError() << what << ": '" << name
-                               << "' must be a non-empty string, got "
-                               << attr.getValue();
+      return op->emitOpError()
+             << what << ": '" << name << "' must be a non-empty string, got "
+             << attr.getValue();
     return success();
   }
   if (name == kInitAttrName) {
@@ -124,13 +121,11 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
   }
   if (name == kShardingAttrName)
     return verifyValueSharding(
-        op, attr, getFunctionValueType(op, argIndex, /*isResult=*/false),
-        what);
+        op, attr, getFunctionValueType(op, argIndex, /*isResult=*/false), what);
   return op->emitOpError() << what << ": unknown EPL argument attribute '"
-                           << name << "'; expected '" << kArgAttrName
-                           << "', '" << kNameAttrName << "', '"
-                           << kInitAttrName << "' or '" << kShardingAttrName
-                           << "'";
+                           << name << "'; expected '" << kArgAttrName << "', '"
+                           << kNameAttrName << "', '" << kInitAttrName
+                           << "' or '" << kShardingAttrName << "'";
 }
 
 LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
@@ -143,7 +138,6 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
     return verifyValueSharding(
         op, attr, getFunctionValueType(op, resultIndex, /*isResult=*/true),
         what);
-  return op->emitOpError() << what << ": unknown EPL result attribute '"
-                           << name << "'; expected '" << kShardingAttrName
-                           << "'";
+  return op->emitOpError() << what << ": unknown EPL result attribute '" << name
+                           << "'; expected '" << kShardingAttrName << "'";
 }

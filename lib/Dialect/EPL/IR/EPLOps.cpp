@@ -117,7 +117,8 @@ std::optional<int64_t> MeshOp::getAxisSize(StringRef name) {
 int64_t MeshOp::getGroupSize(ArrayAttr axes) {
   int64_t n = 1;
   for (Attribute axis : axes) {
-    std::optional<int64_t> size = getAxisSize(cast<StringAttr>(axis).getValue());
+    std::optional<int64_t> size =
+        getAxisSize(cast<StringAttr>(axis).getValue());
     assert(size && "group spans an axis the mesh does not have");
     n *= *size;
   }
@@ -131,7 +132,8 @@ int64_t MeshOp::getGroupSize(ArrayAttr axes) {
 LogicalResult
 ShardingConstraintOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto emitError = [&]() { return emitOpError(); };
-  FailureOr<MeshOp> mesh = lookupMesh(*this, getSharding().getMesh(), emitError);
+  FailureOr<MeshOp> mesh =
+      lookupMesh(*this, getSharding().getMesh(), emitError);
   if (failed(mesh))
     return failure();
   return verifyShardingForType(getSharding(), getType(), *mesh, emitError);
@@ -157,22 +159,22 @@ FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
 
 /// Checks that `dim` indexes `type` and that the two types agree in rank and
 /// element type; the per-op checks compare sizes.
-LogicalResult verifyReshapingCollective(Operation *op, RankedTensorType input,
-                                        RankedTensorType result,
-                                        ArrayRef<std::pair<StringRef, int64_t>>
-                                            dims) {
+LogicalResult
+verifyReshapingCollective(Operation *op, RankedTensorType input,
+                          RankedTensorType result,
+                          ArrayRef<std::pair<StringRef, int64_t>> dims) {
   if (input.getElementType() != result.getElementType())
-    return op->emitOpError() << "changes the element type from "
-                             << input.getElementType() << " to "
-                             << result.getElementType();
+    return op->emitOpError()
+           << "changes the element type from " << input.getElementType()
+           << " to " << result.getElementType();
   if (input.getRank() != result.getRank())
     return op->emitOpError() << "changes the rank from " << input.getRank()
                              << " to " << result.getRank();
   for (auto [name, dim] : dims)
     if (dim < 0 || dim >= input.getRank())
-      return op->emitOpError() << name << " " << dim
-                               << " is out of range for rank "
-                               << input.getRank();
+      return op->emitOpError()
+             << name << " " << dim << " is out of range for rank "
+             << input.getRank();
   return success();
 }
 
@@ -184,10 +186,10 @@ LogicalResult checkDim(Operation *op, RankedTensorType input,
   if (ShapedType::isDynamic(actual) || ShapedType::isDynamic(expected) ||
       actual == expected)
     return success();
-  return op->emitOpError() << why << " " << input
-                           << " gives dimension " << dim << " of size "
-                           << expected << ", but the result type " << result
-                           << " has " << actual;
+  return op->emitOpError() << why << " " << input << " gives dimension " << dim
+                           << " of size " << expected
+                           << ", but the result type " << result << " has "
+                           << actual;
 }
 
 LogicalResult checkOtherDimsUnchanged(Operation *op, RankedTensorType input,
@@ -211,9 +213,9 @@ FailureOr<int64_t> divideDim(Operation *op, RankedTensorType type, int64_t dim,
   if (ShapedType::isDynamic(size))
     return size;
   if (size % groupSize != 0)
-    return op->emitOpError() << "cannot split dimension " << dim << " of size "
-                             << size << " over mesh axes " << axes << " ("
-                             << groupSize << " devices)";
+    return op->emitOpError()
+           << "cannot split dimension " << dim << " of size " << size
+           << " over mesh axes " << axes << " (" << groupSize << " devices)";
   return size / groupSize;
 }
 
@@ -238,8 +240,7 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &) {
 
 LogicalResult AllGatherOp::verify() {
   return verifyReshapingCollective(*this, getInput().getType(),
-                                   getResult().getType(),
-                                   {{"dim", getDim()}});
+                                   getResult().getType(), {{"dim", getDim()}});
 }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &) {
@@ -260,8 +261,7 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &) {
 
 LogicalResult ReduceScatterOp::verify() {
   return verifyReshapingCollective(*this, getInput().getType(),
-                                   getResult().getType(),
-                                   {{"dim", getDim()}});
+                                   getResult().getType(), {{"dim", getDim()}});
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &) {
@@ -283,9 +283,10 @@ LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &) {
 }
 
 LogicalResult AllToAllOp::verify() {
-  return verifyReshapingCollective(
-      *this, getInput().getType(), getResult().getType(),
-      {{"split dimension", getSplitDim()}, {"concat dimension", getConcatDim()}});
+  return verifyReshapingCollective(*this, getInput().getType(),
+                                   getResult().getType(),
+                                   {{"split dimension", getSplitDim()},
+                                    {"concat dimension", getConcatDim()}});
 }
 
 LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &) {
@@ -319,10 +320,10 @@ static LogicalResult checkGroupIndex(Operation *op, FlatSymbolRefAttr mesh,
   if (failed(groupSize))
     return failure();
   if (index < 0 || index >= *groupSize)
-    return op->emitOpError() << what << " " << index
-                             << " is not a device of the group over " << axes
-                             << ", which has " << *groupSize
-                             << " devices (0 to " << *groupSize - 1 << ")";
+    return op->emitOpError()
+           << what << " " << index << " is not a device of the group over "
+           << axes << ", which has " << *groupSize << " devices (0 to "
+           << *groupSize - 1 << ")";
   return success();
 }
 

@@ -25,9 +25,9 @@ class MeshOp;
 /// Checks `sharding` against the tensor type it describes and the mesh it
 /// names: rank, axes present in `mesh`, and that each dimension's size is
 /// divisible by the product of the sizes of the axes it is split over.
-LogicalResult verifyShardingForType(ShardingAttr sharding, Type type,
-                                    MeshOp mesh,
-                                    function_ref<InFlightDiagnostic()> emitError);
+LogicalResult
+verifyShardingForType(ShardingAttr sharding, Type type, MeshOp mesh,
+                      function_ref<InFlightDiagnostic()> emitError);
 
 /// Looks up the `epl.mesh` called `name` from `from`'s closest symbol table.
 /// Reports an error through `emitError` when there is none.
