@@ -53,3 +53,21 @@ func.func @shardings(%a: tensor<16x3xf32> {epl.sharding = #epl.sharding<@mesh, [
 func.func @standalone() attributes {test.kind = #epl.reduction<mean>, test.sharding = #epl.sharding<@mesh, [["data"]]>} {
   return
 }
+
+// CHECK-LABEL: func @training_step
+// CHECK-SAME: {epl.arg = "opt_state", epl.name = "w.momentum"}
+// CHECK-SAME: -> (tensor<f32> {epl.result = "loss"}, tensor<4xf32> {epl.name = "w", epl.result = "param"})
+func.func @training_step(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"},
+                         %m: tensor<4xf32> {epl.arg = "opt_state", epl.name = "w.momentum"})
+    -> (tensor<f32> {epl.result = "loss"}, tensor<4xf32> {epl.result = "param", epl.name = "w"}) {
+  // CHECK: epl.id = 0 : i64, epl.phase = #epl.phase<forward>
+  %0 = arith.addf %w, %w {epl.phase = #epl.phase<forward>, epl.id = 0 : i64} : tensor<4xf32>
+  // CHECK: epl.origin = 0 : i64, epl.phase = #epl.phase<backward_weight>
+  %1 = arith.addf %0, %m {epl.phase = #epl.phase<backward_weight>, epl.origin = 0 : i64} : tensor<4xf32>
+  // CHECK: epl.phase = #epl.phase<optimizer>
+  %2 = arith.subf %w, %1 {epl.phase = #epl.phase<optimizer>} : tensor<4xf32>
+  // CHECK: epl.phase = #epl.phase<backward_input>
+  %3 = arith.subf %w, %1 {epl.phase = #epl.phase<backward_input>} : tensor<4xf32>
+  %l = tensor.empty() : tensor<f32>
+  return %l, %2 : tensor<f32>, tensor<4xf32>
+}

@@ -33,14 +33,14 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module) or 'epl.scope'}}
+  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id' or 'epl.origin'}}
   %0 = arith.addf %x, %x {epl.scopes = #epl.split<devices = 2>} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument 0: 'epl.arg' must be "param", "input" or "label", got "weight"}}
+// expected-error @+1 {{'func.func' op argument 0: 'epl.arg' must be "param", "input", "label" or "opt_state", got "weight"}}
 func.func @f(%x: tensor<4xf32> {epl.arg = "weight"}) {
   return
 }
@@ -61,7 +61,7 @@ func.func @f(%x: tensor<4xf32> {epl.param}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op result 0: unknown EPL result attribute 'epl.arg'; expected 'epl.sharding'}}
+// expected-error @+1 {{'func.func' op result 0: unknown EPL result attribute 'epl.arg'; expected 'epl.result', 'epl.name' or 'epl.sharding'}}
 func.func @f() -> (tensor<4xf32> {epl.arg = "param"}) {
   %0 = tensor.empty() : tensor<4xf32>
   return %0 : tensor<4xf32>
@@ -174,4 +174,28 @@ func.func @f(%x: tensor<8xf32> {epl.sharding = #epl.sharding<@mesh, [[]], partia
 // expected-error @+1 {{'func.func' op argument 0: 'epl.init' must be "normal", "zeros" or "ones", got "xavier"}}
 func.func @f(%x: tensor<4xf32> {epl.arg = "param", epl.init = "xavier"}) {
   return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0: 'epl.result' must be "loss", "param", "opt_state" or "grad", got "weights"}}
+func.func @f() -> (tensor<4xf32> {epl.result = "weights"}) {
+  %0 = tensor.empty() : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'epl.phase' expects an #epl.phase, got "forward"}}
+  %0 = arith.addf %x, %x {epl.phase = "forward"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'epl.origin' expects an integer op id, got "matmul"}}
+  %0 = arith.addf %x, %x {epl.origin = "matmul"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

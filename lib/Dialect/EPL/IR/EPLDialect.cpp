@@ -27,7 +27,10 @@ void EPLDialect::initialize() {
 }
 
 namespace {
-constexpr llvm::StringLiteral kArgKinds[] = {"param", "input", "label"};
+constexpr llvm::StringLiteral kArgKinds[] = {"param", "input", "label",
+                                             "opt_state"};
+constexpr llvm::StringLiteral kResultKinds[] = {"loss", "param", "opt_state",
+                                                "grad"};
 constexpr llvm::StringLiteral kInitKinds[] = {"normal", "zeros", "ones"};
 
 /// The type of argument or result `index` of `op` when it is a function.
@@ -82,9 +85,24 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kPhaseAttrName) {
+    if (!isa<PhaseAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' expects an #epl.phase, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kIdAttrName || name == kOriginAttrName) {
+    if (!isa<IntegerAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' expects an integer op id, got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown EPL attribute '" << name
                          << "' on an operation; expected '" << kConfigAttrName
-                         << "' (on the module) or '" << kScopeAttrName << "'";
+                         << "' (on the module), '" << kScopeAttrName << "', '"
+                         << kPhaseAttrName << "', '" << kIdAttrName
+                         << "' or '" << kOriginAttrName << "'";
 }
 
 LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
@@ -98,7 +116,8 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
     if (!kind || !llvm::is_contained(kArgKinds, kind.getValue()))
       return op->emitOpError()
              << what << ": '" << name
-             << "' must be \"param\", \"input\" or \"label\", got "
+             << "' must be \"param\", \"input\", \"label\" or "
+                "\"opt_state\", got "
              << attr.getValue();
     return success();
   }
@@ -138,6 +157,25 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
     return verifyValueSharding(
         op, attr, getFunctionValueType(op, resultIndex, /*isResult=*/true),
         what);
+  if (name == kResultAttrName) {
+    auto kind = dyn_cast<StringAttr>(attr.getValue());
+    if (!kind || !llvm::is_contained(kResultKinds, kind.getValue()))
+      return op->emitOpError() << what << ": '" << name
+                               << "' must be \"loss\", \"param\", "
+                                  "\"opt_state\" or \"grad\", got "
+                               << attr.getValue();
+    return success();
+  }
+  if (name == kNameAttrName) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || str.getValue().empty())
+      return op->emitOpError() << what << ": '" << name
+                               << "' must be a non-empty string, got "
+                               << attr.getValue();
+    return success();
+  }
   return op->emitOpError() << what << ": unknown EPL result attribute '" << name
-                           << "'; expected '" << kShardingAttrName << "'";
+                           << "'; expected '" << kResultAttrName << "', '"
+                           << kNameAttrName << "' or '" << kShardingAttrName
+                           << "'";
 }

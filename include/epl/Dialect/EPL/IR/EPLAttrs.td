@@ -38,6 +38,36 @@ def EPL_ReductionKindAttr : EnumAttr<EPL_Dialect, EPL_ReductionKind, "reduction"
 }
 
 //===----------------------------------------------------------------------===//
+// Training phases
+//===----------------------------------------------------------------------===//
+
+def EPL_Phase : I32EnumAttr<"Phase", "the part of a training step an op is in", [
+      I32EnumAttrCase<"Forward", 0, "forward">,
+      I32EnumAttrCase<"BackwardInput", 1, "backward_input">,
+      I32EnumAttrCase<"BackwardWeight", 2, "backward_weight">,
+      I32EnumAttrCase<"Optimizer", 3, "optimizer">,
+    ]> {
+  let cppNamespace = "::mlir::epl";
+  let genSpecializedAttr = 0;
+}
+
+def EPL_PhaseAttr : EnumAttr<EPL_Dialect, EPL_Phase, "phase"> {
+  let summary = "phase of an op in a training step";
+  let description = [{
+    `epl-autodiff` tags every op of the training step it builds with its
+    phase, as `epl.phase`: `forward`, `backward_input` (gradients flowing
+    to activations), `backward_weight` (gradients of parameters, which
+    zero-bubble pipeline schedules may delay) or `optimizer`. Backward ops
+    also carry `epl.origin`, the `epl.id` of the forward op they come from.
+
+    ```mlir
+    %g = linalg.generic {..., epl.phase = #epl.phase<backward_weight>, epl.origin = 3 : i64} ...
+    ```
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
 // Strategy scopes
 //===----------------------------------------------------------------------===//
 

@@ -37,10 +37,13 @@ def EPL_Dialect : Dialect {
     |---|---|---|
     | `epl.config` | `builtin.module` | dictionary of EPL config keys |
     | `epl.scope` | any compute op | `#epl.replicate<...>` or `#epl.split<...>` |
-    | `epl.arg` | function argument | `"param"`, `"input"` or `"label"` |
-    | `epl.name` | function argument | string: the tensor's name in files |
+    | `epl.arg` | function argument | `"param"`, `"input"`, `"label"` or `"opt_state"` |
+    | `epl.name` | function argument or result | string: the tensor's name in files |
     | `epl.init` | function argument | `"normal"`, `"zeros"` or `"ones"`: how `epl-run` initialises a parameter |
     | `epl.sharding` | function argument or result | `#epl.sharding<...>` |
+    | `epl.result` | function result | `"loss"`, `"param"`, `"opt_state"` or `"grad"`: what a training step returns |
+    | `epl.phase` | any op of a training step | `#epl.phase<...>` |
+    | `epl.id`, `epl.origin` | ops of a training step | integer: a forward op's id, and the id a backward op comes from |
 
     ```mlir
     module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
@@ -70,6 +73,10 @@ def EPL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kArgAttrName = "epl.arg";
     static constexpr ::llvm::StringLiteral kNameAttrName = "epl.name";
     static constexpr ::llvm::StringLiteral kInitAttrName = "epl.init";
+    static constexpr ::llvm::StringLiteral kResultAttrName = "epl.result";
+    static constexpr ::llvm::StringLiteral kPhaseAttrName = "epl.phase";
+    static constexpr ::llvm::StringLiteral kIdAttrName = "epl.id";
+    static constexpr ::llvm::StringLiteral kOriginAttrName = "epl.origin";
     static constexpr ::llvm::StringLiteral kShardingAttrName = "epl.sharding";
 
     void registerAttributes();
