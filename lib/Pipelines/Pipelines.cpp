@@ -6,6 +6,7 @@
 
 #include "epl/Pipelines/Pipelines.h"
 #include "epl/Conversion/Passes.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -53,6 +54,7 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
 
 void mlir::epl::registerEPLPassesAndPipelines() {
   registerEPLConversionPasses();
+  registerEPLTransformsPasses();
   PassPipelineRegistration<CPULoweringOptions>(
       "epl-lower-to-cpu",
       "Lowers a tensor-level EPL module to the LLVM dialect for the CPU "

@@ -91,6 +91,7 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
                      .Case("param", ArgKind::Param)
                      .Case("input", ArgKind::Input)
                      .Case("label", ArgKind::Label)
+                     .Case("opt_state", ArgKind::OptState)
                      .Default(ArgKind::Other);
     if (auto init =
             entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kInitAttrName))
@@ -98,13 +99,41 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
     ep.args.push_back(std::move(arg));
   }
   for (unsigned i = 0; i < entry.getNumResults(); ++i) {
-    RankedTensorType type =
+    EntryResult result;
+    result.type =
         describe(entry.getResultTypes()[i], "result " + std::to_string(i));
-    if (!type)
+    if (!result.type)
       return failure();
-    ep.results.push_back(type);
+    auto name =
+        entry.getResultAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
+    result.name = name ? name.str() : "result" + std::to_string(i);
+    if (auto kind = entry.getResultAttrOfType<StringAttr>(
+            i, EPLDialect::kResultAttrName))
+      result.kind = llvm::StringSwitch<ResultKind>(kind.getValue())
+                        .Case("loss", ResultKind::Loss)
+                        .Case("param", ResultKind::Param)
+                        .Case("opt_state", ResultKind::OptState)
+                        .Case("grad", ResultKind::Grad)
+                        .Default(ResultKind::Other);
+    ep.results.push_back(std::move(result));
   }
   return ep;
+}
+
+bool EntryPoint::isTrainingStep() const {
+  return llvm::any_of(results, [](const EntryResult &r) {
+    return r.kind == ResultKind::Param;
+  });
+}
+
+bool mlir::epl::isModel(func::FuncOp fn) {
+  bool tagged = false;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    tagged |= fn.getArgAttr(i, EPLDialect::kArgAttrName) != nullptr;
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    if (fn.getResultAttr(i, EPLDialect::kResultAttrName))
+      return false;
+  return tagged;
 }
 
 void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry) {

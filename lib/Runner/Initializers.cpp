@@ -87,6 +87,10 @@ HostTensor mlir::epl::initializeTensor(const EntryArg &arg, uint64_t seed) {
   t.data.assign(n * dtypeSize(t.dtype), 0);
   SplitMix64 rng{seed ^ fnv1a(arg.name)};
 
+  // Optimizer state starts at zero, as in PyTorch.
+  if (arg.kind == ArgKind::OptState)
+    return t;
+
   if (arg.kind == ArgKind::Param) {
     std::string init = arg.init;
     if (init.empty())

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Dialect/EPL/IR/EPLOps.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/InitEPL.h"
 #include "epl/Pipelines/Pipelines.h"
 #include "epl/Runner/EntryPoint.h"
@@ -92,6 +93,15 @@ cl::opt<double> timeout("timeout",
                         cl::init(120), cl::cat(category));
 cl::opt<bool> useBlas("blas", cl::desc("Run matmuls through CBLAS"),
                       cl::init(true), cl::cat(category));
+cl::opt<std::string> saveFile(
+    "save",
+    cl::desc("After the last step, write the parameters and optimizer "
+             "state (safetensors; --params resumes from it)"),
+    cl::value_desc("file"), cl::cat(category));
+cl::opt<bool> noTrain("no-train",
+                      cl::desc("Evaluate an L0 model's forward only, without "
+                               "building its training step"),
+                      cl::init(false), cl::cat(category));
 
 [[noreturn]] void fail(const llvm::Twine &message) {
   llvm::errs() << "epl-run: error: " << message << "\n";
@@ -165,7 +175,10 @@ prepareArguments(const EntryPoint &entry,
       fail("argument '" + arg.name + "' of @" + entry.name + " has type " +
            typeString(arg.type) +
            "; epl-run passes f32, f64, i32 and i64 tensors");
-    bool isParam = arg.kind == ArgKind::Param;
+    // Parameters and optimizer state come from --params (a checkpoint
+    // written by --save holds both), everything else from --data.
+    bool isState = arg.kind == ArgKind::OptState;
+    bool isParam = arg.kind == ArgKind::Param || isState;
     const std::optional<SafetensorsFile> &file = isParam ? params : data;
     const std::string &path = isParam ? paramsFile : dataFile;
     if (!file) {
@@ -173,6 +186,11 @@ prepareArguments(const EntryPoint &entry,
       continue;
     }
     const HostTensor *found = file->find(arg.name);
+    if (!found && isState) {
+      // A file of parameters alone starts the optimizer afresh.
+      values.push_back(initializeTensor(arg, seed));
+      continue;
+    }
     if (!found) {
       std::string names;
       for (const HostTensor &t : file->tensors)
@@ -334,6 +352,14 @@ int main(int argc, char **argv) {
   FailureOr<func::FuncOp> entryFn = findEntryPoint(*module, entryName, error);
   if (failed(entryFn))
     fail(error);
+  // An L0 model trains: build its training step first (the same pass as
+  // `epl-opt --epl-autodiff`).
+  if (isModel(*entryFn) && !noTrain) {
+    PassManager autodiff(&context);
+    autodiff.addPass(createEPLAutodiffPass());
+    if (failed(autodiff.run(*module)))
+      return 1;
+  }
   FailureOr<EntryPoint> entry = describeEntryPoint(*entryFn, error);
   if (failed(entry))
     fail(error);
@@ -379,18 +405,36 @@ int main(int argc, char **argv) {
   const char *backendName =
       runOptions.backend == rt::BackendKind::MPI ? "mpi" : "threads";
   int exitCode = 0;
+  // Training steps feed their new parameters and optimizer state back into
+  // the arguments of the same name before the next step.
+  std::vector<std::pair<size_t, size_t>> feedback; // result -> argument
+  for (auto [r, result] : llvm::enumerate(entry->results)) {
+    if (result.kind != ResultKind::Param && result.kind != ResultKind::OptState)
+      continue;
+    ArgKind wanted =
+        result.kind == ResultKind::Param ? ArgKind::Param : ArgKind::OptState;
+    for (auto [a, arg] : llvm::enumerate(entry->args))
+      if (arg.kind == wanted && arg.name == result.name)
+        feedback.push_back({r, a});
+  }
+
   rt::runRanks(runOptions, [&](int rank) {
     int ranks = rt::worldSize();
-    // Arguments are read-only to the program: ranks share the host copies.
+    // Without feedback, arguments are read-only: ranks share the host
+    // copies. A training rank owns its parameters.
+    std::vector<HostTensor> ownArgs;
+    if (!feedback.empty())
+      ownArgs = args;
+    std::vector<HostTensor> &rankArgs = feedback.empty() ? args : ownArgs;
     std::vector<std::vector<int64_t>> descriptors;
-    for (HostTensor &a : args)
+    for (HostTensor &a : rankArgs)
       descriptors.push_back(descriptorOf(a.data.data(), a.shape));
     std::vector<HostTensor> results;
-    for (auto [i, type] : llvm::enumerate(entry->results)) {
+    for (const EntryResult &er : entry->results) {
       HostTensor r;
-      r.name = "result" + std::to_string(i);
-      r.dtype = *dtypeOf(type.getElementType());
-      r.shape.assign(type.getShape().begin(), type.getShape().end());
+      r.name = er.name;
+      r.dtype = *dtypeOf(er.type.getElementType());
+      r.shape.assign(er.type.getShape().begin(), er.type.getShape().end());
       r.data.assign(r.numElements() * dtypeSize(r.dtype), 0);
       results.push_back(std::move(r));
     }
@@ -413,6 +457,9 @@ int main(int argc, char **argv) {
       std::optional<double> loss =
           results.empty() ? std::nullopt : scalarLoss(results[0]);
       steps.push_back({step, loss, ms});
+      for (auto [r, a] : feedback)
+        std::memcpy(rankArgs[a].data.data(), results[r].data.data(),
+                    results[r].data.size());
       if (rank == 0) {
         if (loss)
           std::printf("step %d loss %.9g time_ms %.3f\n", step, *loss, ms);
@@ -432,6 +479,10 @@ int main(int argc, char **argv) {
     if (!dumpFile.empty())
       for (auto [i, r] : llvm::enumerate(results))
         allResults[i] = rt::allGatherBytes(r.data);
+    // Results are named after what they hold in a training step; dumps
+    // keep positional names so that every result is there exactly once.
+    for (auto [i, r] : llvm::enumerate(results))
+      r.name = "result" + std::to_string(i);
     if (rank != 0)
       return;
 
@@ -463,6 +514,16 @@ int main(int argc, char **argv) {
         }
       }
       if (llvm::Error e = writeSafetensors(dumpFile, out))
+        rt::fatalError(llvm::toString(std::move(e)));
+    }
+    if (!saveFile.empty()) {
+      SafetensorsFile checkpoint;
+      checkpoint.metadata["format"] = "epl-checkpoint";
+      checkpoint.metadata["entry"] = entry->name;
+      for (auto [a, arg] : llvm::enumerate(entry->args))
+        if (arg.kind == ArgKind::Param || arg.kind == ArgKind::OptState)
+          checkpoint.tensors.push_back(rankArgs[a]);
+      if (llvm::Error e = writeSafetensors(saveFile, checkpoint))
         rt::fatalError(llvm::toString(std::move(e)));
     }
     exitCode = 0;

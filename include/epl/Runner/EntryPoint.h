@@ -22,7 +22,7 @@
 
 namespace mlir::epl {
 
-enum class ArgKind { Param, Input, Label, Other };
+enum class ArgKind { Param, Input, Label, OptState, Other };
 
 struct EntryArg {
   /// `epl.name`, or `arg<position>`.
@@ -33,11 +33,28 @@ struct EntryArg {
   std::string init;
 };
 
+/// What a result of a training step is (`epl.result`).
+enum class ResultKind { Loss, Param, OptState, Grad, Other };
+
+struct EntryResult {
+  /// `epl.name`, or `result<position>`.
+  std::string name;
+  ResultKind kind = ResultKind::Other;
+  RankedTensorType type;
+};
+
 struct EntryPoint {
   std::string name;
   std::vector<EntryArg> args;
-  std::vector<RankedTensorType> results;
+  std::vector<EntryResult> results;
+
+  /// Whether this is a training step (its results say what they are).
+  bool isTrainingStep() const;
 };
+
+/// Whether `fn` is an L0 model: tagged arguments, but untagged results (no
+/// training step was built yet).
+bool isModel(func::FuncOp fn);
 
 /// A mesh of the module, as the runtime numbers them (module order).
 struct MeshInfo {

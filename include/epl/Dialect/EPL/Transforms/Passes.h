@@ -1,0 +1,27 @@
+//===- Passes.h - EPL transformation passes ---------------------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_DIALECT_EPL_TRANSFORMS_PASSES_H
+#define EPL_DIALECT_EPL_TRANSFORMS_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::epl {
+
+#define GEN_PASS_DECL
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+
+} // namespace mlir::epl
+
+#endif // EPL_DIALECT_EPL_TRANSFORMS_PASSES_H

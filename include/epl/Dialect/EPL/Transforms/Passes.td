@@ -1,0 +1,78 @@
+//===- Passes.td - EPL transformation passes ---------------*- tablegen -*-===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_DIALECT_EPL_TRANSFORMS_PASSES_TD
+#define EPL_DIALECT_EPL_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
+  let summary = "Builds the training step of an L0 model: forward, backward, update";
+  let description = [{
+    Turns each L0 model function (arguments tagged `epl.arg`, returning a
+    scalar loss) into an L1 training step, in place:
+
+    * the forward ops stay, each tagged `epl.phase = #epl.phase<forward>`
+      and a unique `epl.id`;
+    * reverse-mode gradients follow. Every linalg op (named ops are
+      generalized first, `linalg.softmax` decomposed, element-wise `arith`
+      and `math` on tensors turned into linalg) is differentiated by one
+      rule: the gradient of an input of a `linalg.generic` is a
+      `linalg.generic` over the same loops, whose body is the reverse-mode
+      derivative of the forward body and whose loops absent from the
+      input's indexing map become reductions. Reductions combine with
+      `addf`, `maximumf` or `minimumf`. The gradient of a multiply-add is a
+      multiply-add, so the gradients of matmuls are matmuls again.
+      `tensor` reshapes, slices, inserts and concatenations have their
+      adjoints. Each backward op is tagged `backward_input` (a gradient
+      flowing to data) or `backward_weight` (a parameter's gradient, computed
+      separately so pipeline schedules can delay it) and `epl.origin`, the
+      id of the forward op it comes from;
+    * the optimizer of `epl.config` (`optimizer.type` sgd, momentum, adam or
+      adamw, with PyTorch's semantics and `optimizer.lr`, `.momentum`,
+      `.beta1`, `.beta2`, `.eps`, `.weight_decay`) updates every parameter;
+      its state becomes explicit arguments (`epl.arg = "opt_state"`, named
+      `<param>.momentum_buffer`, `.exp_avg`, `.exp_avg_sq`, and
+      `optimizer.step`) and results.
+
+    The step returns the loss (`epl.result = "loss"`), the new parameters
+    (`"param"`) and the new optimizer state (`"opt_state"`), each named with
+    `epl.name`; with `return-gradients`, the loss and each parameter's
+    gradient (`"grad"`) instead.
+
+    ```mlir
+    func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"},
+                     %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"})
+        -> tensor<f32>
+    ```
+    becomes, with `optimizer.type = "momentum"`,
+    ```mlir
+    func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"},
+                     %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"},
+                     %m: tensor<4x2xf32> {epl.arg = "opt_state", epl.name = "w.momentum_buffer"})
+        -> (tensor<f32> {epl.result = "loss"},
+            tensor<4x2xf32> {epl.name = "w", epl.result = "param"},
+            tensor<4x2xf32> {epl.name = "w.momentum_buffer", epl.result = "opt_state"})
+    ```
+  }];
+  let options = [
+    Option<"returnGradients", "return-gradients", "bool", /*default=*/"false",
+           "Return each parameter's gradient instead of updating it">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numForward", "forward-ops", "Forward ops of the step">,
+    Statistic<"numBackward", "backward-ops", "Backward ops added">,
+    Statistic<"numOptimizer", "optimizer-ops", "Optimizer ops added">,
+  ];
+}
+
+#endif // EPL_DIALECT_EPL_TRANSFORMS_PASSES_TD

@@ -1,0 +1,696 @@
+//===- Autodiff.cpp - The training step of an L0 model --------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLAttrs.h"
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/Transforms/Optimizers.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/ScalarDerivatives.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "epl-autodiff"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLAUTODIFFPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+/// Tags the ops a builder inserts into the step's body with their phase and
+/// forward origin (ops nested in linalg bodies stay untagged).
+struct PhaseTagger : public OpBuilder::Listener {
+  Block *stepBody = nullptr;
+  Phase phase = Phase::Forward;
+  std::optional<int64_t> origin;
+  int64_t count = 0;
+
+  void notifyOperationInserted(Operation *op,
+                               OpBuilder::InsertPoint previous) override {
+    if (op->getBlock() != stepBody)
+      return;
+    MLIRContext *ctx = op->getContext();
+    op->setAttr(EPLDialect::kPhaseAttrName, PhaseAttr::get(ctx, phase));
+    if (origin)
+      op->setAttr(EPLDialect::kOriginAttrName,
+                  IntegerAttr::get(IntegerType::get(ctx, 64), *origin));
+    ++count;
+  }
+};
+
+enum class Combiner { None, Sum, Max, Min };
+
+bool isFloatTensor(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
+/// Builds the training step of one L0 function, in place.
+class StepBuilder {
+public:
+  StepBuilder(func::FuncOp fn, bool returnGradients)
+      : fn(fn), returnGradients(returnGradients), b(fn.getContext()) {
+    tagger.stepBody = &fn.front();
+    b.setListener(&tagger);
+  }
+
+  LogicalResult run(int64_t &numForward, int64_t &numBackward,
+                    int64_t &numOptimizer);
+
+private:
+  LogicalResult prepare();
+  LogicalResult checkSignature();
+  void analyzeActivity();
+  LogicalResult backward();
+  LogicalResult adjointOf(Operation *op);
+  LogicalResult genericAdjoint(linalg::GenericOp op);
+  LogicalResult finish();
+
+  /// Adds `contribution` to the gradient of `forward`.
+  void accumulate(Value forward, Value contribution);
+  Value zerosLike(Type type);
+  Value gradientOrZeros(Value forward) {
+    Value g = grads.lookup(forward);
+    return g ? g : zerosLike(forward.getType());
+  }
+  /// Phase of a gradient flowing into `forward`.
+  Phase phaseFor(Value forward) const {
+    return dataDependent.contains(forward) ? Phase::BackwardInput
+                                           : Phase::BackwardWeight;
+  }
+  std::string nameOf(unsigned argIndex) {
+    if (auto name = fn.getArgAttrOfType<StringAttr>(
+            argIndex, EPLDialect::kNameAttrName))
+      return name.str();
+    return "arg" + std::to_string(argIndex);
+  }
+
+  func::FuncOp fn;
+  bool returnGradients;
+  OpBuilder b;
+  PhaseTagger tagger;
+  llvm::DenseMap<Value, Value> grads;
+  /// Values that depend on a parameter, and values that depend on data.
+  llvm::DenseSet<Value> varied, dataDependent;
+  llvm::DenseMap<Operation *, int64_t> ids;
+};
+
+LogicalResult StepBuilder::checkSignature() {
+  if (!fn.getBody().hasOneBlock())
+    return fn.emitError() << "epl-autodiff: @" << fn.getSymName()
+                          << " must be a single block of tensor ops";
+  if (fn.getNumResults() != 1)
+    return fn.emitError() << "epl-autodiff: @" << fn.getSymName()
+                          << " returns " << fn.getNumResults()
+                          << " values; a model returns one scalar loss";
+  auto loss = dyn_cast<RankedTensorType>(fn.getResultTypes()[0]);
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
+    return fn.emitError() << "epl-autodiff: the loss of @" << fn.getSymName()
+                          << " must be a scalar float tensor (tensor<f32>), "
+                             "not "
+                          << fn.getResultTypes()[0];
+  return success();
+}
+
+LogicalResult StepBuilder::prepare() {
+  // Element-wise arith and math on tensors become linalg.
+  MLIRContext *ctx = fn.getContext();
+  ConversionTarget target(*ctx);
+  target.markUnknownOpDynamicallyLegal([](Operation *op) {
+    return !OpTrait::hasElementwiseMappableTraits(op) ||
+           llvm::none_of(op->getOperandTypes(), [](Type t) {
+             return isa<RankedTensorType>(t);
+           });
+  });
+  RewritePatternSet elementwise(ctx);
+  linalg::populateElementwiseToLinalgConversionPatterns(elementwise);
+  if (failed(applyPartialConversion(fn, target, std::move(elementwise))))
+    return failure();
+
+  IRRewriter rewriter(fn.getContext());
+  SmallVector<linalg::SoftmaxOp> softmaxes;
+  fn.walk([&](linalg::SoftmaxOp op) { softmaxes.push_back(op); });
+  for (linalg::SoftmaxOp op : softmaxes) {
+    rewriter.setInsertionPoint(op);
+    FailureOr<SmallVector<Value>> parts =
+        cast<linalg::AggregatedOpInterface>(op.getOperation())
+            .decomposeOperation(rewriter);
+    if (failed(parts))
+      return op.emitError("epl-autodiff: cannot decompose this softmax");
+    rewriter.replaceOp(op, *parts);
+  }
+  // One rule for all linalg ops: generalize the named ones.
+  SmallVector<linalg::LinalgOp> named;
+  fn.walk([&](linalg::LinalgOp op) {
+    if (!isa<linalg::GenericOp>(op))
+      named.push_back(op);
+  });
+  for (linalg::LinalgOp op : named) {
+    rewriter.setInsertionPoint(op);
+    if (failed(linalg::generalizeNamedOp(rewriter, op)))
+      return op.emitError("epl-autodiff: cannot generalize this op");
+  }
+  return success();
+}
+
+void StepBuilder::analyzeActivity() {
+  for (BlockArgument arg : fn.getArguments()) {
+    auto kind =
+        fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                        EPLDialect::kArgAttrName);
+    if (kind && kind.getValue() == "param")
+      varied.insert(arg);
+    else
+      dataDependent.insert(arg);
+  }
+  int64_t next = 0;
+  for (Operation &op : fn.front().without_terminator()) {
+    ids[&op] = next;
+    op.setAttr(EPLDialect::kIdAttrName, b.getI64IntegerAttr(next++));
+    op.setAttr(EPLDialect::kPhaseAttrName,
+               PhaseAttr::get(op.getContext(), Phase::Forward));
+    bool anyVaried = false, anyData = false;
+    // Values captured by nested bodies count as operands.
+    op.walk([&](Operation *nested) {
+      for (Value v : nested->getOperands()) {
+        anyVaried |= varied.contains(v);
+        anyData |= dataDependent.contains(v);
+      }
+    });
+    for (Value r : op.getResults()) {
+      if (anyVaried)
+        varied.insert(r);
+      if (anyData)
+        dataDependent.insert(r);
+    }
+  }
+}
+
+Value StepBuilder::zerosLike(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  Location loc = fn.getLoc();
+  Value empty = tensor::EmptyOp::create(b, loc, tensor.getShape(),
+                                        tensor.getElementType());
+  Value zero = arith::ConstantOp::create(
+      b, loc, tensor.getElementType(),
+      b.getFloatAttr(tensor.getElementType(), 0.0));
+  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+}
+
+void StepBuilder::accumulate(Value forward, Value contribution) {
+  if (!contribution || !varied.contains(forward) || !isFloatTensor(forward))
+    return;
+  Value &slot = grads[forward];
+  if (!slot) {
+    slot = contribution;
+    return;
+  }
+  auto type = cast<RankedTensorType>(forward.getType());
+  Value init = tensor::EmptyOp::create(b, forward.getLoc(), type.getShape(),
+                                       type.getElementType());
+  slot = linalg::AddOp::create(b, forward.getLoc(), TypeRange{type},
+                               ValueRange{slot, contribution},
+                               ValueRange{init})
+             .getResult(0);
+}
+
+LogicalResult StepBuilder::backward() {
+  Block &body = fn.front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Value loss = ret.getOperand(0);
+  b.setInsertionPoint(ret);
+
+  tagger.phase = Phase::BackwardInput;
+  auto lossType = cast<RankedTensorType>(loss.getType());
+  grads[loss] = arith::ConstantOp::create(
+      b, fn.getLoc(), lossType,
+      DenseElementsAttr::get(
+          lossType, b.getFloatAttr(lossType.getElementType(), 1.0)));
+
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : body.without_terminator())
+    forwardOps.push_back(&op);
+  for (Operation *op : llvm::reverse(forwardOps)) {
+    if (llvm::none_of(op->getResults(),
+                      [&](Value r) { return grads.count(r); }))
+      continue;
+    if (llvm::none_of(op->getOperands(),
+                      [&](Value v) { return varied.contains(v); }))
+      continue;
+    tagger.origin = ids.lookup(op);
+    if (failed(adjointOf(op)))
+      return failure();
+  }
+  tagger.origin.reset();
+  return success();
+}
+
+LogicalResult StepBuilder::adjointOf(Operation *op) {
+  Location loc = op->getLoc();
+  auto dout = [&](unsigned i = 0) { return grads.lookup(op->getResult(i)); };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](linalg::GenericOp g) { return genericAdjoint(g); })
+      .Case([&](tensor::ExpandShapeOp e) {
+        tagger.phase = phaseFor(e.getSrc());
+        accumulate(e.getSrc(), tensor::CollapseShapeOp::create(
+                                   b, loc, e.getSrcType(), dout(),
+                                   e.getReassociationIndices()));
+        return success();
+      })
+      .Case([&](tensor::CollapseShapeOp c) {
+        tagger.phase = phaseFor(c.getSrc());
+        accumulate(c.getSrc(), tensor::ExpandShapeOp::create(
+                                   b, loc, c.getSrcType(), dout(),
+                                   c.getReassociationIndices()));
+        return success();
+      })
+      .Case([&](tensor::ExtractSliceOp s) {
+        tagger.phase = phaseFor(s.getSource());
+        Value zeros = zerosLike(s.getSourceType());
+        accumulate(s.getSource(),
+                   tensor::InsertSliceOp::create(
+                       b, loc, dout(), zeros, s.getMixedOffsets(),
+                       s.getMixedSizes(), s.getMixedStrides()));
+        return success();
+      })
+      .Case([&](tensor::InsertSliceOp s) {
+        tagger.phase = phaseFor(s.getSource());
+        accumulate(s.getSource(),
+                   tensor::ExtractSliceOp::create(
+                       b, loc, s.getSourceType(), dout(), s.getMixedOffsets(),
+                       s.getMixedSizes(), s.getMixedStrides()));
+        tagger.phase = phaseFor(s.getDest());
+        accumulate(s.getDest(),
+                   tensor::InsertSliceOp::create(
+                       b, loc, zerosLike(s.getSourceType()), dout(),
+                       s.getMixedOffsets(), s.getMixedSizes(),
+                       s.getMixedStrides()));
+        return success();
+      })
+      .Case([&](tensor::ConcatOp c) -> LogicalResult {
+        int64_t dim = c.getDim();
+        int64_t offset = 0;
+        for (Value input : c.getInputs()) {
+          auto type = cast<RankedTensorType>(input.getType());
+          if (!type.hasStaticShape())
+            return c.emitError(
+                "epl-autodiff: cannot differentiate a dynamic concat");
+          SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+          offsets[dim] = b.getIndexAttr(offset);
+          SmallVector<OpFoldResult> sizes, strides(type.getRank(),
+                                                   b.getIndexAttr(1));
+          for (int64_t s : type.getShape())
+            sizes.push_back(b.getIndexAttr(s));
+          tagger.phase = phaseFor(input);
+          accumulate(input, tensor::ExtractSliceOp::create(
+                                b, loc, type, dout(), offsets, sizes, strides));
+          offset += type.getDimSize(dim);
+        }
+        return success();
+      })
+      .Case([&](tensor::CastOp c) {
+        tagger.phase = phaseFor(c.getSource());
+        accumulate(c.getSource(),
+                   tensor::CastOp::create(b, loc, c.getSource().getType(),
+                                          dout()));
+        return success();
+      })
+      .Default([&](Operation *) {
+        return op->emitError() << "epl-autodiff: cannot differentiate '"
+                               << op->getName()
+                               << "'; the loss depends on a parameter "
+                                  "through it";
+      });
+}
+
+LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
+  if (op.getNumDpsInits() != 1)
+    return op.emitError() << "epl-autodiff: cannot differentiate a "
+                             "linalg.generic with "
+                          << op.getNumDpsInits() << " results";
+  Location loc = op.getLoc();
+  Value out = op.getResult(0);
+  Value dout = grads.lookup(out);
+  Block &body = op.getRegion().front();
+  unsigned numInputs = op.getNumDpsInputs();
+  BlockArgument acc = body.getArgument(numInputs);
+  Value yielded = cast<linalg::YieldOp>(body.getTerminator()).getOperand(0);
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap outMap = maps[numInputs];
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  bool reduces = llvm::is_contained(iterators, utils::IteratorType::reduction);
+
+  // A captured value that depends on a parameter would need a gradient the
+  // body cannot express.
+  WalkResult captured = body.walk([&](Operation *nested) {
+    for (Value v : nested->getOperands())
+      if (varied.contains(v) && !v.getParentRegion()->isAncestor(
+                                    &op.getRegion()))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (captured.wasInterrupted())
+    return op.emitError("epl-autodiff: the body of this op uses a value "
+                        "that depends on a parameter from outside; pass it "
+                        "as an input");
+
+  // With reductions, the body must be `acc (+|-|max|min) h(inputs)`.
+  Combiner combiner = Combiner::None;
+  bool subtracts = false;
+  Value target = yielded;
+  if (reduces) {
+    Operation *comb = yielded.getDefiningOp();
+    if (!comb || comb->getNumOperands() != 2 || comb->getBlock() != &body ||
+        !llvm::is_contained(comb->getOperands(), Value(acc)))
+      return op.emitError("epl-autodiff: cannot differentiate this "
+                          "reduction: its body must combine the accumulator "
+                          "with one value (sum, max or min)");
+    // acc - h sums -h.
+    subtracts = isa<arith::SubFOp>(comb) && comb->getOperand(0) == acc;
+    combiner = llvm::TypeSwitch<Operation *, Combiner>(comb)
+                   .Case<arith::AddFOp>([](auto) { return Combiner::Sum; })
+                   .Case<arith::SubFOp>([&](auto) {
+                     return subtracts ? Combiner::Sum : Combiner::None;
+                   })
+                   .Case<arith::MaximumFOp, arith::MaxNumFOp>(
+                       [](auto) { return Combiner::Max; })
+                   .Case<arith::MinimumFOp, arith::MinNumFOp>(
+                       [](auto) { return Combiner::Min; })
+                   .Default([](auto) { return Combiner::None; });
+    if (combiner == Combiner::None)
+      return op.emitError() << "epl-autodiff: cannot differentiate a "
+                               "reduction that combines with '"
+                            << comb->getName()
+                            << "'; sum, max and min are supported";
+    target = comb->getOperand(0) == acc ? comb->getOperand(1)
+                                        : comb->getOperand(0);
+    if (!acc.hasOneUse() || target == acc)
+      return op.emitError("epl-autodiff: cannot differentiate this "
+                          "reduction: the accumulator is used more than once");
+  }
+  Value init = op.getDpsInitOperand(0)->get();
+  bool initRead = !reduces && !acc.use_empty();
+
+  // The gradient of forward block argument `wrt`, flowing to `forward`
+  // through indexing map `wrtMap`.
+  auto gradientThrough = [&](BlockArgument wrt, Value forward,
+                             AffineMap wrtMap) -> LogicalResult {
+    if (!wrtMap.isProjectedPermutation()) {
+      std::string map;
+      llvm::raw_string_ostream(map) << wrtMap;
+      return op.emitError() << "epl-autodiff: cannot differentiate through "
+                               "the indexing map "
+                            << map << "; only projections are supported";
+    }
+    tagger.phase = phaseFor(forward);
+    auto type = cast<RankedTensorType>(forward.getType());
+    Value gradInit = grads.lookup(forward);
+    if (!gradInit)
+      gradInit = zerosLike(type);
+
+    // Inputs: dout, every forward input, the forward init (when the body
+    // reads it) and the forward result (max/min: who won).
+    SmallVector<Value> inputs = {dout};
+    SmallVector<AffineMap> bwdMaps = {outMap};
+    for (unsigned j = 0; j < numInputs; ++j) {
+      inputs.push_back(op.getDpsInputOperand(j)->get());
+      bwdMaps.push_back(maps[j]);
+    }
+    int64_t initIndex = -1, outIndex = -1;
+    if (initRead) {
+      initIndex = inputs.size();
+      inputs.push_back(init);
+      bwdMaps.push_back(outMap);
+    }
+    if (combiner == Combiner::Max || combiner == Combiner::Min) {
+      outIndex = inputs.size();
+      inputs.push_back(out);
+      bwdMaps.push_back(outMap);
+    }
+    bwdMaps.push_back(wrtMap);
+    SmallVector<utils::IteratorType> bwdIterators;
+    for (unsigned d = 0; d < iterators.size(); ++d)
+      bwdIterators.push_back(wrtMap.isFunctionOfDim(d)
+                                 ? utils::IteratorType::parallel
+                                 : utils::IteratorType::reduction);
+
+    bool failedBody = false, independent = false;
+    auto bwd = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, inputs, ValueRange{gradInit}, bwdMaps,
+        bwdIterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          IRMapping primal;
+          for (unsigned j = 0; j < numInputs; ++j)
+            primal.map(body.getArgument(j), args[1 + j]);
+          Type element = acc.getType();
+          Value accValue =
+              initIndex >= 0 ? args[initIndex]
+              : outIndex >= 0
+                  ? args[outIndex]
+                  : arith::ConstantOp::create(nb, nl, element,
+                                              nb.getZeroAttr(element))
+                        .getResult();
+          primal.map(acc, accValue);
+          BodyDifferentiator differentiate(nb, nl, body, primal);
+          differentiate.clonePrimal();
+          Value seed = args[0];
+          if (subtracts)
+            seed = arith::NegFOp::create(nb, nl, seed);
+          FailureOr<Value> adjoint =
+              differentiate.adjoint(target, seed, wrt, op);
+          Value gradAcc = args.back();
+          if (failed(adjoint) || !*adjoint) {
+            failedBody = failed(adjoint);
+            independent = !failedBody;
+            linalg::YieldOp::create(nb, nl, gradAcc);
+            return;
+          }
+          Value contribution = *adjoint;
+          if (outIndex >= 0) {
+            // Only the elements that won the max (min) get the gradient.
+            Value won = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                              primal.lookup(target),
+                                              args[outIndex]);
+            Value zero = arith::ConstantOp::create(
+                nb, nl, contribution.getType(),
+                nb.getZeroAttr(contribution.getType()));
+            contribution =
+                arith::SelectOp::create(nb, nl, won, contribution, zero);
+          }
+          linalg::YieldOp::create(
+              nb, nl,
+              ValueRange{arith::AddFOp::create(nb, nl, gradAcc, contribution)
+                             .getResult()});
+        });
+    if (failedBody)
+      return failure();
+    if (independent) {
+      bwd.erase();
+      return success();
+    }
+    grads[forward] = bwd.getResult(0);
+    return success();
+  };
+
+  for (unsigned i = 0; i < numInputs; ++i) {
+    Value x = op.getDpsInputOperand(i)->get();
+    if (!varied.contains(x) || !isFloatTensor(x))
+      continue;
+    if (failed(gradientThrough(body.getArgument(i), x, maps[i])))
+      return failure();
+  }
+
+  if (!varied.contains(init) || !isFloatTensor(init))
+    return success();
+  if (initRead)
+    return gradientThrough(acc, init, outMap);
+  if (!reduces)
+    return success();
+  tagger.phase = phaseFor(init);
+  if (combiner == Combiner::Sum) {
+    accumulate(init, dout);
+    return success();
+  }
+  // max/min: the initial value keeps the gradient where it won.
+  auto type = cast<RankedTensorType>(init.getType());
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> parallel(type.getRank(),
+                                            utils::IteratorType::parallel);
+  Value empty =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  auto kept = linalg::GenericOp::create(
+      b, loc, TypeRange{type}, ValueRange{dout, init, out}, ValueRange{empty},
+      SmallVector<AffineMap>(4, identity), parallel,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value won = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                          args[1], args[2]);
+        Value zero = arith::ConstantOp::create(nb, nl, args[0].getType(),
+                                               nb.getZeroAttr(args[0].getType()));
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{
+                arith::SelectOp::create(nb, nl, won, args[0], zero).getResult()});
+      });
+  accumulate(init, kept.getResult(0));
+  return success();
+}
+
+LogicalResult StepBuilder::finish() {
+  Block &body = fn.front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  Value loss = ret.getOperand(0);
+  MLIRContext *ctx = fn.getContext();
+  Location loc = fn.getLoc();
+  b.setInsertionPoint(ret);
+
+  SmallVector<BlockArgument> params;
+  for (BlockArgument arg : fn.getArguments()) {
+    auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                EPLDialect::kArgAttrName);
+    if (kind && kind.getValue() == "param")
+      params.push_back(arg);
+  }
+
+  SmallVector<Value> results = {loss};
+  SmallVector<DictionaryAttr> resultAttrs;
+  auto tags = [&](StringRef kind, StringRef name) {
+    SmallVector<NamedAttribute> attrs = {
+        b.getNamedAttr(EPLDialect::kResultAttrName, b.getStringAttr(kind))};
+    if (!name.empty())
+      attrs.push_back(
+          b.getNamedAttr(EPLDialect::kNameAttrName, b.getStringAttr(name)));
+    return DictionaryAttr::get(ctx, attrs);
+  };
+  resultAttrs.push_back(tags("loss", ""));
+
+  tagger.phase = Phase::BackwardWeight;
+  if (returnGradients) {
+    for (BlockArgument p : params) {
+      results.push_back(gradientOrZeros(p));
+      resultAttrs.push_back(tags("grad", nameOf(p.getArgNumber())));
+    }
+  } else {
+    tagger.phase = Phase::Optimizer;
+    Optimizer optimizer =
+        Optimizer::fromConfig(Config::get(fn->getParentOfType<ModuleOp>()));
+    auto addState = [&](Type type, const std::string &name) -> Value {
+      SmallVector<NamedAttribute> attrs = {
+          b.getNamedAttr(EPLDialect::kArgAttrName,
+                         b.getStringAttr("opt_state")),
+          b.getNamedAttr(EPLDialect::kNameAttrName, b.getStringAttr(name))};
+      if (failed(fn.insertArgument(fn.getNumArguments(), type,
+                                   DictionaryAttr::get(ctx, attrs), loc)))
+        return {};
+      return fn.getArguments().back();
+    };
+    Value step;
+    if (optimizer.countsSteps())
+      step = addState(RankedTensorType::get({}, b.getI64Type()),
+                      "optimizer.step");
+    SmallVector<Value> newStates;
+    SmallVector<std::string> stateNames;
+    for (BlockArgument p : params) {
+      std::string name = nameOf(p.getArgNumber());
+      SmallVector<Value> states;
+      for (StringRef suffix : optimizer.stateSuffixes()) {
+        stateNames.push_back(name + "." + suffix.str());
+        states.push_back(addState(p.getType(), stateNames.back()));
+      }
+      results.push_back(optimizer.update(b, loc, p, gradientOrZeros(p), states,
+                                         step, newStates));
+      resultAttrs.push_back(tags("param", name));
+    }
+    for (auto [value, name] : llvm::zip(newStates, stateNames)) {
+      results.push_back(value);
+      resultAttrs.push_back(tags("opt_state", name));
+    }
+    if (step) {
+      results.push_back(Optimizer::incrementStep(b, loc, step));
+      resultAttrs.push_back(tags("opt_state", "optimizer.step"));
+    }
+  }
+
+  func::ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  SmallVector<Type> resultTypes;
+  for (Value r : results)
+    resultTypes.push_back(r.getType());
+  fn.setType(FunctionType::get(ctx, fn.getArgumentTypes(), resultTypes));
+  fn.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+LogicalResult StepBuilder::run(int64_t &numForward, int64_t &numBackward,
+                               int64_t &numOptimizer) {
+  if (failed(checkSignature()) || failed(prepare()))
+    return failure();
+  analyzeActivity();
+  numForward += ids.size();
+  if (failed(backward()))
+    return failure();
+  int64_t afterBackward = tagger.count;
+  if (failed(finish()))
+    return failure();
+  numBackward += afterBackward;
+  numOptimizer += tagger.count - afterBackward;
+
+  // Backward bodies recompute the whole forward body; keep only what the
+  // derivative reads, and drop inputs that end up unused.
+  RewritePatternSet patterns(fn.getContext());
+  linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
+  return applyPatternsGreedily(fn, std::move(patterns));
+}
+
+struct EPLAutodiffPass
+    : public mlir::epl::impl::EPLAutodiffPassBase<EPLAutodiffPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (Config(Config::get(module)).getInt("pipeline.num_micro_batch") > 1) {
+      module.emitError()
+          << "epl-autodiff: \"pipeline.num_micro_batch\" > 1 (gradient "
+             "accumulation) is not implemented yet";
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> models;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        if (fn.getArgAttr(i, EPLDialect::kArgAttrName)) {
+          models.push_back(fn);
+          break;
+        }
+    }
+    if (models.empty()) {
+      module.emitError("epl-autodiff: no model function (arguments tagged "
+                       "with epl.arg) in the module");
+      return signalPassFailure();
+    }
+    int64_t forward = 0, backwardOps = 0, optimizer = 0;
+    for (func::FuncOp fn : models) {
+      StepBuilder step(fn, returnGradients);
+      if (failed(step.run(forward, backwardOps, optimizer)))
+        return signalPassFailure();
+    }
+    numForward += forward;
+    numBackward += backwardOps;
+    numOptimizer += optimizer;
+  }
+};
+} // namespace

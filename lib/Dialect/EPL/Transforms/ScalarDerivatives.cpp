@@ -1,0 +1,222 @@
+//===- ScalarDerivatives.cpp - Reverse mode on scalar bodies --------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/Transforms/ScalarDerivatives.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::epl;
+
+void BodyDifferentiator::clonePrimal() {
+  for (Operation &op : body.without_terminator())
+    b.clone(op, primal);
+}
+
+FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
+                                             Value wrt,
+                                             Operation *diagnosticOp) {
+  // Only ops on a path from `wrt` to `target` matter.
+  llvm::DenseSet<Value> dependsOnWrt = {wrt};
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return dependsOnWrt.contains(v); }))
+      for (Value r : op.getResults())
+        if (isa<FloatType>(r.getType()))
+          dependsOnWrt.insert(r);
+  if (!dependsOnWrt.contains(target))
+    return Value();
+
+  llvm::DenseMap<Value, Value> adjoints;
+  adjoints[target] = seed;
+  auto accumulate = [&](Value forward, Value contribution) {
+    if (!contribution || !dependsOnWrt.contains(forward))
+      return;
+    Value &slot = adjoints[forward];
+    slot = slot ? arith::AddFOp::create(b, loc, slot, contribution).getResult()
+                : contribution;
+  };
+  auto constant = [&](Type type, double value) -> Value {
+    return arith::ConstantOp::create(b, loc, type,
+                                     b.getFloatAttr(type, value));
+  };
+  auto mul = [&](Value x, Value y) -> Value {
+    return arith::MulFOp::create(b, loc, x, y);
+  };
+  auto div = [&](Value x, Value y) -> Value {
+    return arith::DivFOp::create(b, loc, x, y);
+  };
+  auto neg = [&](Value x) -> Value { return arith::NegFOp::create(b, loc, x); };
+  auto select = [&](Value cond, Value x, Value y) -> Value {
+    return arith::SelectOp::create(b, loc, cond, x, y);
+  };
+  auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  };
+
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (op.getNumResults() != 1)
+      continue;
+    Value result = op.getResult(0);
+    Value g = adjoints.lookup(result);
+    if (!g)
+      continue;
+    Type type = result.getType();
+    auto operand = [&](unsigned i) { return primalOf(op.getOperand(i)); };
+    Value r = primalOf(result);
+
+    LogicalResult handled =
+        llvm::TypeSwitch<Operation *, LogicalResult>(&op)
+            .Case([&](arith::AddFOp) {
+              accumulate(op.getOperand(0), g);
+              accumulate(op.getOperand(1), g);
+              return success();
+            })
+            .Case([&](arith::SubFOp) {
+              accumulate(op.getOperand(0), g);
+              if (dependsOnWrt.contains(op.getOperand(1)))
+                accumulate(op.getOperand(1), neg(g));
+              return success();
+            })
+            .Case([&](arith::MulFOp) {
+              // d(a*b) = g*b da + g*a db; written g*other so that the
+              // gradient of a multiply-add is again a multiply-add (GEMM).
+              if (dependsOnWrt.contains(op.getOperand(0)))
+                accumulate(op.getOperand(0), mul(g, operand(1)));
+              if (dependsOnWrt.contains(op.getOperand(1)))
+                accumulate(op.getOperand(1), mul(g, operand(0)));
+              return success();
+            })
+            .Case([&](arith::DivFOp) {
+              if (dependsOnWrt.contains(op.getOperand(0)))
+                accumulate(op.getOperand(0), div(g, operand(1)));
+              if (dependsOnWrt.contains(op.getOperand(1)))
+                // d(a/b)/db = -(a/b)/b
+                accumulate(op.getOperand(1), neg(mul(g, div(r, operand(1)))));
+              return success();
+            })
+            .Case([&](arith::NegFOp) {
+              accumulate(op.getOperand(0), neg(g));
+              return success();
+            })
+            .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](Operation *) {
+              // The larger operand takes the gradient; on a tie the second,
+              // so that relu = max(x, 0) has zero gradient at 0, as in
+              // PyTorch.
+              Value zero = constant(type, 0.0);
+              Value firstWins =
+                  cmp(arith::CmpFPredicate::OGT, operand(0), operand(1));
+              accumulate(op.getOperand(0), select(firstWins, g, zero));
+              accumulate(op.getOperand(1), select(firstWins, zero, g));
+              return success();
+            })
+            .Case<arith::MinimumFOp, arith::MinNumFOp>([&](Operation *) {
+              Value zero = constant(type, 0.0);
+              Value firstWins =
+                  cmp(arith::CmpFPredicate::OLT, operand(0), operand(1));
+              accumulate(op.getOperand(0), select(firstWins, g, zero));
+              accumulate(op.getOperand(1), select(firstWins, zero, g));
+              return success();
+            })
+            .Case([&](arith::SelectOp) {
+              Value zero = constant(type, 0.0);
+              accumulate(op.getOperand(1), select(operand(0), g, zero));
+              accumulate(op.getOperand(2), select(operand(0), zero, g));
+              return success();
+            })
+            .Case([&](arith::ExtFOp) {
+              accumulate(op.getOperand(0),
+                         arith::TruncFOp::create(
+                             b, loc, op.getOperand(0).getType(), g));
+              return success();
+            })
+            .Case([&](arith::TruncFOp) {
+              accumulate(op.getOperand(0),
+                         arith::ExtFOp::create(
+                             b, loc, op.getOperand(0).getType(), g));
+              return success();
+            })
+            .Case([&](math::ExpOp) {
+              accumulate(op.getOperand(0), mul(g, r));
+              return success();
+            })
+            .Case([&](math::LogOp) {
+              accumulate(op.getOperand(0), div(g, operand(0)));
+              return success();
+            })
+            .Case([&](math::TanhOp) {
+              // 1 - tanh^2
+              Value one = constant(type, 1.0);
+              accumulate(op.getOperand(0),
+                         mul(g, arith::SubFOp::create(b, loc, one, mul(r, r))));
+              return success();
+            })
+            .Case([&](math::SqrtOp) {
+              // 1 / (2 sqrt(x))
+              accumulate(op.getOperand(0),
+                         div(g, mul(constant(type, 2.0), r)));
+              return success();
+            })
+            .Case([&](math::RsqrtOp) {
+              // -1/2 x^{-3/2} = -1/2 r^3
+              Value r3 = mul(mul(r, r), r);
+              accumulate(op.getOperand(0),
+                         mul(g, mul(constant(type, -0.5), r3)));
+              return success();
+            })
+            .Case([&](math::ErfOp) {
+              // 2/sqrt(pi) exp(-x^2)
+              Value x = operand(0);
+              Value e = math::ExpOp::create(b, loc, neg(mul(x, x)));
+              accumulate(op.getOperand(0),
+                         mul(g, mul(constant(type, 2.0 / std::sqrt(M_PI)), e)));
+              return success();
+            })
+            .Case([&](math::AbsFOp) {
+              Value zero = constant(type, 0.0);
+              Value positive = cmp(arith::CmpFPredicate::OGE, operand(0), zero);
+              accumulate(op.getOperand(0), select(positive, g, neg(g)));
+              return success();
+            })
+            .Case([&](math::PowFOp) {
+              // d/da a^b = b a^(b-1); d/db a^b = a^b ln a
+              Value a = operand(0), e = operand(1);
+              if (dependsOnWrt.contains(op.getOperand(0))) {
+                Value em1 =
+                    arith::SubFOp::create(b, loc, e, constant(type, 1.0));
+                accumulate(op.getOperand(0),
+                           mul(g, mul(e, math::PowFOp::create(b, loc, a, em1))));
+              }
+              if (dependsOnWrt.contains(op.getOperand(1)))
+                accumulate(op.getOperand(1),
+                           mul(g, mul(r, math::LogOp::create(b, loc, a))));
+              return success();
+            })
+            .Case([&](math::SinOp) {
+              accumulate(op.getOperand(0),
+                         mul(g, math::CosOp::create(b, loc, operand(0))));
+              return success();
+            })
+            .Case([&](math::CosOp) {
+              accumulate(op.getOperand(0),
+                         neg(mul(g, math::SinOp::create(b, loc, operand(0)))));
+              return success();
+            })
+            .Default([&](Operation *) {
+              return diagnosticOp->emitError()
+                     << "epl-autodiff: cannot differentiate '"
+                     << op.getName() << "' in the body of this op";
+            });
+    if (failed(handled))
+      return failure();
+  }
+  return adjoints.lookup(wrt);
+}
