@@ -101,7 +101,7 @@ def epl_times(model, steps, threads):
         report = pathlib.Path(tmp) / "report.json"
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
         subprocess.run([str(BUILD / "bin" / "epl-run"), str(model), "--steps",
-                        str(steps), "--report", str(report)], env=env,
+                        str(steps), "--no-train", "--report", str(report)], env=env,
                        check=True, stdout=subprocess.DEVNULL)
         data = json.loads(report.read_text())
     return [s["time_ms"] for s in data["steps"]][1:], data["steps"][0].get("loss")

@@ -35,6 +35,7 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
 
   if (options.blas)
     pm.addPass(createEPLMatmulToRuntimePass());
+  pm.addPass(createEPLOutlineKernelsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

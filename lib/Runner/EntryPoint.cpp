@@ -163,6 +163,9 @@ void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry) {
     args.push_back(bufferization::ToTensorOp::create(
         b, loc, entry.getArgumentTypes()[i], body->getArgument(i),
         /*restrict=*/true, /*writable=*/false));
+  // One copy of the entry's body: inlined into the wrapper (and its C
+  // interface), a training step would be compiled two or three times.
+  entry->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
   auto call = func::CallOp::create(b, loc, entry, args);
   for (unsigned i = 0; i < entry.getNumResults(); ++i) {
     auto op = bufferization::MaterializeInDestinationOp::create(

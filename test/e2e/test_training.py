@@ -128,3 +128,159 @@ def test_resume_is_bit_identical(tmp_path):
     for name in a:
         assert a[name].tobytes() == b[name].tobytes(), name
     assert int(a["optimizer.step"]) == 20
+
+
+# --- a softmax cross-entropy classifier, through linalg.softmax ---------------
+
+def classifier_module(optimizer):
+    from epl import nn
+    from epl.graph import Graph
+    g = Graph("classifier")
+    x = g.input("x", (16, 12))
+    y = g.label("y", (16, 6))
+    w = g.param("w", (12, 6))
+    b = g.param("b", (6,))
+    probabilities = nn.softmax(nn.dense(x, w, b), -1)
+    g.set_loss(-nn.mean(nn.sum(y * nn.log(probabilities), -1)))
+    return with_config(g.to_mlir(), optimizer).replace(
+        "module {", "module attributes {epl.config = {"
+        + ", ".join(f'"{k}" = {v}' for k, v in OPTIMIZERS[optimizer].items()) + "}} {")
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_softmax_classifier_trains_like_pytorch(tmp_path, optimizer):
+    rng = np.random.default_rng(5)
+    params = {"w": (rng.standard_normal((12, 6)) * 0.3).astype(np.float32),
+              "b": (rng.standard_normal(6) * 0.1).astype(np.float32)}
+    data = {"x": rng.standard_normal((16, 12)).astype(np.float32),
+            "y": np.eye(6, dtype=np.float32)[rng.integers(0, 6, 16)]}
+    (tmp_path / "m.mlir").write_text(classifier_module(optimizer))
+    safetensors.save(tmp_path / "p.safetensors", params)
+    safetensors.save(tmp_path / "d.safetensors", data)
+    ours = losses(epl_run(tmp_path / "m.mlir", "--params", tmp_path / "p.safetensors",
+                          "--data", tmp_path / "d.safetensors", "--steps", STEPS).stdout)
+
+    layer = torch.nn.Linear(12, 6)
+    with torch.no_grad():
+        layer.weight.copy_(torch.from_numpy(params["w"]).T)
+        layer.bias.copy_(torch.from_numpy(params["b"]))
+    theirs = torch_losses(
+        lambda x, y: torch.nn.functional.cross_entropy(layer(x), y),
+        torch_optimizer(optimizer, layer.parameters()),
+        (torch.from_numpy(data["x"]), torch.from_numpy(data["y"])))
+    np.testing.assert_allclose(ours, theirs, rtol=RTOL)
+
+
+# --- a 2-block pre-LN transformer: embedding, attention, GELU MLP -------------
+
+B, S, D, HEADS, FF, VOCAB, CLASSES, BLOCKS = 2, 8, 16, 2, 32, 11, 5, 2
+
+
+def transformer_params(seed=3):
+    rng = np.random.default_rng(seed)
+
+    def n(*shape, scale=0.2):
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    p = {"embedding": n(VOCAB, D, scale=0.5), "position": n(S, D, scale=0.1)}
+    for l in range(BLOCKS):
+        p.update({f"b{l}.ln1.g": 1 + n(D, scale=0.05), f"b{l}.ln1.b": n(D, scale=0.05),
+                  f"b{l}.ln2.g": 1 + n(D, scale=0.05), f"b{l}.ln2.b": n(D, scale=0.05)})
+        for proj in "qkvo":
+            p[f"b{l}.w{proj}"] = n(D, D, scale=D ** -0.5)
+            p[f"b{l}.b{proj}"] = n(D, scale=0.02)
+        p.update({f"b{l}.fc1.w": n(D, FF, scale=D ** -0.5), f"b{l}.fc1.b": n(FF, scale=0.02),
+                  f"b{l}.fc2.w": n(FF, D, scale=FF ** -0.5), f"b{l}.fc2.b": n(D, scale=0.02)})
+    p.update({"lnf.g": 1 + n(D, scale=0.05), "lnf.b": n(D, scale=0.05),
+              "head.w": n(D, CLASSES, scale=D ** -0.5), "head.b": n(CLASSES, scale=0.02)})
+    data = {"ids": rng.integers(0, VOCAB, (B, S)).astype(np.int64),
+            "y": np.eye(CLASSES, dtype=np.float32)[rng.integers(0, CLASSES, B * S)]}
+    return p, data
+
+
+def transformer_module(params, optimizer):
+    from epl import nn
+    from epl.graph import Graph
+    g = Graph("transformer")
+    ids = g.input("ids", (B, S), dtype="i64")
+    y = g.label("y", (B * S, CLASSES))
+    w = {name: g.param(name, value.shape) for name, value in params.items()}
+    x = nn.embedding(ids, w["embedding"]) + w["position"]
+    for l in range(BLOCKS):
+        p = lambda name: w[f"b{l}.{name}"]  # noqa: E731
+        h = nn.layer_norm(x, p("ln1.g"), p("ln1.b"))
+        x = x + nn.attention(h, p("wq"), p("wk"), p("wv"), p("wo"), HEADS,
+                             p("bq"), p("bk"), p("bv"), p("bo"))
+        h = nn.layer_norm(x, p("ln2.g"), p("ln2.b"))
+        x = x + nn.dense(nn.gelu(nn.dense(h, p("fc1.w"), p("fc1.b"))),
+                         p("fc2.w"), p("fc2.b"))
+    x = nn.layer_norm(x, w["lnf.g"], w["lnf.b"])
+    logits = nn.dense(g.reshape(x, (B * S, D)), w["head.w"], w["head.b"])
+    g.set_loss(nn.cross_entropy(logits, y))
+    g.config = {k: v for k, v in OPTIMIZERS[optimizer].items()}
+    text = g.to_mlir()
+    # Config values are MLIR literals already.
+    return with_config(text.replace("module {", "module attributes {epl.config = {}} {"),
+                       optimizer)
+
+
+class TorchBlock(torch.nn.Module):
+    def __init__(self, p, l):
+        super().__init__()
+        self.ln1, self.ln2 = torch.nn.LayerNorm(D), torch.nn.LayerNorm(D)
+        self.attn = torch.nn.MultiheadAttention(D, HEADS, batch_first=True)
+        self.fc1, self.fc2 = torch.nn.Linear(D, FF), torch.nn.Linear(FF, D)
+        t = lambda name: torch.from_numpy(p[f"b{l}.{name}"])  # noqa: E731
+        with torch.no_grad():
+            for ln, name in ((self.ln1, "ln1"), (self.ln2, "ln2")):
+                ln.weight.copy_(t(f"{name}.g"))
+                ln.bias.copy_(t(f"{name}.b"))
+            self.attn.in_proj_weight.copy_(torch.cat([t("wq").T, t("wk").T, t("wv").T]))
+            self.attn.in_proj_bias.copy_(torch.cat([t("bq"), t("bk"), t("bv")]))
+            self.attn.out_proj.weight.copy_(t("wo").T)
+            self.attn.out_proj.bias.copy_(t("bo"))
+            for fc, name in ((self.fc1, "fc1"), (self.fc2, "fc2")):
+                fc.weight.copy_(t(f"{name}.w").T)
+                fc.bias.copy_(t(f"{name}.b"))
+
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
+
+
+class TorchTransformer(torch.nn.Module):
+    def __init__(self, p):
+        super().__init__()
+        self.embedding = torch.nn.Embedding(VOCAB, D)
+        self.position = torch.nn.Parameter(torch.from_numpy(p["position"]).clone())
+        self.blocks = torch.nn.ModuleList(TorchBlock(p, l) for l in range(BLOCKS))
+        self.lnf, self.head = torch.nn.LayerNorm(D), torch.nn.Linear(D, CLASSES)
+        with torch.no_grad():
+            self.embedding.weight.copy_(torch.from_numpy(p["embedding"]))
+            self.lnf.weight.copy_(torch.from_numpy(p["lnf.g"]))
+            self.lnf.bias.copy_(torch.from_numpy(p["lnf.b"]))
+            self.head.weight.copy_(torch.from_numpy(p["head.w"]).T)
+            self.head.bias.copy_(torch.from_numpy(p["head.b"]))
+
+    def forward(self, ids, y):
+        x = self.embedding(ids) + self.position
+        for block in self.blocks:
+            x = block(x)
+        logits = self.head(self.lnf(x)).reshape(B * S, CLASSES)
+        return torch.nn.functional.cross_entropy(logits, y)
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_transformer_trains_like_pytorch(tmp_path, optimizer):
+    params, data = transformer_params()
+    (tmp_path / "t.mlir").write_text(transformer_module(params, optimizer))
+    safetensors.save(tmp_path / "p.safetensors", params)
+    safetensors.save(tmp_path / "d.safetensors", data)
+    ours = losses(epl_run(tmp_path / "t.mlir", "--params", tmp_path / "p.safetensors",
+                          "--data", tmp_path / "d.safetensors", "--steps", STEPS).stdout)
+    model = TorchTransformer(params)
+    theirs = torch_losses(model, torch_optimizer(optimizer, model.parameters()),
+                          (torch.from_numpy(data["ids"]), torch.from_numpy(data["y"])))
+    np.testing.assert_allclose(ours, theirs, rtol=RTOL)
+    assert theirs[-1] < theirs[0]

@@ -1,0 +1,374 @@
+"""Tracing tensor programs into EPL's L0 MLIR.
+
+A `Graph` records operations on `Tensor`s as upstream linalg / tensor / arith
+/ math ops and prints a module in the L0 contract: one function whose
+arguments are tagged `epl.arg` ("param", "input", "label"), returning a
+scalar loss. Element-wise and reduction ops are `linalg.generic`s built
+from indexing maps, so every op is one general construct the compiler's
+passes (autodiff, sharding) handle uniformly.
+
+    g = Graph()
+    x = g.input("x", (32, 784))
+    y = g.label("y", (32, 10))
+    w = g.param("w", (784, 10))
+    g.set_loss(cross_entropy(x @ w, y))
+    print(g.to_mlir())
+
+The EPL-style API (`epl.replicate`, `epl.split`, `epl.Config`) builds on this.
+"""
+
+import itertools
+import math
+
+_FLOAT_TYPES = {"f32", "f64"}
+_DIMS = "ijklmnop"
+
+
+def _tensor_type(shape, dtype):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+def _map(dims, results):
+    return f"affine_map<({', '.join(dims)}) -> ({', '.join(results)})>"
+
+
+def _float(value, dtype="f32"):
+    value = float(value)
+    if math.isinf(value) or math.isnan(value):
+        # MLIR spells special values as bit patterns.
+        bits = {("f32", True): "0x7F800000", ("f32", False): "0xFF800000",
+                ("f64", True): "0x7FF0000000000000",
+                ("f64", False): "0xFFF0000000000000"}
+        if math.isnan(value):
+            return "0x7FC00000" if dtype == "f32" else "0x7FF8000000000000"
+        return bits[(dtype, value > 0)]
+    text = repr(value)
+    mantissa, _, exponent = text.partition("e")
+    if "." not in mantissa:  # MLIR wants a fraction: 1.0e-05, 2.0
+        mantissa += ".0"
+    text = mantissa + ("e" + exponent if exponent else "")
+    return text
+
+
+class Tensor:
+    """A value of the traced program."""
+
+    def __init__(self, graph, ssa, shape, dtype):
+        self.graph, self.ssa, self.shape, self.dtype = graph, ssa, tuple(shape), dtype
+
+    @property
+    def type(self):
+        return _tensor_type(self.shape, self.dtype)
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"Tensor({self.ssa}: {self.type})"
+
+    # Arithmetic, with numpy-style broadcasting of trailing dimensions.
+    def __add__(self, other):
+        return self.graph.binary("arith.addf", self, other)
+
+    def __radd__(self, other):
+        return self.graph.binary("arith.addf", other, self)
+
+    def __sub__(self, other):
+        return self.graph.binary("arith.subf", self, other)
+
+    def __rsub__(self, other):
+        return self.graph.binary("arith.subf", other, self)
+
+    def __mul__(self, other):
+        return self.graph.binary("arith.mulf", self, other)
+
+    def __rmul__(self, other):
+        return self.graph.binary("arith.mulf", other, self)
+
+    def __truediv__(self, other):
+        return self.graph.binary("arith.divf", self, other)
+
+    def __neg__(self):
+        return self.graph.unary(lambda b, x: b.op("arith.negf", x), self)
+
+    def __matmul__(self, other):
+        return self.graph.matmul(self, other)
+
+
+class _Body:
+    """Builds the scalar body of a linalg.generic."""
+
+    def __init__(self, dtype):
+        self.dtype, self.lines, self.count = dtype, [], 0
+
+    def _fresh(self):
+        self.count += 1
+        return f"%s{self.count}"
+
+    def op(self, name, *operands):
+        result = self._fresh()
+        self.lines.append(f"{result} = {name} {', '.join(operands)} : {self.dtype}")
+        return result
+
+    def const(self, value):
+        result = self._fresh()
+        self.lines.append(
+            f"{result} = arith.constant {_float(value, self.dtype)} : {self.dtype}")
+        return result
+
+    def raw(self, text):
+        """`text` uses {r} for the result name; returns the result."""
+        result = self._fresh()
+        self.lines.append(text.replace("{r}", result))
+        return result
+
+
+class Graph:
+    """Records a program; `to_mlir` prints it as an L0 module."""
+
+    def __init__(self, name="model", dtype="f32"):
+        self.name, self.dtype = name, dtype
+        self.args, self.lines = [], []
+        self._ids = itertools.count()
+        self.loss = None
+        self.config = {}
+        self.scope = None  # text of the current `epl.scope` attribute, or None
+
+    # -- arguments -----------------------------------------------------------
+
+    def _arg(self, kind, name, shape, dtype, init=None):
+        if any(a["name"] == name for a in self.args):
+            raise ValueError(f"two arguments are called '{name}'")
+        ssa = f"%arg{len(self.args)}"
+        attrs = f'epl.arg = "{kind}", epl.name = "{name}"'
+        if init:
+            attrs += f', epl.init = "{init}"'
+        self.args.append({"name": name, "ssa": ssa, "shape": tuple(shape),
+                          "dtype": dtype, "attrs": attrs, "kind": kind})
+        return Tensor(self, ssa, shape, dtype)
+
+    def param(self, name, shape, init=None, dtype=None):
+        return self._arg("param", name, shape, dtype or self.dtype, init)
+
+    def input(self, name, shape, dtype=None):
+        return self._arg("input", name, shape, dtype or self.dtype)
+
+    def label(self, name, shape, dtype=None):
+        return self._arg("label", name, shape, dtype or self.dtype)
+
+    # -- emission ------------------------------------------------------------
+
+    def _fresh(self):
+        return f"%v{next(self._ids)}"
+
+    def _scope_attr(self):
+        return f"epl.scope = {self.scope}" if self.scope else None
+
+    def emit(self, text, shape, dtype=None):
+        """Appends `text` (with {r} for the result) and returns its value."""
+        ssa = self._fresh()
+        self.lines.append(text.replace("{r}", ssa))
+        return Tensor(self, ssa, shape, dtype or self.dtype)
+
+    def empty(self, shape, dtype=None):
+        dtype = dtype or self.dtype
+        return self.emit(f"{{r}} = tensor.empty() : {_tensor_type(shape, dtype)}",
+                         shape, dtype)
+
+    def full(self, shape, value, dtype=None):
+        dtype = dtype or self.dtype
+        init = self.empty(shape, dtype)
+        c = self.emit(f"{{r}} = arith.constant {_float(value, dtype)} : {dtype}",
+                      (), dtype)
+        attrs = f" {{{self._scope_attr()}}}" if self.scope else ""
+        return self.emit(f"{{r}} = linalg.fill{attrs} ins({c.ssa} : {dtype}) "
+                         f"outs({init.ssa} : {init.type}) -> {init.type}", shape, dtype)
+
+    def constant(self, value, dtype=None):
+        """A rank-0 tensor constant."""
+        dtype = dtype or self.dtype
+        return self.emit(f"{{r}} = arith.constant dense<{_float(value, dtype)}> : "
+                         f"tensor<{dtype}>", (), dtype)
+
+    def generic(self, inputs, out_shape, in_maps, out_map, iterators, body,
+                init=None, out_dtype=None):
+        """A linalg.generic over loops named by `iterators` (a list of
+        "parallel"/"reduction"); maps are lists of loop names per operand.
+        `body(b, *scalars)` returns the scalar to yield; with reductions the
+        last scalar is the accumulator."""
+        dtype = out_dtype or self.dtype
+        if init is None:
+            init = self.empty(out_shape, dtype)
+        loops = [_DIMS[i] for i in range(len(iterators))]
+        maps = [_map(loops, m) for m in in_maps] + [_map(loops, out_map)]
+        b = _Body(dtype)
+        args = [f"%a{i}" for i in range(len(inputs) + 1)]
+        result = body(b, *args)
+        block_args = ", ".join(f"{a}: {t.dtype}" for a, t in zip(args, inputs))
+        block_args += (", " if inputs else "") + f"{args[-1]}: {dtype}"
+        attrs = [f"indexing_maps = [{', '.join(maps)}]",
+                 "iterator_types = [" + ", ".join(f'"{it}"' for it in iterators) + "]"]
+        scope = f" attrs = {{{self._scope_attr()}}}" if self.scope else ""
+        ins = ""
+        if inputs:
+            ins = (f" ins({', '.join(t.ssa for t in inputs)} : "
+                   f"{', '.join(t.type for t in inputs)})")
+        text = (f"{{r}} = linalg.generic {{{', '.join(attrs)}}}{ins} "
+                f"outs({init.ssa} : {init.type}){scope} {{\n"
+                f"    ^bb0({block_args}):\n"
+                + "".join(f"      {line}\n" for line in b.lines)
+                + f"      linalg.yield {result} : {dtype}\n"
+                f"    }} -> {init.type}")
+        return self.emit(text, out_shape, dtype)
+
+    # -- element-wise --------------------------------------------------------
+
+    def _as_tensor(self, value, dtype):
+        return value if isinstance(value, Tensor) else self.constant(value, dtype)
+
+    def binary(self, op, lhs, rhs):
+        dtype = (lhs if isinstance(lhs, Tensor) else rhs).dtype
+        lhs, rhs = self._as_tensor(lhs, dtype), self._as_tensor(rhs, dtype)
+        shape = broadcast_shapes(lhs.shape, rhs.shape)
+        rank = len(shape)
+        loops = [_DIMS[i] for i in range(rank)]
+
+        def operand(t):
+            # Trailing alignment; a broadcast dimension (size 1, or absent)
+            # is dropped, so that every indexing map stays a projection.
+            offset = rank - t.rank
+            kept = [d for d in range(t.rank) if t.shape[d] == shape[offset + d]]
+            if len(kept) != t.rank:
+                t = self.reshape(t, [t.shape[d] for d in kept])
+            return t, [loops[offset + d] for d in kept]
+
+        (a, a_map), (b, b_map) = operand(lhs), operand(rhs)
+        return self.generic([a, b], shape, [a_map, b_map], loops,
+                            ["parallel"] * rank,
+                            lambda bb, x, y, _: bb.op(op, x, y))
+
+    def unary(self, fn, x):
+        loops = [_DIMS[i] for i in range(x.rank)]
+        return self.generic([x], x.shape, [loops], loops, ["parallel"] * x.rank,
+                            lambda b, a, _: fn(b, a))
+
+    # -- reductions ----------------------------------------------------------
+
+    def reduce(self, x, axis, kind="sum", keepdims=False):
+        axis = axis % x.rank
+        loops = [_DIMS[i] for i in range(x.rank)]
+        out_loops = [l for i, l in enumerate(loops) if i != axis]
+        out_shape = [s for i, s in enumerate(x.shape) if i != axis]
+        start = {"sum": 0.0, "max": -math.inf, "min": math.inf}[kind]
+        init = self.full(out_shape, start, x.dtype)
+        combine = {"sum": "arith.addf", "max": "arith.maximumf",
+                   "min": "arith.minimumf"}[kind]
+        iterators = ["reduction" if i == axis else "parallel" for i in range(x.rank)]
+        r = self.generic([x], out_shape, [loops], out_loops, iterators,
+                         lambda b, a, acc: b.op(combine, a, acc), init=init)
+        return self.expand_dims(r, axis) if keepdims else r
+
+    # -- shapes --------------------------------------------------------------
+
+    def reshape(self, x, shape):
+        shape = tuple(shape)
+        if math.prod(shape) != math.prod(x.shape):
+            raise ValueError(f"cannot reshape {x.shape} to {shape}")
+        if shape == x.shape:
+            return x
+        # Through the flat tensor: collapse everything, expand to the target.
+        flat = x
+        if x.rank != 1:
+            groups = "[[" + ", ".join(str(i) for i in range(x.rank)) + "]]"
+            flat = self.emit(f"{{r}} = tensor.collapse_shape {x.ssa} {groups} : "
+                             f"{x.type} into {_tensor_type((math.prod(x.shape),), x.dtype)}",
+                             (math.prod(x.shape),), x.dtype)
+        if len(shape) == 1:
+            return flat
+        groups = "[[" + ", ".join(str(i) for i in range(len(shape))) + "]]"
+        return self.emit(f"{{r}} = tensor.expand_shape {flat.ssa} {groups} "
+                         f"output_shape [{', '.join(map(str, shape))}] : "
+                         f"{flat.type} into {_tensor_type(shape, x.dtype)}",
+                         shape, x.dtype)
+
+    def expand_dims(self, x, axis):
+        shape = list(x.shape)
+        shape.insert(axis, 1)
+        return self.reshape(x, shape)
+
+    def transpose(self, x, perm):
+        loops = [_DIMS[i] for i in range(x.rank)]
+        shape = [x.shape[p] for p in perm]
+        return self.generic([x], shape, [loops], [loops[p] for p in perm],
+                            ["parallel"] * x.rank, lambda b, a, _: a)
+
+    # -- contractions --------------------------------------------------------
+
+    def matmul(self, a, b):
+        """a[..., m, k] @ b[k, n] or b[..., k, n] (same leading dims)."""
+        if a.shape[-1] != b.shape[-2]:
+            raise ValueError(f"matmul of {a.shape} and {b.shape}: inner sizes differ")
+        batch = a.rank - 2
+        if b.rank not in (2, a.rank):
+            raise ValueError(f"matmul of {a.shape} and {b.shape}: ranks")
+        loops = [_DIMS[i] for i in range(batch + 3)]
+        bl, m, n, k = loops[:batch], loops[batch], loops[batch + 1], loops[batch + 2]
+        b_map = ([] if b.rank == 2 else bl) + [k, n]
+        out_shape = list(a.shape[:-1]) + [b.shape[-1]]
+        init = self.full(out_shape, 0.0, a.dtype)
+        iterators = ["parallel"] * (batch + 2) + ["reduction"]
+        return self.generic([a, b], out_shape, [bl + [m, k], b_map], bl + [m, n],
+                            iterators,
+                            lambda bb, x, y, acc: bb.op("arith.addf", acc,
+                                                        bb.op("arith.mulf", x, y)),
+                            init=init)
+
+    # -- printing ------------------------------------------------------------
+
+    def set_loss(self, loss):
+        if loss.shape != ():
+            raise ValueError(f"the loss must be a scalar, not {loss.shape}")
+        self.loss = loss
+
+    def to_mlir(self):
+        if self.loss is None:
+            raise ValueError("set_loss() first")
+        lines = []
+        if self.config:
+            items = ", ".join(f'"{k}" = {_config_value(v)}'
+                              for k, v in self.config.items())
+            lines.append(f"module attributes {{epl.config = {{{items}}}}} {{")
+        else:
+            lines.append("module {")
+        args = ",\n      ".join(f"{a['ssa']}: {_tensor_type(a['shape'], a['dtype'])} "
+                                f"{{{a['attrs']}}}" for a in self.args)
+        lines.append(f"  func.func @{self.name}({args}) -> {self.loss.type} {{")
+        for line in self.lines:
+            lines.append("    " + line)
+        lines.append(f"    return {self.loss.ssa} : {self.loss.type}")
+        lines.append("  }")
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+
+def _config_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return f"{v} : i64"
+    if isinstance(v, float):
+        return f"{v!r} : f64"
+    return '"' + str(v) + '"'
+
+
+def broadcast_shapes(a, b):
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and 1 not in (x, y):
+            raise ValueError(f"shapes {a} and {b} do not broadcast")
+        out.append(max(x, y))
+    return tuple(out)

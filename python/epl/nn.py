@@ -1,0 +1,150 @@
+"""Layers as functions on traced tensors (see epl.graph).
+
+Each returns a Tensor of the same Graph; parameters are created by the
+caller (or by the layer classes of the EPL frontend), so these functions are
+the single place where a layer's computation is spelled out.
+"""
+
+import math
+
+from .graph import Tensor
+
+
+def _unary(name):
+    def apply(x):
+        return x.graph.unary(lambda b, a: b.op(name, a), x)
+    apply.__name__ = name.split(".")[-1]
+    return apply
+
+
+exp = _unary("math.exp")
+log = _unary("math.log")
+tanh = _unary("math.tanh")
+sqrt = _unary("math.sqrt")
+rsqrt = _unary("math.rsqrt")
+erf = _unary("math.erf")
+
+
+def relu(x):
+    return x.graph.unary(lambda b, a: b.op("arith.maximumf", a, b.const(0.0)), x)
+
+
+def gelu(x, approximate="none"):
+    """PyTorch's GELU: x Phi(x) with erf, or the tanh approximation."""
+    if approximate == "tanh":
+        def body(b, a):
+            inner = b.op("arith.mulf", b.const(math.sqrt(2 / math.pi)),
+                         b.op("arith.addf", a,
+                              b.op("arith.mulf", b.const(0.044715),
+                                   b.op("arith.mulf", a, b.op("arith.mulf", a, a)))))
+            t = b.op("math.tanh", inner)
+            return b.op("arith.mulf", b.op("arith.mulf", b.const(0.5), a),
+                        b.op("arith.addf", b.const(1.0), t))
+    else:
+        def body(b, a):
+            e = b.op("math.erf", b.op("arith.mulf", a, b.const(1 / math.sqrt(2))))
+            return b.op("arith.mulf", b.op("arith.mulf", b.const(0.5), a),
+                        b.op("arith.addf", b.const(1.0), e))
+    return x.graph.unary(body, x)
+
+
+def sum(x, axis, keepdims=False):  # noqa: A001 - mirrors numpy
+    return x.graph.reduce(x, axis, "sum", keepdims)
+
+
+def amax(x, axis, keepdims=False):
+    return x.graph.reduce(x, axis, "max", keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    if axis is None:
+        total = x
+        for _ in range(x.rank):
+            total = sum(total, 0)
+        return total / float(math.prod(x.shape))
+    return sum(x, axis, keepdims) / float(x.shape[axis])
+
+
+def softmax(x, axis=-1):
+    """`linalg.softmax` along `axis` (the compiler decomposes it)."""
+    g = x.graph
+    axis = axis % x.rank
+    init = g.empty(x.shape, x.dtype)
+    return g.emit(f"{{r}} = linalg.softmax dimension({axis}) ins({x.ssa} : {x.type}) "
+                  f"outs({init.ssa} : {init.type}) -> {x.type}", x.shape, x.dtype)
+
+
+def log_softmax(x, axis=-1):
+    """x - max - log(sum(exp(x - max))), numerically stable."""
+    shifted = x - amax(x, axis, keepdims=True)
+    return shifted - log(sum(exp(shifted), axis, keepdims=True))
+
+
+def cross_entropy(logits, target):
+    """Mean over rows of -sum(target * log_softmax(logits)); `target` holds
+    probabilities (one-hot rows for class labels), as PyTorch's
+    cross_entropy with probability targets."""
+    return -mean(sum(target * log_softmax(logits, -1), -1))
+
+
+def dense(x, w, b=None):
+    y = x @ w
+    return y + b if b is not None else y
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """Over the last dimension, with the biased variance, as torch.nn.LayerNorm."""
+    mu = mean(x, -1, keepdims=True)
+    centered = x - mu
+    var = mean(centered * centered, -1, keepdims=True)
+    return centered * rsqrt(var + eps) * gamma + beta
+
+
+def one_hot(ids, classes, dtype=None):
+    """ids [..] of integers -> [.., classes] of 0/1."""
+    g = ids.graph
+    dtype = dtype or g.dtype
+    loops = "ijklmnop"[:ids.rank + 1]
+    index_type = ids.dtype
+
+    def body(b, i, _):
+        col = b.raw("{r} = linalg.index " + str(ids.rank) + " : index")
+        as_int = b.raw("{r} = arith.index_cast " + col + " : index to " + index_type)
+        eq = b.raw("{r} = arith.cmpi eq, " + i + ", " + as_int + " : " + index_type)
+        return b.raw("{r} = arith.select " + eq + ", " + b.const(1.0) + ", "
+                     + b.const(0.0) + " : " + dtype)
+
+    return g.generic([ids], list(ids.shape) + [classes], [list(loops[:-1])],
+                     list(loops), ["parallel"] * (ids.rank + 1), body, out_dtype=dtype)
+
+
+def embedding(ids, table):
+    """Rows of `table` [vocab, dim] picked by integer `ids`: a one-hot matmul,
+    so that its gradient is a matmul too."""
+    return one_hot(ids, table.shape[0], table.dtype) @ table
+
+
+def attention(x, wq, wk, wv, wo, heads, bq=None, bk=None, bv=None, bo=None):
+    """Multi-head self-attention on x [batch, seq, dim], as
+    torch.nn.MultiheadAttention: softmax(q k^T / sqrt(dim / heads)) v."""
+    g = x.graph
+    batch, seq, dim = x.shape
+    if dim % heads:
+        raise ValueError(f"{heads} heads do not divide the model dimension {dim}")
+    hd = dim // heads
+
+    def split_heads(t):  # [b, s, d] -> [b, h, s, hd]
+        return g.transpose(g.reshape(t, (batch, seq, heads, hd)), (0, 2, 1, 3))
+
+    q = split_heads(dense(x, wq, bq))
+    k = split_heads(dense(x, wk, bk))
+    v = split_heads(dense(x, wv, bv))
+    scores = (q @ g.transpose(k, (0, 1, 3, 2))) * (1.0 / math.sqrt(hd))
+    context = softmax(scores, -1) @ v                          # [b, h, s, hd]
+    merged = g.reshape(g.transpose(context, (0, 2, 1, 3)), (batch, seq, dim))
+    return dense(merged, wo, bo)
+
+
+__all__ = ["Tensor", "exp", "log", "tanh", "sqrt", "rsqrt", "erf", "relu", "gelu",
+           "sum", "amax", "mean", "softmax", "log_softmax", "cross_entropy", "dense",
+           "layer_norm", "one_hot", "embedding", "attention"]
