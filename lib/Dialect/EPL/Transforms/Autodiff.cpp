@@ -43,7 +43,7 @@ struct PhaseTagger : public OpBuilder::Listener {
 
   void notifyOperationInserted(Operation *op,
                                OpBuilder::InsertPoint previous) override {
-    if (op->getBlock() != stepBody)
+    if (op->getBlock() != stepBody || op->hasTrait<OpTrait::IsTerminator>())
       return;
     MLIRContext *ctx = op->getContext();
     op->setAttr(EPLDialect::kPhaseAttrName, PhaseAttr::get(ctx, phase));

@@ -1,0 +1,79 @@
+// RUN: epl-opt %s --epl-autodiff --split-input-file -verify-diagnostics
+
+// expected-error @+1 {{epl-autodiff: the loss of @f must be a scalar float tensor (tensor<f32>), not 'tensor<4xf32>'}}
+func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<4xf32> {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{epl-autodiff: no model function (arguments tagged with epl.arg) in the module}}
+module {
+  func.func @f(%w: tensor<4xf32>) -> tensor<f32> {
+    %e = tensor.empty() : tensor<f32>
+    return %e : tensor<f32>
+  }
+}
+
+// -----
+
+func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+  %one = arith.constant 1.0 : f32
+  %es = tensor.empty() : tensor<f32>
+  %ones = linalg.fill ins(%one : f32) outs(%es : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{epl-autodiff: cannot differentiate a reduction that combines with 'arith.mulf'; sum, max and min are supported}}
+  %p = linalg.reduce ins(%w : tensor<4xf32>) outs(%ones : tensor<f32>) dimensions = [0]
+    (%v: f32, %acc: f32) {
+      %m = arith.mulf %v, %acc : f32
+      linalg.yield %m : f32
+    }
+  return %p : tensor<f32>
+}
+
+// -----
+
+#id = affine_map<(i) -> (i)>
+#none = affine_map<(i) -> ()>
+func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %es = tensor.empty() : tensor<f32>
+  %z = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{epl-autodiff: cannot differentiate 'math.atan2' in the body of this op}}
+  %r = linalg.generic {indexing_maps = [#id, #none], iterator_types = ["reduction"]}
+      ins(%w : tensor<4xf32>) outs(%z : tensor<f32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %a = math.atan2 %v, %v : f32
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{epl-autodiff: cannot differentiate 'tensor.pad'; the loss depends on a parameter through it}}
+  %p = tensor.pad %w low[1] high[1] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<4xf32> to tensor<6xf32>
+  %es = tensor.empty() : tensor<f32>
+  %z = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+  %r = linalg.reduce ins(%p : tensor<6xf32>) outs(%z : tensor<f32>) dimensions = [0]
+    (%v: f32, %acc: f32) {
+      %s = arith.addf %v, %acc : f32
+      linalg.yield %s : f32
+    }
+  return %r : tensor<f32>
+}
+
+// -----
+
+// expected-error @+1 {{epl-autodiff: "pipeline.num_micro_batch" > 1 (gradient accumulation) is not implemented yet}}
+module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
+  func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<f32>
+    return %e : tensor<f32>
+  }
+}

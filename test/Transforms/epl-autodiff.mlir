@@ -1,0 +1,117 @@
+// RUN: epl-opt %s --epl-autodiff --split-input-file | FileCheck %s
+// RUN: epl-opt %s --epl-autodiff="return-gradients" --split-input-file | FileCheck %s --check-prefix=GRAD
+
+#mk = affine_map<(m, n, k) -> (m, k)>
+#kn = affine_map<(m, n, k) -> (k, n)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#all = affine_map<(i, j) -> (i, j)>
+#none = affine_map<(i, j) -> ()>
+
+module attributes {epl.config = {"optimizer.type" = "momentum", "optimizer.lr" = 0.5 : f64}} {
+  // CHECK-LABEL: func.func @model
+  // The optimizer state becomes arguments, and results say what they are.
+  // CHECK-SAME: %[[W:[a-z0-9_]+]]: tensor<4x3xf32> {epl.arg = "param", epl.name = "w"}
+  // CHECK-SAME: %[[M:[a-z0-9_]+]]: tensor<4x3xf32> {epl.arg = "opt_state", epl.name = "w.momentum_buffer"}
+  // CHECK-SAME: -> (tensor<f32> {epl.result = "loss"},
+  // CHECK-SAME: tensor<4x3xf32> {epl.name = "w", epl.result = "param"},
+  // CHECK-SAME: tensor<4x3xf32> {epl.name = "w.momentum_buffer", epl.result = "opt_state"})
+  // Momentum and learning rate, as PyTorch uses them.
+  // CHECK-DAG: arith.constant 0.899999976 : f32
+  // CHECK-DAG: arith.constant -5.000000e-01 : f32
+  func.func @model(%x: tensor<2x4xf32> {epl.arg = "input"},
+                   %w: tensor<4x3xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<2x3xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+    // Named ops are generalized; forward ops keep their phase and get ids.
+    // CHECK: %[[Y:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%{{.*}}, %[[W]] {{.*}}epl.id = [[MATMUL:[0-9]+]] : i64, epl.phase = #epl.phase<forward>
+    %y = linalg.matmul ins(%x, %w : tensor<2x4xf32>, tensor<4x3xf32>) outs(%z : tensor<2x3xf32>) -> tensor<2x3xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    // loss = sum(tanh(y)^2)
+    // CHECK: %[[LOSS:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "reduction"]{{.*}}epl.id = [[SUM:[0-9]+]] : i64, epl.phase = #epl.phase<forward>
+    %l = linalg.generic {indexing_maps = [#all, #none], iterator_types = ["reduction", "reduction"]}
+        ins(%y : tensor<2x3xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %t = math.tanh %v : f32
+      %t2 = arith.mulf %t, %t : f32
+      %s = arith.addf %acc, %t2 : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    // The gradient of the loss w.r.t. y: dout * 2 tanh(y) (1 - tanh(y)^2),
+    // from the body alone.
+    // CHECK: %[[DY:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel"]{{.*}}epl.origin = [[SUM]] : i64, epl.phase = #epl.phase<backward_input>
+    // CHECK: math.tanh
+    // CHECK: arith.subf
+    // The weight gradient of the matmul is again a multiply-add contraction,
+    // over the batch: dW[k, n] = sum_m x[m, k] * dY[m, n].
+    // CHECK: %[[DW:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel", "parallel"]{{.*}} ins(%[[DY]], %{{.*}} : tensor<2x3xf32>, tensor<2x4xf32>) {{.*}}epl.origin = [[MATMUL]] : i64, epl.phase = #epl.phase<backward_weight>
+    // CHECK-NEXT: ^bb0(%[[DOUT:.*]]: f32, %[[XS:.*]]: f32, %[[ACC:.*]]: f32):
+    // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[DOUT]], %[[XS]] : f32
+    // CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[P]] : f32
+    // CHECK-NEXT: linalg.yield %[[S]]
+    // Momentum SGD, PyTorch's: buf = buf * momentum + g; w = w + (-lr) * buf.
+    // CHECK: %[[UPD:.*]]:2 = linalg.generic {{.*}} ins(%[[W]], %[[DW]], %[[M]] {{.*}}epl.phase = #epl.phase<optimizer>
+    // CHECK: return %[[LOSS]], %[[UPD]]#0, %[[UPD]]#1
+    return %l : tensor<f32>
+  }
+}
+
+// GRAD-LABEL: func.func @model
+// GRAD-SAME: -> (tensor<f32> {epl.result = "loss"}, tensor<4x3xf32> {epl.name = "w", epl.result = "grad"})
+// GRAD-NOT: opt_state
+
+// -----
+
+// Adam keeps two moments per parameter and a step counter.
+module attributes {epl.config = {"optimizer.type" = "adamw", "optimizer.weight_decay" = 0.01 : f64}} {
+  // CHECK-LABEL: func.func @adam
+  // CHECK-SAME: {epl.arg = "opt_state", epl.name = "optimizer.step"}
+  // CHECK-SAME: {epl.arg = "opt_state", epl.name = "b.exp_avg"}
+  // CHECK-SAME: {epl.arg = "opt_state", epl.name = "b.exp_avg_sq"}
+  // CHECK-SAME: tensor<i64> {epl.name = "optimizer.step", epl.result = "opt_state"}
+  // CHECK: math.powf
+  // CHECK: math.sqrt
+  // CHECK: arith.addi
+  func.func @adam(%b: tensor<3xf32> {epl.arg = "param", epl.name = "b"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.reduce ins(%b : tensor<3xf32>) outs(%zs : tensor<f32>) dimensions = [0]
+      (%v: f32, %acc: f32) {
+        %s = arith.addf %v, %acc : f32
+        linalg.yield %s : f32
+      }
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Adjoints of tensor reshapes, slices and concatenation; a parameter that
+// the loss does not use gets a zero gradient.
+module {
+  // GRAD-LABEL: func.func @shapes
+  func.func @shapes(%a: tensor<2x3xf32> {epl.arg = "param", epl.name = "a"},
+                    %unused: tensor<5xf32> {epl.arg = "param", epl.name = "unused"}) -> tensor<f32> {
+    // GRAD: tensor.collapse_shape
+    // GRAD: tensor.insert_slice
+    // GRAD: tensor.expand_shape
+    %flat = tensor.collapse_shape %a [[0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+    %part = tensor.extract_slice %flat[1] [4] [1] : tensor<6xf32> to tensor<4xf32>
+    %both = tensor.concat dim(0) %part, %part : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+    %sq = tensor.expand_shape %both [[0, 1]] output_shape [2, 4] : tensor<8xf32> into tensor<2x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.reduce ins(%sq : tensor<2x4xf32>) outs(%zs : tensor<f32>) dimensions = [0, 1]
+      (%v: f32, %acc: f32) {
+        %m = arith.mulf %v, %v : f32
+        %s = arith.addf %m, %acc : f32
+        linalg.yield %s : f32
+      }
+    // GRAD: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<5xf32>
+    // GRAD: return %{{.*}}, %{{.*}}, %[[ZERO]]
+    return %l : tensor<f32>
+  }
+}
