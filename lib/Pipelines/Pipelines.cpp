@@ -20,6 +20,7 @@ using namespace mlir::epl;
 
 void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
                                          const CPULoweringOptions &options) {
+  pm.addPass(createEPLDecomposeAggregatesPass());
   pm.addPass(createEPLLowerToRuntimePass());
 
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -292,6 +292,29 @@ class Graph:
                          f"{flat.type} into {_tensor_type(shape, x.dtype)}",
                          shape, x.dtype)
 
+    def slice(self, x, offsets, sizes):
+        """x[offsets[d] : offsets[d] + sizes[d]] along every dimension."""
+        return self.emit(f"{{r}} = tensor.extract_slice {x.ssa}[{', '.join(map(str, offsets))}] "
+                         f"[{', '.join(map(str, sizes))}] [{', '.join('1' for _ in sizes)}] : "
+                         f"{x.type} to {_tensor_type(sizes, x.dtype)}", sizes, x.dtype)
+
+    def insert(self, source, dest, offsets):
+        """dest with `source` written at `offsets`."""
+        sizes = ", ".join(map(str, source.shape))
+        return self.emit(f"{{r}} = tensor.insert_slice {source.ssa} into {dest.ssa}"
+                         f"[{', '.join(map(str, offsets))}] [{sizes}] "
+                         f"[{', '.join('1' for _ in source.shape)}] : "
+                         f"{source.type} into {dest.type}", dest.shape, dest.dtype)
+
+    def concat(self, tensors, axis):
+        axis = axis % tensors[0].rank
+        shape = list(tensors[0].shape)
+        shape[axis] = sum(t.shape[axis] for t in tensors)
+        return self.emit(f"{{r}} = tensor.concat dim({axis}) "
+                         f"{', '.join(t.ssa for t in tensors)} : "
+                         f"({', '.join(t.type for t in tensors)}) -> "
+                         f"{_tensor_type(shape, tensors[0].dtype)}", shape, tensors[0].dtype)
+
     def expand_dims(self, x, axis):
         shape = list(x.shape)
         shape.insert(axis, 1)

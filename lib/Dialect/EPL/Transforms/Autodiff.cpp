@@ -143,18 +143,9 @@ LogicalResult StepBuilder::prepare() {
   if (failed(applyPartialConversion(fn, target, std::move(elementwise))))
     return failure();
 
+  if (failed(decomposeAggregatedOps(fn)))
+    return failure();
   IRRewriter rewriter(fn.getContext());
-  SmallVector<linalg::SoftmaxOp> softmaxes;
-  fn.walk([&](linalg::SoftmaxOp op) { softmaxes.push_back(op); });
-  for (linalg::SoftmaxOp op : softmaxes) {
-    rewriter.setInsertionPoint(op);
-    FailureOr<SmallVector<Value>> parts =
-        cast<linalg::AggregatedOpInterface>(op.getOperation())
-            .decomposeOperation(rewriter);
-    if (failed(parts))
-      return op.emitError("epl-autodiff: cannot decompose this softmax");
-    rewriter.replaceOp(op, *parts);
-  }
   // One rule for all linalg ops: generalize the named ones.
   SmallVector<linalg::LinalgOp> named;
   fn.walk([&](linalg::LinalgOp op) {

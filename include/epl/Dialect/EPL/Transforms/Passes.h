@@ -20,6 +20,10 @@ namespace mlir::epl {
 #define GEN_PASS_DECL
 #include "epl/Dialect/EPL/Transforms/Passes.h.inc"
 
+/// Decomposes every aggregated linalg op under `root` (see
+/// `epl-decompose-aggregates`).
+LogicalResult decomposeAggregatedOps(Operation *root);
+
 #define GEN_PASS_REGISTRATION
 #include "epl/Dialect/EPL/Transforms/Passes.h.inc"
 

@@ -75,6 +75,30 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
   ];
 }
 
+def EPLDecomposeAggregatesPass : Pass<"epl-decompose-aggregates"> {
+  let summary = "Decomposes aggregated linalg ops (linalg.softmax) into generics";
+  let description = [{
+    Replaces every op implementing `linalg::AggregatedOpInterface` (today
+    `linalg.softmax`) by the linalg ops it stands for: a max reduction, an
+    exponential of the shifted input, a sum reduction and a division. The
+    CPU lowering has no loops for aggregated ops, and `epl-autodiff`
+    differentiates the parts.
+
+    ```mlir
+    %p = linalg.softmax dimension(1) ins(%x : tensor<4x6xf32>)
+           outs(%init : tensor<4x6xf32>) -> tensor<4x6xf32>
+    ```
+    becomes `linalg.fill`, two `linalg.generic` reductions and two
+    element-wise `linalg.generic`s.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def EPLOutlineKernelsPass : Pass<"epl-outline-kernels", "ModuleOp"> {
   let summary = "Moves every linalg op on buffers into a function of its own";
   let description = [{
