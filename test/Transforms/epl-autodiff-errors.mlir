@@ -70,9 +70,9 @@ func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
 
 // -----
 
-// expected-error @+1 {{epl-autodiff: "pipeline.num_micro_batch" > 1 (gradient accumulation) is not implemented yet}}
-module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
-  func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+module attributes {epl.config = {"pipeline.num_micro_batch" = 3 : i64}} {
+  // expected-error @+1 {{cannot split a batch of 8 into 3 micro-batches (pipeline.num_micro_batch)}}
+  func.func @f(%x: tensor<8x4xf32> {epl.arg = "input"}, %w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
     %e = tensor.empty() : tensor<f32>
     return %e : tensor<f32>
   }

@@ -115,3 +115,37 @@ module {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// Gradient accumulation: the forward program runs on a quarter of the batch
+// in its own function, which the step calls once per micro-batch.
+module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
+  // CHECK-LABEL: func.func private @mb_micro_batch
+  // CHECK-SAME: (%{{.*}}: tensor<2x3xf32>, %{{.*}}: tensor<3x5xf32>) -> (tensor<f32>, tensor<3x5xf32>)
+  // CHECK: } -> tensor<2x5xf32>
+  // CHECK-LABEL: func.func @mb
+  // CHECK-SAME: tensor<8x3xf32> {epl.arg = "input"}
+  // CHECK: %[[SUMS:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+  // CHECK: %[[OFFSET:.*]] = arith.muli %[[I]]
+  // CHECK: %[[X:.*]] = tensor.extract_slice %{{.*}}[%[[OFFSET]], 0] [2, 3] [1, 1] : tensor<8x3xf32> to tensor<2x3xf32>
+  // CHECK: call @mb_micro_batch(%[[X]], %{{.*}}) : (tensor<2x3xf32>, tensor<3x5xf32>) -> (tensor<f32>, tensor<3x5xf32>)
+  // CHECK: linalg.add
+  // CHECK: scf.yield
+  // CHECK: return %[[SUMS]]#0
+  func.func @mb(%x: tensor<8x3xf32> {epl.arg = "input"},
+                %w: tensor<3x5xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x5xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x5xf32>) -> tensor<8x5xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<8x3xf32>, tensor<3x5xf32>) outs(%z : tensor<8x5xf32>) -> tensor<8x5xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.reduce ins(%y : tensor<8x5xf32>) outs(%zs : tensor<f32>) dimensions = [0, 1]
+      (%v: f32, %acc: f32) {
+        %s = arith.addf %v, %acc : f32
+        linalg.yield %s : f32
+      }
+    return %l : tensor<f32>
+  }
+}

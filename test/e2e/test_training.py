@@ -284,3 +284,41 @@ def test_transformer_trains_like_pytorch(tmp_path, optimizer):
                           (torch.from_numpy(data["ids"]), torch.from_numpy(data["y"])))
     np.testing.assert_allclose(ours, theirs, rtol=RTOL)
     assert theirs[-1] < theirs[0]
+
+
+# --- gradient accumulation over micro-batches ---------------------------------
+
+@pytest.mark.parametrize("method", ["mean", "sum"])
+def test_gradient_accumulation_like_pytorch(tmp_path, method):
+    """pipeline.num_micro_batch = 4 with one stage: four micro-batches, one
+    update; PyTorch's accumulation loop, with the loss of each micro-batch
+    scaled by 1/4 for "mean" and not for "sum"."""
+    params, data = mlp_problem()
+    micro = 4
+    config = dict(OPTIMIZERS["momentum"])
+    config["pipeline.num_micro_batch"] = f"{micro} : i64"
+    config["communication.gradients_reduce_method"] = f'"{method}"'
+    text = (ROOT / "examples" / "mlp.mlir").read_text()
+    text = re.sub(r"epl\.config = \{.*?\}\}", "epl.config = {" + ", ".join(
+        f'"{k}" = {v}' for k, v in config.items()) + "}}", text, count=1, flags=re.S)
+    (tmp_path / "mlp.mlir").write_text(text)
+    safetensors.save(tmp_path / "p.safetensors", params)
+    safetensors.save(tmp_path / "d.safetensors", data)
+    ours = losses(epl_run(tmp_path / "mlp.mlir", "--params", tmp_path / "p.safetensors",
+                          "--data", tmp_path / "d.safetensors", "--steps", STEPS).stdout)
+
+    model = MLP(params)
+    opt = torch_optimizer("momentum", model.parameters())
+    xs = torch.from_numpy(data["x"]).chunk(micro)
+    ys = torch.from_numpy(data["y"]).chunk(micro)
+    theirs = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        total = 0.0
+        for x, y in zip(xs, ys):
+            loss = model(x, y)
+            (loss / micro if method == "mean" else loss).backward()
+            total += loss.item() / micro
+        opt.step()
+        theirs.append(total)
+    np.testing.assert_allclose(ours, theirs, rtol=RTOL)

@@ -7,6 +7,7 @@
 #include "epl/Dialect/EPL/IR/EPLAttrs.h"
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/Transforms/BatchSplitting.h"
 #include "epl/Dialect/EPL/Transforms/Optimizers.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/Dialect/EPL/Transforms/ScalarDerivatives.h"
@@ -15,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -73,9 +75,16 @@ public:
   LogicalResult run(int64_t &numForward, int64_t &numBackward,
                     int64_t &numOptimizer);
 
-private:
-  LogicalResult prepare();
+  /// Builds the step of `fn` (prepared) as a loop over `parts` micro-batches
+  /// of `micro`, the gradient function of one micro-batch (see
+  /// `splitBatch`), followed by the update.
+  LogicalResult runAccumulating(func::FuncOp micro, int64_t parts,
+                                bool sumGradients);
+
   LogicalResult checkSignature();
+  LogicalResult prepare();
+
+private:
   void analyzeActivity();
   LogicalResult backward();
   LogicalResult adjointOf(Operation *op);
@@ -95,8 +104,8 @@ private:
                                            : Phase::BackwardWeight;
   }
   std::string nameOf(unsigned argIndex) {
-    if (auto name = fn.getArgAttrOfType<StringAttr>(
-            argIndex, EPLDialect::kNameAttrName))
+    if (auto name = fn.getArgAttrOfType<StringAttr>(argIndex,
+                                                    EPLDialect::kNameAttrName))
       return name.str();
     return "arg" + std::to_string(argIndex);
   }
@@ -116,8 +125,8 @@ LogicalResult StepBuilder::checkSignature() {
     return fn.emitError() << "epl-autodiff: @" << fn.getSymName()
                           << " must be a single block of tensor ops";
   if (fn.getNumResults() != 1)
-    return fn.emitError() << "epl-autodiff: @" << fn.getSymName()
-                          << " returns " << fn.getNumResults()
+    return fn.emitError() << "epl-autodiff: @" << fn.getSymName() << " returns "
+                          << fn.getNumResults()
                           << " values; a model returns one scalar loss";
   auto loss = dyn_cast<RankedTensorType>(fn.getResultTypes()[0]);
   if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
@@ -134,9 +143,8 @@ LogicalResult StepBuilder::prepare() {
   ConversionTarget target(*ctx);
   target.markUnknownOpDynamicallyLegal([](Operation *op) {
     return !OpTrait::hasElementwiseMappableTraits(op) ||
-           llvm::none_of(op->getOperandTypes(), [](Type t) {
-             return isa<RankedTensorType>(t);
-           });
+           llvm::none_of(op->getOperandTypes(),
+                         [](Type t) { return isa<RankedTensorType>(t); });
   });
   RewritePatternSet elementwise(ctx);
   linalg::populateElementwiseToLinalgConversionPatterns(elementwise);
@@ -162,9 +170,8 @@ LogicalResult StepBuilder::prepare() {
 
 void StepBuilder::analyzeActivity() {
   for (BlockArgument arg : fn.getArguments()) {
-    auto kind =
-        fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                        EPLDialect::kArgAttrName);
+    auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                EPLDialect::kArgAttrName);
     if (kind && kind.getValue() == "param")
       varied.insert(arg);
     else
@@ -198,9 +205,9 @@ Value StepBuilder::zerosLike(Type type) {
   Location loc = fn.getLoc();
   Value empty = tensor::EmptyOp::create(b, loc, tensor.getShape(),
                                         tensor.getElementType());
-  Value zero = arith::ConstantOp::create(
-      b, loc, tensor.getElementType(),
-      b.getFloatAttr(tensor.getElementType(), 0.0));
+  Value zero =
+      arith::ConstantOp::create(b, loc, tensor.getElementType(),
+                                b.getFloatAttr(tensor.getElementType(), 0.0));
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
@@ -216,8 +223,7 @@ void StepBuilder::accumulate(Value forward, Value contribution) {
   Value init = tensor::EmptyOp::create(b, forward.getLoc(), type.getShape(),
                                        type.getElementType());
   slot = linalg::AddOp::create(b, forward.getLoc(), TypeRange{type},
-                               ValueRange{slot, contribution},
-                               ValueRange{init})
+                               ValueRange{slot, contribution}, ValueRange{init})
              .getResult(0);
 }
 
@@ -231,8 +237,8 @@ LogicalResult StepBuilder::backward() {
   auto lossType = cast<RankedTensorType>(loss.getType());
   grads[loss] = arith::ConstantOp::create(
       b, fn.getLoc(), lossType,
-      DenseElementsAttr::get(
-          lossType, b.getFloatAttr(lossType.getElementType(), 1.0)));
+      DenseElementsAttr::get(lossType,
+                             b.getFloatAttr(lossType.getElementType(), 1.0)));
 
   SmallVector<Operation *> forwardOps;
   for (Operation &op : body.without_terminator())
@@ -266,9 +272,9 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
       })
       .Case([&](tensor::CollapseShapeOp c) {
         tagger.phase = phaseFor(c.getSrc());
-        accumulate(c.getSrc(), tensor::ExpandShapeOp::create(
-                                   b, loc, c.getSrcType(), dout(),
-                                   c.getReassociationIndices()));
+        accumulate(c.getSrc(),
+                   tensor::ExpandShapeOp::create(b, loc, c.getSrcType(), dout(),
+                                                 c.getReassociationIndices()));
         return success();
       })
       .Case([&](tensor::ExtractSliceOp s) {
@@ -287,11 +293,10 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
                        b, loc, s.getSourceType(), dout(), s.getMixedOffsets(),
                        s.getMixedSizes(), s.getMixedStrides()));
         tagger.phase = phaseFor(s.getDest());
-        accumulate(s.getDest(),
-                   tensor::InsertSliceOp::create(
-                       b, loc, zerosLike(s.getSourceType()), dout(),
-                       s.getMixedOffsets(), s.getMixedSizes(),
-                       s.getMixedStrides()));
+        accumulate(s.getDest(), tensor::InsertSliceOp::create(
+                                    b, loc, zerosLike(s.getSourceType()),
+                                    dout(), s.getMixedOffsets(),
+                                    s.getMixedSizes(), s.getMixedStrides()));
         return success();
       })
       .Case([&](tensor::ConcatOp c) -> LogicalResult {
@@ -304,8 +309,8 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
                 "epl-autodiff: cannot differentiate a dynamic concat");
           SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
           offsets[dim] = b.getIndexAttr(offset);
-          SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                                   b.getIndexAttr(1));
+          SmallVector<OpFoldResult> sizes,
+              strides(type.getRank(), b.getIndexAttr(1));
           for (int64_t s : type.getShape())
             sizes.push_back(b.getIndexAttr(s));
           tagger.phase = phaseFor(input);
@@ -317,16 +322,15 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
       })
       .Case([&](tensor::CastOp c) {
         tagger.phase = phaseFor(c.getSource());
-        accumulate(c.getSource(),
-                   tensor::CastOp::create(b, loc, c.getSource().getType(),
-                                          dout()));
+        accumulate(c.getSource(), tensor::CastOp::create(
+                                      b, loc, c.getSource().getType(), dout()));
         return success();
       })
       .Default([&](Operation *) {
-        return op->emitError() << "epl-autodiff: cannot differentiate '"
-                               << op->getName()
-                               << "'; the loss depends on a parameter "
-                                  "through it";
+        return op->emitError()
+               << "epl-autodiff: cannot differentiate '" << op->getName()
+               << "'; the loss depends on a parameter "
+                  "through it";
       });
 }
 
@@ -351,8 +355,8 @@ LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
   // body cannot express.
   WalkResult captured = body.walk([&](Operation *nested) {
     for (Value v : nested->getOperands())
-      if (varied.contains(v) && !v.getParentRegion()->isAncestor(
-                                    &op.getRegion()))
+      if (varied.contains(v) &&
+          !v.getParentRegion()->isAncestor(&op.getRegion()))
         return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -385,12 +389,12 @@ LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
                        [](auto) { return Combiner::Min; })
                    .Default([](auto) { return Combiner::None; });
     if (combiner == Combiner::None)
-      return op.emitError() << "epl-autodiff: cannot differentiate a "
-                               "reduction that combines with '"
-                            << comb->getName()
-                            << "'; sum, max and min are supported";
-    target = comb->getOperand(0) == acc ? comb->getOperand(1)
-                                        : comb->getOperand(0);
+      return op.emitError()
+             << "epl-autodiff: cannot differentiate a "
+                "reduction that combines with '"
+             << comb->getName() << "'; sum, max and min are supported";
+    target =
+        comb->getOperand(0) == acc ? comb->getOperand(1) : comb->getOperand(0);
     if (!acc.hasOneUse() || target == acc)
       return op.emitError("epl-autodiff: cannot differentiate this "
                           "reduction: the accumulator is used more than once");
@@ -449,13 +453,12 @@ LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
           for (unsigned j = 0; j < numInputs; ++j)
             primal.map(body.getArgument(j), args[1 + j]);
           Type element = acc.getType();
-          Value accValue =
-              initIndex >= 0 ? args[initIndex]
-              : outIndex >= 0
-                  ? args[outIndex]
-                  : arith::ConstantOp::create(nb, nl, element,
-                                              nb.getZeroAttr(element))
-                        .getResult();
+          Value accValue = initIndex >= 0 ? args[initIndex]
+                           : outIndex >= 0
+                               ? args[outIndex]
+                               : arith::ConstantOp::create(
+                                     nb, nl, element, nb.getZeroAttr(element))
+                                     .getResult();
           primal.map(acc, accValue);
           BodyDifferentiator differentiate(nb, nl, body, primal);
           differentiate.clonePrimal();
@@ -474,9 +477,9 @@ LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
           Value contribution = *adjoint;
           if (outIndex >= 0) {
             // Only the elements that won the max (min) get the gradient.
-            Value won = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                              primal.lookup(target),
-                                              args[outIndex]);
+            Value won =
+                arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                      primal.lookup(target), args[outIndex]);
             Value zero = arith::ConstantOp::create(
                 nb, nl, contribution.getType(),
                 nb.getZeroAttr(contribution.getType()));
@@ -530,12 +533,12 @@ LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value won = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                           args[1], args[2]);
-        Value zero = arith::ConstantOp::create(nb, nl, args[0].getType(),
-                                               nb.getZeroAttr(args[0].getType()));
+        Value zero = arith::ConstantOp::create(
+            nb, nl, args[0].getType(), nb.getZeroAttr(args[0].getType()));
         linalg::YieldOp::create(
             nb, nl,
-            ValueRange{
-                arith::SelectOp::create(nb, nl, won, args[0], zero).getResult()});
+            ValueRange{arith::SelectOp::create(nb, nl, won, args[0], zero)
+                           .getResult()});
       });
   accumulate(init, kept.getResult(0));
   return success();
@@ -591,8 +594,8 @@ LogicalResult StepBuilder::finish() {
     };
     Value step;
     if (optimizer.countsSteps())
-      step = addState(RankedTensorType::get({}, b.getI64Type()),
-                      "optimizer.step");
+      step =
+          addState(RankedTensorType::get({}, b.getI64Type()), "optimizer.step");
     SmallVector<Value> newStates;
     SmallVector<std::string> stateNames;
     for (BlockArgument p : params) {
@@ -647,17 +650,102 @@ LogicalResult StepBuilder::run(int64_t &numForward, int64_t &numBackward,
   return applyPatternsGreedily(fn, std::move(patterns));
 }
 
+LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
+                                           bool sumGradients) {
+  Block &body = fn.front();
+  Location loc = fn.getLoc();
+  // The forward program now lives in `micro`.
+  body.getTerminator()->erase();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    op.erase();
+
+  b.setInsertionPointToEnd(&body);
+  tagger.phase = Phase::BackwardWeight;
+  SmallVector<BlockArgument> params;
+  for (BlockArgument arg : fn.getArguments()) {
+    auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                EPLDialect::kArgAttrName);
+    if (kind && kind.getValue() == "param")
+      params.push_back(arg);
+  }
+  Type lossType = micro.getResultTypes()[0];
+  SmallVector<Value> inits = {zerosLike(lossType)};
+  for (BlockArgument p : params)
+    inits.push_back(zerosLike(p.getType()));
+
+  Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+  Value ub = arith::ConstantIndexOp::create(b, loc, parts);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, one, inits,
+      [&](OpBuilder &lb2, Location l, Value iv, ValueRange acc) {
+        // Micro-batch `iv` of every non-parameter argument, along dim 0.
+        SmallVector<Value> args;
+        for (auto [arg, microType] :
+             llvm::zip(fn.getArguments(), micro.getArgumentTypes())) {
+          if (arg.getType() == microType) {
+            args.push_back(arg);
+            continue;
+          }
+          auto type = cast<RankedTensorType>(microType);
+          Value rows =
+              arith::ConstantIndexOp::create(lb2, l, type.getDimSize(0));
+          Value offset = arith::MulIOp::create(lb2, l, iv, rows);
+          SmallVector<OpFoldResult> offsets(type.getRank(),
+                                            lb2.getIndexAttr(0));
+          offsets[0] = offset;
+          SmallVector<OpFoldResult> sizes,
+              strides(type.getRank(), lb2.getIndexAttr(1));
+          for (int64_t d : type.getShape())
+            sizes.push_back(lb2.getIndexAttr(d));
+          args.push_back(tensor::ExtractSliceOp::create(
+              lb2, l, type, arg, offsets, sizes, strides));
+        }
+        auto call = func::CallOp::create(lb2, l, micro, args);
+        // Each micro-batch's loss and gradients are its contribution to the
+        // full batch's (constants such as a mean's divisor stay).
+        SmallVector<Value> next;
+        for (auto [sum, part] : llvm::zip(acc, call.getResults()))
+          // Accumulated in place, so the loop carries one buffer each.
+          next.push_back(linalg::AddOp::create(lb2, l, TypeRange{sum.getType()},
+                                               ValueRange{sum, part},
+                                               ValueRange{sum})
+                             .getResult(0));
+        scf::YieldOp::create(lb2, l, next);
+      });
+
+  for (auto [p, g] : llvm::zip(params, llvm::drop_begin(loop.getResults()))) {
+    Value grad = g;
+    if (sumGradients) {
+      // EPL's "sum": the sum of the micro-batches' own (mean) gradients,
+      // parts times the full batch's.
+      auto type = cast<RankedTensorType>(grad.getType());
+      Value factor = arith::ConstantOp::create(
+          b, loc, type,
+          DenseElementsAttr::get(type,
+                                 b.getFloatAttr(type.getElementType(),
+                                                static_cast<double>(parts))));
+      Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
+                                           type.getElementType());
+      grad = linalg::MulOp::create(b, loc, TypeRange{type},
+                                   ValueRange{grad, factor}, ValueRange{init})
+                 .getResult(0);
+    }
+    grads[p] = grad;
+  }
+  func::ReturnOp::create(b, loc, loop.getResult(0));
+  return finish();
+}
+
 struct EPLAutodiffPass
     : public mlir::epl::impl::EPLAutodiffPassBase<EPLAutodiffPass> {
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (Config(Config::get(module)).getInt("pipeline.num_micro_batch") > 1) {
-      module.emitError()
-          << "epl-autodiff: \"pipeline.num_micro_batch\" > 1 (gradient "
-             "accumulation) is not implemented yet";
-      return signalPassFailure();
-    }
+    Config config = Config::get(module);
+    int64_t microBatches = config.getInt("pipeline.num_micro_batch");
+    bool sumGradients =
+        config.getString("communication.gradients_reduce_method") == "sum";
     SmallVector<func::FuncOp> models;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal())
@@ -675,8 +763,32 @@ struct EPLAutodiffPass
     }
     int64_t forward = 0, backwardOps = 0, optimizer = 0;
     for (func::FuncOp fn : models) {
+      if (microBatches <= 1) {
+        StepBuilder step(fn, returnGradients);
+        if (failed(step.run(forward, backwardOps, optimizer)))
+          return signalPassFailure();
+        continue;
+      }
+      // Gradient accumulation: the gradient function of one micro-batch,
+      // called once per micro-batch by the step.
       StepBuilder step(fn, returnGradients);
-      if (failed(step.run(forward, backwardOps, optimizer)))
+      if (failed(step.checkSignature()) || failed(step.prepare()))
+        return signalPassFailure();
+      OpBuilder b(fn);
+      auto micro = cast<func::FuncOp>(b.clone(*fn));
+      micro.setSymName((fn.getSymName() + "_micro_batch").str());
+      micro.setPrivate();
+      if (failed(splitBatch(micro, microBatches)))
+        return signalPassFailure();
+      StepBuilder gradient(micro, /*returnGradients=*/true);
+      if (failed(gradient.run(forward, backwardOps, optimizer)))
+        return signalPassFailure();
+      // Only the step is an entry point.
+      for (unsigned i = 0; i < micro.getNumArguments(); ++i)
+        micro.setArgAttrs(i, DictionaryAttr::get(&getContext()));
+      for (unsigned i = 0; i < micro.getNumResults(); ++i)
+        micro.setResultAttrs(i, DictionaryAttr::get(&getContext()));
+      if (failed(step.runAccumulating(micro, microBatches, sumGradients)))
         return signalPassFailure();
     }
     numForward += forward;

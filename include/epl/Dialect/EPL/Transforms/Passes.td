@@ -38,6 +38,17 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
       `<param>.momentum_buffer`, `.exp_avg`, `.exp_avg_sq`, and
       `optimizer.step`) and results.
 
+    With `pipeline.num_micro_batch` = M > 1 (gradient accumulation, one
+    stage), the forward program moves to a private function on 1/M of the
+    batch (`@<model>_micro_batch`, the batch dimension followed through
+    indexing maps and reshapes), differentiated as above, which the step
+    calls in an `scf.for` over the M slices of the inputs and labels,
+    summing losses and gradients before one update. Constants stay, so each
+    micro-batch yields its contribution to the full batch's loss: with
+    `communication.gradients_reduce_method = "mean"` the step equals the
+    full-batch step; with `"sum"` the gradients are M times larger (the sum
+    of the micro-batches' own mean gradients, as EPL).
+
     The step returns the loss (`epl.result = "loss"`), the new parameters
     (`"param"`) and the new optimizer state (`"opt_state"`), each named with
     `epl.name`; with `return-gradients`, the loss and each parameter's
@@ -64,8 +75,10 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
   let statistics = [
