@@ -86,6 +86,7 @@ public:
 
 private:
   void analyzeActivity();
+  void tagHoistedOps();
   LogicalResult backward();
   LogicalResult adjointOf(Operation *op);
   LogicalResult genericAdjoint(linalg::GenericOp op);
@@ -647,7 +648,29 @@ LogicalResult StepBuilder::run(int64_t &numForward, int64_t &numBackward,
   // derivative reads, and drop inputs that end up unused.
   RewritePatternSet patterns(fn.getContext());
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
-  return applyPatternsGreedily(fn, std::move(patterns));
+  if (failed(applyPatternsGreedily(fn, std::move(patterns))))
+    return failure();
+  tagHoistedOps();
+  return success();
+}
+
+void StepBuilder::tagHoistedOps() {
+  // The cleanup hoists constants out of bodies; they belong to the phase of
+  // the ops that use them.
+  for (Operation &op : llvm::reverse(fn.front().without_terminator())) {
+    if (op.hasAttr(EPLDialect::kPhaseAttrName))
+      continue;
+    Attribute phase = PhaseAttr::get(op.getContext(), Phase::Forward);
+    for (Operation *user : op.getUsers()) {
+      Operation *top = fn.front().findAncestorOpInBlock(*user);
+      if (Attribute p = top ? top->getAttr(EPLDialect::kPhaseAttrName)
+                            : Attribute()) {
+        phase = p;
+        break;
+      }
+    }
+    op.setAttr(EPLDialect::kPhaseAttrName, phase);
+  }
 }
 
 LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
