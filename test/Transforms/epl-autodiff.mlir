@@ -16,8 +16,8 @@ module attributes {epl.config = {"optimizer.type" = "momentum", "optimizer.lr" =
   // CHECK-SAME: tensor<4x3xf32> {epl.name = "w", epl.result = "param"},
   // CHECK-SAME: tensor<4x3xf32> {epl.name = "w.momentum_buffer", epl.result = "opt_state"})
   // Momentum and learning rate, as PyTorch uses them.
-  // CHECK-DAG: arith.constant 0.899999976 : f32
-  // CHECK-DAG: arith.constant -5.000000e-01 : f32
+  // CHECK-DAG: arith.constant {epl.phase = #epl.phase<optimizer>} 0.899999976 : f32
+  // CHECK-DAG: arith.constant {epl.phase = #epl.phase<optimizer>} -5.000000e-01 : f32
   func.func @model(%x: tensor<2x4xf32> {epl.arg = "input"},
                    %w: tensor<4x3xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
     %zero = arith.constant 0.0 : f32
