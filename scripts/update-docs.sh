@@ -7,4 +7,6 @@ ninja -C build mlir-doc >/dev/null
 mkdir -p docs/generated/EPL
 cp build/docs/EPL/*.md docs/generated/EPL/
 cp build/docs/Config.md build/docs/config-schema.json docs/generated/
+# The Python frontend validates epl.Config against the same schema.
+cp build/docs/config-schema.json python/epl/config_schema.json
 echo "docs/generated updated"

@@ -1,2 +1,96 @@
-"""EPL-MLIR's Python package. `epl.safetensors` reads and writes the files
-epl-run exchanges; the EPL-style frontend API comes with its own issue."""
+"""EPL-MLIR's Python frontend, with EPL's API.
+
+    import epl
+    epl.init(epl.Config({"pipeline.num_micro_batch": 4}))
+    x = epl.input("x", (32, 784))
+    y = epl.label("y", (32, 10))
+    with epl.replicate(device_count=1):
+        h = epl.layers.Dense(512, activation="relu")(x)
+    with epl.split(device_count=2):
+        loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(10)(h), y)
+    result = epl.train(loss, steps=10)
+    print(result.losses)
+
+The model is traced into EPL's L0 MLIR (`epl.to_mlir`); `epl.train` drives
+epl-opt and epl-run. Mistakes raise EPLError subclasses naming the thing at
+fault and the user's line, before any tool runs; a failing tool raises
+ToolError with the tool's message.
+"""
+
+from . import layers, nn
+from .config import Config
+from .errors import ConfigError, EPLError, ShapeError, StrategyError, ToolError
+from .graph import Graph, Tensor
+from .runner import Plan, TrainResult, run_tool, tools_dir
+from .strategy import replicate, set_default_strategy, split
+from . import strategy as _strategy
+
+_state = {"graph": None, "config": None}
+
+
+def init(config=None):
+    """Starts a model description: a fresh default model, no scopes, and
+    `config` (an epl.Config, or a dict of its keys)."""
+    if config is not None and not isinstance(config, Config):
+        if isinstance(config, dict):
+            config = Config(config)
+        else:
+            raise ConfigError(f"epl.init expects an epl.Config, got {config!r}")
+    _strategy.reset()
+    layers.reset_names()
+    _state["config"] = config or Config()
+    _state["graph"] = Graph("model")
+
+
+def _graph():
+    if _state["graph"] is None:
+        init()
+    return _state["graph"]
+
+
+def get_config():
+    if _state["config"] is None:
+        init()
+    return _state["config"]
+
+
+def input(name, shape, dtype="f32"):  # noqa: A001 - EPL-style name
+    """A tensor fed from the data (a batch of inputs)."""
+    return _graph().input(name, shape, dtype)
+
+
+def label(name, shape, dtype="f32"):
+    """A tensor fed from the data (labels: probability/one-hot rows)."""
+    return _graph().label(name, shape, dtype)
+
+
+def param(name, shape, init="normal"):
+    """A trainable tensor of the default model (layers create their own)."""
+    return _graph().param(name, shape, init=init)
+
+
+def to_mlir(loss):
+    """The L0 module of the default model with `loss`, and the config."""
+    g = _graph()
+    if not isinstance(loss, Tensor) or loss.graph is not g:
+        raise ShapeError("the loss must be a tensor of the current model (epl.init "
+                         "starts a new one)")
+    g.set_loss(loss)
+    g.config = dict(get_config().items())
+    return g.to_mlir()
+
+
+def train(loss, steps=10, seed=0, params=None, data=None, devices=None):
+    """Compiles the default model and trains it `steps` steps with epl-run;
+    returns a TrainResult (per-step losses, the plan that ran, the output).
+    `params` and `data` are optional dicts of numpy arrays by name."""
+    from .runner import train_module
+    return train_module(to_mlir(loss), steps=steps, seed=seed, params=params,
+                        data=data, devices=devices, scopes=list(_strategy.used),
+                        config=get_config())
+
+
+__all__ = ["init", "Config", "replicate", "split", "set_default_strategy", "input",
+           "label", "param", "to_mlir", "train", "get_config", "layers", "nn", "Graph", "Tensor",
+           "EPLError", "ConfigError", "StrategyError", "ShapeError", "ToolError",
+           "Plan", "TrainResult", "run_tool", "tools_dir"]

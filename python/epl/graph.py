@@ -20,6 +20,9 @@ The EPL-style API (`epl.replicate`, `epl.split`, `epl.Config`) builds on this.
 import itertools
 import math
 
+from . import strategy
+from .errors import ShapeError
+
 _FLOAT_TYPES = {"f32", "f64"}
 _DIMS = "ijklmnop"
 
@@ -133,13 +136,13 @@ class Graph:
         self._ids = itertools.count()
         self.loss = None
         self.config = {}
-        self.scope = None  # text of the current `epl.scope` attribute, or None
+        self._param_names = set()
 
     # -- arguments -----------------------------------------------------------
 
     def _arg(self, kind, name, shape, dtype, init=None):
         if any(a["name"] == name for a in self.args):
-            raise ValueError(f"two arguments are called '{name}'")
+            raise ShapeError(f"two tensors of the model are called '{name}'")
         ssa = f"%arg{len(self.args)}"
         attrs = f'epl.arg = "{kind}", epl.name = "{name}"'
         if init:
@@ -163,7 +166,8 @@ class Graph:
         return f"%v{next(self._ids)}"
 
     def _scope_attr(self):
-        return f"epl.scope = {self.scope}" if self.scope else None
+        scope = strategy.current()
+        return f"epl.scope = {scope.attribute}" if scope else None
 
     def emit(self, text, shape, dtype=None):
         """Appends `text` (with {r} for the result) and returns its value."""
@@ -181,7 +185,7 @@ class Graph:
         init = self.empty(shape, dtype)
         c = self.emit(f"{{r}} = arith.constant {_float(value, dtype)} : {dtype}",
                       (), dtype)
-        attrs = f" {{{self._scope_attr()}}}" if self.scope else ""
+        attrs = f" {{{self._scope_attr()}}}" if self._scope_attr() else ""
         return self.emit(f"{{r}} = linalg.fill{attrs} ins({c.ssa} : {dtype}) "
                          f"outs({init.ssa} : {init.type}) -> {init.type}", shape, dtype)
 
@@ -209,7 +213,7 @@ class Graph:
         block_args += (", " if inputs else "") + f"{args[-1]}: {dtype}"
         attrs = [f"indexing_maps = [{', '.join(maps)}]",
                  "iterator_types = [" + ", ".join(f'"{it}"' for it in iterators) + "]"]
-        scope = f" attrs = {{{self._scope_attr()}}}" if self.scope else ""
+        scope = f" attrs = {{{self._scope_attr()}}}" if self._scope_attr() else ""
         ins = ""
         if inputs:
             ins = (f" ins({', '.join(t.ssa for t in inputs)} : "
@@ -274,7 +278,8 @@ class Graph:
     def reshape(self, x, shape):
         shape = tuple(shape)
         if math.prod(shape) != math.prod(x.shape):
-            raise ValueError(f"cannot reshape {x.shape} to {shape}")
+            raise ShapeError(f"cannot reshape a tensor of shape {x.shape} to {shape}: "
+                             f"{math.prod(x.shape)} and {math.prod(shape)} elements")
         if shape == x.shape:
             return x
         # Through the flat tensor: collapse everything, expand to the target.
@@ -330,11 +335,13 @@ class Graph:
 
     def matmul(self, a, b):
         """a[..., m, k] @ b[k, n] or b[..., k, n] (same leading dims)."""
-        if a.shape[-1] != b.shape[-2]:
-            raise ValueError(f"matmul of {a.shape} and {b.shape}: inner sizes differ")
+        if a.rank < 2 or b.rank < 2 or a.shape[-1] != b.shape[-2]:
+            raise ShapeError(f"cannot multiply matrices of shapes {a.shape} and "
+                             f"{b.shape}: inner sizes differ")
         batch = a.rank - 2
-        if b.rank not in (2, a.rank):
-            raise ValueError(f"matmul of {a.shape} and {b.shape}: ranks")
+        if b.rank not in (2, a.rank) or (b.rank == a.rank and a.shape[:-2] != b.shape[:-2]):
+            raise ShapeError(f"cannot multiply matrices of shapes {a.shape} and "
+                             f"{b.shape}: batch dimensions differ")
         loops = [_DIMS[i] for i in range(batch + 3)]
         bl, m, n, k = loops[:batch], loops[batch], loops[batch + 1], loops[batch + 2]
         b_map = ([] if b.rank == 2 else bl) + [k, n]
@@ -351,12 +358,12 @@ class Graph:
 
     def set_loss(self, loss):
         if loss.shape != ():
-            raise ValueError(f"the loss must be a scalar, not {loss.shape}")
+            raise ShapeError(f"the loss must be a scalar, not a tensor of shape {loss.shape}")
         self.loss = loss
 
     def to_mlir(self):
         if self.loss is None:
-            raise ValueError("set_loss() first")
+            raise ShapeError("the model has no loss yet: call set_loss(loss)")
         lines = []
         if self.config:
             items = ", ".join(f'"{k}" = {_config_value(v)}'
@@ -392,6 +399,6 @@ def broadcast_shapes(a, b):
     out = []
     for x, y in zip(a, b):
         if x != y and 1 not in (x, y):
-            raise ValueError(f"shapes {a} and {b} do not broadcast")
+            raise ShapeError(f"shapes {a} and {b} do not broadcast")
         out.append(max(x, y))
     return tuple(out)

@@ -7,6 +7,7 @@ the single place where a layer's computation is spelled out.
 
 import math
 
+from .errors import ShapeError
 from .graph import Tensor
 
 
@@ -84,6 +85,9 @@ def cross_entropy(logits, target):
     """Mean over rows of -sum(target * log_softmax(logits)); `target` holds
     probabilities (one-hot rows for class labels), as PyTorch's
     cross_entropy with probability targets."""
+    if logits.shape != target.shape:
+        raise ShapeError(f"cross-entropy of logits {logits.shape} against labels "
+                         f"{target.shape}: shapes differ")
     return -mean(sum(target * log_softmax(logits, -1), -1))
 
 
@@ -130,7 +134,7 @@ def attention(x, wq, wk, wv, wo, heads, bq=None, bk=None, bv=None, bo=None):
     g = x.graph
     batch, seq, dim = x.shape
     if dim % heads:
-        raise ValueError(f"{heads} heads do not divide the model dimension {dim}")
+        raise ShapeError(f"{heads} attention heads do not divide the model dimension {dim}")
     hd = dim // heads
 
     def split_heads(t):  # [b, s, d] -> [b, h, s, hd]

@@ -1,0 +1,45 @@
+"""Exceptions of the EPL frontend. Every error raised while a model is being
+described names the thing at fault and the user's line that caused it."""
+
+import os
+import traceback
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_location():
+    """'file.py:12' of the innermost frame outside this package."""
+    for frame in reversed(traceback.extract_stack()[:-1]):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE):
+            return f"{frame.filename}:{frame.lineno}"
+    return "<unknown>"
+
+
+class EPLError(Exception):
+    """A mistake in how EPL is used; the message ends with the user's line."""
+
+    def __init__(self, message, location=None):
+        self.location = location or user_location()
+        super().__init__(f"{message} (at {self.location})")
+
+
+class ConfigError(EPLError):
+    """An unknown epl.Config key, or a value of the wrong type or range."""
+
+
+class StrategyError(EPLError):
+    """A strategy scope used against EPL's rules (e.g. nested in a split)."""
+
+
+class ShapeError(EPLError):
+    """Tensors whose shapes do not fit the layer or op they are given to."""
+
+
+class ToolError(Exception):
+    """epl-opt or epl-run failed; carries the tool's own message."""
+
+    def __init__(self, tool, returncode, output):
+        self.tool, self.returncode, self.output = tool, returncode, output
+        lines = [l for l in output.strip().splitlines() if l.strip()]
+        detail = "\n".join(lines[-20:]) if lines else "(no output)"
+        super().__init__(f"{tool} failed with exit code {returncode}:\n{detail}")

@@ -1,0 +1,164 @@
+"""Layers with parameters, in the style of EPL's (TensorFlow's) layers.
+
+A layer creates its parameters in the model of its first input, named
+`<layer name>/<parameter>` and initialised by name ("normal", "zeros",
+"ones": see docs/epl-run.md), then checks every later input against them:
+
+    h = epl.layers.Dense(512, activation="relu", name="fc1")(x)
+
+Shape mistakes raise epl.ShapeError naming the layer and the user's line,
+before any tool runs.
+"""
+
+import itertools
+
+from . import nn
+from .errors import ShapeError
+
+_ACTIVATIONS = {None: lambda x: x, "linear": lambda x: x, "relu": nn.relu,
+                "gelu": nn.gelu, "tanh": nn.tanh}
+_counters = {}
+
+
+def _unique(prefix):
+    counter = _counters.setdefault(prefix, itertools.count())
+    n = next(counter)
+    return prefix if n == 0 else f"{prefix}_{n}"
+
+
+def reset_names():
+    _counters.clear()
+
+
+class Layer:
+    prefix = "layer"
+
+    def __init__(self, name=None):
+        self.name = name or _unique(self.prefix)
+        self.graph = None
+        self.params = {}
+
+    def param(self, graph, key, shape, init):
+        if self.graph is None:
+            self.graph = graph
+        elif graph is not self.graph:
+            raise ShapeError(f"layer '{self.name}' is used in two different models")
+        if key not in self.params:
+            self.params[key] = graph.param(f"{self.name}/{key}", shape, init=init)
+        elif self.params[key].shape != tuple(shape):
+            raise ShapeError(f"layer '{self.name}' was built for {key} of shape "
+                             f"{self.params[key].shape}, now needs {tuple(shape)}")
+        return self.params[key]
+
+
+class Dense(Layer):
+    """y = activation(x @ kernel + bias) over the last dimension."""
+    prefix = "dense"
+
+    def __init__(self, units, activation=None, use_bias=True, name=None,
+                 kernel_initializer="normal", bias_initializer="zeros"):
+        super().__init__(name)
+        if activation not in _ACTIVATIONS:
+            raise ShapeError(f"Dense '{self.name}': unknown activation {activation!r}; "
+                             f"use one of {sorted(k for k in _ACTIVATIONS if k)}")
+        self.units, self.activation, self.use_bias = units, activation, use_bias
+        self.kernel_initializer, self.bias_initializer = kernel_initializer, bias_initializer
+        self.in_features = None
+
+    def __call__(self, x):
+        if self.in_features is not None and x.shape[-1] != self.in_features:
+            raise ShapeError(f"Dense '{self.name}' takes inputs with {self.in_features} "
+                             f"features, got a tensor of shape {x.shape}")
+        self.in_features = x.shape[-1]
+        g = x.graph
+        kernel = self.param(g, "kernel", (x.shape[-1], self.units), self.kernel_initializer)
+        bias = self.param(g, "bias", (self.units,), self.bias_initializer) \
+            if self.use_bias else None
+        return _ACTIVATIONS[self.activation](nn.dense(x, kernel, bias))
+
+
+class LayerNorm(Layer):
+    """Normalizes over the last dimension, then scales and shifts."""
+    prefix = "layer_norm"
+
+    def __init__(self, epsilon=1e-5, name=None):
+        super().__init__(name)
+        self.epsilon = epsilon
+
+    def __call__(self, x):
+        g = x.graph
+        gamma = self.param(g, "gamma", (x.shape[-1],), "ones")
+        beta = self.param(g, "beta", (x.shape[-1],), "zeros")
+        return nn.layer_norm(x, gamma, beta, self.epsilon)
+
+
+class Embedding(Layer):
+    """Rows of a [vocab, dim] table picked by integer ids."""
+    prefix = "embedding"
+
+    def __init__(self, vocab_size, dim, name=None):
+        super().__init__(name)
+        self.vocab_size, self.dim = vocab_size, dim
+
+    def __call__(self, ids):
+        if ids.dtype not in ("i32", "i64"):
+            raise ShapeError(f"Embedding '{self.name}' takes integer ids, got {ids.type}")
+        table = self.param(ids.graph, "table", (self.vocab_size, self.dim), "normal")
+        return nn.embedding(ids, table)
+
+
+class MultiHeadAttention(Layer):
+    """Self-attention over x [batch, seq, dim], as torch.nn.MultiheadAttention."""
+    prefix = "attention"
+
+    def __init__(self, num_heads, name=None):
+        super().__init__(name)
+        self.num_heads = num_heads
+
+    def __call__(self, x):
+        if x.rank != 3:
+            raise ShapeError(f"MultiHeadAttention '{self.name}' takes [batch, seq, dim], "
+                             f"got a tensor of shape {x.shape}")
+        dim = x.shape[-1]
+        if dim % self.num_heads:
+            raise ShapeError(f"MultiHeadAttention '{self.name}': {self.num_heads} heads "
+                             f"do not divide the model dimension {dim}")
+        g = x.graph
+        w = {k: self.param(g, f"w{k}", (dim, dim), "normal") for k in "qkvo"}
+        b = {k: self.param(g, f"b{k}", (dim,), "zeros") for k in "qkvo"}
+        return nn.attention(x, w["q"], w["k"], w["v"], w["o"], self.num_heads,
+                            b["q"], b["k"], b["v"], b["o"])
+
+
+def relu(x):
+    return nn.relu(x)
+
+
+def gelu(x, approximate="none"):
+    return nn.gelu(x, approximate)
+
+
+def tanh(x):
+    return nn.tanh(x)
+
+
+def softmax_cross_entropy(logits, labels):
+    """Mean cross-entropy of `logits` against probability (one-hot) labels."""
+    return nn.cross_entropy(logits, labels)
+
+
+def add(x, y):
+    """Residual connection."""
+    if x.shape != y.shape:
+        raise ShapeError(f"residual add of shapes {x.shape} and {y.shape}")
+    return x + y
+
+
+def reshape(x, shape):
+    return x.graph.reshape(x, shape)
+
+
+def transpose(x, perm):
+    if sorted(perm) != list(range(x.rank)):
+        raise ShapeError(f"transpose of a rank-{x.rank} tensor by {perm}: not a permutation")
+    return x.graph.transpose(x, perm)

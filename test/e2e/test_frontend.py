@@ -1,0 +1,264 @@
+"""The Python frontend: EPL's API and its rules, the MLIR each layer emits,
+training through the API against torch.nn, the examples, and errors that
+name the user's line before any tool runs."""
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import BUILD, ROOT, run
+import epl
+from epl import safetensors
+
+THIS = os.path.basename(__file__)
+
+
+def line_of(marker):
+    """The line number in this file that contains `marker`."""
+    with open(__file__) as f:
+        for number, text in enumerate(f, 1):
+            if marker in text and "line_of(" not in text:
+                return number
+    raise AssertionError(marker)
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    epl.init()
+    yield
+
+
+# --- epl.Config ----------------------------------------------------------------
+
+def test_config_accepts_epl_keys_and_defaults():
+    config = epl.Config({"pipeline.num_micro_batch": 4, "communication.fp16": True,
+                         "optimizer.lr": 0.1, "amp.loss_scale": "dynamic"})
+    assert config["pipeline.num_micro_batch"] == 4
+    assert config["communication.max_splits"] == 5          # EPL's default
+    assert config["communication.gradients_reduce_method"] == "mean"
+
+
+def test_config_unknown_key_names_it_and_suggests():
+    with pytest.raises(epl.ConfigError) as e:
+        epl.Config({"pipeline.num_micro_batches": 4})  # marker: unknown-key
+    message = str(e.value)
+    assert 'unknown EPL config key "pipeline.num_micro_batches"' in message
+    assert 'did you mean "pipeline.num_micro_batch"' in message
+    assert f"{THIS}:{line_of('marker: unknown-key')}" in message
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("pipeline.num_micro_batch", "4", "expects an integer"),
+    ("pipeline.num_micro_batch", 0, "must be at least 1"),
+    ("communication.fp16", 1, "expects a boolean"),
+    ("zero.level", "v3", 'expects one of "", "v0", "v1", "v2"'),
+    ("optimizer.type", "lamb", 'expects one of "sgd", "momentum", "adam", "adamw"'),
+    ("optimizer.beta2", 1.0, "must be less than 1"),
+])
+def test_config_wrong_values_say_what_was_expected(key, value, expected):
+    with pytest.raises(epl.ConfigError, match=re.escape(expected)):
+        epl.Config({key: value})
+
+
+def test_config_environment_variables(monkeypatch):
+    monkeypatch.setenv("EPL_PIPELINE_NUM_MICRO_BATCH", "8")
+    monkeypatch.setenv("EPL_COMMUNICATION_FP16", "true")
+    config = epl.Config()
+    assert config["pipeline.num_micro_batch"] == 8
+    assert config["communication.fp16"] is True
+    # The dictionary wins over the environment.
+    assert epl.Config({"pipeline.num_micro_batch": 2})["pipeline.num_micro_batch"] == 2
+    monkeypatch.setenv("EPL_PIPELINE_NUM_MICRO_BATCH", "many")
+    with pytest.raises(epl.ConfigError, match="EPL_PIPELINE_NUM_MICRO_BATCH='many'"):
+        epl.Config()
+
+
+# --- strategies ----------------------------------------------------------------
+
+@pytest.mark.parametrize("outer, inner, rule", [
+    (lambda: epl.split(2), lambda: epl.replicate(1), "nothing may be nested inside a split"),
+    (lambda: epl.split(2), lambda: epl.split(2), "nothing may be nested inside a split"),
+    (lambda: epl.replicate(1), lambda: epl.split(2),
+     "a split may not be nested inside a replicate"),
+    (lambda: epl.replicate(1), lambda: epl.replicate(2),
+     "a scope may not be nested inside one of its own type"),
+])
+def test_forbidden_nesting(outer, inner, rule):
+    with pytest.raises(epl.StrategyError, match=rule) as e:
+        with outer():
+            with inner():  # marker: nested-scope
+                pass
+    assert f"{THIS}:{line_of('marker: nested-scope')}" in str(e.value)
+
+
+def test_strategy_arguments_are_checked():
+    with pytest.raises(epl.StrategyError, match="device_count must be a positive integer"):
+        epl.split(device_count=0)
+    with pytest.raises(epl.StrategyError, match="name must be a non-empty string"):
+        epl.replicate(1, name="")
+    with pytest.raises(epl.StrategyError, match="set_default_strategy expects"):
+        epl.set_default_strategy("replicate")
+
+
+def test_scopes_and_config_reach_the_mlir():
+    epl.init(epl.Config({"pipeline.num_micro_batch": 2}))
+    epl.set_default_strategy(epl.replicate(1))
+    x = epl.input("x", (4, 8))
+    y = epl.label("y", (4, 3))
+    with epl.replicate(device_count=2, name="stage_0"):
+        h = epl.layers.Dense(8, activation="relu", name="fc")(x)
+    with epl.split(device_count=3):
+        logits = epl.layers.Dense(3, name="head")(h)
+    loss = epl.layers.softmax_cross_entropy(logits, y)
+    text = epl.to_mlir(loss)
+    assert 'epl.config = {"pipeline.num_micro_batch" = 2 : i64}' in text
+    assert '#epl.replicate<devices = 2, name = "stage_0">' in text
+    assert "#epl.split<devices = 3>" in text
+    assert "#epl.replicate<devices = 1>" in text     # the default, outside scopes
+    assert '{epl.arg = "param", epl.name = "head/kernel", epl.init = "normal"}' in text
+
+
+# --- layers --------------------------------------------------------------------
+
+def layer_models():
+    def dense():
+        x = epl.input("x", (4, 6))
+        return epl.nn.mean(epl.layers.Dense(5, activation="tanh")(x))
+
+    def layer_norm():
+        x = epl.input("x", (4, 6))
+        return epl.nn.mean(epl.layers.LayerNorm()(x))
+
+    def embedding():
+        ids = epl.input("ids", (4, 3), dtype="i64")
+        return epl.nn.mean(epl.layers.Embedding(10, 6)(ids))
+
+    def attention():
+        x = epl.input("x", (2, 3, 8))
+        return epl.nn.mean(epl.layers.MultiHeadAttention(2)(x))
+
+    def activations():
+        x = epl.input("x", (4, 6))
+        return epl.nn.mean(epl.layers.gelu(x) + epl.layers.relu(x) + epl.layers.tanh(x))
+
+    def cross_entropy():
+        x = epl.input("x", (4, 6))
+        y = epl.label("y", (4, 6))
+        return epl.layers.softmax_cross_entropy(x, y)
+
+    def residual_reshape_transpose():
+        x = epl.input("x", (4, 6))
+        r = epl.layers.add(x, epl.layers.Dense(6)(x))
+        t = epl.layers.transpose(epl.layers.reshape(r, (2, 2, 6)), (2, 0, 1))
+        return epl.nn.mean(t)
+
+    return {f.__name__: f for f in (dense, layer_norm, embedding, attention, activations,
+                                    cross_entropy, residual_reshape_transpose)}
+
+
+@pytest.mark.parametrize("layer", sorted(layer_models()))
+def test_each_layer_emits_mlir_that_verifies(tmp_path, layer):
+    loss = layer_models()[layer]()
+    path = tmp_path / "m.mlir"
+    path.write_text(epl.to_mlir(loss))
+    run([BUILD / "bin" / "epl-opt", path, "-o", os.devnull])
+    # and that the compiler can train
+    run([BUILD / "bin" / "epl-opt", path, "--epl-autodiff", "-o", os.devnull])
+
+
+# --- mistakes, before any tool runs ---------------------------------------------
+
+def test_shape_mismatch_between_layers_names_layer_and_line(monkeypatch):
+    monkeypatch.setenv("EPL_BUILD_DIR", "/nonexistent")   # no tool can run
+    a = epl.input("a", (4, 6))
+    b = epl.input("b", (4, 7))
+    dense = epl.layers.Dense(3, name="shared")
+    dense(a)
+    with pytest.raises(epl.ShapeError) as e:
+        dense(b)  # marker: reused-dense
+    assert "Dense 'shared' takes inputs with 6 features, got a tensor of shape (4, 7)" \
+        in str(e.value)
+    assert f"{THIS}:{line_of('marker: reused-dense')}" in str(e.value)
+    with pytest.raises(epl.ShapeError, match=r"shapes \(4, 6\) and \(4, 7\) do not broadcast"):
+        a + b
+
+
+def test_tool_errors_carry_the_tools_message(tmp_path):
+    bad = tmp_path / "bad.mlir"
+    bad.write_text('module attributes {epl.config = {"zero.levl" = "v1"}} {\n}\n')
+    with pytest.raises(epl.ToolError) as e:
+        epl.run_tool("epl-opt", bad)
+    assert e.value.tool == "epl-opt" and e.value.returncode == 1
+    assert 'unknown EPL config key "zero.levl"; did you mean "zero.level"?' in str(e.value)
+
+
+# --- a 2-block transformer through the API equals torch.nn ----------------------
+
+def test_transformer_through_the_api_trains_like_pytorch():
+    from test_training import (B, BLOCKS, CLASSES, D, HEADS, S, STEPS, VOCAB,
+                               TorchTransformer, torch_losses, torch_optimizer,
+                               transformer_params)
+    params, data = transformer_params(seed=9)
+    epl.init(epl.Config({"optimizer.type": "adamw", "optimizer.lr": 1e-4,
+                         "optimizer.weight_decay": 0.01}))
+    ids = epl.input("ids", (B, S), dtype="i64")
+    y = epl.label("y", (B * S, CLASSES))
+    x = epl.layers.Embedding(VOCAB, D, name="embedding")(ids) + \
+        epl.param("position", (S, D))
+    for l in range(BLOCKS):
+        h = epl.layers.LayerNorm(name=f"b{l}.ln1")(x)
+        x = epl.layers.add(x, epl.layers.MultiHeadAttention(HEADS, name=f"b{l}.attn")(h))
+        h = epl.layers.LayerNorm(name=f"b{l}.ln2")(x)
+        h = epl.layers.Dense(4 * D // 2, activation="gelu", name=f"b{l}.fc1")(h)
+        x = epl.layers.add(x, epl.layers.Dense(D, name=f"b{l}.fc2")(h))
+    x = epl.layers.LayerNorm(name="lnf")(x)
+    logits = epl.layers.Dense(CLASSES, name="head")(epl.layers.reshape(x, (B * S, D)))
+    loss = epl.layers.softmax_cross_entropy(logits, y)
+
+    # The same numbers under the frontend's parameter names.
+    ours = {"embedding/table": params["embedding"], "position": params["position"],
+            "lnf/gamma": params["lnf.g"], "lnf/beta": params["lnf.b"],
+            "head/kernel": params["head.w"], "head/bias": params["head.b"]}
+    for l in range(BLOCKS):
+        for ln in ("ln1", "ln2"):
+            ours[f"b{l}.{ln}/gamma"] = params[f"b{l}.{ln}.g"]
+            ours[f"b{l}.{ln}/beta"] = params[f"b{l}.{ln}.b"]
+        for p in "qkvo":
+            ours[f"b{l}.attn/w{p}"] = params[f"b{l}.w{p}"]
+            ours[f"b{l}.attn/b{p}"] = params[f"b{l}.b{p}"]
+        for fc in ("fc1", "fc2"):
+            ours[f"b{l}.{fc}/kernel"] = params[f"b{l}.{fc}.w"]
+            ours[f"b{l}.{fc}/bias"] = params[f"b{l}.{fc}.b"]
+    result = epl.train(loss, steps=STEPS, params=ours, data=data)
+
+    model = TorchTransformer(params)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+    theirs = torch_losses(model, opt, (torch.from_numpy(data["ids"]),
+                                       torch.from_numpy(data["y"])))
+    np.testing.assert_allclose(result.losses, theirs, rtol=1e-5)
+    assert "ran on 1 device" in str(result.plan)
+
+
+# --- the examples -------------------------------------------------------------
+
+@pytest.mark.parametrize("example, expected", [
+    ("data_parallel.py", ["epl.replicate(device_count=1)"]),
+    ("pipeline.py", ["name='stage_0'", "name='stage_1'", "4 micro-batches"]),
+    ("split.py", ["epl.replicate(device_count=8)", "epl.split(device_count=8)",
+                  "asks for 8 devices", "ran on 1 device"]),
+])
+def test_examples_run_and_say_what_ran(example, expected):
+    out = subprocess.run([sys.executable, ROOT / "examples" / example],
+                         capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, EPL_BUILD_DIR=str(BUILD)))
+    assert out.returncode == 0, out.stderr
+    steps = [l for l in out.stdout.splitlines() if l.startswith("step ")]
+    assert len(steps) == 5
+    assert float(steps[-1].split()[3]) < float(steps[0].split()[3])
+    for text in expected:
+        assert text in out.stdout
