@@ -54,6 +54,18 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
+void mlir::epl::buildParallelizePipeline(OpPassManager &pm,
+                                         const ParallelizeOptions &options) {
+  EPLPlanPassOptions plan;
+  plan.devices = options.devices;
+  pm.addPass(createEPLPlanPass(plan));
+  pm.addPass(createEPLAutodiffPass());
+  // Propagation reasons about linalg.generic only.
+  pm.addPass(createLinalgGeneralizeNamedOpsPass());
+  pm.addPass(createEPLShardingPropagationPass());
+  pm.addPass(createEPLInsertCollectivesPass());
+}
+
 void mlir::epl::registerEPLPassesAndPipelines() {
   registerEPLConversionPasses();
   registerEPLTransformsPasses();
@@ -62,4 +74,9 @@ void mlir::epl::registerEPLPassesAndPipelines() {
       "Lowers a tensor-level EPL module to the LLVM dialect for the CPU "
       "runtime (communication and matmuls as runtime calls)",
       buildCPULoweringPipeline);
+  PassPipelineRegistration<ParallelizeOptions>(
+      "epl-parallelize",
+      "Turns an L0 model into the training step one device runs: epl-plan, "
+      "epl-autodiff, epl-sharding-propagation, epl-insert-collectives",
+      buildParallelizePipeline);
 }

@@ -61,6 +61,30 @@ mlir::epl::findEntryPoint(ModuleOp module, StringRef name, std::string &error) {
   return failure();
 }
 
+/// The shard a per-device argument or result holds, and its global type.
+static std::pair<Shard, RankedTensorType>
+shardOf(DictionaryAttr attrs, RankedTensorType local, Operation *from) {
+  auto sharding = attrs ? attrs.getAs<ShardingAttr>(EPLDialect::kShardAttrName)
+                        : ShardingAttr();
+  Shard shard;
+  if (!sharding)
+    return {shard, local};
+  auto mesh =
+      SymbolTable::lookupNearestSymbolFrom<MeshOp>(from, sharding.getMesh());
+  SmallVector<int64_t> shape(local.getShape());
+  for (unsigned d = 0; d < sharding.getDims().size(); ++d) {
+    std::vector<int64_t> axes;
+    for (StringRef name : sharding.getDimAxes(d))
+      for (auto [i, axis] : llvm::enumerate(mesh.getAxisNames()))
+        if (cast<StringAttr>(axis).getValue() == name) {
+          axes.push_back(i);
+          shape[d] *= mesh.getAxisSizes()[i];
+        }
+    shard.dimAxes.push_back(std::move(axes));
+  }
+  return {shard, RankedTensorType::get(shape, local.getElementType())};
+}
+
 FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
                                                     std::string &error) {
   EntryPoint ep;
@@ -78,10 +102,12 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
   };
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
     EntryArg arg;
-    arg.type =
+    arg.localType =
         describe(entry.getArgumentTypes()[i], "argument " + std::to_string(i));
-    if (!arg.type)
+    if (!arg.localType)
       return failure();
+    std::tie(arg.shard, arg.type) =
+        shardOf(entry.getArgAttrDict(i), arg.localType, entry);
     auto name =
         entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
     arg.name = name ? name.str() : "arg" + std::to_string(i);
@@ -100,10 +126,12 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
   }
   for (unsigned i = 0; i < entry.getNumResults(); ++i) {
     EntryResult result;
-    result.type =
+    result.localType =
         describe(entry.getResultTypes()[i], "result " + std::to_string(i));
-    if (!result.type)
+    if (!result.localType)
       return failure();
+    std::tie(result.shard, result.type) =
+        shardOf(entry.getResultAttrDict(i), result.localType, entry);
     auto name =
         entry.getResultAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
     result.name = name ? name.str() : "result" + std::to_string(i);
@@ -184,6 +212,7 @@ std::vector<MeshInfo> mlir::epl::collectMeshes(ModuleOp module) {
     info.name = mesh.getSymName().str();
     for (Attribute axis : mesh.getAxisNames())
       info.axes.push_back(cast<StringAttr>(axis).str());
+    info.sizes.assign(mesh.getAxisSizes().begin(), mesh.getAxisSizes().end());
     meshes.push_back(std::move(info));
   });
   return meshes;

@@ -15,3 +15,10 @@ bool epl::rt::launchedByMPI() {
       return true;
   return false;
 }
+
+int epl::rt::launcherWorldSize() {
+  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    if (const char *value = std::getenv(var))
+      return std::atoi(value);
+  return 1;
+}

@@ -17,6 +17,7 @@
 #include "epl/Pipelines/Pipelines.h"
 #include "epl/Runner/EntryPoint.h"
 #include "epl/Runner/Initializers.h"
+#include "epl/Runner/Shards.h"
 #include "epl/Runtime/Backend.h"
 #include "epl/Runtime/Runtime.h"
 #include "epl/Support/Safetensors.h"
@@ -429,10 +430,20 @@ int main(int argc, char **argv) {
     fail(error);
   // An L0 model trains: build its training step first (the same pass as
   // `epl-opt --epl-autodiff`).
+  // On several devices it is planned and partitioned too (epl-parallelize).
   if (isModel(*entryFn) && !noTrain) {
-    PassManager autodiff(&context);
-    autodiff.addPass(createEPLAutodiffPass());
-    if (failed(autodiff.run(*module)))
+    PassManager step(&context);
+    int64_t devices = runOptions.backend == rt::BackendKind::MPI
+                          ? rt::launcherWorldSize()
+                          : numRanks.getValue();
+    if (devices > 1) {
+      ParallelizeOptions parallelize;
+      parallelize.devices = devices;
+      buildParallelizePipeline(step, parallelize);
+    } else {
+      step.addPass(createEPLAutodiffPass());
+    }
+    if (failed(step.run(*module)))
       return 1;
     phaseDone("autodiff");
   }
@@ -523,14 +534,21 @@ int main(int argc, char **argv) {
         feedback.push_back({r, a});
   }
 
+  MeshInfo mesh = meshes.empty() ? MeshInfo() : meshes.front();
   rt::runRanks(runOptions, [&](int rank) {
     int ranks = rt::worldSize();
     // Without feedback, arguments are read-only: ranks share the host
     // copies. A training rank owns its parameters.
+    // Shards are cut from the global values; whole arguments are shared
+    // while read-only, copied when training updates them.
+    bool sharded = llvm::any_of(
+        entry->args, [](const EntryArg &a) { return !a.shard.isWhole(); });
     std::vector<HostTensor> ownArgs;
-    if (!feedback.empty())
-      ownArgs = args;
-    std::vector<HostTensor> &rankArgs = feedback.empty() ? args : ownArgs;
+    if (!feedback.empty() || sharded)
+      for (auto [a, arg] : llvm::enumerate(entry->args))
+        ownArgs.push_back(sliceShard(args[a], arg.shard, mesh, rank));
+    std::vector<HostTensor> &rankArgs =
+        feedback.empty() && !sharded ? args : ownArgs;
     std::vector<std::vector<int64_t>> descriptors;
     for (HostTensor &a : rankArgs)
       descriptors.push_back(descriptorOf(a.data.data(), a.shape));
@@ -539,7 +557,8 @@ int main(int argc, char **argv) {
       HostTensor r;
       r.name = er.name;
       r.dtype = *dtypeOf(er.type.getElementType());
-      r.shape.assign(er.type.getShape().begin(), er.type.getShape().end());
+      r.shape.assign(er.localType.getShape().begin(),
+                     er.localType.getShape().end());
       r.data.assign(r.numElements() * dtypeSize(r.dtype), 0);
       results.push_back(std::move(r));
     }
@@ -584,6 +603,14 @@ int main(int argc, char **argv) {
     if (!dumpFile.empty())
       for (auto [i, r] : llvm::enumerate(results))
         allResults[i] = rt::allGatherBytes(r.data);
+    // Checkpoints hold global values: put the shards back together.
+    std::vector<HostTensor> saved;
+    if (!saveFile.empty())
+      for (auto [a, arg] : llvm::enumerate(entry->args))
+        if (arg.kind == ArgKind::Param || arg.kind == ArgKind::OptState)
+          saved.push_back(assembleShards(rankArgs[a], arg.type.getShape(),
+                                         arg.shard, mesh,
+                                         rt::allGatherBytes(rankArgs[a].data)));
     // Results are named after what they hold in a training step; dumps
     // keep positional names so that every result is there exactly once.
     for (auto [i, r] : llvm::enumerate(results))
@@ -610,6 +637,13 @@ int main(int argc, char **argv) {
       out.metadata["entry"] = entry->name;
       out.metadata["ranks"] = std::to_string(ranks);
       for (auto [i, r] : llvm::enumerate(results)) {
+        const EntryResult &er = entry->results[i];
+        if (!er.shard.isWhole()) {
+          // A shard per rank: the dump holds the global value.
+          out.tensors.push_back(assembleShards(r, er.type.getShape(), er.shard,
+                                               mesh, allResults[i]));
+          continue;
+        }
         out.tensors.push_back(r);
         for (int other = 1; other < ranks; ++other) {
           HostTensor t = r;
@@ -625,9 +659,7 @@ int main(int argc, char **argv) {
       SafetensorsFile checkpoint;
       checkpoint.metadata["format"] = "epl-checkpoint";
       checkpoint.metadata["entry"] = entry->name;
-      for (auto [a, arg] : llvm::enumerate(entry->args))
-        if (arg.kind == ArgKind::Param || arg.kind == ArgKind::OptState)
-          checkpoint.tensors.push_back(rankArgs[a]);
+      checkpoint.tensors = saved;
       if (llvm::Error e = writeSafetensors(saveFile, checkpoint))
         rt::fatalError(llvm::toString(std::move(e)));
     }

@@ -28,6 +28,16 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
 void buildCPULoweringPipeline(OpPassManager &pm,
                               const CPULoweringOptions &options);
 
+struct ParallelizeOptions : public PassPipelineOptions<ParallelizeOptions> {
+  PassOptions::Option<int64_t> devices{
+      *this, "devices", llvm::cl::desc("Number of devices"), llvm::cl::init(1)};
+};
+
+/// `epl-parallelize`: an L0 model to the per-device training step: plan,
+/// autodiff, sharding propagation, collectives.
+void buildParallelizePipeline(OpPassManager &pm,
+                              const ParallelizeOptions &options);
+
 /// Registers every EPL pass and named pipeline with the global registry.
 void registerEPLPassesAndPipelines();
 

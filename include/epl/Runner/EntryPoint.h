@@ -24,11 +24,27 @@ namespace mlir::epl {
 
 enum class ArgKind { Param, Input, Label, OptState, Other };
 
+/// How a per-device program's argument or result is one device's shard of
+/// a global value (`epl.shard`): for each dimension, the indices of the mesh
+/// axes it is split over. Empty when the value is whole on every device.
+struct Shard {
+  std::vector<std::vector<int64_t>> dimAxes;
+  bool isWhole() const {
+    for (const auto &axes : dimAxes)
+      if (!axes.empty())
+        return false;
+    return true;
+  }
+};
+
 struct EntryArg {
   /// `epl.name`, or `arg<position>`.
   std::string name;
   ArgKind kind = ArgKind::Other;
+  /// The global type (what files hold); `localType` is what one device gets.
   RankedTensorType type;
+  RankedTensorType localType;
+  Shard shard;
   /// `epl.init` of a parameter ("normal", "zeros", "ones"), or empty.
   std::string init;
 };
@@ -41,6 +57,8 @@ struct EntryResult {
   std::string name;
   ResultKind kind = ResultKind::Other;
   RankedTensorType type;
+  RankedTensorType localType;
+  Shard shard;
 };
 
 struct EntryPoint {
@@ -60,6 +78,7 @@ bool isModel(func::FuncOp fn);
 struct MeshInfo {
   std::string name;
   std::vector<std::string> axes;
+  std::vector<int64_t> sizes;
 };
 
 /// The symbol of the wrapper `wrapEntryPoint` adds.

@@ -124,6 +124,8 @@ struct Options {
 
 /// Whether this process was started by an MPI launcher (mpirun, srun).
 bool launchedByMPI();
+/// The number of processes the launcher started (1 without one).
+int launcherWorldSize();
 /// Whether the MPI backend was compiled in.
 bool mpiAvailable();
 

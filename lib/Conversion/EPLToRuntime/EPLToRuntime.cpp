@@ -6,6 +6,7 @@
 
 #include "epl/Conversion/EPLToRuntime/RuntimeAPI.h"
 #include "epl/Conversion/Passes.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/IR/EPLOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -314,6 +315,18 @@ struct EPLLowerToRuntimePass
       numTransposes += *transposes;
     }
 
+    // Below this level, values are buffers of one device: how they were a
+    // shard of a global value is the runner's business, read before.
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+        fn.removeArgAttr(i, EPLDialect::kShardAttrName);
+        fn.removeArgAttr(i, EPLDialect::kShardingAttrName);
+      }
+      for (unsigned i = 0; i < fn.getNumResults(); ++i) {
+        fn.removeResultAttr(i, EPLDialect::kShardAttrName);
+        fn.removeResultAttr(i, EPLDialect::kShardingAttrName);
+      }
+    }
     // Meshes only describe groups, which the descriptors now carry.
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
       if (SymbolTable::symbolKnownUseEmpty(mesh, module))

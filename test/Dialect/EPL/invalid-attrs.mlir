@@ -33,7 +33,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id' or 'epl.origin'}}
+  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id', 'epl.origin', 'epl.shardings' or 'epl.loop_axes'}}
   %0 = arith.addf %x, %x {epl.scopes = #epl.split<devices = 2>} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -54,7 +54,7 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32> {epl.name = ""}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument 0: unknown EPL argument attribute 'epl.param'; expected 'epl.arg', 'epl.name', 'epl.init' or 'epl.sharding'}}
+// expected-error @+1 {{'func.func' op argument 0: unknown EPL argument attribute 'epl.param'; expected 'epl.arg', 'epl.name', 'epl.init', 'epl.sharding' or 'epl.shard'}}
 func.func @f(%x: tensor<4xf32> {epl.param}) {
   return
 }

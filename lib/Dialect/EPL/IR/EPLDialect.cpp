@@ -43,6 +43,32 @@ Type getFunctionValueType(Operation *op, unsigned index, bool isResult) {
   return index < types.size() ? types[index] : Type();
 }
 
+/// A shard's sharding describes the value it is part of: check what the
+/// local type can tell (rank, mesh axes), not divisibility.
+LogicalResult verifyShard(Operation *op, NamedAttribute attr, Type type,
+                          StringRef what) {
+  auto emitError = [&]() { return op->emitOpError() << what << ": "; };
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  if (!sharding)
+    return emitError() << "'" << attr.getName().getValue()
+                       << "' expects an #epl.sharding, got " << attr.getValue();
+  // Lowering turns the shard into a buffer, then into LLVM values: only a
+  // shaped type still has a rank to check.
+  auto shaped = dyn_cast_or_null<ShapedType>(type);
+  if (shaped && shaped.hasRank() &&
+      static_cast<int64_t>(sharding.getDims().size()) != shaped.getRank())
+    return emitError() << "shard layout has " << sharding.getDims().size()
+                       << " dimension entries but " << type << " has rank "
+                       << shaped.getRank();
+  FailureOr<MeshOp> mesh = lookupMesh(op, sharding.getMesh(), emitError);
+  if (failed(mesh))
+    return failure();
+  for (ArrayAttr axes : sharding.getDims())
+    if (failed(verifyMeshAxes(*mesh, axes, emitError)))
+      return failure();
+  return success();
+}
+
 LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr, Type type,
                                   StringRef what) {
   auto emitError = [&]() { return op->emitOpError() << what << ": "; };
@@ -91,18 +117,43 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == "epl.shardings") {
+    auto all = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!all || all.size() != op->getNumResults() ||
+        !llvm::all_of(
+            all, [](Attribute a) { return isa<ShardingAttr, UnitAttr>(a); }))
+      return op->emitError() << "'" << name
+                             << "' expects one #epl.sharding (or unit) per "
+                                "result, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == "epl.loop_axes") {
+    auto all = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!all || !llvm::all_of(all, [](Attribute a) {
+          auto axes = dyn_cast<ArrayAttr>(a);
+          return axes && llvm::all_of(axes, [](Attribute n) {
+                   return isa<StringAttr>(n);
+                 });
+        }))
+      return op->emitError()
+             << "'" << name << "' expects a list of mesh axes per loop, got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kIdAttrName || name == kOriginAttrName) {
     if (!isa<IntegerAttr>(attr.getValue()))
-      return op->emitError() << "'" << name
-                             << "' expects an integer op id, got "
-                             << attr.getValue();
+      return op->emitError()
+             << "'" << name << "' expects an integer op id, got "
+             << attr.getValue();
     return success();
   }
   return op->emitError() << "unknown EPL attribute '" << name
                          << "' on an operation; expected '" << kConfigAttrName
                          << "' (on the module), '" << kScopeAttrName << "', '"
-                         << kPhaseAttrName << "', '" << kIdAttrName
-                         << "' or '" << kOriginAttrName << "'";
+                         << kPhaseAttrName << "', '" << kIdAttrName << "', '"
+                         << kOriginAttrName
+                         << "', 'epl.shardings' or 'epl.loop_axes'";
 }
 
 LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
@@ -141,10 +192,14 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
   if (name == kShardingAttrName)
     return verifyValueSharding(
         op, attr, getFunctionValueType(op, argIndex, /*isResult=*/false), what);
+  if (name == kShardAttrName)
+    return verifyShard(
+        op, attr, getFunctionValueType(op, argIndex, /*isResult=*/false), what);
   return op->emitOpError() << what << ": unknown EPL argument attribute '"
                            << name << "'; expected '" << kArgAttrName << "', '"
-                           << kNameAttrName << "', '" << kInitAttrName
-                           << "' or '" << kShardingAttrName << "'";
+                           << kNameAttrName << "', '" << kInitAttrName << "', '"
+                           << kShardingAttrName << "' or '" << kShardAttrName
+                           << "'";
 }
 
 LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
@@ -157,6 +212,10 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
     return verifyValueSharding(
         op, attr, getFunctionValueType(op, resultIndex, /*isResult=*/true),
         what);
+  if (name == kShardAttrName)
+    return verifyShard(op, attr,
+                       getFunctionValueType(op, resultIndex, /*isResult=*/true),
+                       what);
   if (name == kResultAttrName) {
     auto kind = dyn_cast<StringAttr>(attr.getValue());
     if (!kind || !llvm::is_contained(kResultKinds, kind.getValue()))
@@ -169,9 +228,9 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
   if (name == kNameAttrName) {
     auto str = dyn_cast<StringAttr>(attr.getValue());
     if (!str || str.getValue().empty())
-      return op->emitOpError() << what << ": '" << name
-                               << "' must be a non-empty string, got "
-                               << attr.getValue();
+      return op->emitOpError()
+             << what << ": '" << name << "' must be a non-empty string, got "
+             << attr.getValue();
     return success();
   }
   return op->emitOpError() << what << ": unknown EPL result attribute '" << name

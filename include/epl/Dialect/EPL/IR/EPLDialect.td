@@ -41,6 +41,7 @@ def EPL_Dialect : Dialect {
     | `epl.name` | function argument or result | string: the tensor's name in files |
     | `epl.init` | function argument | `"normal"`, `"zeros"` or `"ones"`: how `epl-run` initialises a parameter |
     | `epl.sharding` | function argument or result | `#epl.sharding<...>` |
+    | `epl.shard` | function argument or result of a per-device program | `#epl.sharding<...>`: the value is this device's shard of a value laid out so |
     | `epl.result` | function result | `"loss"`, `"param"`, `"opt_state"` or `"grad"`: what a training step returns |
     | `epl.phase` | any op of a training step | `#epl.phase<...>` |
     | `epl.id`, `epl.origin` | ops of a training step | integer: a forward op's id, and the id a backward op comes from |
@@ -74,6 +75,7 @@ def EPL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kNameAttrName = "epl.name";
     static constexpr ::llvm::StringLiteral kInitAttrName = "epl.init";
     static constexpr ::llvm::StringLiteral kResultAttrName = "epl.result";
+    static constexpr ::llvm::StringLiteral kShardAttrName = "epl.shard";
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "epl.phase";
     static constexpr ::llvm::StringLiteral kIdAttrName = "epl.id";
     static constexpr ::llvm::StringLiteral kOriginAttrName = "epl.origin";

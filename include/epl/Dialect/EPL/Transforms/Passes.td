@@ -88,6 +88,128 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
   ];
 }
 
+def EPLPlanPass : Pass<"epl-plan", "ModuleOp"> {
+  let summary = "Turns strategy scopes and a device count into a mesh and seed shardings";
+  let description = [{
+    Reads the `epl.scope`s of an L0 model and plans its devices as EPL does:
+    the stage's device count is the largest `split` or `replicate` in it,
+    replicas = devices / that count, and the mesh is `["data" = replicas,
+    "tensor" = split]` (axes of size 1 omitted). With
+    `cluster.colocate_split_and_replicate`, replicated and split parts share
+    the same devices: the batch is split over every axis and the split parts
+    use the "tensor" axis too.
+
+    Seeds, as `epl.sharding` on the function's arguments:
+    * inputs and labels: the batch (dimension 0) over the data axes;
+    * each weight of a contraction in a `split` scope: along its output
+      features (column parallel), or along its input features when the
+      contraction's input is already split by a previous column-parallel
+      layer of the scope (row parallel), as Megatron does.
+
+    Everything else is left to `epl-sharding-propagation`. A split that does
+    not divide its dimension, or a device count the stages do not divide,
+    is an error naming both sizes.
+
+    ```mlir
+    // epl-opt --epl-plan="devices=4" on a model with split(2) scopes:
+    epl.mesh @mesh ["data" = 2, "tensor" = 2]
+    func.func @model(%x: tensor<32x784xf32> {epl.arg = "input",
+                         epl.sharding = #epl.sharding<@mesh, [["data"], []]>}, ...
+    ```
+  }];
+  let options = [
+    Option<"devices", "devices", "int64_t", /*default=*/"1",
+           "Number of devices to plan for">,
+  ];
+}
+
+def EPLShardingPropagationPass : Pass<"epl-sharding-propagation", "ModuleOp"> {
+  let summary = "Gives every value of a planned program a sharding";
+  let description = [{
+    Starting from the seeds (`epl.sharding` on arguments, from `epl-plan`
+    or the user) and `epl.sharding_constraint`s, assigns a sharding to every
+    tensor value of the functions of a module with an `epl.mesh`, by rules
+    derived from each `linalg.generic`'s indexing maps and iterator types
+    (the compiler generalizes named linalg ops first):
+
+    * the mesh axes of a loop come from any operand or result whose
+      dimension that loop indexes; an axis shards at most one loop;
+    * parallel loops carry their axes to every operand and result that
+      they index; a sharded reduction loop makes the result a pending
+      partial value with the combiner of the body (`sum` for `+`/`-`,
+      `max`, `min`);
+    * reshapes carry the axes of a group's major dimension; slices,
+      concatenations and casts keep them on the dimensions they do not cut.
+
+    Conflicts are settled by priority (user constraints over seeds over
+    propagated shardings) and then by cost: the operand whose reshard would
+    move the most bytes keeps its sharding. The iteration runs forward and
+    backward to a fixed point and is deterministic. With
+    `print-decisions`, each op's choice is reported as a remark.
+
+    Each op gets `epl.shardings` (one per result) and each linalg op
+    `epl.loop_axes` (the mesh axes of each loop), for
+    `epl-insert-collectives`.
+
+    ```mlir
+    // x: [["data"], []], w replicated: the matmul's batch loop goes over
+    // "data", so the result is [["data"], []] too; its weight gradient
+    // contracts over that loop: partial sum over "data".
+    ```
+  }];
+  let options = [
+    Option<"printDecisions", "print-decisions", "bool", /*default=*/"false",
+           "Report the sharding chosen for each op, and why, as remarks">,
+  ];
+  let statistics = [
+    Statistic<"numSharded", "sharded-values", "Values given a non-trivial sharding">,
+    Statistic<"numConflicts", "conflicts", "Loops whose operands disagreed">,
+  ];
+}
+
+def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
+  let summary = "Partitions a sharded program into the per-device program";
+  let description = [{
+    Rewrites every function of a module whose values carry shardings (see
+    `epl-sharding-propagation`) into the program one device runs: local
+    shapes everywhere, and the communication each op needs to see its
+    operands as its loops are sharded:
+
+    * a pending partial value is resolved by `epl.all_reduce`, or by
+      `epl.reduce_scatter` when the consumer wants it split over the same
+      axes;
+    * a dimension split where the consumer wants it whole is gathered
+      (`epl.all_gather`); whole where it wants it split, sliced locally at
+      the device's `epl.group_index`; split over other axes, moved
+      (`epl.all_to_all`);
+    * arguments and results take their local types and keep
+      `epl.sharding`, so that runners split and assemble them.
+
+    Gradient all-reduces over the data axis are then fused into at most
+    `communication.max_splits` buckets (flatten, concatenate, one
+    `all_reduce`, slice back). With `communication.gradients_reduce_method
+    = "sum"`, data-parallel gradients are scaled by the number of replicas
+    (the sum of the replicas' own mean gradients, as EPL); with "mean" the
+    per-device program computes exactly what one device computes.
+
+    ```mlir
+    %w2: tensor<512x10xf32> {epl.sharding = #epl.sharding<@mesh, [["tensor"], []]>}
+    ```
+    becomes a `tensor<256x10xf32>` argument on a 2-device "tensor" axis,
+    and the row-parallel product it feeds is followed by
+    `epl.all_reduce ... over ["tensor"] sum`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numCollectives", "collectives", "Collectives inserted">,
+    Statistic<"numBuckets", "gradient-buckets", "Fused gradient all-reduces">,
+  ];
+}
+
 def EPLDecomposeAggregatesPass : Pass<"epl-decompose-aggregates"> {
   let summary = "Decomposes aggregated linalg ops (linalg.softmax) into generics";
   let description = [{

@@ -1,0 +1,69 @@
+//===- ShardingUtils.h - Working with shardings -----------------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// Shared by epl-plan, epl-sharding-propagation and epl-insert-collectives:
+// building shardings, their local types, and reading and writing the
+// shardings that propagation attaches to values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_DIALECT_EPL_TRANSFORMS_SHARDINGUTILS_H
+#define EPL_DIALECT_EPL_TRANSFORMS_SHARDINGUTILS_H
+
+#include "epl/Dialect/EPL/IR/EPLOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::epl {
+
+/// Names of the attributes propagation leaves on ops: the sharding of each
+/// result, and for linalg ops the mesh axes of each loop.
+constexpr llvm::StringLiteral kShardingsAttrName = "epl.shardings";
+constexpr llvm::StringLiteral kLoopAxesAttrName = "epl.loop_axes";
+
+using AxisList = SmallVector<StringRef, 2>;
+
+/// A mutable sharding: axes per dimension, pending partial axes and kind.
+struct Layout {
+  SmallVector<AxisList> dims;
+  AxisList partial;
+  ReductionKind kind = ReductionKind::Sum;
+
+  static Layout replicated(int64_t rank) {
+    Layout l;
+    l.dims.resize(rank);
+    return l;
+  }
+  static Layout of(ShardingAttr attr);
+  ShardingAttr toAttr(MLIRContext *ctx, StringRef mesh) const;
+  bool isReplicated() const;
+  bool operator==(const Layout &other) const {
+    return dims == other.dims && partial == other.partial &&
+           (partial.empty() || kind == other.kind);
+  }
+  bool operator!=(const Layout &other) const { return !(*this == other); }
+  /// Every axis the layout uses (dimensions and partial).
+  AxisList allAxes() const;
+};
+
+/// The one mesh of a module (epl-plan makes one), or null.
+MeshOp getMesh(ModuleOp module);
+
+/// Product of the sizes of `axes` in `mesh`.
+int64_t groupSize(MeshOp mesh, ArrayRef<StringRef> axes);
+
+/// The per-device type of `type` laid out as `layout`; fails when a split
+/// does not divide its dimension.
+FailureOr<RankedTensorType> localType(MeshOp mesh, RankedTensorType type,
+                                      const Layout &layout);
+
+/// Bytes of one device's share of `type` under `layout`.
+int64_t localBytes(MeshOp mesh, RankedTensorType type, const Layout &layout);
+
+/// An ArrayAttr of strings.
+ArrayAttr axesAttr(MLIRContext *ctx, ArrayRef<StringRef> axes);
+
+} // namespace mlir::epl
+
+#endif // EPL_DIALECT_EPL_TRANSFORMS_SHARDINGUTILS_H

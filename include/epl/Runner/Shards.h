@@ -1,0 +1,32 @@
+//===- Shards.h - Splitting host tensors across devices ---------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// epl-run loads and saves global tensors; a per-device program takes and
+// returns shards (`epl.shard`). These cut a global tensor into the shard of
+// one rank, and put the shards of all ranks back together.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_RUNNER_SHARDS_H
+#define EPL_RUNNER_SHARDS_H
+
+#include "epl/Runner/EntryPoint.h"
+#include "epl/Support/Safetensors.h"
+
+namespace mlir::epl {
+
+/// The part of `global` that `rank` holds (ranks number the mesh
+/// row-major). A whole shard is a copy.
+HostTensor sliceShard(const HostTensor &global, const Shard &shard,
+                      const MeshInfo &mesh, int rank);
+
+/// The global tensor of shape `shape` whose shards, in rank order, are
+/// `parts`.
+HostTensor assembleShards(const HostTensor &like, ArrayRef<int64_t> shape,
+                          const Shard &shard, const MeshInfo &mesh,
+                          const std::vector<std::vector<char>> &parts);
+
+} // namespace mlir::epl
+
+#endif // EPL_RUNNER_SHARDS_H

@@ -1,0 +1,601 @@
+//===- InsertCollectives.cpp - The per-device program ---------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "epl-insert-collectives"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLINSERTCOLLECTIVESPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+Layout layoutThrough(AffineMap map, ArrayRef<AxisList> loops, int64_t rank) {
+  Layout l = Layout::replicated(rank);
+  for (auto [pos, expr] : llvm::enumerate(map.getResults()))
+    if (auto dim = dyn_cast<AffineDimExpr>(expr))
+      l.dims[pos] = loops[dim.getPosition()];
+  return l;
+}
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp fn, MeshOp mesh, int64_t &numCollectives)
+      : fn(fn), mesh(mesh), b(fn.getContext()), numCollectives(numCollectives) {
+  }
+
+  LogicalResult run() {
+    for (BlockArgument arg : fn.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!type)
+        continue;
+      auto s = fn.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
+                                                 EPLDialect::kShardingAttrName);
+      Layout l = s ? Layout::of(s) : Layout::replicated(type.getRank());
+      if (failed(localize(fn, arg, l)))
+        return failure();
+    }
+    SmallVector<Operation *> ops;
+    for (Operation &op : fn.front())
+      ops.push_back(&op);
+    for (Operation *op : ops)
+      if (failed(partition(op)))
+        return failure();
+    fn.setType(
+        FunctionType::get(fn.getContext(), fn.front().getArgumentTypes(),
+                          fn.front().getTerminator()->getOperandTypes()));
+    // Arguments and results are now shards: say of what.
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (Attribute s = fn.removeArgAttr(i, EPLDialect::kShardingAttrName))
+        fn.setArgAttr(i, EPLDialect::kShardAttrName, s);
+    for (unsigned i = 0; i < fn.getNumResults(); ++i)
+      if (Attribute s = fn.removeResultAttr(i, EPLDialect::kShardingAttrName))
+        fn.setResultAttr(i, EPLDialect::kShardAttrName, s);
+    return success();
+  }
+
+private:
+  /// Gives `v` its local type under layout `l`.
+  LogicalResult localize(Operation *where, Value v, const Layout &l) {
+    auto type = cast<RankedTensorType>(v.getType());
+    FailureOr<RankedTensorType> local = localType(mesh, type, l);
+    if (failed(local))
+      return where->emitError()
+             << "epl-insert-collectives: cannot shard " << type << " as "
+             << l.toAttr(fn.getContext(), mesh.getSymName())
+             << ": a split does not divide its dimension";
+    globals[v] = type;
+    layouts[v] = l;
+    v.setType(*local);
+    return success();
+  }
+
+  Layout layoutOfResult(Operation *op, unsigned i) {
+    auto all = op->getAttrOfType<ArrayAttr>(kShardingsAttrName);
+    if (all && i < all.size())
+      if (auto s = dyn_cast<ShardingAttr>(all[i]))
+        return Layout::of(s);
+    return Layout::replicated(
+        cast<RankedTensorType>(op->getResult(i).getType()).getRank());
+  }
+
+  ArrayAttr axes(ArrayRef<StringRef> names) {
+    return axesAttr(fn.getContext(), names);
+  }
+
+  /// Brings local value `v` to layout `to`; one reshard per value and
+  /// layout, reused by later consumers (everything is in one block, so the
+  /// first one dominates the rest).
+  FailureOr<Value> reshard(Location loc, Value v, Layout to) {
+    auto key = std::make_pair(v, to.toAttr(fn.getContext(), mesh.getSymName()));
+    if (Value cached = resharded.lookup(key))
+      return cached;
+    FailureOr<Value> r = reshardUncached(loc, v, to);
+    if (succeeded(r))
+      resharded[key] = *r;
+    return r;
+  }
+
+  FailureOr<Value> reshardUncached(Location loc, Value v, Layout to) {
+    Layout cur = layouts.lookup(v);
+    RankedTensorType global = globals.lookup(v);
+    if (cur == to)
+      return v;
+    FlatSymbolRefAttr meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+    auto typeOf = [&](const Layout &l) -> FailureOr<RankedTensorType> {
+      return localType(mesh, global, l);
+    };
+    auto record = [&](Value result, const Layout &l) {
+      globals[result] = global;
+      layouts[result] = l;
+      ++numCollectives;
+      return result;
+    };
+
+    // 1. Resolve a pending partial value.
+    if (!cur.partial.empty()) {
+      AxisList p = cur.partial;
+      std::optional<int64_t> scatterDim;
+      if (cur.kind == ReductionKind::Sum)
+        for (int64_t d = 0; d < (int64_t)to.dims.size(); ++d)
+          if (to.dims[d] == p && cur.dims[d].empty())
+            scatterDim = d;
+      Layout next = cur;
+      next.partial.clear();
+      if (scatterDim) {
+        next.dims[*scatterDim] = p;
+        FailureOr<RankedTensorType> t = typeOf(next);
+        if (failed(t))
+          return failure();
+        v = record(ReduceScatterOp::create(
+                       b, loc, *t, v, meshRef, axes(p),
+                       ReductionKindAttr::get(b.getContext(), cur.kind),
+                       b.getI64IntegerAttr(*scatterDim)),
+                   next);
+      } else {
+        v = record(AllReduceOp::create(
+                       b, loc, v, meshRef, axes(p),
+                       ReductionKindAttr::get(b.getContext(), cur.kind)),
+                   next);
+      }
+      cur = next;
+    }
+    // 2. Dimensions split the wrong way: move or gather them.
+    for (int64_t d = 0; d < (int64_t)cur.dims.size(); ++d) {
+      if (cur.dims[d].empty() || cur.dims[d] == to.dims[d])
+        continue;
+      AxisList moving = cur.dims[d];
+      Layout next = cur;
+      std::optional<int64_t> target;
+      for (int64_t e = 0; e < (int64_t)cur.dims.size(); ++e)
+        if (e != d && to.dims[e] == moving && cur.dims[e].empty() &&
+            to.dims[d].empty())
+          target = e;
+      next.dims[d].clear();
+      if (target)
+        next.dims[*target] = moving;
+      FailureOr<RankedTensorType> t = typeOf(next);
+      if (failed(t))
+        return failure();
+      if (target)
+        v = record(AllToAllOp::create(b, loc, *t, v, meshRef, axes(moving),
+                                      b.getI64IntegerAttr(*target),
+                                      b.getI64IntegerAttr(d)),
+                   next);
+      else
+        v = record(AllGatherOp::create(b, loc, *t, v, meshRef, axes(moving),
+                                       b.getI64IntegerAttr(d)),
+                   next);
+      cur = next;
+    }
+    // 3. Dimensions whole where they should be split: take this device's
+    // slice.
+    for (int64_t d = 0; d < (int64_t)cur.dims.size(); ++d) {
+      if (!cur.dims[d].empty() || to.dims[d].empty())
+        continue;
+      Layout next = cur;
+      next.dims[d] = to.dims[d];
+      FailureOr<RankedTensorType> t = typeOf(next);
+      if (failed(t))
+        return failure();
+      Value index = GroupIndexOp::create(b, loc, meshRef, axes(to.dims[d]));
+      Value size = arith::ConstantIndexOp::create(b, loc, t->getDimSize(d));
+      Value offset = arith::MulIOp::create(b, loc, index, size);
+      auto vType = cast<RankedTensorType>(v.getType());
+      SmallVector<OpFoldResult> offsets(vType.getRank(), b.getIndexAttr(0));
+      offsets[d] = offset;
+      SmallVector<OpFoldResult> sizes,
+          strides(vType.getRank(), b.getIndexAttr(1));
+      for (int64_t s : t->getShape())
+        sizes.push_back(b.getIndexAttr(s));
+      Value slice = tensor::ExtractSliceOp::create(b, loc, *t, v, offsets,
+                                                   sizes, strides);
+      globals[slice] = global;
+      layouts[slice] = next;
+      v = slice;
+      cur = next;
+    }
+    if (cur != to)
+      return emitError(loc)
+             << "epl-insert-collectives: cannot reshard "
+             << cur.toAttr(fn.getContext(), mesh.getSymName()) << " to "
+             << to.toAttr(fn.getContext(), mesh.getSymName());
+    return v;
+  }
+
+  /// Reshards operand `i` of `op` to `to`.
+  LogicalResult require(Operation *op, unsigned i, const Layout &to) {
+    Value v = op->getOperand(i);
+    if (!layouts.count(v))
+      return success(); // not a sharded tensor (scalars, indices)
+    b.setInsertionPoint(op);
+    FailureOr<Value> r = reshard(op->getLoc(), v, to);
+    if (failed(r))
+      return failure();
+    op->setOperand(i, *r);
+    return success();
+  }
+
+  LogicalResult partitionGeneric(linalg::GenericOp op) {
+    auto loopAttr = op->getAttrOfType<ArrayAttr>(kLoopAxesAttrName);
+    SmallVector<AxisList> loops(op.getNumLoops());
+    if (loopAttr)
+      for (auto [i, a] : llvm::enumerate(loopAttr))
+        for (Attribute name : cast<ArrayAttr>(a))
+          loops[i].push_back(cast<StringAttr>(name).getValue());
+    bool shardedLoops = llvm::any_of(loops, [](auto &a) { return !a.empty(); });
+    if (shardedLoops &&
+        !op.getRegion().front().getOps<linalg::IndexOp>().empty())
+      for (linalg::IndexOp index :
+           op.getRegion().front().getOps<linalg::IndexOp>())
+        if (!loops[index.getDim()].empty())
+          return op.emitError("epl-insert-collectives: the body reads the "
+                              "index of a sharded loop");
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type)
+        continue;
+      if (failed(require(op, operand.getOperandNumber(),
+                         layoutThrough(maps[operand.getOperandNumber()], loops,
+                                       type.getRank()))))
+        return failure();
+    }
+    for (auto [i, result] : llvm::enumerate(op->getResults())) {
+      Layout out = layoutOfResult(op, i);
+      // A sum over a sharded loop adds the initial value on every device:
+      // keep it on the first device of the group only.
+      if (!out.partial.empty() && out.kind == ReductionKind::Sum &&
+          !isZero(op.getDpsInitOperand(i)->get()))
+        maskInit(op, i, out.partial);
+      if (failed(localize(op, result, out)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// Whether `v` is known to be all zeros (a zero fill of an empty tensor).
+  static bool isZero(Value v) {
+    auto g = v.getDefiningOp<linalg::GenericOp>();
+    if (!g || g.getNumDpsInputs() != 1)
+      return v.getDefiningOp<tensor::EmptyOp>() != nullptr;
+    auto yield = cast<linalg::YieldOp>(g.getRegion().front().getTerminator());
+    if (yield.getOperand(0) != g.getRegion().front().getArgument(0))
+      return false;
+    auto c = g.getDpsInputOperand(0)->get().getDefiningOp<arith::ConstantOp>();
+    auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
+    return f && f.getValue().isZero();
+  }
+
+  void maskInit(linalg::GenericOp op, unsigned result,
+                const AxisList &partial) {
+    b.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    Value init = op.getDpsInitOperand(result)->get();
+    auto type = cast<RankedTensorType>(init.getType());
+    Value index = GroupIndexOp::create(
+        b, loc, FlatSymbolRefAttr::get(mesh.getSymNameAttr()), axes(partial));
+    Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+    Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, index,
+                                        zeroIndex);
+    AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+    Value empty =
+        tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+    auto masked = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{init}, ValueRange{empty},
+        SmallVector<AffineMap>{id, id},
+        SmallVector<utils::IteratorType>(type.getRank(),
+                                         utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value zero = arith::ConstantOp::create(
+              nb, nl, args[0].getType(), nb.getZeroAttr(args[0].getType()));
+          linalg::YieldOp::create(
+              nb, nl,
+              ValueRange{arith::SelectOp::create(nb, nl, first, args[0], zero)
+                             .getResult()});
+        });
+    globals[masked.getResult(0)] = globals.lookup(init);
+    layouts[masked.getResult(0)] = layouts.lookup(init);
+    op->setOperand(op.getDpsInitOperand(result)->getOperandNumber(),
+                   masked.getResult(0));
+  }
+
+  LogicalResult partition(Operation *op) {
+    return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+        .Case([&](linalg::GenericOp g) { return partitionGeneric(g); })
+        .Case([&](tensor::EmptyOp e) {
+          return localize(op, e.getResult(), layoutOfResult(op, 0));
+        })
+        .Case([&](arith::ConstantOp c) -> LogicalResult {
+          auto type = dyn_cast<RankedTensorType>(c.getType());
+          if (!type)
+            return success();
+          Layout l = layoutOfResult(op, 0);
+          if (failed(localize(op, c.getResult(), l)))
+            return failure();
+          auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+          if (!l.isReplicated()) {
+            if (!dense || !dense.isSplat())
+              return op->emitError("epl-insert-collectives: cannot shard a "
+                                   "non-splat constant");
+            c.setValueAttr(
+                DenseElementsAttr::get(cast<ShapedType>(c.getType()),
+                                       dense.getSplatValue<Attribute>()));
+          }
+          return success();
+        })
+        .Case([&](tensor::ExpandShapeOp e) -> LogicalResult {
+          Layout out = layoutOfResult(op, 0);
+          Layout src = Layout::replicated(e.getSrcType().getRank());
+          for (auto [i, group] : llvm::enumerate(e.getReassociationIndices()))
+            src.dims[i] = out.dims[group.front()];
+          src.partial = out.partial;
+          src.kind = out.kind;
+          if (failed(require(op, 0, src)) ||
+              failed(localize(op, e.getResult(), out)))
+            return failure();
+          e.setStaticOutputShape(e.getResultType().getShape());
+          return success();
+        })
+        .Case([&](tensor::CollapseShapeOp c) -> LogicalResult {
+          Layout out = layoutOfResult(op, 0);
+          Layout src = Layout::replicated(c.getSrcType().getRank());
+          for (auto [i, group] : llvm::enumerate(c.getReassociationIndices()))
+            src.dims[group.front()] = out.dims[i];
+          src.partial = out.partial;
+          src.kind = out.kind;
+          if (failed(require(op, 0, src)))
+            return failure();
+          return localize(op, c.getResult(), out);
+        })
+        .Case<tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
+              tensor::CastOp>([&](Operation *) -> LogicalResult {
+          Layout out = layoutOfResult(op, 0);
+          int64_t rank =
+              cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+          for (OpOperand &operand : op->getOpOperands())
+            if (auto t = dyn_cast<RankedTensorType>(operand.get().getType());
+                t && t.getRank() == rank) {
+              Layout want = out;
+              want.partial.clear();
+              if (failed(require(op, operand.getOperandNumber(), want)))
+                return failure();
+            }
+          if (failed(localize(op, op->getResult(0), out)))
+            return failure();
+          // Slices keep their offsets (their cut dimensions are whole);
+          // their sizes become local.
+          auto localSizes = [&](ArrayRef<int64_t> sizes, RankedTensorType t) {
+            SmallVector<int64_t> s(sizes);
+            for (int64_t d = 0; d < t.getRank(); ++d)
+              s[d] = t.getDimSize(d);
+            return s;
+          };
+          if (auto s = dyn_cast<tensor::ExtractSliceOp>(op))
+            s.setStaticSizes(localSizes(s.getStaticSizes(), s.getResultType()));
+          if (auto s = dyn_cast<tensor::InsertSliceOp>(op))
+            s.setStaticSizes(localSizes(s.getStaticSizes(), s.getSourceType()));
+          return success();
+        })
+        .Case([&](ShardingConstraintOp c) -> LogicalResult {
+          b.setInsertionPoint(op);
+          FailureOr<Value> r =
+              reshard(op->getLoc(), c.getInput(), Layout::of(c.getSharding()));
+          if (failed(r))
+            return failure();
+          c.getResult().replaceAllUsesWith(*r);
+          op->erase();
+          return success();
+        })
+        .Case([&](func::ReturnOp r) -> LogicalResult {
+          for (unsigned i = 0; i < r.getNumOperands(); ++i) {
+            auto type = dyn_cast<RankedTensorType>(r.getOperand(i).getType());
+            if (!type)
+              continue;
+            auto s = fn.getResultAttrOfType<ShardingAttr>(
+                i, EPLDialect::kShardingAttrName);
+            if (failed(require(
+                    op, i,
+                    s ? Layout::of(s)
+                      : Layout::replicated(
+                            globals.lookup(r.getOperand(i))
+                                ? globals.lookup(r.getOperand(i)).getRank()
+                                : type.getRank()))))
+              return failure();
+          }
+          return success();
+        })
+        .Default([&](Operation *) -> LogicalResult {
+          for (Value v : op->getOperands())
+            if (layouts.count(v) && !layouts.lookup(v).isReplicated())
+              return op->emitError() << "epl-insert-collectives: cannot "
+                                        "partition '"
+                                     << op->getName() << "'";
+          return success();
+        });
+  }
+
+  func::FuncOp fn;
+  MeshOp mesh;
+  IRRewriter b;
+  int64_t &numCollectives;
+  llvm::DenseMap<Value, RankedTensorType> globals;
+  llvm::DenseMap<Value, Layout> layouts;
+  llvm::DenseMap<std::pair<Value, Attribute>, Value> resharded;
+};
+
+/// Fuses the gradient all-reduces over `axis` into at most `maxBuckets`
+/// all-reduces, and scales them for the "sum" reduce method.
+int64_t bucketGradients(func::FuncOp fn, MeshOp mesh, StringRef axis,
+                        int64_t maxBuckets, bool sumMethod) {
+  // A gradient all-reduce: over exactly the data axis, feeding the update.
+  SmallVector<AllReduceOp> grads;
+  for (auto ar : fn.front().getOps<AllReduceOp>()) {
+    if (ar.getAxes().size() != 1 ||
+        cast<StringAttr>(ar.getAxes()[0]).getValue() != axis ||
+        ar.getKind() != ReductionKind::Sum)
+      continue;
+    bool feedsUpdate =
+        !ar->use_empty() && llvm::all_of(ar->getUsers(), [](Operation *u) {
+          auto phase = u->getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName);
+          return phase && phase.getValue() == Phase::Optimizer;
+        });
+    if (feedsUpdate)
+      grads.push_back(ar);
+  }
+  if (grads.empty())
+    return 0;
+  int64_t buckets = std::min<int64_t>(maxBuckets, grads.size());
+  int64_t total = 0;
+  for (AllReduceOp ar : grads)
+    total += ar.getType().getNumElements();
+  IRRewriter b(fn.getContext());
+  int64_t replicas = groupSize(mesh, {axis});
+  // Consecutive gradients, about total / buckets elements per bucket.
+  SmallVector<SmallVector<AllReduceOp>> groups(buckets);
+  int64_t filled = 0;
+  size_t group = 0;
+  for (auto [i, ar] : llvm::enumerate(grads)) {
+    groups[group].push_back(ar);
+    filled += ar.getType().getNumElements();
+    bool shareReached =
+        filled >= total * static_cast<int64_t>(group + 1) / buckets;
+    bool enoughLeft = grads.size() - i - 1 >= buckets - group - 1;
+    if (group + 1 < static_cast<size_t>(buckets) && shareReached && enoughLeft)
+      ++group;
+  }
+  int64_t made = 0;
+  for (SmallVector<AllReduceOp> &bucket : groups) {
+    if (bucket.empty())
+      continue;
+    // Insert before the first user of any result of the bucket.
+    Operation *first = nullptr;
+    for (AllReduceOp ar : bucket)
+      for (Operation *u : ar->getUsers())
+        if (!first || u->isBeforeInBlock(first))
+          first = u;
+    b.setInsertionPoint(first);
+    Location loc = bucket.front().getLoc();
+    Type element = bucket.front().getType().getElementType();
+    SmallVector<Value> flats;
+    for (AllReduceOp ar : bucket) {
+      RankedTensorType t = ar.getType();
+      auto flatType = RankedTensorType::get({t.getNumElements()}, element);
+      Value in = ar.getInput();
+      if (t.getRank() == 0)
+        flats.push_back(tensor::ExpandShapeOp::create(
+            b, loc, flatType, in, SmallVector<ReassociationIndices>{}));
+      else if (t.getRank() == 1)
+        flats.push_back(in);
+      else {
+        ReassociationIndices all;
+        for (int64_t d = 0; d < t.getRank(); ++d)
+          all.push_back(d);
+        flats.push_back(tensor::CollapseShapeOp::create(
+            b, loc, flatType, in, SmallVector<ReassociationIndices>{all}));
+      }
+    }
+    Value joined = flats.size() == 1
+                       ? flats.front()
+                       : tensor::ConcatOp::create(b, loc, 0, flats).getResult();
+    Value reduced = AllReduceOp::create(
+        b, loc, joined, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+        bucket.front().getAxes(),
+        ReductionKindAttr::get(b.getContext(), ReductionKind::Sum));
+    if (sumMethod) {
+      auto type = cast<RankedTensorType>(reduced.getType());
+      AffineMap id = b.getMultiDimIdentityMap(1);
+      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), element);
+      reduced =
+          linalg::GenericOp::create(
+              b, loc, TypeRange{type}, ValueRange{reduced}, ValueRange{empty},
+              SmallVector<AffineMap>{id, id},
+              SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+              [&](OpBuilder &nb, Location nl, ValueRange args) {
+                Value factor = arith::ConstantOp::create(
+                    nb, nl, element,
+                    nb.getFloatAttr(element, static_cast<double>(replicas)));
+                linalg::YieldOp::create(
+                    nb, nl,
+                    ValueRange{arith::MulFOp::create(nb, nl, args[0], factor)
+                                   .getResult()});
+              })
+              .getResult(0);
+    }
+    int64_t offset = 0;
+    for (AllReduceOp ar : bucket) {
+      RankedTensorType t = ar.getType();
+      int64_t n = t.getNumElements();
+      auto flatType = RankedTensorType::get({n}, element);
+      Value piece = tensor::ExtractSliceOp::create(
+          b, loc, flatType, reduced,
+          ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(n)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      Value back = piece;
+      if (t.getRank() == 0)
+        back = tensor::CollapseShapeOp::create(
+            b, loc, t, piece, SmallVector<ReassociationIndices>{});
+      else if (t.getRank() > 1) {
+        ReassociationIndices all;
+        for (int64_t d = 0; d < t.getRank(); ++d)
+          all.push_back(d);
+        back = tensor::ExpandShapeOp::create(
+            b, loc, t, piece, SmallVector<ReassociationIndices>{all});
+      }
+      ar.getResult().replaceAllUsesWith(back);
+      ar.erase();
+      offset += n;
+    }
+    ++made;
+  }
+  return made;
+}
+
+struct EPLInsertCollectivesPass
+    : public mlir::epl::impl::EPLInsertCollectivesPassBase<
+          EPLInsertCollectivesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MeshOp mesh = getMesh(module);
+    if (!mesh)
+      return;
+    Config config = Config::get(module);
+    int64_t collectives = 0, buckets = 0;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      Partitioner partitioner(fn, mesh, collectives);
+      if (failed(partitioner.run()))
+        return signalPassFailure();
+      if (mesh.getAxisSize("data"))
+        buckets += bucketGradients(
+            fn, mesh, "data", config.getInt("communication.max_splits"),
+            config.getString("communication.gradients_reduce_method") == "sum");
+      fn.walk([](Operation *op) {
+        op->removeAttr(kShardingsAttrName);
+        op->removeAttr(kLoopAxesAttrName);
+      });
+    }
+    numCollectives += collectives;
+    numBuckets += buckets;
+  }
+};
+} // namespace

@@ -1,0 +1,377 @@
+//===- ShardingPropagation.cpp - A sharding for every value ---------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define DEBUG_TYPE "epl-sharding-propagation"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLSHARDINGPROPAGATIONPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+enum Priority { kPropagated = 1, kSeed = 2, kUser = 3 };
+
+/// The combiner of a reduction body, if it has one the partial state can
+/// express.
+std::optional<ReductionKind> combinerOf(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  Value acc = body.getArgument(op.getNumDpsInputs());
+  Operation *comb =
+      cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
+  if (!comb || !llvm::is_contained(comb->getOperands(), acc))
+    return std::nullopt;
+  if (isa<arith::AddFOp>(comb) ||
+      (isa<arith::SubFOp>(comb) && comb->getOperand(0) == acc))
+    return ReductionKind::Sum;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(comb))
+    return ReductionKind::Max;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp>(comb))
+    return ReductionKind::Min;
+  return std::nullopt;
+}
+
+class Propagation {
+public:
+  Propagation(func::FuncOp fn, MeshOp mesh, bool explain)
+      : fn(fn), mesh(mesh), explain(explain) {}
+
+  LogicalResult run(int64_t &numSharded, int64_t &numConflicts) {
+    for (BlockArgument arg : fn.getArguments())
+      if (auto s = fn.getArgAttrOfType<ShardingAttr>(
+              arg.getArgNumber(), EPLDialect::kShardingAttrName))
+        set(arg, Layout::of(s), kSeed);
+    SmallVector<Operation *> ops;
+    WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
+      if (op->getParentOp() != fn)
+        return WalkResult::skip();
+      if (isa<scf::ForOp, func::CallOp>(op))
+        return op->emitError("epl-sharding-propagation: cannot shard a "
+                             "program with loops or calls (gradient "
+                             "accumulation with several devices is not "
+                             "supported yet)");
+      if (auto c = dyn_cast<ShardingConstraintOp>(op))
+        set(c.getResult(), Layout::of(c.getSharding()), kUser);
+      ops.push_back(op);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return failure();
+
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (Operation *op : ops)
+        changed |= visit(op);
+      for (Operation *op : llvm::reverse(ops))
+        changed |= visit(op);
+    }
+    numConflicts += conflicts;
+
+    // Record the result: shardings of results and loops, and of the
+    // function's arguments and results.
+    MLIRContext *ctx = fn.getContext();
+    for (Operation *op : ops) {
+      if (auto g = dyn_cast<linalg::GenericOp>(op)) {
+        SmallVector<Attribute> loops;
+        for (const AxisList &axes : loopAxes(g))
+          loops.push_back(axesAttr(ctx, axes));
+        op->setAttr(kLoopAxesAttrName, ArrayAttr::get(ctx, loops));
+        if (explain)
+          op->emitRemark() << "loops sharded as "
+                           << op->getAttr(kLoopAxesAttrName);
+      }
+      SmallVector<Attribute> results;
+      bool any = false;
+      for (Value r : op->getResults()) {
+        auto type = dyn_cast<RankedTensorType>(r.getType());
+        if (!type) {
+          results.push_back(UnitAttr::get(ctx));
+          continue;
+        }
+        Layout l = layoutOf(r);
+        numSharded += !l.isReplicated();
+        any = true;
+        results.push_back(l.toAttr(ctx, mesh.getSymName()));
+      }
+      if (any)
+        op->setAttr(kShardingsAttrName, ArrayAttr::get(ctx, results));
+    }
+    for (BlockArgument arg : fn.getArguments())
+      if (isa<RankedTensorType>(arg.getType()))
+        fn.setArgAttr(arg.getArgNumber(), EPLDialect::kShardingAttrName,
+                      layoutOf(arg).toAttr(ctx, mesh.getSymName()));
+    auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      if (isa<RankedTensorType>(v.getType()))
+        fn.setResultAttr(i, EPLDialect::kShardingAttrName,
+                         resultLayout(i, v).toAttr(ctx, mesh.getSymName()));
+    return success();
+  }
+
+private:
+  Layout layoutOf(Value v) {
+    auto it = layouts.find(v);
+    if (it != layouts.end())
+      return it->second;
+    return Layout::replicated(cast<RankedTensorType>(v.getType()).getRank());
+  }
+  bool has(Value v) const { return layouts.count(v); }
+  int prio(Value v) const {
+    auto it = priorities.find(v);
+    return it == priorities.end() ? 0 : it->second;
+  }
+  bool set(Value v, Layout l, int priority) {
+    if (has(v))
+      return false;
+    layouts[v] = std::move(l);
+    priorities[v] = priority;
+    return true;
+  }
+
+  /// A result returned under the name of an argument (a new parameter or
+  /// optimizer state) must be laid out like it, to feed the next step.
+  Layout resultLayout(unsigned index, Value v) {
+    auto name =
+        fn.getResultAttrOfType<StringAttr>(index, EPLDialect::kNameAttrName);
+    auto kind =
+        fn.getResultAttrOfType<StringAttr>(index, EPLDialect::kResultAttrName);
+    if (name && kind &&
+        (kind.getValue() == "param" || kind.getValue() == "opt_state"))
+      for (BlockArgument arg : fn.getArguments())
+        if (fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                            EPLDialect::kNameAttrName) == name)
+          return layoutOf(arg);
+    if (kind && kind.getValue() == "loss")
+      return Layout::replicated(0);
+    Layout l = layoutOf(v);
+    l.partial.clear();
+    return l;
+  }
+
+  /// The mesh axes of each loop of `op`, from its operands' layouts:
+  /// higher priority first, then the bigger tensor (moving it would cost
+  /// the most), then operand order.
+  SmallVector<AxisList> loopAxes(linalg::GenericOp op) {
+    unsigned numLoops = op.getNumLoops();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    struct Candidate {
+      Value v;
+      AffineMap map;
+      int priority;
+      int64_t bytes;
+      unsigned order;
+    };
+    SmallVector<Candidate> candidates;
+    SmallVector<Value> values(op->getOperands());
+    // Results share their init's map.
+    for (auto [i, r] : llvm::enumerate(op->getResults())) {
+      values.push_back(r);
+      maps.push_back(maps[op.getNumDpsInputs() + i]);
+    }
+    for (auto [i, v] : llvm::enumerate(values)) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !has(v))
+        continue;
+      int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth();
+      candidates.push_back({v, maps[i], prio(v), bytes, (unsigned)i});
+    }
+    llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
+      if (a.priority != b.priority)
+        return a.priority > b.priority;
+      return a.bytes > b.bytes;
+    });
+    std::optional<ReductionKind> combiner = combinerOf(op);
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<AxisList> loops(numLoops);
+    llvm::SmallDenseSet<StringRef> used;
+    bool conflict = false;
+    for (const Candidate &c : candidates) {
+      Layout l = layoutOf(c.v);
+      for (auto [pos, expr] : llvm::enumerate(c.map.getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(expr);
+        if (!dim || pos >= l.dims.size() || l.dims[pos].empty())
+          continue;
+        unsigned loop = dim.getPosition();
+        // A reduction loop can only be sharded when the body's combiner
+        // can be resolved later.
+        if (iterators[loop] == utils::IteratorType::reduction && !combiner)
+          continue;
+        const AxisList &axes = l.dims[pos];
+        if (!loops[loop].empty() ||
+            llvm::any_of(axes, [&](StringRef a) { return used.contains(a); })) {
+          conflict |= loops[loop] != axes;
+          continue;
+        }
+        loops[loop] = axes;
+        used.insert(axes.begin(), axes.end());
+      }
+    }
+    conflicts += conflict;
+    return loops;
+  }
+
+  bool visitGeneric(linalg::GenericOp op) {
+    SmallVector<AxisList> loops = loopAxes(op);
+    std::optional<ReductionKind> combiner = combinerOf(op);
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto layoutThrough = [&](AffineMap map, int64_t rank) {
+      Layout l = Layout::replicated(rank);
+      for (auto [pos, expr] : llvm::enumerate(map.getResults()))
+        if (auto dim = dyn_cast<AffineDimExpr>(expr))
+          l.dims[pos] = loops[dim.getPosition()];
+      return l;
+    };
+    bool changed = false;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+      if (!type)
+        continue;
+      changed |=
+          set(operand.get(),
+              layoutThrough(maps[operand.getOperandNumber()], type.getRank()),
+              kPropagated);
+    }
+    for (auto [i, result] : llvm::enumerate(op->getResults())) {
+      Layout out =
+          layoutThrough(maps[op.getNumDpsInputs() + i],
+                        cast<RankedTensorType>(result.getType()).getRank());
+      for (auto [loop, axes] : llvm::enumerate(loops))
+        if (iterators[loop] == utils::IteratorType::reduction)
+          out.partial.append(axes.begin(), axes.end());
+      if (!out.partial.empty())
+        out.kind = *combiner;
+      changed |= set(result, out, kPropagated);
+    }
+    return changed;
+  }
+
+  /// Through a reshape, a group's major dimension carries the axes.
+  bool visitReshape(Value small, Value big,
+                    ArrayRef<ReassociationIndices> groups) {
+    bool changed = false;
+    int64_t smallRank = cast<RankedTensorType>(small.getType()).getRank();
+    int64_t bigRank = cast<RankedTensorType>(big.getType()).getRank();
+    if (has(small) && !has(big)) {
+      Layout s = layoutOf(small), l = Layout::replicated(bigRank);
+      for (auto [i, group] : llvm::enumerate(groups))
+        l.dims[group.front()] = s.dims[i];
+      l.partial = s.partial;
+      l.kind = s.kind;
+      changed |= set(big, l, kPropagated);
+    } else if (has(big) && !has(small)) {
+      Layout s = layoutOf(big), l = Layout::replicated(smallRank);
+      for (auto [i, group] : llvm::enumerate(groups))
+        l.dims[i] = s.dims[group.front()];
+      l.partial = s.partial;
+      l.kind = s.kind;
+      changed |= set(small, l, kPropagated);
+    }
+    return changed;
+  }
+
+  /// Ops that keep dimensions in place, except the `cut` ones.
+  bool visitSameRank(Operation *op, ArrayRef<int64_t> cut) {
+    std::optional<Layout> known;
+    SmallVector<Value> values;
+    for (Value v : op->getOperands())
+      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
+        values.push_back(v);
+    llvm::append_range(values, op->getResults());
+    int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+    for (Value v : values)
+      if (has(v) && cast<RankedTensorType>(v.getType()).getRank() == rank) {
+        known = layoutOf(v);
+        break;
+      }
+    if (!known)
+      return false;
+    known->partial.clear();
+    for (int64_t d : cut)
+      known->dims[d].clear();
+    bool changed = false;
+    for (Value v : values)
+      if (cast<RankedTensorType>(v.getType()).getRank() == rank)
+        changed |= set(v, *known, kPropagated);
+    return changed;
+  }
+
+  bool visit(Operation *op) {
+    return llvm::TypeSwitch<Operation *, bool>(op)
+        .Case([&](linalg::GenericOp g) { return visitGeneric(g); })
+        .Case([&](tensor::ExpandShapeOp e) {
+          return visitReshape(e.getSrc(), e.getResult(),
+                              e.getReassociationIndices());
+        })
+        .Case([&](tensor::CollapseShapeOp c) {
+          return visitReshape(c.getResult(), c.getSrc(),
+                              c.getReassociationIndices());
+        })
+        .Case([&](tensor::ExtractSliceOp s) {
+          SmallVector<int64_t> cut;
+          for (int64_t d = 0; d < s.getSourceType().getRank(); ++d)
+            if (s.getStaticSizes()[d] != s.getSourceType().getDimSize(d))
+              cut.push_back(d);
+          return s.getSourceType().getRank() == s.getResultType().getRank() &&
+                 visitSameRank(s, cut);
+        })
+        .Case([&](tensor::InsertSliceOp s) {
+          SmallVector<int64_t> cut;
+          for (int64_t d = 0; d < s.getDestType().getRank(); ++d)
+            if (s.getStaticSizes()[d] != s.getDestType().getDimSize(d))
+              cut.push_back(d);
+          return s.getSourceType().getRank() == s.getDestType().getRank() &&
+                 visitSameRank(s, cut);
+        })
+        .Case([&](tensor::ConcatOp c) {
+          return visitSameRank(c, {static_cast<int64_t>(c.getDim())});
+        })
+        .Case([&](tensor::CastOp c) { return visitSameRank(c, {}); })
+        .Default([](Operation *) { return false; });
+  }
+
+  func::FuncOp fn;
+  MeshOp mesh;
+  bool explain;
+  llvm::DenseMap<Value, Layout> layouts;
+  llvm::DenseMap<Value, int> priorities;
+  int64_t conflicts = 0;
+};
+
+struct EPLShardingPropagationPass
+    : public mlir::epl::impl::EPLShardingPropagationPassBase<
+          EPLShardingPropagationPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MeshOp mesh = getMesh(module);
+    if (!mesh)
+      return; // One device: nothing to propagate.
+    int64_t sharded = 0, conflicts = 0;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      Propagation propagation(fn, mesh, printDecisions);
+      if (failed(propagation.run(sharded, conflicts)))
+        return signalPassFailure();
+    }
+    numSharded += sharded;
+    numConflicts += conflicts;
+  }
+};
+} // namespace
