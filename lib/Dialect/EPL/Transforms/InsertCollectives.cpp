@@ -38,7 +38,9 @@ Layout layoutThrough(AffineMap map, ArrayRef<AxisList> loops, int64_t rank) {
 class Partitioner {
 public:
   Partitioner(func::FuncOp fn, MeshOp mesh, int64_t &numCollectives)
-      : fn(fn), mesh(mesh), b(fn.getContext()), numCollectives(numCollectives) {
+      : fn(fn), mesh(mesh), b(fn.getContext()), numCollectives(numCollectives),
+        recorder(created) {
+    b.setListener(&recorder);
   }
 
   LogicalResult run() {
@@ -220,18 +222,33 @@ private:
     return v;
   }
 
-  /// Reshards operand `i` of `op` to `to`.
+  /// Reshards operand `i` of `op` to `to`. The communication belongs to
+  /// the phase of the op that needs it.
   LogicalResult require(Operation *op, unsigned i, const Layout &to) {
     Value v = op->getOperand(i);
     if (!layouts.count(v))
       return success(); // not a sharded tensor (scalars, indices)
     b.setInsertionPoint(op);
+    created.clear();
     FailureOr<Value> r = reshard(op->getLoc(), v, to);
     if (failed(r))
       return failure();
+    if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))
+      for (Operation *c : created)
+        c->setAttr(EPLDialect::kPhaseAttrName, phase);
     op->setOperand(i, *r);
     return success();
   }
+
+  /// Records the ops the rewriter creates (to tag them).
+  struct Recorder : public OpBuilder::Listener {
+    SmallVectorImpl<Operation *> &ops;
+    explicit Recorder(SmallVectorImpl<Operation *> &ops) : ops(ops) {}
+    void notifyOperationInserted(Operation *op,
+                                 OpBuilder::InsertPoint) override {
+      ops.push_back(op);
+    }
+  };
 
   LogicalResult partitionGeneric(linalg::GenericOp op) {
     auto loopAttr = op->getAttrOfType<ArrayAttr>(kLoopAxesAttrName);
@@ -439,6 +456,8 @@ private:
   llvm::DenseMap<Value, RankedTensorType> globals;
   llvm::DenseMap<Value, Layout> layouts;
   llvm::DenseMap<std::pair<Value, Attribute>, Value> resharded;
+  SmallVector<Operation *> created;
+  Recorder recorder;
 };
 
 /// Fuses the gradient all-reduces over `axis` into at most `maxBuckets`

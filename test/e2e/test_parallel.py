@@ -1,0 +1,115 @@
+"""Data and tensor parallelism: for every strategy, the N-rank run's per-step
+losses and final parameters equal the 1-rank run's, on threads and under
+mpirun; the run report shows the communication the strategies need and no
+more."""
+
+import json
+
+import numpy as np
+import pytest
+
+from conftest import BUILD, MPIRUN, epl_run, losses, run
+import epl
+from epl import safetensors
+
+STEPS = 10
+RTOL = 1e-5
+
+
+def mlp(kind):
+    """The models of the strategies under test, as EPL users write them."""
+    config = {"optimizer.type": "momentum", "optimizer.lr": 0.05}
+    if kind == "colocated":
+        config["cluster.colocate_split_and_replicate"] = True
+    epl.init(epl.Config(config))
+    x = epl.input("x", (16, 12))
+    y = epl.label("y", (16, 8))
+    if kind == "data":
+        with epl.replicate(device_count=1):
+            h = epl.layers.Dense(32, activation="tanh", name="fc1")(x)
+            logits = epl.layers.Dense(8, name="head")(h)
+    elif kind in ("split", "data_split"):
+        devices = 4 if kind == "split" else 2
+        h = epl.layers.Dense(16, activation="tanh", name="embed")(x)
+        with epl.split(device_count=devices):   # a Megatron MLP block
+            f = epl.layers.Dense(32, activation="gelu", name="mlp_in")(h)
+            h = epl.layers.add(h, epl.layers.Dense(16, name="mlp_out")(f))
+        logits = epl.layers.Dense(8, name="head")(h)
+    elif kind == "colocated":
+        with epl.replicate(device_count=4):
+            h = epl.layers.Dense(32, activation="relu", name="features")(x)
+        with epl.split(device_count=4):
+            logits = epl.layers.Dense(8, name="classifier")(h)
+    return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
+
+
+def problem():
+    rng = np.random.default_rng(2)
+    return {"x": rng.standard_normal((16, 12)).astype(np.float32),
+            "y": np.eye(8, dtype=np.float32)[rng.integers(0, 8, 16)]}
+
+
+def train(tmp_path, kind, ranks, mpi=False, tag=""):
+    model = tmp_path / f"{kind}.mlir"
+    model.write_text(mlp(kind))
+    data = tmp_path / "d.safetensors"
+    safetensors.save(data, problem())
+    save = tmp_path / f"{kind}{tag}.{ranks}.safetensors"
+    report = tmp_path / f"{kind}{tag}.{ranks}.json"
+    out = epl_run(model, "--data", data, "--steps", STEPS, "--seed", 5, "--save", save,
+                  "--report", report, ranks=ranks, mpi=mpi)
+    return losses(out.stdout), safetensors.load(save), json.loads(report.read_text())
+
+
+@pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
+@pytest.mark.parametrize("kind", ["data", "split", "data_split", "colocated"])
+def test_four_ranks_equal_one(tmp_path, kind, mpi):
+    if mpi and not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    one_losses, one_params, _ = train(tmp_path, kind, 1)
+    four_losses, four_params, report = train(tmp_path, kind, 4, mpi=mpi, tag="mpi" * mpi)
+    assert report["ranks"] == 4
+    assert report["collectives"], "a 4-rank run must communicate"
+    np.testing.assert_allclose(four_losses, one_losses, rtol=RTOL)
+    assert sorted(four_params) == sorted(one_params)
+    for name, value in one_params.items():
+        np.testing.assert_allclose(four_params[name], value, rtol=RTOL, atol=1e-6,
+                                   err_msg=name)
+    assert one_losses[-1] < one_losses[0]
+
+
+def collectives(report, kind, axes):
+    return [c for c in report["collectives"] if c["kind"] == kind and c["axes"] == axes]
+
+
+def test_megatron_block_all_reduces_once_forward_once_backward(tmp_path):
+    _, _, report = train(tmp_path, "split", 4)
+    tensor = collectives(report, "all_reduce", ["tensor"])
+    assert len(tensor) == 1
+    assert tensor[0]["count"] == 2 * STEPS       # one forward, one backward
+    assert not [c for c in report["collectives"] if c["kind"] == "all_gather"]
+
+
+def test_data_parallel_gradients_in_at_most_max_splits_buckets(tmp_path):
+    _, params, report = train(tmp_path, "data", 4)
+    data = collectives(report, "all_reduce", ["data"])
+    grad_bytes = sum(v.nbytes for n, v in params.items() if "." not in n)
+    # Per step: the gradient buckets (at most communication.max_splits = 5)
+    # and the loss.
+    (entry,) = data
+    assert entry["count"] <= (5 + 1) * STEPS
+    assert entry["bytes"] == STEPS * (grad_bytes + 4)
+
+
+def test_split_cross_entropy_never_gathers_logits(tmp_path):
+    """The classifier's logits are split by class; the cross-entropy reduces
+    their max and sum of exponentials over the devices instead of gathering
+    them. (Only the batch is ever gathered: the features, forward.)"""
+    model = tmp_path / "colocated.mlir"
+    model.write_text(mlp("colocated"))
+    program = run([BUILD / "bin" / "epl-opt", model, "--epl-parallelize=devices=4"]).stdout
+    gathers = [l for l in program.splitlines() if "epl.all_gather" in l]
+    assert gathers and all(" dim 0 " in l for l in gathers), gathers
+    assert "over [\"tensor\"] max" in program       # the max of the logits
+    _, _, report = train(tmp_path, "colocated", 4)
+    assert collectives(report, "all_reduce", ["tensor"])
