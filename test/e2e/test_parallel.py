@@ -113,3 +113,19 @@ def test_split_cross_entropy_never_gathers_logits(tmp_path):
     assert "over [\"tensor\"] max" in program       # the max of the logits
     _, _, report = train(tmp_path, "colocated", 4)
     assert collectives(report, "all_reduce", ["tensor"])
+
+
+def test_sequence_parallel_block_equals_one_device(tmp_path):
+    """The sequence-parallel module of test/Transforms/epl-insert-collectives
+    (reduce_scatter forward, all_gather backward) trains like one device."""
+    from conftest import ROOT
+    text = (ROOT / "test" / "Transforms" / "epl-insert-collectives.mlir").read_text()
+    model = tmp_path / "sp.mlir"
+    model.write_text("\n".join(l for l in text.splitlines() if not l.startswith("// RUN")))
+    one = losses(epl_run(model, "--steps", STEPS, "--seed", 3).stdout)
+    report = tmp_path / "r.json"
+    four = losses(epl_run(model, "--steps", STEPS, "--seed", 3, "--report", report,
+                          ranks=4).stdout)
+    np.testing.assert_allclose(four, one, rtol=RTOL)
+    kinds = {c["kind"] for c in json.loads(report.read_text())["collectives"]}
+    assert {"reduce_scatter", "all_gather"} <= kinds

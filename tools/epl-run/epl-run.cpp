@@ -457,7 +457,13 @@ int main(int argc, char **argv) {
   rt::setMeshNames(std::move(meshNames));
   if (runOptions.backend == rt::BackendKind::Threads)
     for (MeshOp mesh : module->getOps<MeshOp>())
-      if (mesh.getNumDevices() != numRanks)
+      // Only meshes the program communicates on need every device.
+      if (!SymbolTable::symbolKnownUseEmpty(mesh, *module) &&
+          llvm::any_of(*SymbolTable::getSymbolUses(mesh, *module),
+                       [](const SymbolTable::SymbolUse &use) {
+                         return isa<CollectiveOpInterface>(use.getUser());
+                       }) &&
+          mesh.getNumDevices() != numRanks)
         fail("mesh @" + mesh.getSymName() + " has " +
              llvm::Twine(mesh.getNumDevices()) + " devices but the run has " +
              llvm::Twine(numRanks.getValue()) + " rank(s); pass --ranks " +

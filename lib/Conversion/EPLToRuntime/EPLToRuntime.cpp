@@ -315,6 +315,12 @@ struct EPLLowerToRuntimePass
       numTransposes += *transposes;
     }
 
+    // On one device (no partitioning ran), a sharding constraint is the
+    // identity.
+    module.walk([](ShardingConstraintOp c) {
+      c.getResult().replaceAllUsesWith(c.getInput());
+      c.erase();
+    });
     // Below this level, values are buffers of one device: how they were a
     // shard of a global value is the runner's business, read before.
     for (auto fn : module.getOps<func::FuncOp>()) {

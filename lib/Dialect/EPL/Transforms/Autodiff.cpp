@@ -7,6 +7,7 @@
 #include "epl/Dialect/EPL/IR/EPLAttrs.h"
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/IR/EPLOps.h"
 #include "epl/Dialect/EPL/Transforms/BatchSplitting.h"
 #include "epl/Dialect/EPL/Transforms/Optimizers.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
@@ -319,6 +320,14 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
                                 b, loc, type, dout(), offsets, sizes, strides));
           offset += type.getDimSize(dim);
         }
+        return success();
+      })
+      .Case([&](ShardingConstraintOp c) {
+        // The identity. The gradient is not pinned: its layout follows from
+        // the ops around it, so that e.g. the backward of a sequence-
+        // parallel region gathers activations rather than weights.
+        tagger.phase = phaseFor(c.getInput());
+        accumulate(c.getInput(), dout());
         return success();
       })
       .Case([&](tensor::CastOp c) {

@@ -413,10 +413,14 @@ private:
         })
         .Case([&](ShardingConstraintOp c) -> LogicalResult {
           b.setInsertionPoint(op);
+          created.clear();
           FailureOr<Value> r =
               reshard(op->getLoc(), c.getInput(), Layout::of(c.getSharding()));
           if (failed(r))
             return failure();
+          if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))
+            for (Operation *made : created)
+              made->setAttr(EPLDialect::kPhaseAttrName, phase);
           c.getResult().replaceAllUsesWith(*r);
           op->erase();
           return success();
@@ -445,6 +449,11 @@ private:
               return op->emitError() << "epl-insert-collectives: cannot "
                                         "partition '"
                                      << op->getName() << "'";
+          // Any other op computes its tensors whole on every device.
+          for (Value r : op->getResults())
+            if (auto t = dyn_cast<RankedTensorType>(r.getType()))
+              if (failed(localize(op, r, Layout::replicated(t.getRank()))))
+                return failure();
           return success();
         });
   }
