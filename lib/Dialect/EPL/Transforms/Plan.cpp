@@ -39,7 +39,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     ModuleOp module = getOperation();
     if (devices < 1) {
       module.emitError() << "epl-plan: devices must be at least 1, got "
-                         << devices;
+                         << static_cast<int64_t>(devices);
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> models;
@@ -55,6 +55,9 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
   }
 
   LogicalResult plan(ModuleOp module, func::FuncOp fn) {
+    int64_t numDevices = devices;
+    if (numDevices == 1)
+      return success(); // One device runs the model as written.
     // The scopes of the model.
     int64_t splitDevices = 1, replicateDevices = 1;
     llvm::SmallSetVector<StringRef, 4> stages;
@@ -78,9 +81,9 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     Config config = Config::get(module);
     bool colocate = config.getBool("cluster.colocate_split_and_replicate");
     int64_t stageDevices = std::max(splitDevices, replicateDevices);
-    if (devices % stageDevices != 0)
+    if (numDevices % stageDevices != 0)
       return fn.emitError()
-             << "epl-plan: " << devices
+             << "epl-plan: " << numDevices
              << " devices are not divisible by the stage's device count "
              << stageDevices << " (split(" << splitDevices << "), replicate("
              << replicateDevices << "))";
@@ -101,7 +104,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       return fn.emitError()
              << "epl-plan: colocated replicate(" << replicateDevices
              << ") and split(" << splitDevices << ") must use as many devices";
-    int64_t replicas = devices / stageDevices;
+    int64_t replicas = numDevices / stageDevices;
 
     SmallVector<std::pair<StringRef, int64_t>> axes;
     if (replicas > 1)

@@ -1,0 +1,34 @@
+// RUN: epl-opt %s --epl-plan="devices=4" | FileCheck %s
+// RUN: epl-opt %s --epl-plan="devices=1" | FileCheck %s --check-prefix=ONE
+
+// 4 devices, a split(2) stage: 2 replicas of 2 devices.
+// CHECK: epl.mesh @mesh ["data" = 2, "tensor" = 2]
+// ONE-NOT: epl.mesh
+// ONE-NOT: epl.sharding
+
+#split = #epl.split<devices = 2>
+module {
+  // CHECK-LABEL: func.func @model
+  // The batch of inputs and labels over the data axis.
+  // CHECK-SAME: %{{.*}}: tensor<8x16xf32> {epl.arg = "input", epl.sharding = #epl.sharding<@mesh, {{\[\[}}"data"], []]>}
+  // Not a split layer's weight: left to propagation.
+  // CHECK-SAME: %{{.*}}: tensor<16x16xf32> {epl.arg = "param"}
+  // Column parallel (output features), then row parallel (input features).
+  // CHECK-SAME: %{{.*}}: tensor<16x32xf32> {epl.arg = "param", epl.sharding = #epl.sharding<@mesh, {{\[\[}}], ["tensor"]]>}
+  // CHECK-SAME: %{{.*}}: tensor<32x16xf32> {epl.arg = "param", epl.sharding = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w0: tensor<16x16xf32> {epl.arg = "param"},
+                   %w1: tensor<16x32xf32> {epl.arg = "param"},
+                   %w2: tensor<32x16xf32> {epl.arg = "param"}) -> tensor<8x16xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e16 = tensor.empty() : tensor<8x16xf32>
+    %z16 = linalg.fill ins(%zero : f32) outs(%e16 : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %h = linalg.matmul ins(%x, %w0 : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z16 : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %e32 = tensor.empty() : tensor<8x32xf32>
+    %z32 = linalg.fill {epl.scope = #split} ins(%zero : f32) outs(%e32 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %a = linalg.matmul {epl.scope = #split} ins(%h, %w1 : tensor<8x16xf32>, tensor<16x32xf32>) outs(%z32 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %r = linalg.max {epl.scope = #split} ins(%a, %z32 : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e32 : tensor<8x32xf32>) -> tensor<8x32xf32>
+    %b = linalg.matmul {epl.scope = #split} ins(%r, %w2 : tensor<8x32xf32>, tensor<32x16xf32>) outs(%z16 : tensor<8x16xf32>) -> tensor<8x16xf32>
+    return %b : tensor<8x16xf32>
+  }
+}
