@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""EPL's data-parallel example: an MLP under epl.replicate(device_count=1).
+"""EPL's data-parallel example: an MLP under epl.replicate(device_count=1),
+trained on 4 devices (4 replicas, the batch split over them).
 
     python3 examples/data_parallel.py
 """
@@ -19,7 +20,7 @@ with epl.replicate(device_count=1):
     logits = epl.layers.Dense(10, name="classifier")(h)
     loss = epl.layers.softmax_cross_entropy(logits, y)
 
-result = epl.train(loss, steps=5)
+result = epl.train(loss, steps=5, devices=4)  # 4 replicas of replicate(1)
 for step, value in enumerate(result.losses, 1):
     print(f"step {step} loss {value:.6f}")
 print(result.plan)

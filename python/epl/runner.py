@@ -44,7 +44,7 @@ class Plan:
     notes: list = field(default_factory=list)
 
     def __str__(self):
-        lines = [f"plan: ran on {self.devices} device(s) (CPU, epl-run)"]
+        lines = [f"plan: ran on {self.devices} device(s) (CPU ranks, epl-run)"]
         if self.scopes:
             lines.append("  scopes in the model: " + ", ".join(map(repr, self.scopes)))
         else:
@@ -67,19 +67,33 @@ def _save(path, arrays):
     safetensors.save(path, arrays)
 
 
+def _mesh_of(model, devices):
+    """The mesh epl-plan makes for `devices`, as text, or None."""
+    planned = run_tool("epl-opt", model, f"--epl-plan=devices={devices}")
+    for line in planned.splitlines():
+        if line.strip().startswith("epl.mesh"):
+            return line.strip()
+    return None
+
+
 def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
                  scopes=(), config=None):
-    requested = max([s.device_count for s in scopes] + [devices or 1])
+    """Trains an L0 module with epl-run on `devices` CPU ranks (threads);
+    `devices=None` uses as many as the largest scope asks for, or one
+    when the model cannot be partitioned (pipeline stages)."""
     config_items = dict(config.items()) if config else {}
-    notes = []
-    if requested > 1:
-        notes.append(f"the model asks for {requested} devices; the parallelisation "
-                     "passes (epl-plan, sharding propagation, collectives) are not "
-                     "implemented yet, so it ran on 1 device")
+    asked = max([s.device_count for s in scopes] + [1])
     stages = [s.name for s in scopes if s.kind == "replicate" and s.name]
-    if len(stages) > 1:
+    notes = []
+    if devices is None:
+        devices = asked
+    if len(set(stages)) > 1 and devices > 1:
+        notes.append(f"{len(set(stages))} pipeline stages ({', '.join(stages)}) are not "
+                     f"partitioned yet (pipeline parallelism): ran on 1 device")
+        devices = 1
+    elif len(set(stages)) > 1:
         micro = config_items.get("pipeline.num_micro_batch", 1)
-        notes.append(f"{len(stages)} pipeline stages ({', '.join(stages)}) ran in "
+        notes.append(f"{len(set(stages))} pipeline stages ({', '.join(stages)}) ran in "
                      f"sequence on one device" + (f"; {micro} micro-batches as gradient "
                                                   "accumulation" if micro > 1 else ""))
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,7 +101,10 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         model = tmp / "model.mlir"
         model.write_text(mlir)
         run_tool("epl-opt", model, "-o", os.devnull)   # verify before running
-        args = [model, "--steps", steps, "--seed", seed]
+        mesh = _mesh_of(model, devices) if devices > 1 else None
+        if mesh:
+            notes.append(f"partitioned by epl-parallelize: {mesh}")
+        args = [model, "--steps", steps, "--seed", seed, "--ranks", devices]
         if params:
             _save(tmp / "params.safetensors", params)
             args += ["--params", tmp / "params.safetensors"]
@@ -97,4 +114,4 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         output = run_tool("epl-run", *args)
     losses = [float(line.split()[3]) for line in output.splitlines()
               if line.startswith("step ") and line.split()[2] == "loss"]
-    return TrainResult(losses, Plan(1, list(scopes), config_items, notes), output)
+    return TrainResult(losses, Plan(devices, list(scopes), config_items, notes), output)

@@ -247,10 +247,12 @@ def test_transformer_through_the_api_trains_like_pytorch():
 # --- the examples -------------------------------------------------------------
 
 @pytest.mark.parametrize("example, expected", [
-    ("data_parallel.py", ["epl.replicate(device_count=1)"]),
-    ("pipeline.py", ["name='stage_0'", "name='stage_1'", "4 micro-batches"]),
+    ("data_parallel.py", ["epl.replicate(device_count=1)", "ran on 4 device(s)",
+                          'epl.mesh @mesh ["data" = 4]']),
+    ("pipeline.py", ["name='stage_0'", "name='stage_1'", "4 micro-batches",
+                     "ran on 1 device(s)"]),
     ("split.py", ["epl.replicate(device_count=8)", "epl.split(device_count=8)",
-                  "asks for 8 devices", "ran on 1 device"]),
+                  "ran on 8 device(s)", 'epl.mesh @mesh ["tensor" = 8]']),
 ])
 def test_examples_run_and_say_what_ran(example, expected):
     out = subprocess.run([sys.executable, ROOT / "examples" / example],
