@@ -63,13 +63,23 @@ public:
     fn.setType(
         FunctionType::get(fn.getContext(), fn.front().getArgumentTypes(),
                           fn.front().getTerminator()->getOperandTypes()));
-    // Arguments and results are now shards: say of what.
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-      if (Attribute s = fn.removeArgAttr(i, EPLDialect::kShardingAttrName))
-        fn.setArgAttr(i, EPLDialect::kShardAttrName, s);
-    for (unsigned i = 0; i < fn.getNumResults(); ++i)
-      if (Attribute s = fn.removeResultAttr(i, EPLDialect::kShardingAttrName))
-        fn.setResultAttr(i, EPLDialect::kShardAttrName, s);
+    // Arguments and results are now shards: say of what. (All at once:
+    // setting one argument's attributes rebuilds the whole list.)
+    auto renamed = [&](ArrayRef<DictionaryAttr> all) {
+      SmallVector<DictionaryAttr> out;
+      for (DictionaryAttr dict : all) {
+        NamedAttrList attrs(dict);
+        if (Attribute s = attrs.erase(EPLDialect::kShardingAttrName))
+          attrs.set(EPLDialect::kShardAttrName, s);
+        out.push_back(attrs.getDictionary(fn.getContext()));
+      }
+      return out;
+    };
+    SmallVector<DictionaryAttr> args, results;
+    fn.getAllArgAttrs(args);
+    fn.getAllResultAttrs(results);
+    fn.setAllArgAttrs(renamed(args));
+    fn.setAllResultAttrs(renamed(results));
     return success();
   }
 

@@ -111,10 +111,17 @@ public:
       if (any)
         op->setAttr(kShardingsAttrName, ArrayAttr::get(ctx, results));
     }
+    // All at once: setting one argument's attributes rebuilds the list.
+    SmallVector<DictionaryAttr> argAttrs;
+    fn.getAllArgAttrs(argAttrs);
     for (BlockArgument arg : fn.getArguments())
-      if (isa<RankedTensorType>(arg.getType()))
-        fn.setArgAttr(arg.getArgNumber(), EPLDialect::kShardingAttrName,
-                      layoutOf(arg).toAttr(ctx, mesh.getSymName()));
+      if (isa<RankedTensorType>(arg.getType())) {
+        NamedAttrList attrs(argAttrs[arg.getArgNumber()]);
+        attrs.set(EPLDialect::kShardingAttrName,
+                  layoutOf(arg).toAttr(ctx, mesh.getSymName()));
+        argAttrs[arg.getArgNumber()] = attrs.getDictionary(ctx);
+      }
+    fn.setAllArgAttrs(argAttrs);
     auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
       if (isa<RankedTensorType>(v.getType()))
