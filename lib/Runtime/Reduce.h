@@ -15,8 +15,10 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 namespace epl::rt {
 
@@ -56,6 +58,76 @@ void reduceTyped(T *out, const T *const *inputs, int count, size_t n,
       out[i] = out[i] / static_cast<T>(count);
 }
 
+/// IEEE binary16 <-> binary32, round to nearest even.
+inline float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else { // subnormal: normalize
+      exp = 127 - 15 + 1;
+      while (!(man & 0x400)) {
+        man <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp - 15 + 127) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline uint16_t floatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t man = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff) // inf, nan
+    return static_cast<uint16_t>(sign | 0x7c00u | (man ? 0x200u : 0));
+  if (exp >= 0x1f)
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10)
+      return static_cast<uint16_t>(sign);
+    man |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t half = man >> shift, rest = man & ((1u << shift) - 1),
+             mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1)))
+      ++half;
+    return static_cast<uint16_t>(sign | half);
+  }
+  uint32_t half = sign | (static_cast<uint32_t>(exp) << 10) | (man >> 13);
+  uint32_t rest = man & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (half & 1)))
+    ++half;
+  return static_cast<uint16_t>(half);
+}
+
+/// f16 contributions, accumulated in f32 in group order, rounded once.
+inline void reduceHalf(uint16_t *out, const uint16_t *const *inputs, int count,
+                       size_t n, EplReduction kind) {
+  std::vector<float> acc(n);
+  std::vector<float> x(n);
+  std::vector<const float *> ptrs(count);
+  std::vector<std::vector<float>> widened(count, std::vector<float>(n));
+  for (int r = 0; r < count; ++r) {
+    for (size_t i = 0; i < n; ++i)
+      widened[r][i] = halfToFloat(inputs[r][i]);
+    ptrs[r] = widened[r].data();
+  }
+  reduceTyped(acc.data(), ptrs.data(), count, n, kind);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = floatToHalf(acc[i]);
+}
+
 /// out[i] = inputs[0][i] (op) inputs[1][i] (op) ... in that order.
 inline void reduceInOrder(void *out, const void *const *inputs, int count,
                           size_t n, EplDType dtype, EplReduction kind) {
@@ -76,6 +148,10 @@ inline void reduceInOrder(void *out, const void *const *inputs, int count,
     return reduceTyped(static_cast<int64_t *>(out),
                        reinterpret_cast<const int64_t *const *>(inputs), count,
                        n, kind);
+  case EPL_RT_F16:
+    return reduceHalf(static_cast<uint16_t *>(out),
+                      reinterpret_cast<const uint16_t *const *>(inputs), count,
+                      n, kind);
   }
 }
 

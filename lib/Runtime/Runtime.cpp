@@ -34,6 +34,8 @@ size_t epl::rt::dtypeSize(EplDType dtype) {
   case EPL_RT_F64:
   case EPL_RT_I64:
     return 8;
+  case EPL_RT_F16:
+    return 2;
   }
   return 0;
 }
@@ -48,6 +50,8 @@ const char *epl::rt::dtypeName(EplDType dtype) {
     return "i32";
   case EPL_RT_I64:
     return "i64";
+  case EPL_RT_F16:
+    return "f16";
   }
   return "?";
 }
@@ -486,6 +490,7 @@ EPL_RT_DEFINE_COLLECTIVES(f32, EPL_RT_F32)
 EPL_RT_DEFINE_COLLECTIVES(f64, EPL_RT_F64)
 EPL_RT_DEFINE_COLLECTIVES(i32, EPL_RT_I32)
 EPL_RT_DEFINE_COLLECTIVES(i64, EPL_RT_I64)
+EPL_RT_DEFINE_COLLECTIVES(f16, EPL_RT_F16)
 
 void _mlir_ciface_epl_rt_barrier(EplUnrankedMemRef *groupDesc) {
   const Group &group = resolveGroup(groupDesc, "barrier");

@@ -1,10 +1,10 @@
 // RUN: epl-opt %s --epl-lower-to-runtime --split-input-file -verify-diagnostics
 
 epl.mesh @mesh ["data" = 2]
-func.func @f(%x: tensor<4xf16>) -> tensor<4xf16> {
-  // expected-error @+1 {{'epl.all_reduce' op cannot run on the CPU runtime: it moves f32, f64, i32 and i64 tensors, not 'f16'}}
-  %0 = epl.all_reduce %x on @mesh over ["data"] sum : tensor<4xf16>
-  return %0 : tensor<4xf16>
+func.func @f(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  // expected-error @+1 {{'epl.all_reduce' op cannot run on the CPU runtime: it moves f32, f64, f16, i32 and i64 tensors, not 'bf16'}}
+  %0 = epl.all_reduce %x on @mesh over ["data"] sum : tensor<4xbf16>
+  return %0 : tensor<4xbf16>
 }
 
 // -----

@@ -271,9 +271,40 @@ template <typename T> void checkAllGroups(Checker &check, int rank, int n) {
 }
 } // namespace
 
+/// f16 (communication.fp16): moved in half precision, reduced in f32. Small
+/// integers are exact in both, so the result is known exactly.
+void checkHalf(Checker &check, int rank, int n) {
+  auto group = groupOf({n}, {0});
+  auto half = [](int v) -> uint16_t { // exact for |v| < 2048
+    if (v == 0)
+      return 0;
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    unsigned m = static_cast<unsigned>(v < 0 ? -v : v);
+    int e = 0;
+    while ((m >> e) > 1)
+      ++e;
+    unsigned mantissa = (m << (10 - e)) & 0x3ff;
+    return static_cast<uint16_t>(sign | ((e + 15) << 10) | mantissa);
+  };
+  std::vector<uint16_t> in, expected;
+  for (int i = 0; i < 9; ++i) {
+    in.push_back(half(rank * 3 - i));
+    int sum = 0;
+    for (int r = 0; r < n; ++r)
+      sum += r * 3 - i;
+    expected.push_back(half(sum));
+  }
+  Buffer<uint16_t> a{in}, out{std::vector<uint16_t>(9)};
+  _mlir_ciface_epl_rt_all_reduce_f16(a.mem(), out.mem(), group.mem(),
+                                     EPL_RT_SUM);
+  check.context = "rank " + std::to_string(rank) + ", f16: ";
+  check.equal(out.data, expected, "all_reduce sum");
+}
+
 std::vector<std::string> epl::rt::test::runCollectiveChecks(int rank,
                                                             int worldSize) {
   Checker check;
+  checkHalf(check, rank, worldSize);
   checkAllGroups<float>(check, rank, worldSize);
   checkAllGroups<double>(check, rank, worldSize);
   checkAllGroups<int32_t>(check, rank, worldSize);

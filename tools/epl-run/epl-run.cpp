@@ -207,6 +207,7 @@ void registerRuntimeSymbols(ExecutionEngine &engine) {
     EPL_ADD(f64)
     EPL_ADD(i32)
     EPL_ADD(i64)
+    EPL_ADD(f16)
 #undef EPL_ADD
     add("_mlir_ciface_epl_rt_group_index", &_mlir_ciface_epl_rt_group_index);
     add("_mlir_ciface_epl_rt_barrier", &_mlir_ciface_epl_rt_barrier);

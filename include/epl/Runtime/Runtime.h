@@ -47,7 +47,9 @@ typedef enum {
   EPL_RT_F32 = 0,
   EPL_RT_F64 = 1,
   EPL_RT_I32 = 2,
-  EPL_RT_I64 = 3
+  EPL_RT_I64 = 3,
+  /* IEEE half: moved as is, reduced in f32 (communication.fp16). */
+  EPL_RT_F16 = 4
 } EplDType;
 
 /* Collectives on contiguous buffers. `in` and `out` may not alias.
@@ -85,6 +87,7 @@ EPL_RT_DECLARE_COLLECTIVES(f32)
 EPL_RT_DECLARE_COLLECTIVES(f64)
 EPL_RT_DECLARE_COLLECTIVES(i32)
 EPL_RT_DECLARE_COLLECTIVES(i64)
+EPL_RT_DECLARE_COLLECTIVES(f16)
 #undef EPL_RT_DECLARE_COLLECTIVES
 
 /// Returns once every device of the group has called it.

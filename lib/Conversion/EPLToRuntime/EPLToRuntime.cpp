@@ -80,8 +80,8 @@ public:
     std::optional<StringRef> suffix = RuntimeAPI::typeSuffix(elementType);
     if (!suffix)
       return op->emitOpError()
-             << "cannot run on the CPU runtime: it moves f32, f64, i32 and "
-                "i64 tensors, not "
+             << "cannot run on the CPU runtime: it moves f32, f64, f16, i32 "
+                "and i64 tensors, not "
              << elementType;
     return ("epl_rt_" + name + "_" + *suffix).str();
   }

@@ -29,6 +29,8 @@ std::optional<StringRef> RuntimeAPI::typeSuffix(Type type) {
     return StringRef("i32");
   if (type.isSignlessInteger(64))
     return StringRef("i64");
+  if (type.isF16())
+    return StringRef("f16");
   return std::nullopt;
 }
 

@@ -240,7 +240,8 @@ LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &) {
 
 LogicalResult AllGatherOp::verify() {
   return verifyReshapingCollective(*this, getInput().getType(),
-                                   getResult().getType(), {{"dim", getDim()}});
+                                   getResult().getType(),
+                                   {{"dim", static_cast<int64_t>(getDim())}});
 }
 
 LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &) {
@@ -261,7 +262,8 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &) {
 
 LogicalResult ReduceScatterOp::verify() {
   return verifyReshapingCollective(*this, getInput().getType(),
-                                   getResult().getType(), {{"dim", getDim()}});
+                                   getResult().getType(),
+                                   {{"dim", static_cast<int64_t>(getDim())}});
 }
 
 LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &) {

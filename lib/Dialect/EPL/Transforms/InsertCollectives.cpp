@@ -482,7 +482,8 @@ private:
 /// Fuses the gradient all-reduces over `axis` into at most `maxBuckets`
 /// all-reduces, and scales them for the "sum" reduce method.
 int64_t bucketGradients(func::FuncOp fn, MeshOp mesh, StringRef axis,
-                        int64_t maxBuckets, bool sumMethod) {
+                        int64_t maxBuckets, bool sumMethod, bool fp16,
+                        double fp16Scale) {
   // A gradient all-reduce: over exactly the data axis, feeding the update.
   SmallVector<AllReduceOp> grads;
   for (auto ar : fn.front().getOps<AllReduceOp>()) {
@@ -553,30 +554,49 @@ int64_t bucketGradients(func::FuncOp fn, MeshOp mesh, StringRef axis,
     Value joined = flats.size() == 1
                        ? flats.front()
                        : tensor::ConcatOp::create(b, loc, 0, flats).getResult();
+    // x -> x * scale, converted to `to`: one element-wise generic.
+    auto convert = [&](Value x, Type to, double scale) -> Value {
+      auto type = cast<RankedTensorType>(x.getType());
+      auto resultType = RankedTensorType::get(type.getShape(), to);
+      AffineMap id = b.getMultiDimIdentityMap(1);
+      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), to);
+      return linalg::GenericOp::create(
+                 b, loc, TypeRange{resultType}, ValueRange{x},
+                 ValueRange{empty}, SmallVector<AffineMap>{id, id},
+                 SmallVector<utils::IteratorType>{
+                     utils::IteratorType::parallel},
+                 [&](OpBuilder &nb, Location nl, ValueRange args) {
+                   Value v = args[0];
+                   Type wide = nb.getF32Type();
+                   if (v.getType() != wide &&
+                       v.getType().getIntOrFloatBitWidth() < 32)
+                     v = arith::ExtFOp::create(nb, nl, wide, v);
+                   if (scale != 1.0)
+                     v = arith::MulFOp::create(
+                         nb, nl, v,
+                         arith::ConstantOp::create(
+                             nb, nl, v.getType(),
+                             nb.getFloatAttr(v.getType(), scale)));
+                   if (v.getType() != to)
+                     v = arith::TruncFOp::create(nb, nl, to, v);
+                   linalg::YieldOp::create(nb, nl, ValueRange{v});
+                 })
+          .getResult(0);
+    };
+    // "sum": each replica's own mean gradient, summed.
+    double factor = sumMethod ? static_cast<double>(replicas) : 1.0;
+    Value payload = joined;
+    if (fp16 && element.isF32())
+      // Sent in half precision, scaled first so small gradients survive.
+      payload = convert(joined, b.getF16Type(), fp16Scale);
     Value reduced = AllReduceOp::create(
-        b, loc, joined, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+        b, loc, payload, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
         bucket.front().getAxes(),
         ReductionKindAttr::get(b.getContext(), ReductionKind::Sum));
-    if (sumMethod) {
-      auto type = cast<RankedTensorType>(reduced.getType());
-      AffineMap id = b.getMultiDimIdentityMap(1);
-      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), element);
-      reduced =
-          linalg::GenericOp::create(
-              b, loc, TypeRange{type}, ValueRange{reduced}, ValueRange{empty},
-              SmallVector<AffineMap>{id, id},
-              SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
-              [&](OpBuilder &nb, Location nl, ValueRange args) {
-                Value factor = arith::ConstantOp::create(
-                    nb, nl, element,
-                    nb.getFloatAttr(element, static_cast<double>(replicas)));
-                linalg::YieldOp::create(
-                    nb, nl,
-                    ValueRange{arith::MulFOp::create(nb, nl, args[0], factor)
-                                   .getResult()});
-              })
-              .getResult(0);
-    }
+    if (payload != joined)
+      reduced = convert(reduced, element, factor / fp16Scale);
+    else if (factor != 1.0)
+      reduced = convert(reduced, element, factor);
     int64_t offset = 0;
     for (AllReduceOp ar : bucket) {
       RankedTensorType t = ar.getType();
@@ -626,7 +646,9 @@ struct EPLInsertCollectivesPass
       if (mesh.getAxisSize("data"))
         buckets += bucketGradients(
             fn, mesh, "data", config.getInt("communication.max_splits"),
-            config.getString("communication.gradients_reduce_method") == "sum");
+            config.getString("communication.gradients_reduce_method") == "sum",
+            config.getBool("communication.fp16"),
+            config.getNumber("communication.fp16_scale").value_or(128.0));
       fn.walk([](Operation *op) {
         op->removeAttr(kShardingsAttrName);
         op->removeAttr(kLoopAxesAttrName);
