@@ -257,7 +257,8 @@ LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &) {
                       multiplyDim(input.getDimSize(getDim()), *groupSize),
                       why)))
     return failure();
-  return checkOtherDimsUnchanged(*this, input, result, {getDim()});
+  return checkOtherDimsUnchanged(*this, input, result,
+                                 {static_cast<int64_t>(getDim())});
 }
 
 LogicalResult ReduceScatterOp::verify() {
@@ -281,7 +282,8 @@ LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &) {
       << " devices) along dimension " << getDim() << " of";
   if (failed(checkDim(*this, input, result, getDim(), *expected, why)))
     return failure();
-  return checkOtherDimsUnchanged(*this, input, result, {getDim()});
+  return checkOtherDimsUnchanged(*this, input, result,
+                                 {static_cast<int64_t>(getDim())});
 }
 
 LogicalResult AllToAllOp::verify() {
