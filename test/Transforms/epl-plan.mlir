@@ -1,5 +1,5 @@
-// RUN: epl-opt %s --epl-plan="devices=4" | FileCheck %s
-// RUN: epl-opt %s --epl-plan="devices=1" | FileCheck %s --check-prefix=ONE
+// RUN: epl-opt %s --epl-plan="devices=4" --split-input-file | FileCheck %s
+// RUN: epl-opt %s --epl-plan="devices=1" --split-input-file | FileCheck %s --check-prefix=ONE
 
 // 4 devices, a split(2) stage: 2 replicas of 2 devices.
 // CHECK: epl.mesh @mesh ["data" = 2, "tensor" = 2]
@@ -30,5 +30,26 @@ module {
     %r = linalg.max {epl.scope = #split} ins(%a, %z32 : tensor<8x32xf32>, tensor<8x32xf32>) outs(%e32 : tensor<8x32xf32>) -> tensor<8x32xf32>
     %b = linalg.matmul {epl.scope = #split} ins(%r, %w2 : tensor<8x32xf32>, tensor<32x16xf32>) outs(%z16 : tensor<8x16xf32>) -> tensor<8x16xf32>
     return %b : tensor<8x16xf32>
+  }
+}
+
+// -----
+
+// A stage of replicate(2) on 4 devices, nothing split: 2 replicas of 2
+// copies each, all data parallel, so the batch goes over one axis of all 4.
+// CHECK: epl.mesh @mesh ["data" = 4]
+// CHECK-NOT: "tensor"
+#replicate = #epl.replicate<devices = 2>
+module {
+  // CHECK-LABEL: func.func @replicated
+  // CHECK-SAME: %{{.*}}: tensor<8x16xf32> {epl.arg = "input", epl.sharding = #epl.sharding<@mesh, {{\[\[}}"data"], []]>}
+  // CHECK-SAME: %{{.*}}: tensor<16x4xf32> {epl.arg = "param"}
+  func.func @replicated(%x: tensor<8x16xf32> {epl.arg = "input"},
+                        %w: tensor<16x4xf32> {epl.arg = "param"}) -> tensor<8x4xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x4xf32>
+    %z = linalg.fill {epl.scope = #replicate} ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %y = linalg.matmul {epl.scope = #replicate} ins(%x, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%z : tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %y : tensor<8x4xf32>
   }
 }

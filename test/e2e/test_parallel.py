@@ -24,8 +24,9 @@ def mlp(kind):
     epl.init(epl.Config(config))
     x = epl.input("x", (16, 12))
     y = epl.label("y", (16, 8))
-    if kind == "data":
-        with epl.replicate(device_count=1):
+    if kind in ("data", "replicate2"):
+        # replicate(2): a replica spans 2 devices, still data parallel.
+        with epl.replicate(device_count=1 if kind == "data" else 2):
             h = epl.layers.Dense(32, activation="tanh", name="fc1")(x)
             logits = epl.layers.Dense(8, name="head")(h)
     elif kind in ("split", "data_split"):
@@ -62,7 +63,7 @@ def train(tmp_path, kind, ranks, mpi=False, tag=""):
 
 
 @pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
-@pytest.mark.parametrize("kind", ["data", "split", "data_split", "colocated"])
+@pytest.mark.parametrize("kind", ["data", "replicate2", "split", "data_split", "colocated"])
 def test_four_ranks_equal_one(tmp_path, kind, mpi):
     if mpi and not MPIRUN:
         pytest.skip("mpirun is not installed")

@@ -93,18 +93,18 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
              << splitDevices
              << ") on different devices is not planned yet; set "
                 "\"cluster.colocate_split_and_replicate\" to share them";
-    if (!colocate && replicateDevices > 1)
-      return fn.emitError()
-             << "epl-plan: replicate(" << replicateDevices
-             << ") places one replica on several devices; only "
-                "replicate(1) (data parallelism) is planned without "
-                "\"cluster.colocate_split_and_replicate\"";
     if (colocate && replicateDevices > 1 && splitDevices > 1 &&
         replicateDevices != splitDevices)
       return fn.emitError()
              << "epl-plan: colocated replicate(" << replicateDevices
              << ") and split(" << splitDevices << ") must use as many devices";
     int64_t replicas = numDevices / stageDevices;
+    // Without split parts, a stage of replicate(n) holds n copies of the
+    // model: data parallel like its replicas, so one data axis spans them all.
+    if (splitDevices == 1) {
+      replicas = numDevices;
+      stageDevices = 1;
+    }
 
     SmallVector<std::pair<StringRef, int64_t>> axes;
     if (replicas > 1)

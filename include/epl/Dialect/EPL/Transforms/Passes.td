@@ -97,7 +97,8 @@ def EPLPlanPass : Pass<"epl-plan", "ModuleOp"> {
     "tensor" = split]` (axes of size 1 omitted). With
     `cluster.colocate_split_and_replicate`, replicated and split parts share
     the same devices: the batch is split over every axis and the split parts
-    use the "tensor" axis too.
+    use the "tensor" axis too. Without `split`s, every copy of a
+    `replicate(n)` is data parallel: the mesh is `["data" = devices]`.
 
     Seeds, as `epl.sharding` on the function's arguments:
     * inputs and labels: the batch (dimension 0) over the data axes;
