@@ -87,15 +87,19 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
     notes = []
     if devices is None:
         devices = asked
+    micro = config_items.get("pipeline.num_micro_batch", 1)
     if len(set(stages)) > 1 and devices > 1:
         notes.append(f"{len(set(stages))} pipeline stages ({', '.join(stages)}) are not "
                      f"partitioned yet (pipeline parallelism): ran on 1 device")
         devices = 1
     elif len(set(stages)) > 1:
-        micro = config_items.get("pipeline.num_micro_batch", 1)
         notes.append(f"{len(set(stages))} pipeline stages ({', '.join(stages)}) ran in "
                      f"sequence on one device" + (f"; {micro} micro-batches as gradient "
                                                   "accumulation" if micro > 1 else ""))
+    elif micro > 1 and devices > 1:
+        notes.append(f"{micro} micro-batches (gradient accumulation) are not partitioned "
+                     f"yet: ran on 1 device")
+        devices = 1
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         model = tmp / "model.mlir"

@@ -45,3 +45,12 @@ module {
     return %b : tensor<8x16xf32>
   }
 }
+
+// -----
+
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  // expected-error @+1 {{epl-plan: "pipeline.num_micro_batch" = 2 (gradient accumulation) on 4 devices is not planned yet; train it on one device}}
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"}) -> tensor<8x16xf32> {
+    return %x : tensor<8x16xf32>
+  }
+}

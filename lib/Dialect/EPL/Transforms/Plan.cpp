@@ -79,6 +79,14 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                                "planned yet";
 
     Config config = Config::get(module);
+    // Micro-batches loop over the batch (scf.for), which propagation does
+    // not shard through yet.
+    if (int64_t microBatches = config.getInt("pipeline.num_micro_batch");
+        microBatches > 1)
+      return fn.emitError()
+             << "epl-plan: \"pipeline.num_micro_batch\" = " << microBatches
+             << " (gradient accumulation) on " << numDevices
+             << " devices is not planned yet; train it on one device";
     bool colocate = config.getBool("cluster.colocate_split_and_replicate");
     int64_t stageDevices = std::max(splitDevices, replicateDevices);
     if (numDevices % stageDevices != 0)
