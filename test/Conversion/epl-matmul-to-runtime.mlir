@@ -49,6 +49,89 @@ func.func @batched(%a: memref<3x4x5xf32>, %b: memref<3x5x6xf32>, %c: memref<3x4x
   return
 }
 
+// Attention scores q k^T over batch and heads: a loop over the batch, one
+// batched GEMM over the heads per iteration, k read transposed in place.
+// CHECK-LABEL: func @two_batch_dims
+func.func @two_batch_dims(%q: memref<2x3x4x5xf32>, %k: memref<2x3x6x5xf32>, %s: memref<2x3x4x6xf32>) {
+  // CHECK: %[[KT:.*]] = memref.transpose %{{.*}} (d0, d1, d2, d3) -> (d0, d1, d3, d2)
+  // CHECK: scf.for %[[B:.*]] = %c0 to %c2 step %c1 {
+  // CHECK:   %[[QB:.*]] = memref.subview %{{.*}}[%[[B]], 0, 0, 0] [1, 3, 4, 5] [1, 1, 1, 1] : memref<2x3x4x5xf32> to memref<3x4x5xf32, strided<[20, 5, 1], offset: ?>>
+  // CHECK:   %[[KB:.*]] = memref.subview %[[KT]][%[[B]], 0, 0, 0] [1, 3, 5, 6] [1, 1, 1, 1]
+  // CHECK:   %[[SB:.*]] = memref.subview %{{.*}}[%[[B]], 0, 0, 0] [1, 3, 4, 6] [1, 1, 1, 1]
+  // CHECK:   call @epl_rt_matmul_f32
+  // CHECK: }
+  // CHECK-NOT: linalg.generic
+  linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>,
+                                   affine_map<(b, h, m, n, k) -> (b, h, n, k)>,
+                                   affine_map<(b, h, m, n, k) -> (b, h, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<2x3x4x5xf32>, memref<2x3x6x5xf32>) outs(%s : memref<2x3x4x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// A dense layer on [batch, seq, dim]: batch and seq are both m loops, one
+// GEMM row dimension after collapsing; its weight gradient contracts over
+// both (k = batch x seq), reading x transposed.
+// CHECK-LABEL: func @grouped_loops
+func.func @grouped_loops(%x: memref<2x3x4xf32>, %w: memref<4x5xf32>, %y: memref<2x3x5xf32>,
+                         %dy: memref<2x3x5xf32>, %dw: memref<4x5xf32>) {
+  // CHECK: %[[X:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : memref<2x3x4xf32> into memref<6x4xf32>
+  // CHECK: %[[Y:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : memref<2x3x5xf32> into memref<6x5xf32>
+  // CHECK: call @epl_rt_matmul_f32
+  linalg.generic {indexing_maps = [affine_map<(b, s, n, k) -> (b, s, k)>,
+                                   affine_map<(b, s, n, k) -> (k, n)>,
+                                   affine_map<(b, s, n, k) -> (b, s, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x3x4xf32>, memref<4x5xf32>) outs(%y : memref<2x3x5xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %u, %v : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
+  // CHECK: %[[XT:.*]] = memref.transpose %{{.*}} (d0, d1, d2) -> (d2, d0, d1)
+  // CHECK: memref.collapse_shape %[[XT]] {{\[\[}}0], [1, 2]] : memref<4x2x3xf32, strided<[1, 12, 4]>> into memref<4x6xf32, strided<[1, 4]>>
+  // CHECK: memref.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : memref<2x3x5xf32> into memref<6x5xf32>
+  // CHECK: call @epl_rt_matmul_f32
+  linalg.generic {indexing_maps = [affine_map<(m, n, b, s) -> (b, s, m)>,
+                                   affine_map<(m, n, b, s) -> (b, s, n)>,
+                                   affine_map<(m, n, b, s) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%x, %dy : memref<2x3x4xf32>, memref<2x3x5xf32>) outs(%dw : memref<4x5xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %u, %v : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// Grouped loops read in different orders by A and B (k = (s, b) in A,
+// (b, s) in B): no single strided dimension, so the loop nest stays, and
+// none of the views made while trying is left behind.
+// CHECK-LABEL: func @grouped_loops_mismatched
+func.func @grouped_loops_mismatched(%a: memref<3x2x4xf32>, %b: memref<2x3x5xf32>, %c: memref<4x5xf32>) {
+  // CHECK-NOT: memref.transpose
+  // CHECK-NOT: memref.collapse_shape
+  // CHECK: linalg.generic
+  // CHECK-NOT: call @epl_rt_matmul_f32
+  linalg.generic {indexing_maps = [affine_map<(m, n, b, s) -> (s, b, m)>,
+                                   affine_map<(m, n, b, s) -> (b, s, n)>,
+                                   affine_map<(m, n, b, s) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %b : memref<3x2x4xf32>, memref<2x3x5xf32>) outs(%c : memref<4x5xf32>) {
+  ^bb0(%u: f32, %v: f32, %acc: f32):
+    %p = arith.mulf %u, %v : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
 // Not GEMMs: a max-plus contraction, integer matmuls, tensors. They stay.
 // CHECK-LABEL: func @left_alone
 func.func @left_alone(%a: memref<4x5xf32>, %b: memref<5x6xf32>, %c: memref<4x6xf32>,

@@ -64,12 +64,18 @@ def EPLMatmulToRuntimePass : Pass<"epl-matmul-to-runtime", "ModuleOp"> {
   let summary = "Turns matmul-like linalg ops on buffers into BLAS calls";
   let description = [{
     After bufferization, replaces every linalg op that computes
-    `C[b?, m, n] += A[b?, m|k, k|m] * B[b?, k|n, n|k]` in f32 or f64 — named
+    `C[b*, m, n] += A[b*, m|k, k|m] * B[b*, k|n, n|k]` in f32 or f64 — named
     (`linalg.matmul` with any indexing maps, `linalg.batch_matmul`) or
     `linalg.generic`, recognised from its indexing maps and its multiply-add
     body rather than its name — by a call to the runtime's GEMM
     (`epl_rt_matmul_f32`), which hands it to CBLAS. Transposed operands are
-    passed as transposed views: BLAS reads them in place.
+    passed as transposed views: BLAS reads them in place. Several loops of
+    one kind become one GEMM dimension when every operand holds them as one
+    strided dimension (`memref.collapse_shape`): a dense layer on
+    `[batch, seq, dim]` and its weight gradient, which contracts over batch
+    and seq. Contractions with several batch dimensions (attention's batch
+    and heads) loop over all but the innermost one with `scf.for`, one
+    batched GEMM per iteration.
 
     ```mlir
     linalg.matmul ins(%a, %b : memref<32x784xf32>, memref<784x512xf32>)
@@ -83,8 +89,10 @@ def EPLMatmulToRuntimePass : Pass<"epl-matmul-to-runtime", "ModuleOp"> {
     ```
   }];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
   ];
   let statistics = [
     Statistic<"numMatmuls", "matmuls", "Contractions turned into GEMM calls">,

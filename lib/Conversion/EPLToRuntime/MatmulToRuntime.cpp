@@ -7,9 +7,11 @@
 #include "epl/Conversion/EPLToRuntime/RuntimeAPI.h"
 #include "epl/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 #define DEBUG_TYPE "epl-matmul-to-runtime"
@@ -53,6 +55,25 @@ Value permuted(OpBuilder &b, Location loc, Value buffer,
   return memref::TransposeOp::create(b, loc, buffer, AffineMapAttr::get(map));
 }
 
+/// The matrix (or batch of matrices) of `view` at the indices `outer` of
+/// its leading dimensions: a strided view without them.
+Value innermost(OpBuilder &b, Location loc, Value view, ValueRange outer) {
+  if (outer.empty())
+    return view;
+  auto type = cast<MemRefType>(view.getType());
+  SmallVector<OpFoldResult> offsets(outer.begin(), outer.end());
+  SmallVector<OpFoldResult> sizes(outer.size(), b.getIndexAttr(1));
+  for (int64_t d = outer.size(); d < type.getRank(); ++d) {
+    offsets.push_back(b.getIndexAttr(0));
+    sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+  }
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  auto result = memref::SubViewOp::inferRankReducedResultType(
+      type.getShape().drop_front(outer.size()), type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, cast<MemRefType>(result), view,
+                                   offsets, sizes, strides);
+}
+
 /// Lowers `op` if it is a GEMM the runtime runs; returns whether it did.
 bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
                       linalg::LinalgOp op) {
@@ -61,43 +82,101 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
     return false;
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(op);
-  if (failed(dims) || dims->batch.size() > 1 || dims->m.size() != 1 ||
-      dims->n.size() != 1 || dims->k.size() != 1)
+  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
     return false;
 
   Value a = op.getDpsInputOperand(0)->get();
   Value b = op.getDpsInputOperand(1)->get();
   Value c = op.getDpsInitOperand(0)->get();
   Type element = cast<MemRefType>(c.getType()).getElementType();
-  if (!(element.isF32() || element.isF64()) ||
+  if (!llvm::all_of(ValueRange{a, b, c},
+                    [](Value v) {
+                      return cast<MemRefType>(v.getType()).hasStaticShape();
+                    }) ||
+      !(element.isF32() || element.isF64()) ||
       cast<MemRefType>(a.getType()).getElementType() != element ||
       cast<MemRefType>(b.getType()).getElementType() != element)
     return false;
 
-  SmallVector<unsigned> batch(dims->batch.begin(), dims->batch.end());
-  auto with = [&](unsigned x, unsigned y) {
-    SmallVector<unsigned> order = batch;
-    order.push_back(x);
-    order.push_back(y);
+  // Several loops of a kind (m, n or k) make one GEMM dimension, e.g. the
+  // batch and sequence of a dense layer's input: each group is taken in the
+  // order an operand reads it, and must collapse to one strided dimension
+  // in every operand.
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  auto orderIn = [](AffineMap map, ArrayRef<unsigned> group) {
+    SmallVector<unsigned> order;
+    for (AffineExpr e : map.getResults())
+      if (auto d = dyn_cast<AffineDimExpr>(e);
+          d && llvm::is_contained(group, d.getPosition()))
+        order.push_back(d.getPosition());
     return order;
   };
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  auto permA = permutationTo(maps[0], with(dims->m[0], dims->k[0]));
-  auto permB = permutationTo(maps[1], with(dims->k[0], dims->n[0]));
-  auto permC = permutationTo(maps[2], with(dims->m[0], dims->n[0]));
+  SmallVector<unsigned> batch = orderIn(maps[2], dims->batch);
+  SmallVector<unsigned> m = orderIn(maps[0], dims->m);
+  SmallVector<unsigned> k = orderIn(maps[0], dims->k);
+  SmallVector<unsigned> n = orderIn(maps[1], dims->n);
+  auto with = [&](ArrayRef<unsigned> x, ArrayRef<unsigned> y) {
+    SmallVector<unsigned> order = batch;
+    llvm::append_range(order, x);
+    llvm::append_range(order, y);
+    return order;
+  };
+  auto permA = permutationTo(maps[0], with(m, k));
+  auto permB = permutationTo(maps[1], with(k, n));
+  auto permC = permutationTo(maps[2], with(m, n));
   if (!permA || !permB || !permC)
     return false;
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  Value va = permuted(rewriter, loc, a, *permA);
-  Value vb = permuted(rewriter, loc, b, *permB);
-  Value vc = permuted(rewriter, loc, c, *permC);
+  SmallVector<Operation *> created;
+  auto matrix = [&](Value buffer, ArrayRef<int64_t> perm, size_t x,
+                    size_t y) -> Value {
+    Value view = permuted(rewriter, loc, buffer, perm);
+    if (view != buffer)
+      created.push_back(view.getDefiningOp());
+    if (x == 1 && y == 1)
+      return view;
+    SmallVector<ReassociationIndices> groups;
+    int64_t d = 0;
+    for (; d < static_cast<int64_t>(batch.size()); ++d)
+      groups.push_back({d});
+    for (size_t size : {x, y}) {
+      groups.emplace_back();
+      for (size_t i = 0; i < size; ++i)
+        groups.back().push_back(d++);
+    }
+    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
+            cast<MemRefType>(view.getType()), groups))
+      return nullptr;
+    created.push_back(memref::CollapseShapeOp::create(rewriter, loc, view, groups));
+    return created.back()->getResult(0);
+  };
+  Value va = matrix(a, *permA, m.size(), k.size());
+  Value vb = va ? matrix(b, *permB, k.size(), n.size()) : nullptr;
+  Value vc = vb ? matrix(c, *permC, m.size(), n.size()) : nullptr;
+  if (!vc) {
+    for (Operation *view : llvm::reverse(created))
+      rewriter.eraseOp(view);
+    return false;
+  }
+  // The runtime's GEMM takes one batch dimension: loops go over the others
+  // (e.g. batch and heads of attention scores).
+  SmallVector<Value> outer;
+  for (unsigned i = 0; i + 1 < batch.size(); ++i) {
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value size = arith::ConstantIndexOp::create(
+        rewriter, loc, cast<MemRefType>(vc.getType()).getDimSize(i));
+    auto loop = scf::ForOp::create(rewriter, loc, zero, size, one);
+    rewriter.setInsertionPointToStart(loop.getBody());
+    outer.push_back(loop.getInductionVar());
+  }
   api.call(rewriter, loc,
            element.isF32() ? "epl_rt_matmul_f32" : "epl_rt_matmul_f64",
-           {RuntimeAPI::unranked(rewriter, loc, va),
-            RuntimeAPI::unranked(rewriter, loc, vb),
-            RuntimeAPI::unranked(rewriter, loc, vc)});
+           {RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, va, outer)),
+            RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, vb, outer)),
+            RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, vc, outer))});
   rewriter.eraseOp(op);
   return true;
 }
