@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -60,6 +61,9 @@ void mlir::epl::buildParallelizePipeline(OpPassManager &pm,
   plan.devices = options.devices;
   pm.addPass(createEPLPlanPass(plan));
   pm.addPass(createEPLAutodiffPass());
+  // Gradient accumulation calls the micro-batch's gradient function in a
+  // loop: inlined, propagation sees one function (nothing else canonicalized).
+  pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
   // Propagation reasons about linalg.generic only.
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
   pm.addPass(createEPLShardingPropagationPass());

@@ -96,10 +96,8 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         notes.append(f"{len(set(stages))} pipeline stages ({', '.join(stages)}) ran in "
                      f"sequence on one device" + (f"; {micro} micro-batches as gradient "
                                                   "accumulation" if micro > 1 else ""))
-    elif micro > 1 and devices > 1:
-        notes.append(f"{micro} micro-batches (gradient accumulation) are not partitioned "
-                     f"yet: ran on 1 device")
-        devices = 1
+    elif micro > 1:
+        notes.append(f"{micro} micro-batches per device (gradient accumulation)")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         model = tmp / "model.mlir"

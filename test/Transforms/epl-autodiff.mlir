@@ -128,7 +128,7 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
   // CHECK-SAME: tensor<8x3xf32> {epl.arg = "input"}
   // CHECK: %[[SUMS:.*]]:2 = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
   // CHECK: %[[OFFSET:.*]] = arith.muli %[[I]]
-  // CHECK: %[[X:.*]] = tensor.extract_slice %{{.*}}[%[[OFFSET]], 0] [2, 3] [1, 1] : tensor<8x3xf32> to tensor<2x3xf32>
+  // CHECK: %[[X:.*]] = tensor.extract_slice %{{.*}}[%[[OFFSET]], 0] [2, 3] [1, 1] {epl.micro_batch} : tensor<8x3xf32> to tensor<2x3xf32>
   // CHECK: call @mb_micro_batch(%[[X]], %{{.*}}) : (tensor<2x3xf32>, tensor<3x5xf32>) -> (tensor<f32>, tensor<3x5xf32>)
   // CHECK: linalg.add
   // CHECK: scf.yield

@@ -48,8 +48,8 @@ module {
 
 // -----
 
-module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
-  // expected-error @+1 {{epl-plan: "pipeline.num_micro_batch" = 2 (gradient accumulation) on 4 devices is not planned yet; train it on one device}}
+module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
+  // expected-error @+1 {{epl-plan: the batch of argument 0 (8) is not divisible by 4 devices x 4 micro-batches ("pipeline.num_micro_batch")}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"}) -> tensor<8x16xf32> {
     return %x : tensor<8x16xf32>
   }

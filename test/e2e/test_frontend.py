@@ -197,18 +197,6 @@ def test_tool_errors_carry_the_tools_message(tmp_path):
     assert 'unknown EPL config key "zero.levl"; did you mean "zero.level"?' in str(e.value)
 
 
-def test_gradient_accumulation_with_devices_runs_on_one_and_says_so():
-    epl.init(epl.Config({"pipeline.num_micro_batch": 2}))
-    x, y = epl.input("x", (8, 4)), epl.label("y", (8, 3))
-    with epl.replicate(device_count=1):
-        logits = epl.layers.Dense(3, name="fc")(x)
-    result = epl.train(epl.layers.softmax_cross_entropy(logits, y), steps=2, devices=4)
-    assert len(result.losses) == 2
-    plan = str(result.plan)
-    assert "2 micro-batches (gradient accumulation) are not partitioned yet" in plan
-    assert "ran on 1 device" in plan
-
-
 # --- a 2-block transformer through the API equals torch.nn ----------------------
 
 def test_transformer_through_the_api_trains_like_pytorch():

@@ -16,9 +16,10 @@ STEPS = 10
 RTOL = 1e-5
 
 
-def mlp(kind):
+def mlp(kind, micro_batches=1):
     """The models of the strategies under test, as EPL users write them."""
-    config = {"optimizer.type": "momentum", "optimizer.lr": 0.05}
+    config = {"optimizer.type": "momentum", "optimizer.lr": 0.05,
+              "pipeline.num_micro_batch": micro_batches}
     if kind == "colocated":
         config["cluster.colocate_split_and_replicate"] = True
     epl.init(epl.Config(config))
@@ -50,9 +51,9 @@ def problem():
             "y": np.eye(8, dtype=np.float32)[rng.integers(0, 8, 16)]}
 
 
-def train(tmp_path, kind, ranks, mpi=False, tag=""):
+def train(tmp_path, kind, ranks, mpi=False, tag="", micro_batches=1):
     model = tmp_path / f"{kind}.mlir"
-    model.write_text(mlp(kind))
+    model.write_text(mlp(kind, micro_batches))
     data = tmp_path / "d.safetensors"
     safetensors.save(data, problem())
     save = tmp_path / f"{kind}{tag}.{ranks}.safetensors"
@@ -100,6 +101,31 @@ def test_data_parallel_gradients_in_at_most_max_splits_buckets(tmp_path):
     (entry,) = data
     assert entry["count"] <= (5 + 1) * STEPS
     assert entry["bytes"] == STEPS * (grad_bytes + 4)
+
+
+@pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
+@pytest.mark.parametrize("kind", ["data", "data_split"])
+def test_gradient_accumulation_on_four_ranks_equals_one(tmp_path, kind, mpi):
+    """2 micro-batches: each replica cuts its shard of the batch into
+    micro-batches and accumulates unreduced gradients; they are all-reduced
+    once per step, before the update."""
+    if mpi and not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    one_losses, one_params, _ = train(tmp_path, kind, 1, micro_batches=2)
+    losses, params, report = train(tmp_path, kind, 4, mpi=mpi, tag="ga", micro_batches=2)
+    np.testing.assert_allclose(losses, one_losses, rtol=RTOL)
+    for name, value in one_params.items():
+        np.testing.assert_allclose(params[name], value, rtol=RTOL, atol=1e-6, err_msg=name)
+    # Against the run without accumulation: the same full-batch step.
+    plain_losses, _, _ = train(tmp_path, kind, 1)
+    np.testing.assert_allclose(one_losses, plain_losses, rtol=RTOL)
+    if kind == "data":
+        (entry,) = collectives(report, "all_reduce", ["data"])
+        grad_bytes = sum(v.nbytes for n, v in params.items() if "." not in n)
+        # Gradients once per step (at most max_splits buckets); the loss
+        # once per micro-batch.
+        assert entry["count"] <= (5 + 2) * STEPS
+        assert entry["bytes"] == STEPS * (grad_bytes + 2 * 4)
 
 
 def test_split_cross_entropy_never_gathers_logits(tmp_path):

@@ -148,11 +148,17 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kMicroBatchAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) || op->getName().getStringRef() != "tensor.extract_slice")
+      return op->emitError() << "'" << name
+                             << "' is a unit attribute of tensor.extract_slice";
+    return success();
+  }
   return op->emitError() << "unknown EPL attribute '" << name
                          << "' on an operation; expected '" << kConfigAttrName
                          << "' (on the module), '" << kScopeAttrName << "', '"
                          << kPhaseAttrName << "', '" << kIdAttrName << "', '"
-                         << kOriginAttrName
+                         << kOriginAttrName << "', '" << kMicroBatchAttrName
                          << "', 'epl.shardings' or 'epl.loop_axes'";
 }
 

@@ -730,8 +730,11 @@ LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
               strides(type.getRank(), lb2.getIndexAttr(1));
           for (int64_t d : type.getShape())
             sizes.push_back(lb2.getIndexAttr(d));
-          args.push_back(tensor::ExtractSliceOp::create(
-              lb2, l, type, arg, offsets, sizes, strides));
+          auto slice = tensor::ExtractSliceOp::create(lb2, l, type, arg,
+                                                      offsets, sizes, strides);
+          // Under data parallelism each device slices its own shard.
+          slice->setAttr(EPLDialect::kMicroBatchAttrName, lb2.getUnitAttr());
+          args.push_back(slice);
         }
         auto call = func::CallOp::create(lb2, l, micro, args);
         // Each micro-batch's loss and gradients are its contribution to the

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -276,26 +277,72 @@ private:
           return op.emitError("epl-insert-collectives: the body reads the "
                               "index of a sharded loop");
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    // Element-wise, a partial result is a sum of partial operands
+    // (propagation's linear sums): they stay unreduced.
+    Layout first = layoutOfResult(op, 0);
+    bool linear = isElementwiseSum(op) && !first.partial.empty();
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = dyn_cast<RankedTensorType>(operand.get().getType());
       if (!type)
         continue;
-      if (failed(require(op, operand.getOperandNumber(),
-                         layoutThrough(maps[operand.getOperandNumber()], loops,
-                                       type.getRank()))))
+      Layout want =
+          layoutThrough(maps[operand.getOperandNumber()], loops, type.getRank());
+      if (linear) {
+        want.partial = first.partial;
+        want.kind = first.kind;
+      }
+      // An init the body does not read only gives the result its shape: a
+      // fresh one of the local shape, not communication.
+      if (op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand) &&
+          layouts.count(operand.get()) && layouts.lookup(operand.get()) != want) {
+        b.setInsertionPoint(op);
+        RankedTensorType global = globals.lookup(operand.get());
+        auto empty = tensor::EmptyOp::create(b, op.getLoc(), global.getShape(),
+                                             global.getElementType());
+        if (failed(localize(op, empty, want)))
+          return failure();
+        operand.set(empty);
+        continue;
+      }
+      if (failed(require(op, operand.getOperandNumber(), want)))
         return failure();
     }
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       Layout out = layoutOfResult(op, i);
       // A sum over a sharded loop adds the initial value on every device:
       // keep it on the first device of the group only.
-      if (!out.partial.empty() && out.kind == ReductionKind::Sum &&
+      if (!out.partial.empty() && out.kind == ReductionKind::Sum && !linear &&
           !isZero(op.getDpsInitOperand(i)->get()))
         maskInit(op, i, out.partial);
       if (failed(localize(op, result, out)))
         return failure();
     }
     return success();
+  }
+
+  /// A micro-batch slice cuts each device's own shard of the batch: its
+  /// offsets along split dimensions shrink with the shard.
+  void localMicroBatch(tensor::ExtractSliceOp s, const Layout &out) {
+    b.setInsertionPoint(s);
+    Location loc = s.getLoc();
+    SmallVector<int64_t> staticOffsets(s.getStaticOffsets());
+    SmallVector<Value> dynamicOffsets(s.getOffsets());
+    unsigned next = 0;
+    for (int64_t d = 0; d < static_cast<int64_t>(staticOffsets.size()); ++d) {
+      bool dynamic = ShapedType::isDynamic(staticOffsets[d]);
+      if (!out.dims[d].empty()) {
+        int64_t devices = groupSize(mesh, out.dims[d]);
+        if (dynamic)
+          dynamicOffsets[next] = arith::DivUIOp::create(
+              b, loc, dynamicOffsets[next],
+              arith::ConstantIndexOp::create(b, loc, devices));
+        else
+          staticOffsets[d] /= devices;
+      }
+      next += dynamic;
+    }
+    s.getOffsetsMutable().assign(dynamicOffsets);
+    s.setStaticOffsets(staticOffsets);
   }
 
   /// Whether `v` is known to be all zeros (a zero fill of an empty tensor).
@@ -415,10 +462,42 @@ private:
               s[d] = t.getDimSize(d);
             return s;
           };
-          if (auto s = dyn_cast<tensor::ExtractSliceOp>(op))
+          if (auto s = dyn_cast<tensor::ExtractSliceOp>(op)) {
             s.setStaticSizes(localSizes(s.getStaticSizes(), s.getResultType()));
+            if (s->hasAttr(EPLDialect::kMicroBatchAttrName))
+              localMicroBatch(s, out);
+          }
           if (auto s = dyn_cast<tensor::InsertSliceOp>(op))
             s.setStaticSizes(localSizes(s.getStaticSizes(), s.getSourceType()));
+          return success();
+        })
+        .Case([&](scf::ForOp loop) -> LogicalResult {
+          for (unsigned i = 0; i < loop.getNumResults(); ++i) {
+            if (!isa<RankedTensorType>(loop.getResult(i).getType()))
+              continue;
+            Layout l = layoutOfResult(op, i);
+            if (failed(require(op, loop.getNumControlOperands() + i, l)) ||
+                failed(localize(op, loop.getRegionIterArgs()[i], l)) ||
+                failed(localize(op, loop.getResult(i), l)))
+              return failure();
+          }
+          // Reshards made in the body do not dominate what follows it.
+          auto outside = resharded;
+          SmallVector<Operation *> body;
+          for (Operation &inner : *loop.getBody())
+            body.push_back(&inner);
+          for (Operation *inner : body)
+            if (failed(partition(inner)))
+              return failure();
+          resharded = std::move(outside);
+          return success();
+        })
+        .Case([&](scf::YieldOp y) -> LogicalResult {
+          Operation *loop = y->getParentOp();
+          for (unsigned i = 0; i < y.getNumOperands(); ++i)
+            if (isa<RankedTensorType>(loop->getResult(i).getType()) &&
+                failed(require(op, i, layoutOfResult(loop, i))))
+              return failure();
           return success();
         })
         .Case([&](ShardingConstraintOp c) -> LogicalResult {

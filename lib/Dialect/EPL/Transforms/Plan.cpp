@@ -79,14 +79,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                                "planned yet";
 
     Config config = Config::get(module);
-    // Micro-batches loop over the batch (scf.for), which propagation does
-    // not shard through yet.
-    if (int64_t microBatches = config.getInt("pipeline.num_micro_batch");
-        microBatches > 1)
-      return fn.emitError()
-             << "epl-plan: \"pipeline.num_micro_batch\" = " << microBatches
-             << " (gradient accumulation) on " << numDevices
-             << " devices is not planned yet; train it on one device";
+    int64_t microBatches = config.getInt("pipeline.num_micro_batch");
     bool colocate = config.getBool("cluster.colocate_split_and_replicate");
     int64_t stageDevices = std::max(splitDevices, replicateDevices);
     if (numDevices % stageDevices != 0)
@@ -157,6 +150,13 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                << "epl-plan: the batch of argument " << arg.getArgNumber()
                << " (" << type.getDimSize(0) << ") is not divisible by the "
                << g << " devices it is split over";
+      // Each device cuts its shard of the batch into the micro-batches.
+      if (type.getDimSize(0) % (g * microBatches) != 0)
+        return fn.emitError()
+               << "epl-plan: the batch of argument " << arg.getArgNumber()
+               << " (" << type.getDimSize(0) << ") is not divisible by "
+               << g << " devices x " << microBatches
+               << " micro-batches (\"pipeline.num_micro_batch\")";
       Layout l = Layout::replicated(type.getRank());
       l.dims[0] = batchAxes;
       fn.setArgAttr(arg.getArgNumber(), EPLDialect::kShardingAttrName,

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -56,28 +57,35 @@ public:
       if (auto s = fn.getArgAttrOfType<ShardingAttr>(
               arg.getArgNumber(), EPLDialect::kShardingAttrName))
         set(arg, Layout::of(s), kSeed);
-    SmallVector<Operation *> ops;
-    WalkResult walk = fn.walk([&](Operation *op) -> WalkResult {
-      if (op->getParentOp() != fn)
-        return WalkResult::skip();
-      if (isa<scf::ForOp, func::CallOp>(op))
-        return op->emitError("epl-sharding-propagation: cannot shard a "
-                             "program with loops or calls (gradient "
-                             "accumulation with several devices is not "
-                             "supported yet)");
-      if (auto c = dyn_cast<ShardingConstraintOp>(op))
-        set(c.getResult(), Layout::of(c.getSharding()), kUser);
-      ops.push_back(op);
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
+    // Ops in program order; a loop is visited before its body and again
+    // after it, to carry what the body found to its results.
+    SmallVector<Operation *> ops, visits;
+    std::function<LogicalResult(Block &)> collect =
+        [&](Block &block) -> LogicalResult {
+      for (Operation &op : block) {
+        if (isa<func::CallOp>(op))
+          return op.emitError("epl-sharding-propagation: cannot shard "
+                              "through a call; inline it first");
+        if (auto c = dyn_cast<ShardingConstraintOp>(op))
+          set(c.getResult(), Layout::of(c.getSharding()), kUser);
+        ops.push_back(&op);
+        visits.push_back(&op);
+        if (auto loop = dyn_cast<scf::ForOp>(op)) {
+          if (failed(collect(*loop.getBody())))
+            return failure();
+          visits.push_back(&op);
+        }
+      }
+      return success();
+    };
+    if (failed(collect(fn.front())))
       return failure();
 
     for (bool changed = true; changed;) {
       changed = false;
-      for (Operation *op : ops)
+      for (Operation *op : visits)
         changed |= visit(op);
-      for (Operation *op : llvm::reverse(ops))
+      for (Operation *op : llvm::reverse(visits))
         changed |= visit(op);
     }
     numConflicts += conflicts;
@@ -194,6 +202,10 @@ private:
       auto type = dyn_cast<RankedTensorType>(v.getType());
       if (!type || !has(v))
         continue;
+      // An init the body does not read carries no data: it has no vote.
+      if (i >= op.getNumDpsInputs() && i < op->getNumOperands() &&
+          !op.payloadUsesValueFromOperand(&op->getOpOperand(i)))
+        continue;
       int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth();
       candidates.push_back({v, maps[i], prio(v), bytes, (unsigned)i});
     }
@@ -232,8 +244,39 @@ private:
     return loops;
   }
 
+  /// The partial-sum axes an element-wise sum `a + b` keeps: a sum of
+  /// partial sums is a partial sum (gradients accumulated over
+  /// micro-batches stay unreduced until the update). Both must be partial
+  /// sums over the same axes, or one the loop's accumulator.
+  std::optional<AxisList> linearSum(linalg::GenericOp op) {
+    if (!isElementwiseSum(op))
+      return std::nullopt;
+    std::optional<AxisList> partial;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      // Unknown yet: only a loop's accumulator, which the sum then defines
+      // (anything else, e.g. a bias, would be added once per device).
+      if (!has(in->get())) {
+        auto arg = dyn_cast<BlockArgument>(in->get());
+        if (!arg || !isa<scf::ForOp>(arg.getOwner()->getParentOp()))
+          return std::nullopt;
+        continue;
+      }
+      Layout l = layoutOf(in->get());
+      if (l.partial.empty() || l.kind != ReductionKind::Sum ||
+          (partial && *partial != l.partial))
+        return std::nullopt;
+      partial = l.partial;
+    }
+    return partial;
+  }
+
   bool visitGeneric(linalg::GenericOp op) {
+    // Nothing known about any operand: leave it to the others.
+    if (llvm::none_of(op->getOperands(), [&](Value v) { return has(v); }) &&
+        llvm::none_of(op->getResults(), [&](Value v) { return has(v); }))
+      return false;
     SmallVector<AxisList> loops = loopAxes(op);
+    std::optional<AxisList> sum = linearSum(op);
     std::optional<ReductionKind> combiner = combinerOf(op);
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -249,10 +292,13 @@ private:
       auto type = dyn_cast<RankedTensorType>(operand.get().getType());
       if (!type)
         continue;
-      changed |=
-          set(operand.get(),
-              layoutThrough(maps[operand.getOperandNumber()], type.getRank()),
-              kPropagated);
+      Layout l =
+          layoutThrough(maps[operand.getOperandNumber()], type.getRank());
+      if (sum) {
+        l.partial = *sum;
+        l.kind = ReductionKind::Sum;
+      }
+      changed |= set(operand.get(), l, kPropagated);
     }
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       Layout out =
@@ -263,6 +309,10 @@ private:
           out.partial.append(axes.begin(), axes.end());
       if (!out.partial.empty())
         out.kind = *combiner;
+      if (sum) {
+        out.partial = *sum;
+        out.kind = ReductionKind::Sum;
+      }
       changed |= set(result, out, kPropagated);
     }
     return changed;
@@ -318,9 +368,32 @@ private:
     return changed;
   }
 
+  /// A loop-carried value, its initial value, what the body yields and
+  /// the loop's result are one value: one layout, partial state included.
+  bool visitLoop(scf::ForOp loop) {
+    bool changed = false;
+    for (unsigned i = 0; i < loop.getNumResults(); ++i) {
+      Value tied[] = {loop.getYieldedValues()[i], loop.getRegionIterArgs()[i],
+                      loop.getResult(i), loop.getInitArgs()[i]};
+      if (!isa<RankedTensorType>(tied[0].getType()))
+        continue;
+      Value best;
+      for (Value v : tied)
+        if (has(v) && (!best || prio(v) > prio(best)))
+          best = v;
+      if (!best)
+        continue;
+      Layout l = layoutOf(best);
+      for (Value v : tied)
+        changed |= set(v, l, kPropagated);
+    }
+    return changed;
+  }
+
   bool visit(Operation *op) {
     return llvm::TypeSwitch<Operation *, bool>(op)
         .Case([&](linalg::GenericOp g) { return visitGeneric(g); })
+        .Case([&](scf::ForOp loop) { return visitLoop(loop); })
         .Case([&](tensor::ExpandShapeOp e) {
           return visitReshape(e.getSrc(), e.getResult(),
                               e.getReassociationIndices());
@@ -330,10 +403,12 @@ private:
                               c.getReassociationIndices());
         })
         .Case([&](tensor::ExtractSliceOp s) {
+          // A micro-batch of the batch is cut from each device's shard.
           SmallVector<int64_t> cut;
-          for (int64_t d = 0; d < s.getSourceType().getRank(); ++d)
-            if (s.getStaticSizes()[d] != s.getSourceType().getDimSize(d))
-              cut.push_back(d);
+          if (!s->hasAttr(EPLDialect::kMicroBatchAttrName))
+            for (int64_t d = 0; d < s.getSourceType().getRank(); ++d)
+              if (s.getStaticSizes()[d] != s.getSourceType().getDimSize(d))
+                cut.push_back(d);
           return s.getSourceType().getRank() == s.getResultType().getRank() &&
                  visitSameRank(s, cut);
         })

@@ -6,6 +6,8 @@
 
 #include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 using namespace mlir;
 using namespace mlir::epl;
 
@@ -81,4 +83,16 @@ int64_t mlir::epl::localBytes(MeshOp mesh, RankedTensorType type,
                                          ? groupSize(mesh, layout.dims[d])
                                          : 1);
   return n;
+}
+
+bool mlir::epl::isElementwiseSum(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0)
+    return false;
+  Block &body = op.getRegion().front();
+  auto add = cast<linalg::YieldOp>(body.getTerminator())
+                 .getOperand(0)
+                 .getDefiningOp<arith::AddFOp>();
+  return add && llvm::is_contained(add->getOperands(), body.getArgument(0)) &&
+         llvm::is_contained(add->getOperands(), body.getArgument(1));
 }

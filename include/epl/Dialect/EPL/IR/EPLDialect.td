@@ -80,6 +80,10 @@ def EPL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kIdAttrName = "epl.id";
     static constexpr ::llvm::StringLiteral kOriginAttrName = "epl.origin";
     static constexpr ::llvm::StringLiteral kShardingAttrName = "epl.sharding";
+    /// On the batch slice of a micro-batch loop: each device takes its
+    /// micro-batches from its own shard of the batch.
+    static constexpr ::llvm::StringLiteral kMicroBatchAttrName =
+        "epl.micro_batch";
 
     void registerAttributes();
   }];

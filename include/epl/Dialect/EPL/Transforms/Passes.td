@@ -42,7 +42,8 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
     stage), the forward program moves to a private function on 1/M of the
     batch (`@<model>_micro_batch`, the batch dimension followed through
     indexing maps and reshapes), differentiated as above, which the step
-    calls in an `scf.for` over the M slices of the inputs and labels,
+    calls in an `scf.for` over the M slices of the inputs and labels
+    (marked `epl.micro_batch`: on several devices each cuts its own shard),
     summing losses and gradients before one update. Constants stay, so each
     micro-batch yields its contribution to the full batch's loss: with
     `communication.gradients_reduce_method = "mean"` the step equals the
@@ -101,7 +102,9 @@ def EPLPlanPass : Pass<"epl-plan", "ModuleOp"> {
     `replicate(n)` is data parallel: the mesh is `["data" = devices]`.
 
     Seeds, as `epl.sharding` on the function's arguments:
-    * inputs and labels: the batch (dimension 0) over the data axes;
+    * inputs and labels: the batch (dimension 0) over the data axes (with
+      `pipeline.num_micro_batch` = M, each device's shard must hold M
+      micro-batches);
     * each weight of a contraction in a `split` scope: along its output
       features (column parallel), or along its input features when the
       contraction's input is already split by a previous column-parallel
@@ -140,7 +143,14 @@ def EPLShardingPropagationPass : Pass<"epl-sharding-propagation", "ModuleOp"> {
       partial value with the combiner of the body (`sum` for `+`/`-`,
       `max`, `min`);
     * reshapes carry the axes of a group's major dimension; slices,
-      concatenations and casts keep them on the dimensions they do not cut.
+      concatenations and casts keep them on the dimensions they do not cut
+      (a micro-batch slice, `epl.micro_batch`, keeps the batch's too);
+    * an init the body does not read (a fill's `tensor.empty`) has no say;
+    * an element-wise sum of partial sums over the same axes stays a
+      partial sum, and so does a loop's accumulator of one;
+    * an `scf.for`'s initial value, loop-carried value, yielded value and
+      result share one sharding (partial state included). Calls must be
+      inlined first (`epl-parallelize` does).
 
     Conflicts are settled by priority (user constraints over seeds over
     propagated shardings) and then by cost: the operand whose reshard would
@@ -184,7 +194,11 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
       the device's `epl.group_index`; split over other axes, moved
       (`epl.all_to_all`);
     * arguments and results take their local types and keep
-      `epl.sharding`, so that runners split and assemble them.
+      `epl.sharding`, so that runners split and assemble them;
+    * `scf.for` loops take local types for what they carry, so partial
+      sums accumulated over micro-batches are reduced once, after the
+      loop; a micro-batch slice's offsets along split dimensions are
+      divided by the devices (each cuts its own shard).
 
     Gradient all-reduces over the data axis are then fused into at most
     `communication.max_splits` buckets (flatten, concatenate, one

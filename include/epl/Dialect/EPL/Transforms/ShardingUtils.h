@@ -13,6 +13,7 @@
 
 #include "epl/Dialect/EPL/IR/EPLOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::epl {
@@ -49,6 +50,10 @@ struct Layout {
 
 /// The one mesh of a module (epl-plan makes one), or null.
 MeshOp getMesh(ModuleOp module);
+
+/// Whether `op` adds its two inputs element-wise (`a + b`): a sum of
+/// partial sums is then a partial sum.
+bool isElementwiseSum(linalg::GenericOp op);
 
 /// Product of the sizes of `axes` in `mesh`.
 int64_t groupSize(MeshOp mesh, ArrayRef<StringRef> axes);
