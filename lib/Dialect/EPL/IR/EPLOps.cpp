@@ -25,7 +25,7 @@ static ParseResult parseMeshAxes(OpAsmParser &parser, ArrayAttr &names,
   SmallVector<int64_t> sizeValues;
   if (parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, [&]() {
         std::string name;
-        int64_t size;
+        int64_t size = 0;
         if (parser.parseString(&name) || parser.parseEqual() ||
             parser.parseInteger(size))
           return failure();

@@ -203,7 +203,8 @@ private:
       if (!type || !has(v))
         continue;
       // An init the body does not read carries no data: it has no vote.
-      if (i >= op.getNumDpsInputs() && i < op->getNumOperands() &&
+      if (i >= static_cast<size_t>(op.getNumDpsInputs()) &&
+          i < op->getNumOperands() &&
           !op.payloadUsesValueFromOperand(&op->getOpOperand(i)))
         continue;
       int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth();
