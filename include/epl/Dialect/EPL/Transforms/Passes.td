@@ -145,7 +145,9 @@ def EPLShardingPropagationPass : Pass<"epl-sharding-propagation", "ModuleOp"> {
     * reshapes carry the axes of a group's major dimension; slices,
       concatenations and casts keep them on the dimensions they do not cut
       (a micro-batch slice, `epl.micro_batch`, keeps the batch's too);
-    * an init the body does not read (a fill's `tensor.empty`) has no say;
+    * an init the body does not read (a fill's `tensor.empty`) has no say,
+      and an op none of whose values is known yet waits for a neighbour
+      (a zero fill becomes whatever its user needs, partial sums included);
     * an element-wise sum of partial sums over the same axes stays a
       partial sum, and so does a loop's accumulator of one;
     * an `scf.for`'s initial value, loop-carried value, yielded value and
