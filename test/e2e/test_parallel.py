@@ -173,12 +173,16 @@ def _data_parallel_module(tmp_path, extra, lr=0.05):
     return path, data
 
 
-def test_sum_reduce_method_sums_the_replicas_mean_gradients(tmp_path):
+@pytest.mark.parametrize("micro_batches", [1, 2])
+def test_sum_reduce_method_sums_the_replicas_mean_gradients(tmp_path, micro_batches):
     """"sum": 4 replicas' own mean gradients summed, i.e. 4 times the
-    full batch's; with momentum SGD that is the 1-device run at 4x lr."""
+    full batch's; with momentum SGD that is the 1-device run at 4x lr (with
+    micro-batches, both sum them too)."""
+    micro = {"pipeline.num_micro_batch": micro_batches}
     summed, data = _data_parallel_module(
-        tmp_path, {"communication.gradients_reduce_method": "sum"})
-    reference, _ = _data_parallel_module(tmp_path, {}, lr=0.2)
+        tmp_path, {"communication.gradients_reduce_method": "sum", **micro})
+    reference, _ = _data_parallel_module(
+        tmp_path, {"communication.gradients_reduce_method": "sum", **micro}, lr=0.2)
     four = losses(epl_run(summed, "--data", data, "--steps", STEPS, "--seed", 5,
                           ranks=4).stdout)
     one = losses(epl_run(reference, "--data", data, "--steps", STEPS, "--seed", 5).stdout)

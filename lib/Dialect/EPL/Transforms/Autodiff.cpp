@@ -749,21 +749,34 @@ LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
         scf::YieldOp::create(lb2, l, next);
       });
 
+  // What follows prepares the update (parallelization reduces gradients
+  // right before it).
+  tagger.phase = Phase::Optimizer;
   for (auto [p, g] : llvm::zip(params, llvm::drop_begin(loop.getResults()))) {
     Value grad = g;
     if (sumGradients) {
       // EPL's "sum": the sum of the micro-batches' own (mean) gradients,
       // parts times the full batch's.
+      // A generic, not linalg.mul: generalization would drop its phase,
+      // which tells parallelization the gradient is final here.
       auto type = cast<RankedTensorType>(grad.getType());
       Value factor = arith::ConstantOp::create(
-          b, loc, type,
-          DenseElementsAttr::get(type,
-                                 b.getFloatAttr(type.getElementType(),
-                                                static_cast<double>(parts))));
+          b, loc, b.getFloatAttr(type.getElementType(),
+                                 static_cast<double>(parts)));
       Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
                                            type.getElementType());
-      grad = linalg::MulOp::create(b, loc, TypeRange{type},
-                                   ValueRange{grad, factor}, ValueRange{init})
+      AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+      grad = linalg::GenericOp::create(
+                 b, loc, TypeRange{type}, ValueRange{grad}, ValueRange{init},
+                 SmallVector<AffineMap>{id, id},
+                 SmallVector<utils::IteratorType>(
+                     type.getRank(), utils::IteratorType::parallel),
+                 [&](OpBuilder &nb, Location nl, ValueRange args) {
+                   linalg::YieldOp::create(
+                       nb, nl,
+                       ValueRange{arith::MulFOp::create(nb, nl, args[0], factor)
+                                      .getResult()});
+                 })
                  .getResult(0);
     }
     grads[p] = grad;
