@@ -104,7 +104,7 @@ def test_data_parallel_gradients_in_at_most_max_splits_buckets(tmp_path):
 
 
 @pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
-@pytest.mark.parametrize("kind", ["data", "data_split"])
+@pytest.mark.parametrize("kind", ["data", "data_split", "colocated"])
 def test_gradient_accumulation_on_four_ranks_equals_one(tmp_path, kind, mpi):
     """2 micro-batches: each replica cuts its shard of the batch into
     micro-batches and accumulates unreduced gradients; they are all-reduced
