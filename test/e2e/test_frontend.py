@@ -197,6 +197,20 @@ def test_tool_errors_carry_the_tools_message(tmp_path):
     assert 'unknown EPL config key "zero.levl"; did you mean "zero.level"?' in str(e.value)
 
 
+def test_gradient_accumulation_on_devices_trains_like_one_device():
+    def train(devices):
+        epl.init(epl.Config({"pipeline.num_micro_batch": 2}))
+        x, y = epl.input("x", (8, 4)), epl.label("y", (8, 3))
+        with epl.replicate(device_count=1):
+            logits = epl.layers.Dense(3, name="fc")(x)
+        return epl.train(epl.layers.softmax_cross_entropy(logits, y), steps=3,
+                         devices=devices)
+    one, four = train(1), train(4)
+    np.testing.assert_allclose(four.losses, one.losses, rtol=1e-5)
+    plan = str(four.plan)
+    assert "ran on 4 device(s)" in plan and "2 micro-batches per device" in plan
+
+
 # --- a 2-block transformer through the API equals torch.nn ----------------------
 
 def test_transformer_through_the_api_trains_like_pytorch():
