@@ -149,7 +149,8 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
     if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
             cast<MemRefType>(view.getType()), groups))
       return nullptr;
-    created.push_back(memref::CollapseShapeOp::create(rewriter, loc, view, groups));
+    created.push_back(
+        memref::CollapseShapeOp::create(rewriter, loc, view, groups));
     return created.back()->getResult(0);
   };
   Value va = matrix(a, *permA, m.size(), k.size());
@@ -172,11 +173,13 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
     rewriter.setInsertionPointToStart(loop.getBody());
     outer.push_back(loop.getInductionVar());
   }
-  api.call(rewriter, loc,
-           element.isF32() ? "epl_rt_matmul_f32" : "epl_rt_matmul_f64",
-           {RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, va, outer)),
-            RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, vb, outer)),
-            RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, vc, outer))});
+  api.call(
+      rewriter, loc,
+      element.isF32() ? "epl_rt_matmul_f32" : "epl_rt_matmul_f64",
+      {RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, va, outer)),
+       RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, vb, outer)),
+       RuntimeAPI::unranked(rewriter, loc,
+                            innermost(rewriter, loc, vc, outer))});
   rewriter.eraseOp(op);
   return true;
 }

@@ -149,9 +149,10 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kMicroBatchAttrName) {
-    if (!isa<UnitAttr>(attr.getValue()) || op->getName().getStringRef() != "tensor.extract_slice")
-      return op->emitError() << "'" << name
-                             << "' is a unit attribute of tensor.extract_slice";
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        op->getName().getStringRef() != "tensor.extract_slice")
+      return op->emitError()
+             << "'" << name << "' is a unit attribute of tensor.extract_slice";
     return success();
   }
   return op->emitError() << "unknown EPL attribute '" << name

@@ -672,8 +672,8 @@ void StepBuilder::tagHoistedOps() {
     Attribute phase = PhaseAttr::get(op.getContext(), Phase::Forward);
     for (Operation *user : op.getUsers()) {
       Operation *top = fn.front().findAncestorOpInBlock(*user);
-      if (Attribute p = top ? top->getAttr(EPLDialect::kPhaseAttrName)
-                            : Attribute()) {
+      if (Attribute p =
+              top ? top->getAttr(EPLDialect::kPhaseAttrName) : Attribute()) {
         phase = p;
         break;
       }
@@ -761,8 +761,8 @@ LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
       // which tells parallelization the gradient is final here.
       auto type = cast<RankedTensorType>(grad.getType());
       Value factor = arith::ConstantOp::create(
-          b, loc, b.getFloatAttr(type.getElementType(),
-                                 static_cast<double>(parts)));
+          b, loc,
+          b.getFloatAttr(type.getElementType(), static_cast<double>(parts)));
       Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
                                            type.getElementType());
       AffineMap id = b.getMultiDimIdentityMap(type.getRank());

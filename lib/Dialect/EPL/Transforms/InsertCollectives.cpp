@@ -285,8 +285,8 @@ private:
       auto type = dyn_cast<RankedTensorType>(operand.get().getType());
       if (!type)
         continue;
-      Layout want =
-          layoutThrough(maps[operand.getOperandNumber()], loops, type.getRank());
+      Layout want = layoutThrough(maps[operand.getOperandNumber()], loops,
+                                  type.getRank());
       if (linear) {
         want.partial = first.partial;
         want.kind = first.kind;
@@ -294,7 +294,8 @@ private:
       // An init the body does not read only gives the result its shape: a
       // fresh one of the local shape, not communication.
       if (op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand) &&
-          layouts.count(operand.get()) && layouts.lookup(operand.get()) != want) {
+          layouts.count(operand.get()) &&
+          layouts.lookup(operand.get()) != want) {
         b.setInsertionPoint(op);
         RankedTensorType global = globals.lookup(operand.get());
         auto empty = tensor::EmptyOp::create(b, op.getLoc(), global.getShape(),

@@ -50,11 +50,10 @@ SmallVector<StringRef> Optimizer::stateSuffixes() const {
 namespace {
 /// An element-wise generic over tensors shaped like `like`, reading `inputs`
 /// (same shape, or rank 0: broadcast) and producing `numResults` tensors.
-SmallVector<Value>
-elementwise(OpBuilder &b, Location loc, Value like, ValueRange inputs,
-            unsigned numResults,
-            function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>
-                body) {
+SmallVector<Value> elementwise(
+    OpBuilder &b, Location loc, Value like, ValueRange inputs,
+    unsigned numResults,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
   auto type = cast<RankedTensorType>(like.getType());
   MLIRContext *ctx = b.getContext();
   AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
@@ -103,14 +102,13 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
   switch (kind) {
   case Kind::SGD: {
     // param.add_(d_p, alpha=-lr)
-    return elementwise(b, loc, param, {param, grad}, 1,
-                       [&](OpBuilder &nb, Location nl, ValueRange a) {
-                         Value g = decayed(nb, nl, a[0], a[1]);
-                         Value step = arith::MulFOp::create(
-                             nb, nl, cst(nb, nl, -lr), g);
-                         return SmallVector<Value>{
-                             arith::AddFOp::create(nb, nl, a[0], step)};
-                       })[0];
+    return elementwise(
+        b, loc, param, {param, grad}, 1,
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value g = decayed(nb, nl, a[0], a[1]);
+          Value step = arith::MulFOp::create(nb, nl, cst(nb, nl, -lr), g);
+          return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[0], step)};
+        })[0];
   }
   case Kind::Momentum: {
     // buf.mul_(momentum).add_(d_p); param.add_(buf, alpha=-lr)
@@ -119,8 +117,8 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value g = decayed(nb, nl, a[0], a[1]);
           Value buf = arith::AddFOp::create(
-              nb, nl, arith::MulFOp::create(nb, nl, a[2], cst(nb, nl, momentum)),
-              g);
+              nb, nl,
+              arith::MulFOp::create(nb, nl, a[2], cst(nb, nl, momentum)), g);
           Value p = arith::AddFOp::create(
               nb, nl, a[0],
               arith::MulFOp::create(nb, nl, cst(nb, nl, -lr), buf));
@@ -141,7 +139,8 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
           };
           // The bias corrections of step t = step + 1, in double, as
           // PyTorch computes them in Python.
-          Value one64 = arith::ConstantIntOp::create(nb, nl, nb.getI64Type(), 1);
+          Value one64 =
+              arith::ConstantIntOp::create(nb, nl, nb.getI64Type(), 1);
           Value t = arith::SIToFPOp::create(
               nb, nl, f64, arith::AddIOp::create(nb, nl, a[4], one64));
           Value bc1 = arith::SubFOp::create(
@@ -180,8 +179,8 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
           Value update = arith::MulFOp::create(
               nb, nl, arith::NegFOp::create(nb, nl, stepSize),
               arith::DivFOp::create(nb, nl, m, denom));
-          return SmallVector<Value>{arith::AddFOp::create(nb, nl, p, update),
-                                    m, v};
+          return SmallVector<Value>{arith::AddFOp::create(nb, nl, p, update), m,
+                                    v};
         });
     newStates.push_back(r[1]);
     newStates.push_back(r[2]);
@@ -192,11 +191,9 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
 }
 
 Value Optimizer::incrementStep(OpBuilder &b, Location loc, Value step) {
-  return elementwise(b, loc, step, {step}, 1,
-                     [&](OpBuilder &nb, Location nl, ValueRange a) {
-                       Value one = arith::ConstantIntOp::create(
-                           nb, nl, nb.getI64Type(), 1);
-                       return SmallVector<Value>{
-                           arith::AddIOp::create(nb, nl, a[0], one)};
-                     })[0];
+  return elementwise(
+      b, loc, step, {step}, 1, [&](OpBuilder &nb, Location nl, ValueRange a) {
+        Value one = arith::ConstantIntOp::create(nb, nl, nb.getI64Type(), 1);
+        return SmallVector<Value>{arith::AddIOp::create(nb, nl, a[0], one)};
+      })[0];
 }

@@ -154,8 +154,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       if (type.getDimSize(0) % (g * microBatches) != 0)
         return fn.emitError()
                << "epl-plan: the batch of argument " << arg.getArgNumber()
-               << " (" << type.getDimSize(0) << ") is not divisible by "
-               << g << " devices x " << microBatches
+               << " (" << type.getDimSize(0) << ") is not divisible by " << g
+               << " devices x " << microBatches
                << " micro-batches (\"pipeline.num_micro_batch\")";
       Layout l = Layout::replicated(type.getRank());
       l.dims[0] = batchAxes;

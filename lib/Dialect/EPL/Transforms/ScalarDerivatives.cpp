@@ -45,8 +45,7 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
                 : contribution;
   };
   auto constant = [&](Type type, double value) -> Value {
-    return arith::ConstantOp::create(b, loc, type,
-                                     b.getFloatAttr(type, value));
+    return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
   };
   auto mul = [&](Value x, Value y) -> Value {
     return arith::MulFOp::create(b, loc, x, y);
@@ -139,9 +138,9 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               return success();
             })
             .Case([&](arith::TruncFOp) {
-              accumulate(op.getOperand(0),
-                         arith::ExtFOp::create(
-                             b, loc, op.getOperand(0).getType(), g));
+              accumulate(
+                  op.getOperand(0),
+                  arith::ExtFOp::create(b, loc, op.getOperand(0).getType(), g));
               return success();
             })
             .Case([&](math::ExpOp) {
@@ -161,8 +160,7 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
             })
             .Case([&](math::SqrtOp) {
               // 1 / (2 sqrt(x))
-              accumulate(op.getOperand(0),
-                         div(g, mul(constant(type, 2.0), r)));
+              accumulate(op.getOperand(0), div(g, mul(constant(type, 2.0), r)));
               return success();
             })
             .Case([&](math::RsqrtOp) {
@@ -192,8 +190,9 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               if (dependsOnWrt.contains(op.getOperand(0))) {
                 Value em1 =
                     arith::SubFOp::create(b, loc, e, constant(type, 1.0));
-                accumulate(op.getOperand(0),
-                           mul(g, mul(e, math::PowFOp::create(b, loc, a, em1))));
+                accumulate(
+                    op.getOperand(0),
+                    mul(g, mul(e, math::PowFOp::create(b, loc, a, em1))));
               }
               if (dependsOnWrt.contains(op.getOperand(1)))
                 accumulate(op.getOperand(1),
@@ -212,8 +211,8 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
             })
             .Default([&](Operation *) {
               return diagnosticOp->emitError()
-                     << "epl-autodiff: cannot differentiate '"
-                     << op.getName() << "' in the body of this op";
+                     << "epl-autodiff: cannot differentiate '" << op.getName()
+                     << "' in the body of this op";
             });
     if (failed(handled))
       return failure();
