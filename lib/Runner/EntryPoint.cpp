@@ -35,15 +35,9 @@ mlir::epl::findEntryPoint(ModuleOp module, StringRef name, std::string &error) {
     return fn;
   }
   SmallVector<func::FuncOp> tagged;
-  for (auto fn : module.getOps<func::FuncOp>()) {
-    if (fn.isExternal())
-      continue;
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-      if (fn.getArgAttr(i, EPLDialect::kArgAttrName)) {
-        tagged.push_back(fn);
-        break;
-      }
-  }
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (!fn.isExternal() && hasTaggedArguments(fn))
+      tagged.push_back(fn);
   if (tagged.size() == 1)
     return tagged.front();
   if (tagged.size() > 1) {
@@ -111,14 +105,12 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
     auto name =
         entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
     arg.name = name ? name.str() : "arg" + std::to_string(i);
-    if (auto kind =
-            entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kArgAttrName))
-      arg.kind = llvm::StringSwitch<ArgKind>(kind.getValue())
-                     .Case("param", ArgKind::Param)
-                     .Case("input", ArgKind::Input)
-                     .Case("label", ArgKind::Label)
-                     .Case("opt_state", ArgKind::OptState)
-                     .Default(ArgKind::Other);
+    arg.kind = llvm::StringSwitch<ArgKind>(getArgKind(entry, i))
+                   .Case("param", ArgKind::Param)
+                   .Case("input", ArgKind::Input)
+                   .Case("label", ArgKind::Label)
+                   .Case("opt_state", ArgKind::OptState)
+                   .Default(ArgKind::Other);
     if (auto init =
             entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kInitAttrName))
       arg.init = init.str();
@@ -155,13 +147,10 @@ bool EntryPoint::isTrainingStep() const {
 }
 
 bool mlir::epl::isModel(func::FuncOp fn) {
-  bool tagged = false;
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    tagged |= fn.getArgAttr(i, EPLDialect::kArgAttrName) != nullptr;
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
     if (fn.getResultAttr(i, EPLDialect::kResultAttrName))
       return false;
-  return tagged;
+  return hasTaggedArguments(fn);
 }
 
 void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry) {

@@ -320,101 +320,108 @@ std::string sizeMismatch(const char *op, const StridedView &in,
          ")";
 }
 
+/// A collective's contiguous input and output buffers and its group.
+struct Exchange {
+  StridedView in, out;
+  const Group &group;
+  size_t elementSize;
+  size_t bytes() const { return in.numElements() * elementSize; }
+  /// Without a backend the group is this device alone: out = in.
+  void copyLocally() const {
+    std::memcpy(out.base, in.base, out.numElements() * elementSize);
+  }
+};
+
+Exchange exchangeOf(const char *op, EplDType dtype, EplUnrankedMemRef *in,
+                    EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc) {
+  size_t es = dtypeSize(dtype);
+  StridedView i = contiguous(in, es, op, "input"),
+              o = contiguous(out, es, op, "output");
+  return {i, o, resolveGroup(groupDesc, op), es};
+}
+
 template <EplDType DT>
 void allReduce(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                EplUnrankedMemRef *groupDesc, int32_t kind) {
   const char *op = "all_reduce";
-  size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"),
-              o = contiguous(out, es, op, "output");
-  if (i.numElements() != o.numElements())
-    fatalError(sizeMismatch(op, i, o, "expected equal sizes"));
-  const Group &group = resolveGroup(groupDesc, op);
-  record(op, group, i.numElements() * es);
-  if (Communicator *comm = communicatorFor(group))
-    comm->allReduce(i.base, o.base, i.numElements(), DT,
+  Exchange x = exchangeOf(op, DT, in, out, groupDesc);
+  if (x.in.numElements() != x.out.numElements())
+    fatalError(sizeMismatch(op, x.in, x.out, "expected equal sizes"));
+  record(op, x.group, x.bytes());
+  if (Communicator *comm = communicatorFor(x.group))
+    comm->allReduce(x.in.base, x.out.base, x.in.numElements(), DT,
                     static_cast<EplReduction>(kind));
   else
-    std::memcpy(o.base, i.base, i.numElements() * es);
+    x.copyLocally();
 }
 
 template <EplDType DT>
 void allGather(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                EplUnrankedMemRef *groupDesc) {
   const char *op = "all_gather";
-  size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"),
-              o = contiguous(out, es, op, "output");
-  const Group &group = resolveGroup(groupDesc, op);
-  if (o.numElements() != i.numElements() * group.size())
-    fatalError(sizeMismatch(op, i, o,
+  Exchange x = exchangeOf(op, DT, in, out, groupDesc);
+  if (x.out.numElements() != x.in.numElements() * x.group.size())
+    fatalError(sizeMismatch(op, x.in, x.out,
                             "the output must hold " +
-                                std::to_string(group.size()) + " inputs"));
-  record(op, group, i.numElements() * es);
-  if (Communicator *comm = communicatorFor(group))
-    comm->allGather(i.base, o.base, i.numElements(), DT);
+                                std::to_string(x.group.size()) + " inputs"));
+  record(op, x.group, x.bytes());
+  if (Communicator *comm = communicatorFor(x.group))
+    comm->allGather(x.in.base, x.out.base, x.in.numElements(), DT);
   else
-    std::memcpy(o.base, i.base, i.numElements() * es);
+    x.copyLocally();
 }
 
 template <EplDType DT>
 void reduceScatter(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                    EplUnrankedMemRef *groupDesc, int32_t kind) {
   const char *op = "reduce_scatter";
-  size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"),
-              o = contiguous(out, es, op, "output");
-  const Group &group = resolveGroup(groupDesc, op);
-  if (i.numElements() != o.numElements() * group.size())
-    fatalError(sizeMismatch(op, i, o,
+  Exchange x = exchangeOf(op, DT, in, out, groupDesc);
+  if (x.in.numElements() != x.out.numElements() * x.group.size())
+    fatalError(sizeMismatch(op, x.in, x.out,
                             "the input must hold " +
-                                std::to_string(group.size()) + " outputs"));
-  record(op, group, i.numElements() * es);
-  if (Communicator *comm = communicatorFor(group))
-    comm->reduceScatter(i.base, o.base, o.numElements(), DT,
+                                std::to_string(x.group.size()) + " outputs"));
+  record(op, x.group, x.bytes());
+  if (Communicator *comm = communicatorFor(x.group))
+    comm->reduceScatter(x.in.base, x.out.base, x.out.numElements(), DT,
                         static_cast<EplReduction>(kind));
   else
-    std::memcpy(o.base, i.base, o.numElements() * es);
+    x.copyLocally();
 }
 
 template <EplDType DT>
 void allToAll(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
               EplUnrankedMemRef *groupDesc) {
   const char *op = "all_to_all";
-  size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"),
-              o = contiguous(out, es, op, "output");
-  const Group &group = resolveGroup(groupDesc, op);
-  if (i.numElements() != o.numElements() || i.numElements() % group.size() != 0)
-    fatalError(sizeMismatch(op, i, o,
+  Exchange x = exchangeOf(op, DT, in, out, groupDesc);
+  if (x.in.numElements() != x.out.numElements() ||
+      x.in.numElements() % x.group.size() != 0)
+    fatalError(sizeMismatch(op, x.in, x.out,
                             "expected equal sizes divisible by " +
-                                std::to_string(group.size())));
-  record(op, group, i.numElements() * es);
-  if (Communicator *comm = communicatorFor(group))
-    comm->allToAll(i.base, o.base, i.numElements() / group.size(), DT);
+                                std::to_string(x.group.size())));
+  record(op, x.group, x.bytes());
+  if (Communicator *comm = communicatorFor(x.group))
+    comm->allToAll(x.in.base, x.out.base, x.in.numElements() / x.group.size(),
+                   DT);
   else
-    std::memcpy(o.base, i.base, i.numElements() * es);
+    x.copyLocally();
 }
 
 template <EplDType DT>
 void broadcast(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
                EplUnrankedMemRef *groupDesc, int64_t root) {
   const char *op = "broadcast";
-  size_t es = dtypeSize(DT);
-  StridedView i = contiguous(in, es, op, "input"),
-              o = contiguous(out, es, op, "output");
-  if (i.numElements() != o.numElements())
-    fatalError(sizeMismatch(op, i, o, "expected equal sizes"));
-  const Group &group = resolveGroup(groupDesc, op);
-  if (root < 0 || root >= group.size())
+  Exchange x = exchangeOf(op, DT, in, out, groupDesc);
+  if (x.in.numElements() != x.out.numElements())
+    fatalError(sizeMismatch(op, x.in, x.out, "expected equal sizes"));
+  if (root < 0 || root >= x.group.size())
     fatalError("broadcast: root " + std::to_string(root) +
-               " is not in the group " + group.describe());
-  record(op, group, i.numElements() * es);
-  if (Communicator *comm = communicatorFor(group))
-    comm->broadcast(i.base, o.base, i.numElements(), DT,
+               " is not in the group " + x.group.describe());
+  record(op, x.group, x.bytes());
+  if (Communicator *comm = communicatorFor(x.group))
+    comm->broadcast(x.in.base, x.out.base, x.in.numElements(), DT,
                     static_cast<int>(root));
   else
-    std::memcpy(o.base, i.base, i.numElements() * es);
+    x.copyLocally();
 }
 
 template <EplDType DT>

@@ -163,6 +163,29 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                          << "', 'epl.shardings' or 'epl.loop_axes'";
 }
 
+/// The attributes arguments and results share: `epl.name`, `epl.sharding`
+/// and `epl.shard`; std::nullopt for any other.
+static std::optional<LogicalResult>
+verifyValueAttr(Operation *op, NamedAttribute attr, unsigned index,
+                bool isResult, StringRef what) {
+  StringRef name = attr.getName().getValue();
+  if (name == EPLDialect::kNameAttrName) {
+    auto str = dyn_cast<StringAttr>(attr.getValue());
+    if (!str || str.getValue().empty())
+      return op->emitOpError()
+             << what << ": '" << name << "' must be a non-empty string, got "
+             << attr.getValue();
+    return success();
+  }
+  if (name == EPLDialect::kShardingAttrName)
+    return verifyValueSharding(op, attr,
+                               getFunctionValueType(op, index, isResult), what);
+  if (name == EPLDialect::kShardAttrName)
+    return verifyShard(op, attr, getFunctionValueType(op, index, isResult),
+                       what);
+  return std::nullopt;
+}
+
 LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
                                                    unsigned regionIndex,
                                                    unsigned argIndex,
@@ -179,14 +202,6 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
-  if (name == kNameAttrName) {
-    auto str = dyn_cast<StringAttr>(attr.getValue());
-    if (!str || str.getValue().empty())
-      return op->emitOpError()
-             << what << ": '" << name << "' must be a non-empty string, got "
-             << attr.getValue();
-    return success();
-  }
   if (name == kInitAttrName) {
     auto init = dyn_cast<StringAttr>(attr.getValue());
     if (!init || !llvm::is_contained(kInitKinds, init.getValue()))
@@ -196,12 +211,9 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
-  if (name == kShardingAttrName)
-    return verifyValueSharding(
-        op, attr, getFunctionValueType(op, argIndex, /*isResult=*/false), what);
-  if (name == kShardAttrName)
-    return verifyShard(
-        op, attr, getFunctionValueType(op, argIndex, /*isResult=*/false), what);
+  if (std::optional<LogicalResult> shared =
+          verifyValueAttr(op, attr, argIndex, /*isResult=*/false, what))
+    return *shared;
   return op->emitOpError() << what << ": unknown EPL argument attribute '"
                            << name << "'; expected '" << kArgAttrName << "', '"
                            << kNameAttrName << "', '" << kInitAttrName << "', '"
@@ -215,14 +227,9 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
   std::string what = ("result " + Twine(resultIndex)).str();
-  if (name == kShardingAttrName)
-    return verifyValueSharding(
-        op, attr, getFunctionValueType(op, resultIndex, /*isResult=*/true),
-        what);
-  if (name == kShardAttrName)
-    return verifyShard(op, attr,
-                       getFunctionValueType(op, resultIndex, /*isResult=*/true),
-                       what);
+  if (std::optional<LogicalResult> shared =
+          verifyValueAttr(op, attr, resultIndex, /*isResult=*/true, what))
+    return *shared;
   if (name == kResultAttrName) {
     auto kind = dyn_cast<StringAttr>(attr.getValue());
     if (!kind || !llvm::is_contained(kResultKinds, kind.getValue()))
@@ -232,16 +239,20 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
-  if (name == kNameAttrName) {
-    auto str = dyn_cast<StringAttr>(attr.getValue());
-    if (!str || str.getValue().empty())
-      return op->emitOpError()
-             << what << ": '" << name << "' must be a non-empty string, got "
-             << attr.getValue();
-    return success();
-  }
   return op->emitOpError() << what << ": unknown EPL result attribute '" << name
                            << "'; expected '" << kResultAttrName << "', '"
                            << kNameAttrName << "' or '" << kShardingAttrName
                            << "'";
+}
+
+StringRef mlir::epl::getArgKind(FunctionOpInterface fn, unsigned index) {
+  auto kind = fn.getArgAttrOfType<StringAttr>(index, EPLDialect::kArgAttrName);
+  return kind ? kind.getValue() : StringRef();
+}
+
+bool mlir::epl::hasTaggedArguments(FunctionOpInterface fn) {
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+    if (!getArgKind(fn, i).empty())
+      return true;
+  return false;
 }

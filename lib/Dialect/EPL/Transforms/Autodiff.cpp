@@ -170,11 +170,18 @@ LogicalResult StepBuilder::prepare() {
   return success();
 }
 
+/// The parameters of a model function, in argument order.
+static SmallVector<BlockArgument> paramsOf(func::FuncOp fn) {
+  SmallVector<BlockArgument> params;
+  for (BlockArgument arg : fn.getArguments())
+    if (getArgKind(fn, arg.getArgNumber()) == "param")
+      params.push_back(arg);
+  return params;
+}
+
 void StepBuilder::analyzeActivity() {
   for (BlockArgument arg : fn.getArguments()) {
-    auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                EPLDialect::kArgAttrName);
-    if (kind && kind.getValue() == "param")
+    if (getArgKind(fn, arg.getArgNumber()) == "param")
       varied.insert(arg);
     else
       dataDependent.insert(arg);
@@ -562,13 +569,7 @@ LogicalResult StepBuilder::finish() {
   Location loc = fn.getLoc();
   b.setInsertionPoint(ret);
 
-  SmallVector<BlockArgument> params;
-  for (BlockArgument arg : fn.getArguments()) {
-    auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                EPLDialect::kArgAttrName);
-    if (kind && kind.getValue() == "param")
-      params.push_back(arg);
-  }
+  SmallVector<BlockArgument> params = paramsOf(fn);
 
   SmallVector<Value> results = {loss};
   SmallVector<DictionaryAttr> resultAttrs;
@@ -693,13 +694,7 @@ LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
 
   b.setInsertionPointToEnd(&body);
   tagger.phase = Phase::BackwardWeight;
-  SmallVector<BlockArgument> params;
-  for (BlockArgument arg : fn.getArguments()) {
-    auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                EPLDialect::kArgAttrName);
-    if (kind && kind.getValue() == "param")
-      params.push_back(arg);
-  }
+  SmallVector<BlockArgument> params = paramsOf(fn);
   Type lossType = micro.getResultTypes()[0];
   SmallVector<Value> inits = {zerosLike(lossType)};
   for (BlockArgument p : params)
@@ -795,15 +790,9 @@ struct EPLAutodiffPass
     bool sumGradients =
         config.getString("communication.gradients_reduce_method") == "sum";
     SmallVector<func::FuncOp> models;
-    for (auto fn : module.getOps<func::FuncOp>()) {
-      if (fn.isExternal())
-        continue;
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-        if (fn.getArgAttr(i, EPLDialect::kArgAttrName)) {
-          models.push_back(fn);
-          break;
-        }
-    }
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && hasTaggedArguments(fn))
+        models.push_back(fn);
     if (models.empty()) {
       module.emitError("epl-autodiff: no model function (arguments tagged "
                        "with epl.arg) in the module");

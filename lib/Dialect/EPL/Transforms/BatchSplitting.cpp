@@ -27,10 +27,9 @@ public:
 
   LogicalResult run() {
     for (BlockArgument arg : fn.getArguments()) {
-      auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  EPLDialect::kArgAttrName);
+      StringRef kind = getArgKind(fn, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (kind && kind.getValue() != "param" && type && type.getRank() > 0)
+      if (!kind.empty() && kind != "param" && type && type.getRank() > 0)
         dims[arg] = 0;
     }
     // Propagate forwards and backwards until nothing changes.

@@ -279,17 +279,18 @@ private:
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     // Element-wise, a partial result is a sum of partial operands
     // (propagation's linear sums): they stay unreduced.
-    Layout first = layoutOfResult(op, 0);
-    bool linear = isElementwiseSum(op) && !first.partial.empty();
+    std::optional<Layout> partialSum;
+    if (isElementwiseSum(op) && !layoutOfResult(op, 0).partial.empty())
+      partialSum = layoutOfResult(op, 0);
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = dyn_cast<RankedTensorType>(operand.get().getType());
       if (!type)
         continue;
       Layout want = layoutThrough(maps[operand.getOperandNumber()], loops,
                                   type.getRank());
-      if (linear) {
-        want.partial = first.partial;
-        want.kind = first.kind;
+      if (partialSum) {
+        want.partial = partialSum->partial;
+        want.kind = partialSum->kind;
       }
       // An init the body does not read only gives the result its shape: a
       // fresh one of the local shape, not communication.
@@ -312,8 +313,8 @@ private:
       Layout out = layoutOfResult(op, i);
       // A sum over a sharded loop adds the initial value on every device:
       // keep it on the first device of the group only.
-      if (!out.partial.empty() && out.kind == ReductionKind::Sum && !linear &&
-          !isZero(op.getDpsInitOperand(i)->get()))
+      if (!out.partial.empty() && out.kind == ReductionKind::Sum &&
+          !partialSum && !isZero(op.getDpsInitOperand(i)->get()))
         maskInit(op, i, out.partial);
       if (failed(localize(op, result, out)))
         return failure();

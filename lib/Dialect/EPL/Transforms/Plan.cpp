@@ -44,11 +44,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     }
     SmallVector<func::FuncOp> models;
     for (auto fn : module.getOps<func::FuncOp>())
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-        if (fn.getArgAttr(i, EPLDialect::kArgAttrName)) {
-          models.push_back(fn);
-          break;
-        }
+      if (hasTaggedArguments(fn))
+        models.push_back(fn);
     for (func::FuncOp fn : models)
       if (failed(plan(module, fn)))
         return signalPassFailure();
@@ -138,10 +135,9 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
 
     // Inputs and labels: the batch over the data axes.
     for (BlockArgument arg : fn.getArguments()) {
-      auto kind = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  EPLDialect::kArgAttrName);
+      StringRef kind = getArgKind(fn, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!kind || kind.getValue() == "param" || !type || type.getRank() == 0 ||
+      if (kind.empty() || kind == "param" || !type || type.getRank() == 0 ||
           batchAxes.empty())
         continue;
       int64_t g = groupSize(mesh, batchAxes);
@@ -186,9 +182,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
         auto weight = dyn_cast<BlockArgument>(in->get());
         if (!weight || weight.getOwner()->getParentOp() != fn)
           continue;
-        auto kind = fn.getArgAttrOfType<StringAttr>(weight.getArgNumber(),
-                                                    EPLDialect::kArgAttrName);
-        if (!kind || kind.getValue() != "param")
+        if (getArgKind(fn, weight.getArgNumber()) != "param")
           continue;
         // The activation is the other input.
         Value activation;
