@@ -99,6 +99,11 @@ def validate(key, value):
         if high is not None and value >= high:
             raise ConfigError(f'EPL config key "{key}" must be less than {high:g}, '
                               f"got {value!r}")
+    missing = entry.get("not_implemented")
+    if missing and value != _parse_default(entry):
+        raise ConfigError(f'EPL config key "{key}" = {value!r} is not implemented yet '
+                          f'({missing}); remove it or set it to its default '
+                          f'{entry["default"]}')
 
 
 class Config:

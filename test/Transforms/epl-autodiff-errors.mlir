@@ -77,3 +77,35 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 3 : i64}} {
     return %e : tensor<f32>
   }
 }
+
+// -----
+
+// A key nothing implements yet is rejected, never ignored.
+// expected-error @+1 {{epl-autodiff: EPL config key "zero.level" = "v1" is not implemented yet (ZeRO); remove it or set it to its default ""}}
+module attributes {epl.config = {"zero.level" = "v1"}} {
+  func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<f32>
+    return %e : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{epl-autodiff: EPL config key "amp.loss_scale" = 1.024000e+03 : f64 is not implemented yet (automatic mixed precision)}}
+module attributes {epl.config = {"amp.loss_scale" = 1024.0 : f64}} {
+  func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<f32>
+    return %e : tensor<f32>
+  }
+}
+
+// -----
+
+// Defaults ask for nothing.
+module attributes {epl.config = {"zero.level" = "", "optimizer.num_apply_group" = 1 : i64,
+                                 "pipeline.strategy" = "PreferBackward", "amp.loss_scale" = "dynamic"}} {
+  func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %c = arith.constant dense<0.0> : tensor<f32>
+    return %c : tensor<f32>
+  }
+}

@@ -11,6 +11,7 @@
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -130,6 +131,24 @@ const ConfigKey kKeys[] = {
      0.0},
 };
 
+/// Keys whose non-default values nothing implements yet, and the feature
+/// that will (the open issues: pipeline stages, memory, mixed precision,
+/// automatic parallelism).
+struct MissingFeature {
+  llvm::StringLiteral key;
+  const char *feature;
+};
+constexpr MissingFeature kMissingFeatures[] = {
+    {"pipeline.strategy", "pipeline schedules"},
+    {"gradient_checkpoint.type", "gradient checkpointing"},
+    {"zero.level", "ZeRO"},
+    {"offload.level", "offloading"},
+    {"amp.level", "automatic mixed precision"},
+    {"amp.loss_scale", "automatic mixed precision"},
+    {"optimizer.num_apply_group", "grouped optimizer updates"},
+    {"auto.auto_parallel", "automatic parallelism"},
+};
+
 StringRef kindName(ConfigValueKind kind) {
   switch (kind) {
   case K::Integer:
@@ -244,6 +263,13 @@ LogicalResult verifyValue(const ConfigKey &key, Attribute value,
 
 ArrayRef<ConfigKey> mlir::epl::getConfigKeys() { return kKeys; }
 
+const char *mlir::epl::getMissingFeature(const ConfigKey &key) {
+  for (const MissingFeature &missing : kMissingFeatures)
+    if (missing.key == key.name)
+      return missing.feature;
+  return nullptr;
+}
+
 const ConfigKey *mlir::epl::lookupConfigKey(StringRef name) {
   for (const ConfigKey &key : kKeys)
     if (key.name == name)
@@ -326,4 +352,29 @@ StringRef Config::getString(StringRef key) const {
   if (auto value = dyn_cast_or_null<StringAttr>(lookup(dict, key)))
     return value.getValue();
   return StringRef(schemaOf(key).defaultValue).trim('"');
+}
+
+LogicalResult
+Config::checkImplemented(MLIRContext *context,
+                         function_ref<InFlightDiagnostic()> emitError) const {
+  if (!dict)
+    return success();
+  for (NamedAttribute entry : dict) {
+    const ConfigKey *key = lookupConfigKey(entry.getName().getValue());
+    const char *feature = key ? getMissingFeature(*key) : nullptr;
+    if (!feature)
+      continue;
+    // Setting a key to its default asks for nothing.
+    Attribute value = entry.getValue();
+    Attribute byDefault = parseAttribute(key->defaultValue, context);
+    std::optional<double> number = asNumber(value);
+    if (value == byDefault ||
+        (number && byDefault && number == asNumber(byDefault)))
+      continue;
+    return emitError() << "EPL config key \"" << key->name << "\" = " << value
+                       << " is not implemented yet (" << feature
+                       << "); remove it or set it to its default "
+                       << key->defaultValue;
+  }
+  return success();
 }

@@ -786,6 +786,9 @@ struct EPLAutodiffPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Config config = Config::get(module);
+    if (failed(config.checkImplemented(
+            &getContext(), [&] { return module.emitError("epl-autodiff: "); })))
+      return signalPassFailure();
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
     bool sumGradients =
         config.getString("communication.gradients_reduce_method") == "sum";

@@ -47,6 +47,10 @@ llvm::ArrayRef<ConfigKey> getConfigKeys();
 /// The key called `name`, or null.
 const ConfigKey *lookupConfigKey(llvm::StringRef name);
 
+/// What is still missing for `key` to take effect, when a value other than
+/// its default is not implemented yet (e.g. "ZeRO"); null when it is.
+const char *getMissingFeature(const ConfigKey &key);
+
 /// Checks a whole `epl.config` dictionary: every key known, every value of
 /// the right kind and in range. Diagnostics go through `emitError`.
 LogicalResult verifyConfig(DictionaryAttr config,
@@ -66,6 +70,14 @@ public:
   std::optional<double> getNumber(llvm::StringRef key) const;
   bool getBool(llvm::StringRef key) const;
   llvm::StringRef getString(llvm::StringRef key) const;
+
+  /// Fails, naming the key, when the config sets a key that is not
+  /// implemented yet to a value other than its default: a key is either
+  /// honoured or rejected, never silently ignored. Passes that build the
+  /// training step call this first.
+  LogicalResult
+  checkImplemented(MLIRContext *context,
+                   function_ref<InFlightDiagnostic()> emitError) const;
 
 private:
   DictionaryAttr dict;
