@@ -109,3 +109,128 @@ module attributes {epl.config = {"zero.level" = "", "optimizer.num_apply_group" 
     return %c : tensor<f32>
   }
 }
+
+// -----
+
+// Micro-batches would change a loss that uses a statistic over the batch
+// (here the batch mean of h, subtracted from each example).
+#bf = affine_map<(b, f) -> (b, f)>
+#f = affine_map<(b, f) -> (f)>
+#s = affine_map<(b, f) -> ()>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<4x3xf32> {epl.arg = "input"},
+               %w: tensor<3xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x3xf32>
+    %h = linalg.generic {indexing_maps = [#bf, #f, #bf], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %w : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      linalg.yield %m : f32
+    } -> tensor<4x3xf32>
+    %ef = tensor.empty() : tensor<3xf32>
+    %zf = linalg.fill ins(%zero : f32) outs(%ef : tensor<3xf32>) -> tensor<3xf32>
+    // expected-note @+1 {{the statistic over the whole batch is computed here}}
+    %mu = linalg.generic {indexing_maps = [#bf, #f], iterator_types = ["reduction", "parallel"]}
+        ins(%h : tensor<4x3xf32>) outs(%zf : tensor<3xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %q = arith.mulf %a, %a : f32
+      %r = arith.addf %acc, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<3xf32>
+    // expected-error @+1 {{cannot split the batch into 2 micro-batches (pipeline.num_micro_batch): this op combines each example with a statistic over the whole batch; micro-batches reproduce only sums over the batch that reach the loss linearly}}
+    %d = linalg.generic {indexing_maps = [#bf, #f, #bf], iterator_types = ["parallel", "parallel"]}
+        ins(%h, %mu : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.subf %a, %b : f32
+      linalg.yield %m : f32
+    } -> tensor<4x3xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#bf, #s], iterator_types = ["reduction", "reduction"]}
+        ins(%d : tensor<4x3xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %q = arith.mulf %a, %a : f32
+      %r = arith.addf %acc, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A max over the batch is not a sum of micro-batch maxima.
+#bf = affine_map<(b, f) -> (b, f)>
+#f = affine_map<(b, f) -> (f)>
+#s = affine_map<(b, f) -> ()>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<4x3xf32> {epl.arg = "input"},
+               %w: tensor<3xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x3xf32>
+    %h = linalg.generic {indexing_maps = [#bf, #f, #bf], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %w : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      linalg.yield %m : f32
+    } -> tensor<4x3xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    // expected-error @+1 {{cannot split the batch into 2 micro-batches (pipeline.num_micro_batch): this op reduces over the batch other than by a sum}}
+    %l = linalg.generic {indexing_maps = [#bf, #s], iterator_types = ["reduction", "reduction"]}
+        ins(%h : tensor<4x3xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.maximumf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A constant added to the loss would be added once per micro-batch; a mean
+// (a sum scaled by a constant) is fine.
+#bf = affine_map<(b, f) -> (b, f)>
+#f = affine_map<(b, f) -> (f)>
+#s = affine_map<(b, f) -> ()>
+#id = affine_map<() -> ()>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<4x3xf32> {epl.arg = "input"},
+               %w: tensor<3xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %quarter = arith.constant 0.25 : f32
+    %e = tensor.empty() : tensor<4x3xf32>
+    %h = linalg.generic {indexing_maps = [#bf, #f, #bf], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %w : tensor<4x3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      linalg.yield %m : f32
+    } -> tensor<4x3xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    // expected-note @+1 {{the statistic over the whole batch is computed here}}
+    %sum = linalg.generic {indexing_maps = [#bf, #s], iterator_types = ["reduction", "reduction"]}
+        ins(%h : tensor<4x3xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    %mean = linalg.generic {indexing_maps = [#id, #id], iterator_types = []}
+        ins(%sum : tensor<f32>) outs(%es : tensor<f32>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = arith.mulf %a, %quarter : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    // expected-error @+1 {{cannot split the batch into 2 micro-batches (pipeline.num_micro_batch): this op is not linear in a statistic over the whole batch}}
+    %l = linalg.generic {indexing_maps = [#id, #id], iterator_types = []}
+        ins(%mean : tensor<f32>) outs(%es : tensor<f32>) {
+    ^bb0(%a: f32, %o: f32):
+      %one = arith.constant 1.0 : f32
+      %r = arith.addf %a, %one : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -51,6 +52,21 @@ public:
     if (it == dims.end())
       return std::nullopt;
     return it->second;
+  }
+
+  /// The loops of `op` that run over the batch.
+  llvm::SmallDenseSet<unsigned> batchLoops(linalg::GenericOp op) const {
+    llvm::SmallDenseSet<unsigned> loops;
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    for (OpOperand &operand : op->getOpOperands())
+      if (std::optional<int64_t> d = dimOf(operand.get()))
+        if (auto expr = dyn_cast<AffineDimExpr>(
+                maps[operand.getOperandNumber()].getResult(*d)))
+          loops.insert(expr.getPosition());
+    if (std::optional<int64_t> d = dimOf(op.getResult(0)))
+      if (auto expr = dyn_cast<AffineDimExpr>(maps.back().getResult(*d)))
+        loops.insert(expr.getPosition());
+    return loops;
   }
 
 private:
@@ -196,6 +212,190 @@ private:
   llvm::DenseMap<Value, int64_t> dims;
 };
 
+/// Whether `v` is all zeros: a zero constant or a fill with zero.
+bool isZero(Value v) {
+  auto zeroAttr = [](Attribute a) {
+    if (auto dense = dyn_cast_or_null<DenseElementsAttr>(a))
+      return dense.isSplat() && isa<FloatType>(dense.getElementType()) &&
+             dense.getSplatValue<APFloat>().isZero();
+    auto f = dyn_cast_or_null<FloatAttr>(a);
+    return f && f.getValue().isZero();
+  };
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (auto c = dyn_cast<arith::ConstantOp>(def))
+    return zeroAttr(c.getValue());
+  auto fill = dyn_cast<linalg::GenericOp>(def);
+  if (auto named = dyn_cast<linalg::FillOp>(def)) {
+    Attribute a;
+    return matchPattern(named.getInputs()[0], m_Constant(&a)) && zeroAttr(a);
+  }
+  if (!fill || fill.getNumDpsInputs() != 1)
+    return false;
+  Block &body = fill.getRegion().front();
+  Attribute a;
+  return cast<linalg::YieldOp>(body.getTerminator()).getOperand(0) ==
+             body.getArgument(0) &&
+         matchPattern(fill.getDpsInputOperand(0)->get(), m_Constant(&a)) &&
+         zeroAttr(a);
+}
+
+/// Micro-batches compute the loss of each micro-batch and add them up,
+/// which equals the loss of the whole batch exactly when every statistic
+/// over the batch is a sum that reaches the loss linearly (a mean is a sum
+/// scaled by a constant). Anything else (a batch mean subtracted from each
+/// example, a max over the batch, a constant added to the loss) would
+/// silently change the result: it is an error naming the op.
+class BatchLinearity {
+public:
+  BatchLinearity(func::FuncOp fn, const BatchAnalysis &batch, int64_t parts)
+      : fn(fn), batch(batch), parts(parts) {}
+
+  LogicalResult run() {
+    for (Operation &op : fn.front())
+      if (failed(visit(&op)))
+        return failure();
+    return success();
+  }
+
+private:
+  /// How a scalar of a body depends on the whole-batch statistics.
+  enum class Dep { Constant, Linear, Other };
+
+  InFlightDiagnostic fail(Operation *op, const Twine &why, Value statistic) {
+    InFlightDiagnostic diag =
+        op->emitError() << "cannot split the batch into " << parts
+                        << " micro-batches (pipeline.num_micro_batch): " << why
+                        << "; micro-batches reproduce only sums over the "
+                           "batch that reach the loss linearly";
+    if (statistic)
+      diag.attachNote(origin.lookup(statistic)->getLoc())
+          << "the statistic over the whole batch is computed here";
+    return diag;
+  }
+
+  LogicalResult visit(Operation *op) {
+    if (auto g = dyn_cast<linalg::GenericOp>(op))
+      return visitGeneric(g);
+    Value statistic;
+    for (Value v : op->getOperands())
+      if (origin.count(v))
+        statistic = v;
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      Value loss = ret.getOperand(0);
+      if (!origin.count(loss) && !batch.dimOf(loss))
+        return fail(op, "the loss does not depend on the batch", Value());
+      return success();
+    }
+    if (!statistic)
+      return success();
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
+            tensor::ExtractSliceOp>(op)) {
+      origin[op->getResult(0)] = origin.lookup(statistic);
+      return success();
+    }
+    return fail(op,
+                "'" + op->getName().getStringRef() +
+                    "' uses a statistic over the whole batch",
+                statistic);
+  }
+
+  LogicalResult visitGeneric(linalg::GenericOp op) {
+    llvm::SmallDenseSet<unsigned> loops = batch.batchLoops(op);
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    bool reducesBatch = llvm::any_of(loops, [&](unsigned l) {
+      return iterators[l] == utils::IteratorType::reduction;
+    });
+    Block &body = op.getRegion().front();
+    llvm::DenseMap<Value, Dep> deps;
+    Value statistic;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Value arg = body.getArgument(operand.getOperandNumber());
+      Dep d = Dep::Constant;
+      if (origin.count(operand.get())) {
+        statistic = operand.get();
+        d = Dep::Linear;
+      } else if (op.isDpsInit(&operand) &&
+                 op.payloadUsesValueFromOperand(&operand) &&
+                 (reducesBatch || statistic)) {
+        // An accumulator must start at zero: a sum starting elsewhere adds
+        // its start once per micro-batch.
+        if (!isZero(operand.get()))
+          return fail(op,
+                      "this sum over the batch starts from a value that is "
+                      "not zero",
+                      statistic);
+        d = Dep::Linear;
+      }
+      deps[arg] = d;
+    }
+    if (reducesBatch) {
+      if (statistic)
+        return fail(op,
+                    "this sum over the batch combines the examples with a "
+                    "statistic over the whole batch",
+                    statistic);
+      Value acc = body.getArgument(op.getNumDpsInputs());
+      Operation *comb = cast<linalg::YieldOp>(body.getTerminator())
+                            .getOperand(0)
+                            .getDefiningOp();
+      if (!comb || !isa<arith::AddFOp>(comb) ||
+          !llvm::is_contained(comb->getOperands(), acc))
+        return fail(op, "this op reduces over the batch other than by a sum",
+                    Value());
+      origin[op.getResult(0)] = op;
+      return success();
+    }
+    if (!statistic)
+      return success();
+    if (!loops.empty())
+      return fail(op,
+                  "this op combines each example with a statistic over the "
+                  "whole batch",
+                  statistic);
+    // Element-wise in the statistics: the body must be linear in them.
+    auto depOf = [&](Value v) {
+      auto it = deps.find(v);
+      return it == deps.end() ? Dep::Constant : it->second;
+    };
+    for (Operation &inner : body.without_terminator()) {
+      SmallVector<Dep> in = llvm::map_to_vector(inner.getOperands(), depOf);
+      auto count = [&](Dep d) { return llvm::count(in, d); };
+      Dep out =
+          count(Dep::Linear) || count(Dep::Other) ? Dep::Other : Dep::Constant;
+      if (count(Dep::Other) == 0) {
+        if (isa<arith::AddFOp, arith::SubFOp>(inner) && count(Dep::Linear) == 2)
+          out = Dep::Linear;
+        else if (isa<arith::MulFOp>(inner) && count(Dep::Linear) == 1)
+          out = Dep::Linear;
+        else if (isa<arith::DivFOp>(inner) && in[0] == Dep::Linear &&
+                 in[1] == Dep::Constant)
+          out = Dep::Linear;
+        else if (isa<arith::NegFOp>(inner) && in[0] == Dep::Linear)
+          out = Dep::Linear;
+      }
+      for (Value r : inner.getResults())
+        deps[r] = out;
+    }
+    Dep result = depOf(body.getTerminator()->getOperand(0));
+    if (result == Dep::Other)
+      return fail(op,
+                  "this op is not linear in a statistic over the whole batch",
+                  statistic);
+    if (result == Dep::Linear)
+      origin[op.getResult(0)] = origin.lookup(statistic);
+    return success();
+  }
+
+  func::FuncOp fn;
+  const BatchAnalysis &batch;
+  int64_t parts;
+  /// The statistics over the whole batch, and the op that computed each
+  /// (its reduction over the batch).
+  llvm::DenseMap<Value, Operation *> origin;
+};
+
 /// Each tensor.empty and constant gets its own copy per use, so that a
 /// value shared by batched and unbatched ops can be retyped for each.
 void unshareLeaves(func::FuncOp fn) {
@@ -277,6 +477,8 @@ LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts) {
             cast<ShapedType>(c.getType()), dense.getSplatValue<Attribute>()));
       }
   }
+  if (failed(BatchLinearity(model, analysis, parts).run()))
+    return failure();
   auto resultTypes = body.getTerminator()->getOperandTypes();
   model.setType(FunctionType::get(model.getContext(), body.getArgumentTypes(),
                                   SmallVector<Type>(resultTypes)));
