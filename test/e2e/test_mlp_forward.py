@@ -96,6 +96,9 @@ def test_every_rank_computes_the_same_forward(tmp_path, mpi):
     epl_run(MODEL, *common, "--dump-results", four, ranks=4, mpi=mpi)
     single = safetensors.load(one)["result0"]
     results = safetensors.load(four)
-    assert results["result0"].tobytes() == single.tobytes()
+    # Four ranks split the batch, so the loss is summed in another order:
+    # equal to one rank within rounding, and bit-identical on every rank
+    # (the runtime reduces in one fixed order for all of them).
+    assert results["result0"] == pytest.approx(single, rel=1e-6)
     for rank in (1, 2, 3):
-        assert results[f"rank{rank}/result0"].tobytes() == single.tobytes()
+        assert results[f"rank{rank}/result0"].tobytes() == results["result0"].tobytes()
