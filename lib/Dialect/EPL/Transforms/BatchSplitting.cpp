@@ -10,11 +10,11 @@
 
 #include "epl/Dialect/EPL/Transforms/BatchSplitting.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -212,35 +212,6 @@ private:
   llvm::DenseMap<Value, int64_t> dims;
 };
 
-/// Whether `v` is all zeros: a zero constant or a fill with zero.
-bool isZero(Value v) {
-  auto zeroAttr = [](Attribute a) {
-    if (auto dense = dyn_cast_or_null<DenseElementsAttr>(a))
-      return dense.isSplat() && isa<FloatType>(dense.getElementType()) &&
-             dense.getSplatValue<APFloat>().isZero();
-    auto f = dyn_cast_or_null<FloatAttr>(a);
-    return f && f.getValue().isZero();
-  };
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return false;
-  if (auto c = dyn_cast<arith::ConstantOp>(def))
-    return zeroAttr(c.getValue());
-  auto fill = dyn_cast<linalg::GenericOp>(def);
-  if (auto named = dyn_cast<linalg::FillOp>(def)) {
-    Attribute a;
-    return matchPattern(named.getInputs()[0], m_Constant(&a)) && zeroAttr(a);
-  }
-  if (!fill || fill.getNumDpsInputs() != 1)
-    return false;
-  Block &body = fill.getRegion().front();
-  Attribute a;
-  return cast<linalg::YieldOp>(body.getTerminator()).getOperand(0) ==
-             body.getArgument(0) &&
-         matchPattern(fill.getDpsInputOperand(0)->get(), m_Constant(&a)) &&
-         zeroAttr(a);
-}
-
 /// Micro-batches compute the loss of each micro-batch and add them up,
 /// which equals the loss of the whole batch exactly when every statistic
 /// over the batch is a sum that reaches the loss linearly (a mean is a sum
@@ -321,7 +292,7 @@ private:
                  (reducesBatch || statistic)) {
         // An accumulator must start at zero: a sum starting elsewhere adds
         // its start once per micro-batch.
-        if (!isZero(operand.get()))
+        if (!isZeroTensor(operand.get()))
           return fail(op,
                       "this sum over the batch starts from a value that is "
                       "not zero",

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -61,6 +62,13 @@ public:
     for (Operation *op : ops)
       if (failed(partition(op)))
         return failure();
+    // Cheap values every user made anew for itself.
+    SmallVector<Operation *> all;
+    fn.walk([&](Operation *op) { all.push_back(op); });
+    for (Operation *op : llvm::reverse(all))
+      if (op->getNumResults() == 1 && op->use_empty() &&
+          isCheap(op->getResult(0)))
+        op->erase();
     fn.setType(
         FunctionType::get(fn.getContext(), fn.front().getArgumentTypes(),
                           fn.front().getTerminator()->getOperandTypes()));
@@ -120,10 +128,66 @@ private:
     auto key = std::make_pair(v, to.toAttr(fn.getContext(), mesh.getSymName()));
     if (Value cached = resharded.lookup(key))
       return cached;
-    FailureOr<Value> r = reshardUncached(loc, v, to);
+    // Cheap values are made again in the layout wanted, never sent (a sum
+    // of a non-zero value over devices would count it once per device).
+    bool remake = layouts.lookup(v) != to && isCheap(v) &&
+                  (to.partial.empty() || to.kind != ReductionKind::Sum ||
+                   isZeroTensor(v));
+    FailureOr<Value> r =
+        remake ? rematerialize(loc, v, to) : reshardUncached(loc, v, to);
     if (succeeded(r))
       resharded[key] = *r;
     return r;
+  }
+
+  /// This device's part of cheap value `v` (see isCheap) under layout
+  /// `to`, made anew from the same constants.
+  FailureOr<Value> rematerialize(Location loc, Value v, const Layout &to) {
+    RankedTensorType global = globals.lookup(v);
+    FailureOr<RankedTensorType> local = localType(mesh, global, to);
+    if (failed(local))
+      return emitError(loc)
+             << "epl-insert-collectives: cannot shard " << global << " as "
+             << to.toAttr(fn.getContext(), mesh.getSymName())
+             << ": a split does not divide its dimension";
+    Operation *def = v.getDefiningOp();
+    Value made;
+    if (auto c = dyn_cast<arith::ConstantOp>(def)) {
+      auto splat = cast<DenseElementsAttr>(c.getValue());
+      made = arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(*local, splat.getSplatValue<Attribute>()));
+    } else if (isa<tensor::EmptyOp>(def)) {
+      made = tensor::EmptyOp::create(b, loc, local->getShape(),
+                                     local->getElementType());
+    } else {
+      // A fill or element-wise generic: its loops are its result's
+      // dimensions, so its tensor operands follow from `to`.
+      auto linalgOp = cast<linalg::LinalgOp>(def);
+      SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
+      SmallVector<AxisList> loops(linalgOp.getNumLoops());
+      for (auto [pos, expr] : llvm::enumerate(maps.back().getResults()))
+        loops[cast<AffineDimExpr>(expr).getPosition()] = to.dims[pos];
+      IRMapping mapping;
+      for (OpOperand &operand : def->getOpOperands()) {
+        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+        if (!type)
+          continue;
+        FailureOr<Value> in =
+            reshard(loc, operand.get(),
+                    layoutThrough(maps[operand.getOperandNumber()], loops,
+                                  globals.lookup(operand.get()).getRank()));
+        if (failed(in))
+          return failure();
+        mapping.map(operand.get(), *in);
+      }
+      Operation *copy = b.clone(*def, mapping);
+      copy->getResult(0).setType(*local);
+      made = copy->getResult(0);
+    }
+    globals[made] = global;
+    layouts[made] = to;
+    return made;
   }
 
   FailureOr<Value> reshardUncached(Location loc, Value v, Layout to) {
@@ -347,17 +411,10 @@ private:
     s.setStaticOffsets(staticOffsets);
   }
 
-  /// Whether `v` is known to be all zeros (a zero fill of an empty tensor).
+  /// Whether an init contributes nothing to a sum: zeros, or a
+  /// tensor.empty (whose contents are undefined anyway).
   static bool isZero(Value v) {
-    auto g = v.getDefiningOp<linalg::GenericOp>();
-    if (!g || g.getNumDpsInputs() != 1)
-      return v.getDefiningOp<tensor::EmptyOp>() != nullptr;
-    auto yield = cast<linalg::YieldOp>(g.getRegion().front().getTerminator());
-    if (yield.getOperand(0) != g.getRegion().front().getArgument(0))
-      return false;
-    auto c = g.getDpsInputOperand(0)->get().getDefiningOp<arith::ConstantOp>();
-    auto f = c ? dyn_cast<FloatAttr>(c.getValue()) : FloatAttr();
-    return f && f.getValue().isZero();
+    return isZeroTensor(v) || v.getDefiningOp<tensor::EmptyOp>();
   }
 
   void maskInit(linalg::GenericOp op, unsigned result,

@@ -151,7 +151,8 @@ private:
     return it == priorities.end() ? 0 : it->second;
   }
   bool set(Value v, Layout l, int priority) {
-    if (has(v))
+    // Cheap values carry no data: each user makes its own (see isCheap).
+    if (has(v) || isCheap(v))
       return false;
     layouts[v] = std::move(l);
     priorities[v] = priority;

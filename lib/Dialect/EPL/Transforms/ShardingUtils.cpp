@@ -7,6 +7,9 @@
 #include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -95,4 +98,56 @@ bool mlir::epl::isElementwiseSum(linalg::GenericOp op) {
                  .getDefiningOp<arith::AddFOp>();
   return add && llvm::is_contained(add->getOperands(), body.getArgument(0)) &&
          llvm::is_contained(add->getOperands(), body.getArgument(1));
+}
+
+bool mlir::epl::isZeroTensor(Value v) {
+  auto isZeroAttr = [](Attribute a) {
+    if (auto dense = dyn_cast_or_null<DenseElementsAttr>(a))
+      return dense.isSplat() && isa<FloatType>(dense.getElementType()) &&
+             dense.getSplatValue<APFloat>().isZero();
+    auto f = dyn_cast_or_null<FloatAttr>(a);
+    return f && f.getValue().isZero();
+  };
+  Attribute a;
+  if (matchPattern(v, m_Constant(&a)))
+    return isZeroAttr(a);
+  if (auto fill = v.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.getInputs()[0], m_Constant(&a)) && isZeroAttr(a);
+  auto g = v.getDefiningOp<linalg::GenericOp>();
+  if (!g || g.getNumDpsInputs() != 1)
+    return false;
+  Block &body = g.getRegion().front();
+  return cast<linalg::YieldOp>(body.getTerminator()).getOperand(0) ==
+             body.getArgument(0) &&
+         matchPattern(g.getDpsInputOperand(0)->get(), m_Constant(&a)) &&
+         isZeroAttr(a);
+}
+
+bool mlir::epl::isCheap(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getNumResults() != 1 || !isa<RankedTensorType>(v.getType()))
+    return false;
+  if (isa<tensor::EmptyOp>(def))
+    return true;
+  if (auto c = dyn_cast<arith::ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    return dense && dense.isSplat();
+  }
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
+  if (!linalgOp || !isa<linalg::FillOp, linalg::GenericOp>(def) ||
+      linalgOp.getNumParallelLoops() != linalgOp.getNumLoops() ||
+      !linalgOp.getIndexingMapsArray().back().isPermutation() ||
+      !linalgOp.getBlock()->getOps<linalg::IndexOp>().empty())
+    return false;
+  // Everything it reads is a constant or cheap itself.
+  for (OpOperand &operand : def->getOpOperands()) {
+    Value in = operand.get();
+    if (isa<RankedTensorType>(in.getType()) ? !isCheap(in)
+                                            : !matchPattern(in, m_Constant()))
+      return false;
+  }
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(def->getRegion(0), captured);
+  return llvm::all_of(captured,
+                      [](Value c) { return matchPattern(c, m_Constant()); });
 }

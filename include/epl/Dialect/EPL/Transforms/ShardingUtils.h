@@ -55,6 +55,17 @@ MeshOp getMesh(ModuleOp module);
 /// partial sums is then a partial sum.
 bool isElementwiseSum(linalg::GenericOp op);
 
+/// Whether `v` is all zeros: a zero splat constant, or a fill of zero
+/// (`linalg.fill` or its generic form).
+bool isZeroTensor(Value v);
+
+/// Whether `v` is cheaper to make again on every device, in whatever layout
+/// each user needs, than to communicate: a `tensor.empty`, a splat
+/// constant, a fill with a constant, or an element-wise or broadcasting
+/// `linalg.generic` of such values and constants. Propagation gives these
+/// no say (they carry no data) and partitioning recreates them per use.
+bool isCheap(Value v);
+
 /// Product of the sizes of `axes` in `mesh`.
 int64_t groupSize(MeshOp mesh, ArrayRef<StringRef> axes);
 
