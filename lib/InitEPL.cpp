@@ -6,6 +6,7 @@
 
 #include "epl/InitEPL.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/IR/ShardingRule.h"
 #include "epl/Version.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -44,6 +45,8 @@ void mlir::epl::registerEPLDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // How upstream ops shard: read by every EPL sharding pass.
+  registerShardingRuleModels(registry);
 }
 
 void mlir::epl::addVersionPrinter() {

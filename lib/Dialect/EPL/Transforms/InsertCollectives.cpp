@@ -29,11 +29,14 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
-Layout layoutThrough(AffineMap map, ArrayRef<AxisList> loops, int64_t rank) {
-  Layout l = Layout::replicated(rank);
-  for (auto [pos, expr] : llvm::enumerate(map.getResults()))
-    if (auto dim = dyn_cast<AffineDimExpr>(expr))
-      l.dims[pos] = loops[dim.getPosition()];
+/// The layout of a value whose dimensions are `dims` (sharding rule
+/// factors, major first) when the factors are sharded over `factors`.
+Layout layoutThrough(const ShardingRule::Dims &dims,
+                     ArrayRef<AxisList> factors) {
+  Layout l = Layout::replicated(dims.size());
+  for (auto [pos, dim] : llvm::enumerate(dims))
+    if (!dim.empty())
+      l.dims[pos] = factors[dim.front()];
   return l;
 }
 
@@ -173,10 +176,12 @@ private:
         auto type = dyn_cast<RankedTensorType>(operand.get().getType());
         if (!type)
           continue;
-        FailureOr<Value> in =
-            reshard(loc, operand.get(),
-                    layoutThrough(maps[operand.getOperandNumber()], loops,
-                                  globals.lookup(operand.get()).getRank()));
+        AffineMap map = maps[operand.getOperandNumber()];
+        Layout want = Layout::replicated(map.getNumResults());
+        for (auto [pos, expr] : llvm::enumerate(map.getResults()))
+          if (auto dim = dyn_cast<AffineDimExpr>(expr))
+            want.dims[pos] = loops[dim.getPosition()];
+        FailureOr<Value> in = reshard(loc, operand.get(), want);
         if (failed(in))
           return failure();
         mapping.map(operand.get(), *in);
@@ -325,64 +330,60 @@ private:
     }
   };
 
-  LogicalResult partitionGeneric(linalg::GenericOp op) {
-    auto loopAttr = op->getAttrOfType<ArrayAttr>(kLoopAxesAttrName);
-    SmallVector<AxisList> loops(op.getNumLoops());
-    if (loopAttr)
-      for (auto [i, a] : llvm::enumerate(loopAttr))
+  /// Partitions an op by its sharding rule: each operand is brought to
+  /// the layout its factors give it, each result takes its local type.
+  LogicalResult partitionByRule(Operation *op, const ShardingRule &rule) {
+    SmallVector<AxisList> factors(rule.factorSizes.size());
+    if (auto attr = op->getAttrOfType<ArrayAttr>(kLoopAxesAttrName))
+      for (auto [i, a] : llvm::enumerate(attr))
         for (Attribute name : cast<ArrayAttr>(a))
-          loops[i].push_back(cast<StringAttr>(name).getValue());
-    bool shardedLoops = llvm::any_of(loops, [](auto &a) { return !a.empty(); });
-    if (shardedLoops &&
-        !op.getRegion().front().getOps<linalg::IndexOp>().empty())
-      for (linalg::IndexOp index :
-           op.getRegion().front().getOps<linalg::IndexOp>())
-        if (!loops[index.getDim()].empty())
-          return op.emitError("epl-insert-collectives: the body reads the "
-                              "index of a sharded loop");
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+          factors[i].push_back(cast<StringAttr>(name).getValue());
     // Element-wise, a partial result is a sum of partial operands
-    // (propagation's linear sums): they stay unreduced.
-    std::optional<Layout> partialSum;
-    if (isElementwiseSum(op) && !layoutOfResult(op, 0).partial.empty())
-      partialSum = layoutOfResult(op, 0);
+    // (propagation's linear sums), and a reshape passes a pending partial
+    // value on: they stay unreduced.
+    Layout out0 = op->getNumResults() ? layoutOfResult(op, 0) : Layout();
+    bool passPartial =
+        (rule.linearSum || rule.passesPartial) && !out0.partial.empty();
+    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
     for (OpOperand &operand : op->getOpOperands()) {
-      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-      if (!type)
+      unsigned i = operand.getOperandNumber();
+      if (!describes(rule.operands[i], operand.get()))
         continue;
-      Layout want = layoutThrough(maps[operand.getOperandNumber()], loops,
-                                  type.getRank());
-      if (partialSum) {
-        want.partial = partialSum->partial;
-        want.kind = partialSum->kind;
+      Layout want = layoutThrough(rule.operands[i], factors);
+      if (passPartial) {
+        want.partial = out0.partial;
+        want.kind = out0.kind;
       }
-      // An init the body does not read only gives the result its shape: a
+      // An operand the op does not read only gives a result its shape: a
       // fresh one of the local shape, not communication.
-      if (op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand) &&
-          layouts.count(operand.get()) &&
-          layouts.lookup(operand.get()) != want) {
+      if (rule.unread[i] && layouts.count(operand.get()) &&
+          layouts.lookup(operand.get()) != want && !isCheap(operand.get())) {
         b.setInsertionPoint(op);
         RankedTensorType global = globals.lookup(operand.get());
-        auto empty = tensor::EmptyOp::create(b, op.getLoc(), global.getShape(),
+        auto empty = tensor::EmptyOp::create(b, op->getLoc(), global.getShape(),
                                              global.getElementType());
         if (failed(localize(op, empty, want)))
           return failure();
         operand.set(empty);
         continue;
       }
-      if (failed(require(op, operand.getOperandNumber(), want)))
+      if (failed(require(op, i, want)))
         return failure();
     }
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       Layout out = layoutOfResult(op, i);
       // A sum over a sharded loop adds the initial value on every device:
       // keep it on the first device of the group only.
-      if (!out.partial.empty() && out.kind == ReductionKind::Sum &&
-          !partialSum && !isZero(op.getDpsInitOperand(i)->get()))
-        maskInit(op, i, out.partial);
+      if (dps && !out.partial.empty() && out.kind == ReductionKind::Sum &&
+          !passPartial && !isZero(dps.getDpsInitOperand(i)->get()))
+        maskInit(op, dps.getDpsInitOperand(i), out.partial);
       if (failed(localize(op, result, out)))
         return failure();
     }
+    cast<ShardingRuleOpInterface>(op).adaptToLocalTypes();
+    if (auto s = dyn_cast<tensor::ExtractSliceOp>(op);
+        s && s->hasAttr(EPLDialect::kMicroBatchAttrName))
+      localMicroBatch(s, layoutOfResult(op, 0));
     return success();
   }
 
@@ -417,11 +418,11 @@ private:
     return isZeroTensor(v) || v.getDefiningOp<tensor::EmptyOp>();
   }
 
-  void maskInit(linalg::GenericOp op, unsigned result,
+  void maskInit(Operation *op, OpOperand *initOperand,
                 const AxisList &partial) {
     b.setInsertionPoint(op);
-    Location loc = op.getLoc();
-    Value init = op.getDpsInitOperand(result)->get();
+    Location loc = op->getLoc();
+    Value init = initOperand->get();
     auto type = cast<RankedTensorType>(init.getType());
     Value index = GroupIndexOp::create(
         b, loc, FlatSymbolRefAttr::get(mesh.getSymNameAttr()), axes(partial));
@@ -446,13 +447,15 @@ private:
         });
     globals[masked.getResult(0)] = globals.lookup(init);
     layouts[masked.getResult(0)] = layouts.lookup(init);
-    op->setOperand(op.getDpsInitOperand(result)->getOperandNumber(),
-                   masked.getResult(0));
+    initOperand->set(masked.getResult(0));
   }
 
   LogicalResult partition(Operation *op) {
+    if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
+      if (FailureOr<ShardingRule> rule = iface.getShardingRule();
+          succeeded(rule))
+        return partitionByRule(op, *rule);
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-        .Case([&](linalg::GenericOp g) { return partitionGeneric(g); })
         .Case([&](tensor::EmptyOp e) {
           return localize(op, e.getResult(), layoutOfResult(op, 0));
         })
@@ -472,62 +475,6 @@ private:
                 DenseElementsAttr::get(cast<ShapedType>(c.getType()),
                                        dense.getSplatValue<Attribute>()));
           }
-          return success();
-        })
-        .Case([&](tensor::ExpandShapeOp e) -> LogicalResult {
-          Layout out = layoutOfResult(op, 0);
-          Layout src = Layout::replicated(e.getSrcType().getRank());
-          for (auto [i, group] : llvm::enumerate(e.getReassociationIndices()))
-            src.dims[i] = out.dims[group.front()];
-          src.partial = out.partial;
-          src.kind = out.kind;
-          if (failed(require(op, 0, src)) ||
-              failed(localize(op, e.getResult(), out)))
-            return failure();
-          e.setStaticOutputShape(e.getResultType().getShape());
-          return success();
-        })
-        .Case([&](tensor::CollapseShapeOp c) -> LogicalResult {
-          Layout out = layoutOfResult(op, 0);
-          Layout src = Layout::replicated(c.getSrcType().getRank());
-          for (auto [i, group] : llvm::enumerate(c.getReassociationIndices()))
-            src.dims[group.front()] = out.dims[i];
-          src.partial = out.partial;
-          src.kind = out.kind;
-          if (failed(require(op, 0, src)))
-            return failure();
-          return localize(op, c.getResult(), out);
-        })
-        .Case<tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::ConcatOp,
-              tensor::CastOp>([&](Operation *) -> LogicalResult {
-          Layout out = layoutOfResult(op, 0);
-          int64_t rank =
-              cast<RankedTensorType>(op->getResult(0).getType()).getRank();
-          for (OpOperand &operand : op->getOpOperands())
-            if (auto t = dyn_cast<RankedTensorType>(operand.get().getType());
-                t && t.getRank() == rank) {
-              Layout want = out;
-              want.partial.clear();
-              if (failed(require(op, operand.getOperandNumber(), want)))
-                return failure();
-            }
-          if (failed(localize(op, op->getResult(0), out)))
-            return failure();
-          // Slices keep their offsets (their cut dimensions are whole);
-          // their sizes become local.
-          auto localSizes = [&](ArrayRef<int64_t> sizes, RankedTensorType t) {
-            SmallVector<int64_t> s(sizes);
-            for (int64_t d = 0; d < t.getRank(); ++d)
-              s[d] = t.getDimSize(d);
-            return s;
-          };
-          if (auto s = dyn_cast<tensor::ExtractSliceOp>(op)) {
-            s.setStaticSizes(localSizes(s.getStaticSizes(), s.getResultType()));
-            if (s->hasAttr(EPLDialect::kMicroBatchAttrName))
-              localMicroBatch(s, out);
-          }
-          if (auto s = dyn_cast<tensor::InsertSliceOp>(op))
-            s.setStaticSizes(localSizes(s.getStaticSizes(), s.getSourceType()));
           return success();
         })
         .Case([&](scf::ForOp loop) -> LogicalResult {

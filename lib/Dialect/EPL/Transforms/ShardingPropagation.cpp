@@ -2,18 +2,25 @@
 //
 // Part of EPL-MLIR.
 //
+// A driver over the ops' sharding rules (ShardingRuleOpInterface): for each
+// op, the mesh axes of its factors come from whichever of its values are
+// known, and carry to the others. Each sharded dimension of a value
+// remembers the strength of the evidence it came from (a user's
+// constraint over a seed of epl-plan); a dimension is revised only by
+// stronger evidence, and an unsharded one is sharded by any, so an op
+// visited before the strongest evidence reached it is revisited and
+// revised: the result does not depend on visit order. Evidence never
+// unshards a dimension; the iteration stops at a fixed point (each
+// dimension changes at most once per priority).
+//
 //===----------------------------------------------------------------------===//
 
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #define DEBUG_TYPE "epl-sharding-propagation"
 
@@ -26,25 +33,23 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
-enum Priority { kPropagated = 1, kSeed = 2, kUser = 3 };
+/// Evidence, strongest first: a user's constraint (on the value it
+/// constrains), a seed of epl-plan or the user (on the argument it seeds),
+/// then anything propagated, the closer to its source the stronger (by
+/// hops through ops; at equal distance, what came from a user constraint).
+/// A propagated sharding never overrides a seed: Megatron's weight split
+/// holds against a sequence-parallel constraint reaching the same op.
+constexpr int kUser = 3 << 20, kSeed = 2 << 20, kPropagated = 1 << 20;
 
-/// The combiner of a reduction body, if it has one the partial state can
-/// express.
-std::optional<ReductionKind> combinerOf(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  Value acc = body.getArgument(op.getNumDpsInputs());
-  Operation *comb =
-      cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
-  if (!comb || !llvm::is_contained(comb->getOperands(), acc))
-    return std::nullopt;
-  if (isa<arith::AddFOp>(comb) ||
-      (isa<arith::SubFOp>(comb) && comb->getOperand(0) == acc))
-    return ReductionKind::Sum;
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(comb))
-    return ReductionKind::Max;
-  if (isa<arith::MinimumFOp, arith::MinNumFOp>(comb))
-    return ReductionKind::Min;
-  return std::nullopt;
+/// The priority of what `p` implies one op away.
+int derived(int p) {
+  if (p <= 0)
+    return 0; // No evidence.
+  if (p >= kUser)
+    return kPropagated - 1;
+  if (p >= kSeed)
+    return kPropagated - 2;
+  return p - 2;
 }
 
 class Propagation {
@@ -56,7 +61,7 @@ public:
     for (BlockArgument arg : fn.getArguments())
       if (auto s = fn.getArgAttrOfType<ShardingAttr>(
               arg.getArgNumber(), EPLDialect::kShardingAttrName))
-        set(arg, Layout::of(s), kSeed);
+        seed(arg, Layout::of(s), kSeed);
     // Ops in program order; a loop is visited before its body and again
     // after it, to carry what the body found to its results.
     SmallVector<Operation *> ops, visits;
@@ -67,7 +72,11 @@ public:
           return op.emitError("epl-sharding-propagation: cannot shard "
                               "through a call; inline it first");
         if (auto c = dyn_cast<ShardingConstraintOp>(op))
-          set(c.getResult(), Layout::of(c.getSharding()), kUser);
+          seed(c.getResult(), Layout::of(c.getSharding()), kUser);
+        if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
+          if (FailureOr<ShardingRule> rule = iface.getShardingRule();
+              succeeded(rule))
+            rules.try_emplace(&op, std::move(*rule));
         ops.push_back(&op);
         visits.push_back(&op);
         if (auto loop = dyn_cast<scf::ForOp>(op)) {
@@ -88,26 +97,35 @@ public:
       for (Operation *op : llvm::reverse(visits))
         changed |= visit(op);
     }
-    numConflicts += conflicts;
 
-    // Record the result: shardings of results and loops, and of the
-    // function's arguments and results.
+    // Each op's results are what its factors make of them, so that every
+    // op is consistent on its own; where a user wants another sharding,
+    // epl-insert-collectives reshards.
     MLIRContext *ctx = fn.getContext();
     for (Operation *op : ops) {
-      if (auto g = dyn_cast<linalg::GenericOp>(op)) {
-        SmallVector<Attribute> loops;
-        for (const AxisList &axes : loopAxes(g))
-          loops.push_back(axesAttr(ctx, axes));
-        op->setAttr(kLoopAxesAttrName, ArrayAttr::get(ctx, loops));
-        if (explain)
-          op->emitRemark() << "loops sharded as "
-                           << op->getAttr(kLoopAxesAttrName);
-      }
+      auto it = rules.find(op);
+      if (it == rules.end())
+        continue;
+      Decision d = decide(op, it->second);
+      numConflicts += d.conflict;
+      SmallVector<Attribute> factors;
+      for (const AxisList &axes : d.factors)
+        factors.push_back(axesAttr(ctx, axes));
+      op->setAttr(kLoopAxesAttrName, ArrayAttr::get(ctx, factors));
+      if (explain)
+        op->emitRemark() << "factors sharded as "
+                         << op->getAttr(kLoopAxesAttrName);
+      for (auto [i, r] : llvm::enumerate(op->getResults()))
+        if (!isCheap(r)) {
+          Proposal p = implied(op, it->second, d, /*operand=*/false, i);
+          known[r] = {p.layout, p.dims, p.partial};
+        }
+    }
+    for (Operation *op : ops) {
       SmallVector<Attribute> results;
       bool any = false;
       for (Value r : op->getResults()) {
-        auto type = dyn_cast<RankedTensorType>(r.getType());
-        if (!type) {
+        if (!isa<RankedTensorType>(r.getType())) {
           results.push_back(UnitAttr::get(ctx));
           continue;
         }
@@ -139,24 +157,307 @@ public:
   }
 
 private:
-  Layout layoutOf(Value v) {
-    auto it = layouts.find(v);
-    if (it != layouts.end())
-      return it->second;
+  /// A value's layout, and the priority of the evidence for each of its
+  /// dimensions and for its partial state (0: none yet).
+  struct Known {
+    Layout layout;
+    SmallVector<int> dims;
+    int partial = 0;
+  };
+  /// What an op's known values say about its factors.
+  struct Decision {
+    SmallVector<AxisList> factors;
+    /// The priority of the evidence that sharded each factor.
+    SmallVector<int> priorities;
+    bool conflict = false;
+    /// The partial sum axes an element-wise sum keeps (rule.linearSum),
+    /// and the priority of that evidence.
+    std::optional<AxisList> linearSum;
+    int linearSumPriority = 0;
+  };
+  /// A layout and the priority of each of its parts, as `Known`.
+  struct Proposal {
+    Layout layout;
+    SmallVector<int> dims;
+    int partial = 0;
+  };
+
+  Layout layoutOf(Value v) const {
+    auto it = known.find(v);
+    if (it != known.end())
+      return it->second.layout;
     return Layout::replicated(cast<RankedTensorType>(v.getType()).getRank());
   }
-  bool has(Value v) const { return layouts.count(v); }
-  int prio(Value v) const {
-    auto it = priorities.find(v);
-    return it == priorities.end() ? 0 : it->second;
+  bool has(Value v) const { return known.count(v); }
+
+  /// A whole layout from one source (an argument's seed, a constraint):
+  /// all its dimensions, sharded or not, at `priority`.
+  bool seed(Value v, const Layout &l, int priority) {
+    return propose(v, {l, SmallVector<int>(l.dims.size(), priority), priority});
   }
-  bool set(Value v, Layout l, int priority) {
-    // Cheap values carry no data: each user makes its own (see isCheap).
-    if (has(v) || isCheap(v))
+
+  /// Merges proposal `p` into what is known of `v`: a dimension nobody
+  /// sharded yet takes the proposal's axes; a sharded one changes only for
+  /// stronger evidence. Cheap values carry no data: each user makes its
+  /// own (see isCheap).
+  bool propose(Value v, const Proposal &p) {
+    if (isCheap(v))
       return false;
-    layouts[v] = std::move(l);
-    priorities[v] = priority;
-    return true;
+    auto [it, inserted] = known.try_emplace(v);
+    Known &k = it->second;
+    if (inserted) {
+      k.layout = Layout::replicated(p.layout.dims.size());
+      k.dims.assign(p.layout.dims.size(), 0);
+    }
+    bool changed = inserted;
+    for (auto [d, axes] : llvm::enumerate(p.layout.dims)) {
+      AxisList &cur = k.layout.dims[d];
+      bool stronger = p.dims[d] > k.dims[d];
+      if ((axes.empty() && !stronger) || cur == axes ||
+          (!cur.empty() && !stronger))
+        continue;
+      // An axis splits one dimension of a value.
+      if (llvm::any_of(axes, [&](StringRef a) {
+            return llvm::any_of(llvm::enumerate(k.layout.dims), [&](auto e) {
+              return e.index() != d && llvm::is_contained(e.value(), a) &&
+                     k.dims[e.index()] >= p.dims[d];
+            });
+          }))
+        continue;
+      // Nor a dimension and the pending partial state.
+      bool partialClash = llvm::any_of(axes, [&](StringRef a) {
+        return llvm::is_contained(k.layout.partial, a);
+      });
+      if (partialClash && p.dims[d] <= k.partial)
+        continue;
+      if (partialClash)
+        k.layout.partial.clear();
+      for (auto [e, other] : llvm::enumerate(k.layout.dims))
+        if (e != d)
+          llvm::erase_if(
+              other, [&](StringRef a) { return llvm::is_contained(axes, a); });
+      cur = axes;
+      k.dims[d] = p.dims[d];
+      changed = true;
+    }
+    // A pending partial state, like a dimension, is set by any evidence
+    // and changed by stronger evidence only; it is never cleared (the
+    // final sweep gives each result exactly what its op makes).
+    if (!p.layout.partial.empty() &&
+        (k.layout.partial.empty() || p.partial > k.partial) &&
+        llvm::none_of(k.layout.dims,
+                      [&](const AxisList &axes) {
+                        return llvm::any_of(axes, [&](StringRef a) {
+                          return llvm::is_contained(p.layout.partial, a);
+                        });
+                      }) &&
+        (k.layout.partial != p.layout.partial ||
+         k.layout.kind != p.layout.kind)) {
+      k.layout.partial = p.layout.partial;
+      k.layout.kind = p.layout.kind;
+      k.partial = p.partial;
+      changed = true;
+    }
+    return changed;
+  }
+
+  /// The values an op's rule describes and that it reads: its operands,
+  /// then its results.
+  static SmallVector<std::pair<Value, const ShardingRule::Dims *>>
+  valuesOf(Operation *op, const ShardingRule &rule) {
+    SmallVector<std::pair<Value, const ShardingRule::Dims *>> values;
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      if (describes(rule.operands[i], v) && !rule.unread[i])
+        values.push_back({v, &rule.operands[i]});
+    for (auto [i, r] : llvm::enumerate(op->getResults()))
+      values.push_back({r, &rule.results[i]});
+    return values;
+  }
+
+  /// The mesh axes of each factor of `op`, from its known values: the
+  /// strongest evidence first, then the bigger tensor (moving it would
+  /// cost the most), then operand order. An axis shards one factor; only
+  /// the major factor of a dimension may be sharded (a dimension split
+  /// into blocks of a minor factor is no block of the dimension).
+  Decision decide(Operation *op, const ShardingRule &rule) {
+    // Every sharded dimension of a known value is evidence for its major
+    // factor.
+    struct Evidence {
+      unsigned factor;
+      AxisList axes;
+      int priority;
+      int64_t bytes;
+    };
+    SmallVector<Evidence> evidence;
+    for (auto [v, dims] : valuesOf(op, rule)) {
+      auto it = known.find(v);
+      if (it == known.end())
+        continue;
+      for (auto [pos, factors] : llvm::enumerate(*dims))
+        if (!factors.empty() && !it->second.layout.dims[pos].empty())
+          evidence.push_back({factors.front(), it->second.layout.dims[pos],
+                              it->second.dims[pos], bytesOf(v)});
+    }
+    llvm::stable_sort(evidence, [](const Evidence &a, const Evidence &b) {
+      if (a.priority != b.priority)
+        return a.priority > b.priority;
+      return a.bytes > b.bytes;
+    });
+    Decision d;
+    d.factors.resize(rule.factorSizes.size());
+    d.priorities.assign(rule.factorSizes.size(), 0);
+    llvm::SmallDenseSet<StringRef> used;
+    for (const Evidence &e : evidence) {
+      int64_t size = rule.factorSizes[e.factor];
+      if (rule.factorKinds[e.factor] == ShardingRule::FactorKind::Whole ||
+          ShapedType::isDynamic(size) || size % groupSize(mesh, e.axes) != 0)
+        continue;
+      if (!d.factors[e.factor].empty() ||
+          llvm::any_of(e.axes, [&](StringRef a) { return used.contains(a); })) {
+        d.conflict |= d.factors[e.factor] != e.axes;
+        continue;
+      }
+      d.factors[e.factor] = e.axes;
+      d.priorities[e.factor] = e.priority;
+      used.insert(e.axes.begin(), e.axes.end());
+    }
+    for (auto [v, dims] : valuesOf(op, rule))
+      for (const ShardingRule::Dim &dim : *dims)
+        for (unsigned f : llvm::drop_begin(dim))
+          if (!d.factors[f].empty()) {
+            d.factors[f].clear();
+            d.priorities[f] = 0;
+            d.conflict = true;
+          }
+    if (rule.linearSum)
+      d.linearSum = linearSum(op, d.linearSumPriority);
+    return d;
+  }
+
+  int64_t bytesOf(Value v) const {
+    auto type = cast<RankedTensorType>(v.getType());
+    return type.getNumElements() * type.getElementTypeBitWidth();
+  }
+
+  /// The partial-sum axes an element-wise sum `a + b` keeps: a sum of
+  /// partial sums is a partial sum (gradients accumulated over
+  /// micro-batches stay unreduced until the update). Both must be partial
+  /// sums over the same axes, or one the loop's accumulator.
+  std::optional<AxisList> linearSum(Operation *op, int &priority) {
+    std::optional<AxisList> partial;
+    for (Value in : op->getOperands().drop_back()) {
+      // Unknown yet: only a loop's accumulator, which the sum then defines
+      // (anything else, e.g. a bias, would be added once per device).
+      if (!has(in)) {
+        auto arg = dyn_cast<BlockArgument>(in);
+        if (!arg || !isa<scf::ForOp>(arg.getOwner()->getParentOp()))
+          return std::nullopt;
+        continue;
+      }
+      Layout l = layoutOf(in);
+      if (l.partial.empty() || l.kind != ReductionKind::Sum ||
+          (partial && *partial != l.partial))
+        return std::nullopt;
+      partial = l.partial;
+      priority = std::max(priority, known.find(in)->second.partial);
+    }
+    return partial;
+  }
+
+  /// The layout the decision gives operand or result `index` of `op`.
+  Proposal implied(Operation *op, const ShardingRule &rule, const Decision &d,
+                   bool operand, unsigned index) {
+    const ShardingRule::Dims &dims =
+        operand ? rule.operands[index] : rule.results[index];
+    Proposal p{Layout::replicated(dims.size()), SmallVector<int>(dims.size()),
+               0};
+    Layout &l = p.layout;
+    for (auto [pos, factors] : llvm::enumerate(dims))
+      if (!factors.empty()) {
+        l.dims[pos] = d.factors[factors.front()];
+        if (!l.dims[pos].empty())
+          p.dims[pos] = derived(d.priorities[factors.front()]);
+      }
+    if (d.linearSum) {
+      l.partial = *d.linearSum;
+      l.kind = ReductionKind::Sum;
+      p.partial = derived(d.linearSumPriority);
+      return p;
+    }
+    if (operand)
+      return p;
+    for (auto [f, axes] : llvm::enumerate(d.factors))
+      if (rule.factorKinds[f] == ShardingRule::FactorKind::Reduction &&
+          !axes.empty()) {
+        l.partial.append(axes.begin(), axes.end());
+        p.partial = std::max(p.partial, derived(d.priorities[f]));
+      }
+    if (!l.partial.empty())
+      l.kind = *rule.combiner;
+    // A reshape or cast of a pending partial value stays pending.
+    if (rule.passesPartial && l.partial.empty() && has(op->getOperand(0)) &&
+        llvm::none_of(
+            known.find(op->getOperand(0))->second.layout.partial,
+            [&](StringRef a) { return llvm::is_contained(l.allAxes(), a); })) {
+      const Known &in = known.find(op->getOperand(0))->second;
+      l.partial = in.layout.partial;
+      l.kind = in.layout.kind;
+      p.partial = in.partial ? derived(in.partial) : 0;
+    }
+    return p;
+  }
+
+  bool visitRule(Operation *op, const ShardingRule &rule) {
+    auto values = valuesOf(op, rule);
+    // Nothing known about any value: leave it to the others.
+    if (llvm::none_of(values, [&](auto &p) { return has(p.first); }))
+      return false;
+    Decision d = decide(op, rule);
+    bool changed = false;
+    for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+      if (!describes(rule.operands[i], v) || rule.unread[i])
+        continue;
+      Proposal p = implied(op, rule, d, /*operand=*/true, i);
+      // Backwards through a reshape, a pending partial value stays one.
+      if (rule.passesPartial && has(op->getResult(0))) {
+        const Known &out = known.find(op->getResult(0))->second;
+        p.layout.partial = out.layout.partial;
+        p.layout.kind = out.layout.kind;
+        p.partial = out.partial ? derived(out.partial) : 0;
+      }
+      changed |= propose(v, p);
+    }
+    for (auto [i, r] : llvm::enumerate(op->getResults()))
+      changed |= propose(r, implied(op, rule, d, /*operand=*/false, i));
+    return changed;
+  }
+
+  /// A loop-carried value, its initial value, what the body yields and
+  /// the loop's result are one value: one layout, partial state included.
+  bool visitLoop(scf::ForOp loop) {
+    bool changed = false;
+    for (unsigned i = 0; i < loop.getNumResults(); ++i) {
+      Value tied[] = {loop.getYieldedValues()[i], loop.getRegionIterArgs()[i],
+                      loop.getResult(i), loop.getInitArgs()[i]};
+      if (!isa<RankedTensorType>(tied[0].getType()))
+        continue;
+      for (Value from : tied) {
+        auto it = known.find(from);
+        if (it == known.end())
+          continue;
+        Proposal p{it->second.layout, it->second.dims, it->second.partial};
+        for (Value v : tied)
+          changed |= propose(v, p);
+      }
+    }
+    return changed;
+  }
+
+  bool visit(Operation *op) {
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      return visitLoop(loop);
+    auto it = rules.find(op);
+    return it != rules.end() && visitRule(op, it->second);
   }
 
   /// A result returned under the name of an argument (a new parameter or
@@ -179,262 +480,11 @@ private:
     return l;
   }
 
-  /// The mesh axes of each loop of `op`, from its operands' layouts:
-  /// higher priority first, then the bigger tensor (moving it would cost
-  /// the most), then operand order.
-  SmallVector<AxisList> loopAxes(linalg::GenericOp op) {
-    unsigned numLoops = op.getNumLoops();
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    struct Candidate {
-      Value v;
-      AffineMap map;
-      int priority;
-      int64_t bytes;
-      unsigned order;
-    };
-    SmallVector<Candidate> candidates;
-    SmallVector<Value> values(op->getOperands());
-    // Results share their init's map.
-    for (auto [i, r] : llvm::enumerate(op->getResults())) {
-      values.push_back(r);
-      maps.push_back(maps[op.getNumDpsInputs() + i]);
-    }
-    for (auto [i, v] : llvm::enumerate(values)) {
-      auto type = dyn_cast<RankedTensorType>(v.getType());
-      if (!type || !has(v))
-        continue;
-      // An init the body does not read carries no data: it has no vote.
-      if (i >= static_cast<size_t>(op.getNumDpsInputs()) &&
-          i < op->getNumOperands() &&
-          !op.payloadUsesValueFromOperand(&op->getOpOperand(i)))
-        continue;
-      int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth();
-      candidates.push_back({v, maps[i], prio(v), bytes, (unsigned)i});
-    }
-    llvm::stable_sort(candidates, [](const Candidate &a, const Candidate &b) {
-      if (a.priority != b.priority)
-        return a.priority > b.priority;
-      return a.bytes > b.bytes;
-    });
-    std::optional<ReductionKind> combiner = combinerOf(op);
-    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    SmallVector<AxisList> loops(numLoops);
-    llvm::SmallDenseSet<StringRef> used;
-    bool conflict = false;
-    for (const Candidate &c : candidates) {
-      Layout l = layoutOf(c.v);
-      for (auto [pos, expr] : llvm::enumerate(c.map.getResults())) {
-        auto dim = dyn_cast<AffineDimExpr>(expr);
-        if (!dim || pos >= l.dims.size() || l.dims[pos].empty())
-          continue;
-        unsigned loop = dim.getPosition();
-        // A reduction loop can only be sharded when the body's combiner
-        // can be resolved later.
-        if (iterators[loop] == utils::IteratorType::reduction && !combiner)
-          continue;
-        const AxisList &axes = l.dims[pos];
-        if (!loops[loop].empty() ||
-            llvm::any_of(axes, [&](StringRef a) { return used.contains(a); })) {
-          conflict |= loops[loop] != axes;
-          continue;
-        }
-        loops[loop] = axes;
-        used.insert(axes.begin(), axes.end());
-      }
-    }
-    conflicts += conflict;
-    return loops;
-  }
-
-  /// The partial-sum axes an element-wise sum `a + b` keeps: a sum of
-  /// partial sums is a partial sum (gradients accumulated over
-  /// micro-batches stay unreduced until the update). Both must be partial
-  /// sums over the same axes, or one the loop's accumulator.
-  std::optional<AxisList> linearSum(linalg::GenericOp op) {
-    if (!isElementwiseSum(op))
-      return std::nullopt;
-    std::optional<AxisList> partial;
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      // Unknown yet: only a loop's accumulator, which the sum then defines
-      // (anything else, e.g. a bias, would be added once per device).
-      if (!has(in->get())) {
-        auto arg = dyn_cast<BlockArgument>(in->get());
-        if (!arg || !isa<scf::ForOp>(arg.getOwner()->getParentOp()))
-          return std::nullopt;
-        continue;
-      }
-      Layout l = layoutOf(in->get());
-      if (l.partial.empty() || l.kind != ReductionKind::Sum ||
-          (partial && *partial != l.partial))
-        return std::nullopt;
-      partial = l.partial;
-    }
-    return partial;
-  }
-
-  bool visitGeneric(linalg::GenericOp op) {
-    // Nothing known about any operand: leave it to the others.
-    if (llvm::none_of(op->getOperands(), [&](Value v) { return has(v); }) &&
-        llvm::none_of(op->getResults(), [&](Value v) { return has(v); }))
-      return false;
-    SmallVector<AxisList> loops = loopAxes(op);
-    std::optional<AxisList> sum = linearSum(op);
-    std::optional<ReductionKind> combiner = combinerOf(op);
-    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    auto layoutThrough = [&](AffineMap map, int64_t rank) {
-      Layout l = Layout::replicated(rank);
-      for (auto [pos, expr] : llvm::enumerate(map.getResults()))
-        if (auto dim = dyn_cast<AffineDimExpr>(expr))
-          l.dims[pos] = loops[dim.getPosition()];
-      return l;
-    };
-    bool changed = false;
-    for (OpOperand &operand : op->getOpOperands()) {
-      auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-      if (!type)
-        continue;
-      Layout l =
-          layoutThrough(maps[operand.getOperandNumber()], type.getRank());
-      if (sum) {
-        l.partial = *sum;
-        l.kind = ReductionKind::Sum;
-      }
-      changed |= set(operand.get(), l, kPropagated);
-    }
-    for (auto [i, result] : llvm::enumerate(op->getResults())) {
-      Layout out =
-          layoutThrough(maps[op.getNumDpsInputs() + i],
-                        cast<RankedTensorType>(result.getType()).getRank());
-      for (auto [loop, axes] : llvm::enumerate(loops))
-        if (iterators[loop] == utils::IteratorType::reduction)
-          out.partial.append(axes.begin(), axes.end());
-      if (!out.partial.empty())
-        out.kind = *combiner;
-      if (sum) {
-        out.partial = *sum;
-        out.kind = ReductionKind::Sum;
-      }
-      changed |= set(result, out, kPropagated);
-    }
-    return changed;
-  }
-
-  /// Through a reshape, a group's major dimension carries the axes.
-  bool visitReshape(Value small, Value big,
-                    ArrayRef<ReassociationIndices> groups) {
-    bool changed = false;
-    int64_t smallRank = cast<RankedTensorType>(small.getType()).getRank();
-    int64_t bigRank = cast<RankedTensorType>(big.getType()).getRank();
-    if (has(small) && !has(big)) {
-      Layout s = layoutOf(small), l = Layout::replicated(bigRank);
-      for (auto [i, group] : llvm::enumerate(groups))
-        l.dims[group.front()] = s.dims[i];
-      l.partial = s.partial;
-      l.kind = s.kind;
-      changed |= set(big, l, kPropagated);
-    } else if (has(big) && !has(small)) {
-      Layout s = layoutOf(big), l = Layout::replicated(smallRank);
-      for (auto [i, group] : llvm::enumerate(groups))
-        l.dims[i] = s.dims[group.front()];
-      l.partial = s.partial;
-      l.kind = s.kind;
-      changed |= set(small, l, kPropagated);
-    }
-    return changed;
-  }
-
-  /// Ops that keep dimensions in place, except the `cut` ones.
-  bool visitSameRank(Operation *op, ArrayRef<int64_t> cut) {
-    std::optional<Layout> known;
-    SmallVector<Value> values;
-    for (Value v : op->getOperands())
-      if (auto t = dyn_cast<RankedTensorType>(v.getType()))
-        values.push_back(v);
-    llvm::append_range(values, op->getResults());
-    int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
-    for (Value v : values)
-      if (has(v) && cast<RankedTensorType>(v.getType()).getRank() == rank) {
-        known = layoutOf(v);
-        break;
-      }
-    if (!known)
-      return false;
-    known->partial.clear();
-    for (int64_t d : cut)
-      known->dims[d].clear();
-    bool changed = false;
-    for (Value v : values)
-      if (cast<RankedTensorType>(v.getType()).getRank() == rank)
-        changed |= set(v, *known, kPropagated);
-    return changed;
-  }
-
-  /// A loop-carried value, its initial value, what the body yields and
-  /// the loop's result are one value: one layout, partial state included.
-  bool visitLoop(scf::ForOp loop) {
-    bool changed = false;
-    for (unsigned i = 0; i < loop.getNumResults(); ++i) {
-      Value tied[] = {loop.getYieldedValues()[i], loop.getRegionIterArgs()[i],
-                      loop.getResult(i), loop.getInitArgs()[i]};
-      if (!isa<RankedTensorType>(tied[0].getType()))
-        continue;
-      Value best;
-      for (Value v : tied)
-        if (has(v) && (!best || prio(v) > prio(best)))
-          best = v;
-      if (!best)
-        continue;
-      Layout l = layoutOf(best);
-      for (Value v : tied)
-        changed |= set(v, l, kPropagated);
-    }
-    return changed;
-  }
-
-  bool visit(Operation *op) {
-    return llvm::TypeSwitch<Operation *, bool>(op)
-        .Case([&](linalg::GenericOp g) { return visitGeneric(g); })
-        .Case([&](scf::ForOp loop) { return visitLoop(loop); })
-        .Case([&](tensor::ExpandShapeOp e) {
-          return visitReshape(e.getSrc(), e.getResult(),
-                              e.getReassociationIndices());
-        })
-        .Case([&](tensor::CollapseShapeOp c) {
-          return visitReshape(c.getResult(), c.getSrc(),
-                              c.getReassociationIndices());
-        })
-        .Case([&](tensor::ExtractSliceOp s) {
-          // A micro-batch of the batch is cut from each device's shard.
-          SmallVector<int64_t> cut;
-          if (!s->hasAttr(EPLDialect::kMicroBatchAttrName))
-            for (int64_t d = 0; d < s.getSourceType().getRank(); ++d)
-              if (s.getStaticSizes()[d] != s.getSourceType().getDimSize(d))
-                cut.push_back(d);
-          return s.getSourceType().getRank() == s.getResultType().getRank() &&
-                 visitSameRank(s, cut);
-        })
-        .Case([&](tensor::InsertSliceOp s) {
-          SmallVector<int64_t> cut;
-          for (int64_t d = 0; d < s.getDestType().getRank(); ++d)
-            if (s.getStaticSizes()[d] != s.getDestType().getDimSize(d))
-              cut.push_back(d);
-          return s.getSourceType().getRank() == s.getDestType().getRank() &&
-                 visitSameRank(s, cut);
-        })
-        .Case([&](tensor::ConcatOp c) {
-          return visitSameRank(c, {static_cast<int64_t>(c.getDim())});
-        })
-        .Case([&](tensor::CastOp c) { return visitSameRank(c, {}); })
-        .Default([](Operation *) { return false; });
-  }
-
   func::FuncOp fn;
   MeshOp mesh;
   bool explain;
-  llvm::DenseMap<Value, Layout> layouts;
-  llvm::DenseMap<Value, int> priorities;
-  int64_t conflicts = 0;
+  llvm::DenseMap<Operation *, ShardingRule> rules;
+  llvm::DenseMap<Value, Known> known;
 };
 
 struct EPLShardingPropagationPass

@@ -88,18 +88,6 @@ int64_t mlir::epl::localBytes(MeshOp mesh, RankedTensorType type,
   return n;
 }
 
-bool mlir::epl::isElementwiseSum(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0)
-    return false;
-  Block &body = op.getRegion().front();
-  auto add = cast<linalg::YieldOp>(body.getTerminator())
-                 .getOperand(0)
-                 .getDefiningOp<arith::AddFOp>();
-  return add && llvm::is_contained(add->getOperands(), body.getArgument(0)) &&
-         llvm::is_contained(add->getOperands(), body.getArgument(1));
-}
-
 bool mlir::epl::isZeroTensor(Value v) {
   auto isZeroAttr = [](Attribute a) {
     if (auto dense = dyn_cast_or_null<DenseElementsAttr>(a))

@@ -47,4 +47,37 @@ def EPL_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   }];
 }
 
+def EPL_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
+  let cppNamespace = "::mlir::epl";
+  let description = [{
+    How an op's tensor dimensions shard together, as a rule over factors
+    (see `ShardingRule.h`): sharding propagation, partitioning and batch
+    splitting read every op through it, so an op is supported by giving it
+    a rule in one place. EPL attaches it to `linalg.generic` (factors are
+    the loops, from the indexing maps and iterator types; the combiner is
+    the body's) and to `tensor.expand_shape`, `tensor.collapse_shape`,
+    `tensor.extract_slice`, `tensor.insert_slice`, `tensor.concat` and
+    `tensor.cast` as external models.
+
+    For example, `tensor.expand_shape %x [[0], [1], [2, 3]] : tensor<8x16x64xf32>
+    into tensor<8x16x4x16xf32>` has factors b = 8, s = 16, h = 4, d = 16;
+    the operand's dimensions are `[b], [s], [h, d]`, the result's
+    `[b], [s], [h], [d]`. An operand split over "tensor" along its last
+    dimension (4 devices) splits factor h: the heads of attention.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The op's rule, or failure when it has none it can state (e.g. a
+        rank-reducing slice): such ops compute their values whole.
+      }],
+      "::mlir::FailureOr<::mlir::epl::ShardingRule>", "getShardingRule">,
+    InterfaceMethod<[{
+        After partitioning gave the operands and results their local
+        types: updates attributes that repeat them (a reshape's output
+        shape, a slice's sizes).
+      }],
+      "void", "adaptToLocalTypes", (ins), [{}], [{ return; }]>,
+  ];
+}
+
 #endif // EPL_INTERFACES_TD

@@ -9,6 +9,7 @@
 
 #include "epl/Dialect/EPL/IR/EPLAttrs.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/IR/ShardingRule.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OpDefinition.h"

@@ -51,10 +51,6 @@ struct Layout {
 /// The one mesh of a module (epl-plan makes one), or null.
 MeshOp getMesh(ModuleOp module);
 
-/// Whether `op` adds its two inputs element-wise (`a + b`): a sum of
-/// partial sums is then a partial sum.
-bool isElementwiseSum(linalg::GenericOp op);
-
 /// Whether `v` is all zeros: a zero splat constant, or a fill of zero
 /// (`linalg.fill` or its generic form).
 bool isZeroTensor(Value v);

@@ -1,0 +1,94 @@
+//===- ShardingRule.h - How an op's dimensions shard together ---*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// A sharding rule describes an op in terms of *factors* (as Shardy's
+// OpShardingRule does): the independent index spaces its operands and
+// results are made of. A linalg.generic's factors are its loops, read off
+// its indexing maps; a reshape's are the dimensions of its bigger-rank
+// side, so that the head dimension of `[b, s, h*d] -> [b, s, h, d]` is one
+// factor on both sides. Each tensor dimension is a list of factors, major
+// first. Propagation, partitioning and batch splitting are drivers over
+// these rules: supporting a new op means giving it a rule
+// (ShardingRuleOpInterface), nothing else.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_DIALECT_EPL_IR_SHARDINGRULE_H
+#define EPL_DIALECT_EPL_IR_SHARDINGRULE_H
+
+#include "epl/Dialect/EPL/IR/EPLAttrs.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Value.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include <optional>
+
+namespace mlir {
+class DialectRegistry;
+namespace epl {
+
+struct ShardingRule {
+  enum class FactorKind {
+    /// Split over some axes, every value holding it holds a slice.
+    Parallel,
+    /// Combined over (summed, maxed): split, the results are pending
+    /// partial values of the rule's combiner.
+    Reduction,
+    /// Must stay whole on every device: a sliced or concatenated
+    /// dimension, a loop whose index the body reads, a reduction no
+    /// collective can finish.
+    Whole,
+  };
+  /// A dimension: its factors, major first (several for a reshape's
+  /// merged dimension, none for one indexed by an expression).
+  using Dim = SmallVector<unsigned, 1>;
+  using Dims = SmallVector<Dim>;
+
+  SmallVector<int64_t> factorSizes;
+  SmallVector<FactorKind> factorKinds;
+  /// How Reduction factors combine.
+  std::optional<ReductionKind> combiner;
+  /// The dimensions of each operand and each result (none for non-tensors).
+  SmallVector<Dims> operands, results;
+  /// Operands whose contents the op does not read (an init that only
+  /// gives a result its shape): never communicated, made locally.
+  SmallVector<bool> unread;
+  /// The results are an element-wise sum of the operands: partial sums
+  /// stay partial through it.
+  bool linearSum = false;
+  /// The single result is a linear function of the single tensor operand
+  /// that keeps its elements (reshape, cast): a pending partial value may
+  /// pass through it unreduced.
+  bool passesPartial = false;
+
+  unsigned addFactor(int64_t size, FactorKind kind) {
+    factorSizes.push_back(size);
+    factorKinds.push_back(kind);
+    return factorSizes.size() - 1;
+  }
+  /// A rule of `numOperands` operands (none a tensor yet) and no results.
+  static ShardingRule withOperands(unsigned numOperands) {
+    ShardingRule rule;
+    rule.operands.resize(numOperands);
+    rule.unread.assign(numOperands, false);
+    return rule;
+  }
+};
+
+/// Whether `dims` (an operand's or result's entry of a rule) describes
+/// `v`: a ranked tensor with one entry per dimension.
+inline bool describes(const ShardingRule::Dims &dims, Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getRank() == static_cast<int64_t>(dims.size());
+}
+
+/// Attaches ShardingRuleOpInterface to the upstream ops EPL shards:
+/// linalg.generic, and tensor's reshapes, slices, concat and cast.
+void registerShardingRuleModels(DialectRegistry &registry);
+
+} // namespace epl
+} // namespace mlir
+
+#endif // EPL_DIALECT_EPL_IR_SHARDINGRULE_H

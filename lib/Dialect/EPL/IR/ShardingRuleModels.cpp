@@ -1,0 +1,243 @@
+//===- ShardingRuleModels.cpp - Sharding rules of upstream ops ------------===//
+//
+// Part of EPL-MLIR.
+//
+// ShardingRuleOpInterface for the upstream ops EPL shards. Everything a
+// sharding pass knows about an op's dimensions is stated here, once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/IR/EPLOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+using Kind = ShardingRule::FactorKind;
+
+/// The combiner of a reduction body, if a collective can finish it.
+std::optional<ReductionKind> combinerOf(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  Value acc = body.getArgument(op.getNumDpsInputs());
+  Operation *comb =
+      cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
+  if (!comb || !llvm::is_contained(comb->getOperands(), acc))
+    return std::nullopt;
+  if (isa<arith::AddFOp>(comb) ||
+      (isa<arith::SubFOp>(comb) && comb->getOperand(0) == acc))
+    return ReductionKind::Sum;
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(comb))
+    return ReductionKind::Max;
+  if (isa<arith::MinimumFOp, arith::MinNumFOp>(comb))
+    return ReductionKind::Min;
+  return std::nullopt;
+}
+
+bool isElementwiseSum(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0)
+    return false;
+  Block &body = op.getRegion().front();
+  auto add = cast<linalg::YieldOp>(body.getTerminator())
+                 .getOperand(0)
+                 .getDefiningOp<arith::AddFOp>();
+  return add && llvm::is_contained(add->getOperands(), body.getArgument(0)) &&
+         llvm::is_contained(add->getOperands(), body.getArgument(1));
+}
+
+/// The dimensions of a value indexed by `map` over loops = factors.
+ShardingRule::Dims dimsOf(AffineMap map) {
+  ShardingRule::Dims dims;
+  for (AffineExpr e : map.getResults()) {
+    dims.emplace_back();
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      dims.back().push_back(d.getPosition());
+  }
+  return dims;
+}
+
+/// One factor per dimension, the same for every operand and result of the
+/// same rank: an op that keeps dimensions in place.
+ShardingRule sameDims(Operation *op, RankedTensorType type,
+                      ArrayRef<bool> whole) {
+  ShardingRule rule = ShardingRule::withOperands(op->getNumOperands());
+  ShardingRule::Dims dims;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    dims.push_back({rule.addFactor(type.getDimSize(d),
+                                   whole[d] ? Kind::Whole : Kind::Parallel)});
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (auto t = dyn_cast<RankedTensorType>(v.getType());
+        t && t.getRank() == type.getRank())
+      rule.operands[i] = dims;
+  rule.results.push_back(dims);
+  return rule;
+}
+
+struct GenericRule
+    : public ShardingRuleOpInterface::ExternalModel<GenericRule,
+                                                    linalg::GenericOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *o) const {
+    auto op = cast<linalg::GenericOp>(o);
+    ShardingRule rule = ShardingRule::withOperands(op->getNumOperands());
+    rule.combiner = combinerOf(op);
+    SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    llvm::SmallDenseSet<unsigned> indexed;
+    for (auto index : op.getRegion().front().getOps<linalg::IndexOp>())
+      indexed.insert(index.getDim());
+    for (auto [loop, size] : llvm::enumerate(sizes)) {
+      Kind kind = iterators[loop] == utils::IteratorType::parallel
+                      ? Kind::Parallel
+                      : (rule.combiner ? Kind::Reduction : Kind::Whole);
+      // A body that reads a loop's index computes with global positions.
+      if (indexed.contains(loop) || ShapedType::isDynamic(size))
+        kind = Kind::Whole;
+      rule.addFactor(size, kind);
+    }
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    for (OpOperand &operand : op->getOpOperands()) {
+      unsigned i = operand.getOperandNumber();
+      if (isa<RankedTensorType>(operand.get().getType()))
+        rule.operands[i] = dimsOf(maps[i]);
+      rule.unread[i] =
+          op.isDpsInit(&operand) && !op.payloadUsesValueFromOperand(&operand);
+    }
+    for (OpOperand &init : op.getDpsInitsMutable())
+      rule.results.push_back(dimsOf(maps[init.getOperandNumber()]));
+    rule.linearSum = isElementwiseSum(op);
+    return rule;
+  }
+};
+
+/// Reshapes: the factors are the dimensions of the bigger-rank side; each
+/// dimension of the other side is its group of them.
+template <typename OpTy>
+struct ReshapeRule
+    : public ShardingRuleOpInterface::ExternalModel<ReshapeRule<OpTy>, OpTy> {
+  FailureOr<ShardingRule> getShardingRule(Operation *o) const {
+    auto op = cast<OpTy>(o);
+    constexpr bool expands = std::is_same_v<OpTy, tensor::ExpandShapeOp>;
+    RankedTensorType big = expands ? op.getResultType() : op.getSrcType();
+    if (!big.hasStaticShape())
+      return failure();
+    ShardingRule rule = ShardingRule::withOperands(op->getNumOperands());
+    ShardingRule::Dims bigDims, smallDims;
+    for (int64_t d = 0; d < big.getRank(); ++d)
+      bigDims.push_back({rule.addFactor(big.getDimSize(d), Kind::Parallel)});
+    for (const ReassociationIndices &group : op.getReassociationIndices()) {
+      smallDims.emplace_back();
+      for (int64_t d : group)
+        smallDims.back().push_back(d);
+    }
+    rule.operands[0] = expands ? smallDims : bigDims;
+    rule.results.push_back(expands ? bigDims : smallDims);
+    rule.passesPartial = true;
+    return rule;
+  }
+  void adaptToLocalTypes(Operation *o) const {
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(o))
+      e.setStaticOutputShape(e.getResultType().getShape());
+  }
+};
+
+struct ExtractSliceRule
+    : public ShardingRuleOpInterface::ExternalModel<ExtractSliceRule,
+                                                    tensor::ExtractSliceOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *o) const {
+    auto op = cast<tensor::ExtractSliceOp>(o);
+    RankedTensorType source = op.getSourceType();
+    if (source.getRank() != op.getResultType().getRank() ||
+        !source.hasStaticShape())
+      return failure();
+    // A cut dimension stays whole, except a micro-batch's: each device
+    // cuts its micro-batch from its own shard of the batch.
+    bool microBatch = op->hasAttr(EPLDialect::kMicroBatchAttrName);
+    SmallVector<bool> whole;
+    for (int64_t d = 0; d < source.getRank(); ++d)
+      whole.push_back(!microBatch &&
+                      op.getStaticSizes()[d] != source.getDimSize(d));
+    ShardingRule rule = sameDims(op, source, whole);
+    rule.passesPartial = true;
+    return rule;
+  }
+  void adaptToLocalTypes(Operation *o) const {
+    auto op = cast<tensor::ExtractSliceOp>(o);
+    op.setStaticSizes(op.getResultType().getShape());
+  }
+};
+
+struct InsertSliceRule
+    : public ShardingRuleOpInterface::ExternalModel<InsertSliceRule,
+                                                    tensor::InsertSliceOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *o) const {
+    auto op = cast<tensor::InsertSliceOp>(o);
+    RankedTensorType dest = op.getDestType();
+    if (op.getSourceType().getRank() != dest.getRank() ||
+        !dest.hasStaticShape())
+      return failure();
+    SmallVector<bool> whole;
+    for (int64_t d = 0; d < dest.getRank(); ++d)
+      whole.push_back(op.getStaticSizes()[d] != dest.getDimSize(d));
+    return sameDims(op, dest, whole);
+  }
+  void adaptToLocalTypes(Operation *o) const {
+    auto op = cast<tensor::InsertSliceOp>(o);
+    op.setStaticSizes(op.getSourceType().getShape());
+  }
+};
+
+struct ConcatRule
+    : public ShardingRuleOpInterface::ExternalModel<ConcatRule,
+                                                    tensor::ConcatOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *o) const {
+    auto op = cast<tensor::ConcatOp>(o);
+    RankedTensorType type = op.getResultType();
+    if (!type.hasStaticShape())
+      return failure();
+    SmallVector<bool> whole(type.getRank(), false);
+    whole[op.getDim()] = true;
+    ShardingRule rule = sameDims(op, type, whole);
+    // The concatenated dimension has another size in each operand.
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      rule.operands[i][op.getDim()].clear();
+    rule.results[0][op.getDim()].clear();
+    return rule;
+  }
+};
+
+struct CastRule
+    : public ShardingRuleOpInterface::ExternalModel<CastRule, tensor::CastOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *o) const {
+    auto op = cast<tensor::CastOp>(o);
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    auto source = dyn_cast<RankedTensorType>(op.getSource().getType());
+    if (!type || !source || !type.hasStaticShape() || !source.hasStaticShape())
+      return failure();
+    ShardingRule rule = sameDims(op, type, SmallVector<bool>(type.getRank()));
+    rule.passesPartial = true;
+    return rule;
+  }
+};
+} // namespace
+
+void mlir::epl::registerShardingRuleModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
+    linalg::GenericOp::attachInterface<GenericRule>(*ctx);
+  });
+  registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
+    tensor::ExpandShapeOp::attachInterface<ReshapeRule<tensor::ExpandShapeOp>>(
+        *ctx);
+    tensor::CollapseShapeOp::attachInterface<
+        ReshapeRule<tensor::CollapseShapeOp>>(*ctx);
+    tensor::ExtractSliceOp::attachInterface<ExtractSliceRule>(*ctx);
+    tensor::InsertSliceOp::attachInterface<InsertSliceRule>(*ctx);
+    tensor::ConcatOp::attachInterface<ConcatRule>(*ctx);
+    tensor::CastOp::attachInterface<CastRule>(*ctx);
+  });
+}
