@@ -27,6 +27,46 @@ _FLOAT_TYPES = {"f32", "f64"}
 _DIMS = "ijklmnop"
 
 
+def _common_shape(a, b):
+    """The coarsest shape that both `a` and `b` refine (each of its
+    dimensions the product of consecutive dimensions of either), and the
+    reassociation groups of `a` and of `b` into it. Size-1 dimensions join
+    the group before them (the first group if they lead)."""
+    groups_a, groups_b, common = [], [], []
+    i = j = 0
+    while i < len(a) or j < len(b):
+        ga, gb = [], []
+        pa = pb = 1
+        while True:
+            if i < len(a) and (pa < pb or not ga or (pa == pb and j >= len(b))):
+                ga.append(i)
+                pa *= a[i]
+                i += 1
+            elif j < len(b) and (pb < pa or not gb):
+                gb.append(j)
+                pb *= b[j]
+                j += 1
+            if pa == pb and ga and gb:
+                # Trailing 1s belong to this group.
+                while i < len(a) and a[i] == 1 and (j >= len(b) or b[j] != 1):
+                    ga.append(i)
+                    i += 1
+                while j < len(b) and b[j] == 1 and (i >= len(a) or a[i] != 1):
+                    gb.append(j)
+                    j += 1
+                break
+            if i >= len(a) and j >= len(b):
+                break
+        groups_a.append(ga)
+        groups_b.append(gb)
+        common.append(pa)
+    return tuple(common), groups_a, groups_b
+
+
+def _groups(groups):
+    return "[" + ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups) + "]"
+
+
 def _tensor_type(shape, dtype):
     return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
 
@@ -282,20 +322,26 @@ class Graph:
                              f"{math.prod(x.shape)} and {math.prod(shape)} elements")
         if shape == x.shape:
             return x
-        # Through the flat tensor: collapse everything, expand to the target.
-        flat = x
-        if x.rank != 1:
-            groups = "[[" + ", ".join(str(i) for i in range(x.rank)) + "]]"
-            flat = self.emit(f"{{r}} = tensor.collapse_shape {x.ssa} {groups} : "
-                             f"{x.type} into {_tensor_type((math.prod(x.shape),), x.dtype)}",
-                             (math.prod(x.shape),), x.dtype)
-        if len(shape) == 1:
-            return flat
-        groups = "[[" + ", ".join(str(i) for i in range(len(shape))) + "]]"
-        return self.emit(f"{{r}} = tensor.expand_shape {flat.ssa} {groups} "
-                         f"output_shape [{', '.join(map(str, shape))}] : "
-                         f"{flat.type} into {_tensor_type(shape, x.dtype)}",
-                         shape, x.dtype)
+        # As one collapse and one expand through the coarsest shape both
+        # refine, so that the dimensions they share stay dimensions (the
+        # heads of [b, s, h*d] -> [b, s, h, d]) for sharding to follow.
+        if not shape or not x.shape:  # to or from a scalar: no groups
+            op = "collapse_shape" if not shape else "expand_shape"
+            out = "" if not shape else f" output_shape [{', '.join(map(str, shape))}]"
+            return self.emit(f"{{r}} = tensor.{op} {x.ssa} []{out} : {x.type} into "
+                             f"{_tensor_type(shape, x.dtype)}", shape, x.dtype)
+        common, src_groups, dst_groups = _common_shape(x.shape, shape)
+        y = x
+        if common != x.shape:
+            y = self.emit(f"{{r}} = tensor.collapse_shape {y.ssa} {_groups(src_groups)} : "
+                          f"{y.type} into {_tensor_type(common, x.dtype)}",
+                          common, x.dtype)
+        if common != shape:
+            y = self.emit(f"{{r}} = tensor.expand_shape {y.ssa} {_groups(dst_groups)} "
+                          f"output_shape [{', '.join(map(str, shape))}] : "
+                          f"{y.type} into {_tensor_type(shape, x.dtype)}",
+                          shape, x.dtype)
+        return y
 
     def slice(self, x, offsets, sizes):
         """x[offsets[d] : offsets[d] + sizes[d]] along every dimension."""

@@ -330,6 +330,21 @@ private:
     }
   };
 
+  /// Whether `init` of `op` accumulates a sum whose result is a partial
+  /// sum over the same axes as the init already is.
+  bool accumulatesPartial(Operation *op, OpOperand &init) {
+    // The accumulator must only be added to (the combiner's operand).
+    if (auto g = dyn_cast<linalg::GenericOp>(op);
+        !g || !g.getMatchingBlockArgument(&init).hasOneUse())
+      return false;
+    Layout in = layouts.lookup(init.get());
+    Layout out = layoutOfResult(op, cast<DestinationStyleOpInterface>(op)
+                                        .getTiedOpResult(&init)
+                                        .getResultNumber());
+    return !in.partial.empty() && in.kind == ReductionKind::Sum &&
+           out.kind == ReductionKind::Sum && in.partial == out.partial;
+  }
+
   /// Partitions an op by its sharding rule: each operand is brought to
   /// the layout its factors give it, each result takes its local type.
   LogicalResult partitionByRule(Operation *op, const ShardingRule &rule) {
@@ -354,6 +369,11 @@ private:
         want.partial = out0.partial;
         want.kind = out0.kind;
       }
+      // A sum accumulated into a partial sum over the same axes (autodiff
+      // adds each contribution to a gradient into the previous ones) is
+      // partial too: the accumulator stays unreduced.
+      if (dps && dps.isDpsInit(&operand) && accumulatesPartial(op, operand))
+        want.partial = layouts.lookup(operand.get()).partial;
       // An operand the op does not read only gives a result its shape: a
       // fresh one of the local shape, not communication.
       if (rule.unread[i] && layouts.count(operand.get()) &&
@@ -374,9 +394,11 @@ private:
       Layout out = layoutOfResult(op, i);
       // A sum over a sharded loop adds the initial value on every device:
       // keep it on the first device of the group only.
-      if (dps && !out.partial.empty() && out.kind == ReductionKind::Sum &&
-          !passPartial && !isZero(dps.getDpsInitOperand(i)->get()))
-        maskInit(op, dps.getDpsInitOperand(i), out.partial);
+      OpOperand *init = dps ? dps.getDpsInitOperand(i) : nullptr;
+      if (init && !out.partial.empty() && out.kind == ReductionKind::Sum &&
+          !passPartial && !isZero(init->get()) &&
+          layouts.lookup(init->get()).partial != out.partial)
+        maskInit(op, init, out.partial);
       if (failed(localize(op, result, out)))
         return failure();
     }

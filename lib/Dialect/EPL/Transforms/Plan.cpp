@@ -159,20 +159,27 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                     l.toAttr(ctx, mesh.getSymName()));
     }
 
-    // Weights of split contractions: column, then row parallel.
+    // Weights of split contractions: column parallel, or row parallel when
+    // the activation derives from a column-parallel product (its features
+    // are split; attention's heads too), as Megatron pairs them. A row
+    // parallel product's result is whole again.
     llvm::DenseSet<Value> featureSplit;
-    WalkResult result = fn.walk([&](linalg::LinalgOp op) -> WalkResult {
-      auto scope = op->getAttrOfType<SplitAttr>(EPLDialect::kScopeAttrName);
-      // Element-wise ops keep a split of the last dimension.
-      if (op.getNumReductionLoops() == 0 && op->getNumResults() == 1) {
-        for (OpOperand *in : op.getDpsInputOperands())
-          if (featureSplit.contains(in->get()) &&
-              in->get().getType() == op->getResult(0).getType())
-            featureSplit.insert(op->getResult(0));
+    WalkResult result = fn.walk([&](Operation *o) -> WalkResult {
+      auto op = dyn_cast<linalg::LinalgOp>(o);
+      auto scope = o->getAttrOfType<SplitAttr>(EPLDialect::kScopeAttrName);
+      bool weighted =
+          op && scope && linalg::isaContractionOpInterface(op) &&
+          llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+            auto arg = dyn_cast<BlockArgument>(in->get());
+            return arg && arg.getOwner()->getParentOp() == fn &&
+                   getArgKind(fn, arg.getArgNumber()) == "param";
+          });
+      if (!weighted) {
+        if (llvm::any_of(o->getOperands(),
+                         [&](Value v) { return featureSplit.contains(v); }))
+          featureSplit.insert(o->getResults().begin(), o->getResults().end());
         return WalkResult::advance();
       }
-      if (!scope || !linalg::isaContractionOpInterface(op))
-        return WalkResult::advance();
       FailureOr<linalg::ContractionDimensions> cd =
           linalg::inferContractionDims(op);
       if (failed(cd) || cd->n.size() != 1 || cd->k.size() != 1)

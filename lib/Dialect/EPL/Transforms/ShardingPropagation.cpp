@@ -323,7 +323,8 @@ private:
     }
     for (auto [v, dims] : valuesOf(op, rule))
       for (const ShardingRule::Dim &dim : *dims)
-        for (unsigned f : llvm::drop_begin(dim))
+        for (unsigned f : ArrayRef<unsigned>(dim).drop_front(
+                 std::min<size_t>(1, dim.size())))
           if (!d.factors[f].empty()) {
             d.factors[f].clear();
             d.priorities[f] = 0;
