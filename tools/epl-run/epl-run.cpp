@@ -20,6 +20,7 @@
 #include "epl/Runner/Shards.h"
 #include "epl/Runtime/Backend.h"
 #include "epl/Runtime/Runtime.h"
+#include "epl/Runtime/Symbols.h"
 #include "epl/Support/Safetensors.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -186,39 +187,10 @@ void phaseDone(const char *phase) {
 void registerRuntimeSymbols(ExecutionEngine &engine) {
   engine.registerSymbols([](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap map;
-    auto add = [&](const char *name, auto *fn) {
-      map[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(fn),
-                             llvm::JITSymbolFlags::Exported};
-    };
-#define EPL_ADD(T)                                                             \
-  add("_mlir_ciface_epl_rt_all_reduce_" #T,                                    \
-      &_mlir_ciface_epl_rt_all_reduce_##T);                                    \
-  add("_mlir_ciface_epl_rt_all_gather_" #T,                                    \
-      &_mlir_ciface_epl_rt_all_gather_##T);                                    \
-  add("_mlir_ciface_epl_rt_reduce_scatter_" #T,                                \
-      &_mlir_ciface_epl_rt_reduce_scatter_##T);                                \
-  add("_mlir_ciface_epl_rt_all_to_all_" #T,                                    \
-      &_mlir_ciface_epl_rt_all_to_all_##T);                                    \
-  add("_mlir_ciface_epl_rt_broadcast_" #T,                                     \
-      &_mlir_ciface_epl_rt_broadcast_##T);                                     \
-  add("_mlir_ciface_epl_rt_send_" #T, &_mlir_ciface_epl_rt_send_##T);          \
-  add("_mlir_ciface_epl_rt_recv_" #T, &_mlir_ciface_epl_rt_recv_##T);
-    EPL_ADD(f32)
-    EPL_ADD(f64)
-    EPL_ADD(i32)
-    EPL_ADD(i64)
-    EPL_ADD(f16)
-#undef EPL_ADD
-    add("_mlir_ciface_epl_rt_group_index", &_mlir_ciface_epl_rt_group_index);
-    add("_mlir_ciface_epl_rt_barrier", &_mlir_ciface_epl_rt_barrier);
-    add("_mlir_ciface_epl_rt_matmul_f32", &_mlir_ciface_epl_rt_matmul_f32);
-    add("_mlir_ciface_epl_rt_matmul_f64", &_mlir_ciface_epl_rt_matmul_f64);
-    add("epl_rt_now", &epl_rt_now);
-    add("memrefCopy", &memrefCopy);
-    add("_mlir_memref_to_llvm_alloc", &_mlir_memref_to_llvm_alloc);
-    add("_mlir_memref_to_llvm_aligned_alloc",
-        &_mlir_memref_to_llvm_aligned_alloc);
-    add("_mlir_memref_to_llvm_free", &_mlir_memref_to_llvm_free);
+    for (const rt::Symbol &symbol : rt::symbols())
+      map[interner(symbol.name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(symbol.address),
+          llvm::JITSymbolFlags::Exported};
     return map;
   });
 }
