@@ -106,11 +106,12 @@ public:
   void operator()() { program.call(packed.data()); }
 
   const Program &program;
-  std::vector<HostTensor> owned;
+  /// What this rank passes: `owned`, or the shared global arguments.
   std::vector<HostTensor> &args;
   std::vector<HostTensor> results;
 
 private:
+  std::vector<HostTensor> owned;
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<void *> descriptorPtrs;
   std::vector<void *> packed;
