@@ -1,4 +1,4 @@
-//===- EntryPoint.cpp - The function epl-run executes ---------------------===//
+//===- EntryPoint.cpp - The function a runner executes --------------------===//
 //
 // Part of EPL-MLIR.
 //
@@ -79,32 +79,49 @@ shardOf(DictionaryAttr attrs, RankedTensorType local, Operation *from) {
   return {shard, RankedTensorType::get(shape, local.getElementType())};
 }
 
+static std::string typeString(Type type) {
+  std::string s;
+  llvm::raw_string_ostream(s) << type;
+  return s;
+}
+
+/// Fills what arguments and results share from the per-device `type` and
+/// the attributes of the value (`what`, e.g. "argument 2", names it in
+/// errors); fails when the type is not a statically shaped tensor.
+static LogicalResult describeValue(EntryValue &value, func::FuncOp entry,
+                                   Type type, DictionaryAttr attrs,
+                                   const std::string &what,
+                                   const std::string &defaultName,
+                                   std::string &error) {
+  auto local = dyn_cast<RankedTensorType>(type);
+  if (!local || !local.hasStaticShape()) {
+    error = "@" + entry.getSymName().str() + " " + what + " has type " +
+            typeString(type) +
+            "; epl-run passes statically shaped tensors only";
+    return failure();
+  }
+  auto [shard, global] = shardOf(attrs, local, entry);
+  value.shard = std::move(shard);
+  value.dtype = dtypeOf(local.getElementType());
+  value.shape.assign(global.getShape().begin(), global.getShape().end());
+  value.localShape.assign(local.getShape().begin(), local.getShape().end());
+  value.typeName = typeString(global);
+  auto name =
+      attrs ? attrs.getAs<StringAttr>(EPLDialect::kNameAttrName) : StringAttr();
+  value.name = name ? name.str() : defaultName;
+  return success();
+}
+
 FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
                                                     std::string &error) {
   EntryPoint ep;
   ep.name = entry.getSymName().str();
-  auto describe = [&](Type type, const std::string &what) -> RankedTensorType {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (!tensor || !tensor.hasStaticShape()) {
-      std::string s;
-      llvm::raw_string_ostream(s) << type;
-      error = "@" + ep.name + " " + what + " has type " + s +
-              "; epl-run passes statically shaped tensors only";
-      return {};
-    }
-    return tensor;
-  };
   for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
     EntryArg arg;
-    arg.localType =
-        describe(entry.getArgumentTypes()[i], "argument " + std::to_string(i));
-    if (!arg.localType)
+    if (failed(describeValue(
+            arg, entry, entry.getArgumentTypes()[i], entry.getArgAttrDict(i),
+            "argument " + std::to_string(i), "arg" + std::to_string(i), error)))
       return failure();
-    std::tie(arg.shard, arg.type) =
-        shardOf(entry.getArgAttrDict(i), arg.localType, entry);
-    auto name =
-        entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
-    arg.name = name ? name.str() : "arg" + std::to_string(i);
     arg.kind = llvm::StringSwitch<ArgKind>(getArgKind(entry, i))
                    .Case("param", ArgKind::Param)
                    .Case("input", ArgKind::Input)
@@ -118,15 +135,11 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
   }
   for (unsigned i = 0; i < entry.getNumResults(); ++i) {
     EntryResult result;
-    result.localType =
-        describe(entry.getResultTypes()[i], "result " + std::to_string(i));
-    if (!result.localType)
+    if (failed(describeValue(result, entry, entry.getResultTypes()[i],
+                             entry.getResultAttrDict(i),
+                             "result " + std::to_string(i),
+                             "result" + std::to_string(i), error)))
       return failure();
-    std::tie(result.shard, result.type) =
-        shardOf(entry.getResultAttrDict(i), result.localType, entry);
-    auto name =
-        entry.getResultAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
-    result.name = name ? name.str() : "result" + std::to_string(i);
     if (auto kind = entry.getResultAttrOfType<StringAttr>(
             i, EPLDialect::kResultAttrName))
       result.kind = llvm::StringSwitch<ResultKind>(kind.getValue())
@@ -138,12 +151,6 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
     ep.results.push_back(std::move(result));
   }
   return ep;
-}
-
-bool EntryPoint::isTrainingStep() const {
-  return llvm::any_of(results, [](const EntryResult &r) {
-    return r.kind == ResultKind::Param;
-  });
 }
 
 bool mlir::epl::isModel(func::FuncOp fn) {
@@ -202,7 +209,25 @@ std::vector<MeshInfo> mlir::epl::collectMeshes(ModuleOp module) {
     for (Attribute axis : mesh.getAxisNames())
       info.axes.push_back(cast<StringAttr>(axis).str());
     info.sizes.assign(mesh.getAxisSizes().begin(), mesh.getAxisSizes().end());
+    std::optional<SymbolTable::UseRange> uses =
+        SymbolTable::getSymbolUses(mesh, module);
+    info.communicates =
+        uses && llvm::any_of(*uses, [](const SymbolTable::SymbolUse &use) {
+          return isa<CollectiveOpInterface>(use.getUser());
+        });
     meshes.push_back(std::move(info));
   });
   return meshes;
+}
+
+std::optional<DType> mlir::epl::dtypeOf(Type elementType) {
+  if (elementType.isF32())
+    return DType::F32;
+  if (elementType.isF64())
+    return DType::F64;
+  if (elementType.isSignlessInteger(32))
+    return DType::I32;
+  if (elementType.isSignlessInteger(64))
+    return DType::I64;
+  return std::nullopt;
 }

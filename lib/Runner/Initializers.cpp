@@ -66,23 +66,11 @@ void storeNumber(HostTensor &t, int64_t i, double v) {
 bool isFloat(DType d) { return d == DType::F32 || d == DType::F64; }
 } // namespace
 
-std::optional<DType> mlir::epl::dtypeOf(Type elementType) {
-  if (elementType.isF32())
-    return DType::F32;
-  if (elementType.isF64())
-    return DType::F64;
-  if (elementType.isSignlessInteger(32))
-    return DType::I32;
-  if (elementType.isSignlessInteger(64))
-    return DType::I64;
-  return std::nullopt;
-}
-
 HostTensor mlir::epl::initializeTensor(const EntryArg &arg, uint64_t seed) {
   HostTensor t;
   t.name = arg.name;
-  t.dtype = *dtypeOf(arg.type.getElementType());
-  t.shape.assign(arg.type.getShape().begin(), arg.type.getShape().end());
+  t.dtype = *arg.dtype;
+  t.shape = arg.shape;
   int64_t n = t.numElements();
   t.data.assign(n * dtypeSize(t.dtype), 0);
   SplitMix64 rng{seed ^ fnv1a(arg.name)};

@@ -9,6 +9,7 @@
 #include <cstring>
 
 using namespace mlir;
+using llvm::ArrayRef;
 using namespace mlir::epl;
 
 namespace {

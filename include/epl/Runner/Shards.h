@@ -11,8 +11,10 @@
 #ifndef EPL_RUNNER_SHARDS_H
 #define EPL_RUNNER_SHARDS_H
 
-#include "epl/Runner/EntryPoint.h"
+#include "epl/Runner/Program.h"
+
 #include "epl/Support/Safetensors.h"
+#include "llvm/ADT/ArrayRef.h"
 
 namespace mlir::epl {
 
@@ -23,7 +25,7 @@ HostTensor sliceShard(const HostTensor &global, const Shard &shard,
 
 /// The global tensor of shape `shape` whose shards, in rank order, are
 /// `parts`.
-HostTensor assembleShards(const HostTensor &like, ArrayRef<int64_t> shape,
+HostTensor assembleShards(const HostTensor &like, llvm::ArrayRef<int64_t> shape,
                           const Shard &shard, const MeshInfo &mesh,
                           const std::vector<std::vector<char>> &parts);
 

@@ -77,13 +77,14 @@ public:
   /// `epl_rt_<name>_<type>`; fails with an error when the runtime does not
   /// move the element type.
   FailureOr<std::string> function(StringRef name, Type elementType) {
-    std::optional<StringRef> suffix = RuntimeAPI::typeSuffix(elementType);
-    if (!suffix)
+    std::optional<std::string> fn =
+        RuntimeAPI::typedFunction(name, elementType);
+    if (!fn)
       return op->emitOpError()
              << "cannot run on the CPU runtime: it moves f32, f64, f16, i32 "
                 "and i64 tensors, not "
              << elementType;
-    return ("epl_rt_" + name + "_" + *suffix).str();
+    return *fn;
   }
 
   LogicalResult requireStatic(RankedTensorType type) {
@@ -283,9 +284,10 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
             return success();
           })
           .Case([&](GroupIndexOp gi) -> LogicalResult {
-            Value index = api.call(b, l.loc, "epl_rt_group_index",
-                                   {l.groupDesc()}, {b.getI64Type()})
-                              .getResult(0);
+            Value index =
+                api.call(b, l.loc, RuntimeAPI::function("group_index"),
+                         {l.groupDesc()}, {b.getI64Type()})
+                    .getResult(0);
             b.replaceOp(op, arith::IndexCastOp::create(
                                 b, l.loc, b.getIndexType(), index));
             return success();

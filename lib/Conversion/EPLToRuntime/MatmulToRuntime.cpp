@@ -93,7 +93,7 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
                     [](Value v) {
                       return cast<MemRefType>(v.getType()).hasStaticShape();
                     }) ||
-      !(element.isF32() || element.isF64()) ||
+      !RuntimeAPI::typedFunction("matmul", element) ||
       cast<MemRefType>(a.getType()).getElementType() != element ||
       cast<MemRefType>(b.getType()).getElementType() != element)
     return false;
@@ -174,8 +174,7 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
     outer.push_back(loop.getInductionVar());
   }
   api.call(
-      rewriter, loc,
-      element.isF32() ? "epl_rt_matmul_f32" : "epl_rt_matmul_f64",
+      rewriter, loc, *RuntimeAPI::typedFunction("matmul", element),
       {RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, va, outer)),
        RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, vb, outer)),
        RuntimeAPI::unranked(rewriter, loc,

@@ -9,6 +9,8 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -20,7 +22,8 @@ RuntimeAPI::RuntimeAPI(ModuleOp module) : module(module) {
   module.walk([&](MeshOp mesh) { meshIds[mesh] = next++; });
 }
 
-std::optional<StringRef> RuntimeAPI::typeSuffix(Type type) {
+/// The runtime's suffix for an element type (`f32`).
+static std::optional<StringRef> typeSuffix(Type type) {
   if (type.isF32())
     return StringRef("f32");
   if (type.isF64())
@@ -34,10 +37,39 @@ std::optional<StringRef> RuntimeAPI::typeSuffix(Type type) {
   return std::nullopt;
 }
 
+/// Whether the runtime has function `name` (without `_mlir_ciface_`).
+static bool isRuntimeFunction(StringRef name) {
+  static const llvm::StringSet<> names = {
+#define EPL_RT_FUNCTION(NAME) "epl_rt_" #NAME,
+#define EPL_RT_TYPED_FUNCTION(NAME, T) "epl_rt_" #NAME "_" #T,
+#include "epl/Runtime/RuntimeSymbols.def"
+  };
+  return names.contains(name);
+}
+
+std::optional<std::string> RuntimeAPI::typedFunction(StringRef name,
+                                                     Type elementType) {
+  std::optional<StringRef> suffix = typeSuffix(elementType);
+  if (!suffix)
+    return std::nullopt;
+  std::string fn = ("epl_rt_" + name + "_" + *suffix).str();
+  if (!isRuntimeFunction(fn))
+    return std::nullopt;
+  return fn;
+}
+
+std::string RuntimeAPI::function(StringRef name) {
+  return ("epl_rt_" + name).str();
+}
+
 func::FuncOp RuntimeAPI::declare(StringRef name, TypeRange inputs,
                                  TypeRange results) {
   if (func::FuncOp fn = declared.lookup(name))
     return fn;
+  // A call the runners would not resolve: a bug of the lowering.
+  if (!isRuntimeFunction(name))
+    llvm::report_fatal_error("runtime function " + name +
+                             " is not in epl/Runtime/RuntimeSymbols.def");
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return declared[name] = existing;
   OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());

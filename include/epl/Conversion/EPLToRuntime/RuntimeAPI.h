@@ -5,6 +5,8 @@
 // The compiler side of `epl/Runtime/Runtime.h`: declares its functions in a
 // module with the C interface, encodes device groups as constant globals,
 // and passes buffers the way the runtime reads them (unranked memrefs).
+// Function names come from `epl/Runtime/RuntimeSymbols.def`, the list the
+// runners register with the JIT: the lowering never calls anything else.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,11 +31,16 @@ class RuntimeAPI {
 public:
   explicit RuntimeAPI(ModuleOp module);
 
-  /// The runtime's suffix for an element type (`f32`), or std::nullopt when
-  /// the runtime does not move that type.
-  static std::optional<StringRef> typeSuffix(Type elementType);
+  /// `epl_rt_<name>_<suffix of elementType>` (`epl_rt_all_reduce_f32`), or
+  /// std::nullopt when RuntimeSymbols.def has no such function.
+  static std::optional<std::string> typedFunction(StringRef name,
+                                                  Type elementType);
 
-  /// Declares `name` (once) as an external function with the C interface.
+  /// `epl_rt_<name>`, a function without an element type.
+  static std::string function(StringRef name);
+
+  /// Declares `name` (once) as an external function with the C interface;
+  /// `name` must be in RuntimeSymbols.def.
   func::FuncOp declare(StringRef name, TypeRange inputs, TypeRange results);
 
   /// Calls runtime function `name`, declaring it on first use.

@@ -1,0 +1,111 @@
+//===- Compile.h - From a module to a loaded program ------------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// The JIT path of the runner, in two stages so that a run can check its
+// inputs in between, before the expensive part:
+//  1. `buildStep` finds the entry and, for an L0 model, builds its training
+//     step (`epl-autodiff`, or `epl-parallelize` on several devices), then
+//     describes it (Program.h);
+//  2. `loadProgram` wraps the entry, lowers the module with
+//     `epl-lower-to-cpu` and JIT-compiles it for the host, with the
+//     runtime's symbols (epl/Runtime/Symbols.h) resolved.
+// Errors: a failing function fills `error`, or leaves it empty when the
+// module's diagnostics already reported what is wrong.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_RUNNER_COMPILE_H
+#define EPL_RUNNER_COMPILE_H
+
+#include "epl/Runner/EntryPoint.h"
+#include "epl/Runner/Program.h"
+
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <chrono>
+#include <memory>
+
+namespace mlir::epl {
+
+struct CompileOptions {
+  /// The function to run; empty: see findEntryPoint.
+  std::string entry;
+  /// Build an L0 model's training step (else run its forward).
+  bool train = true;
+  /// Devices an L0 model is parallelized over.
+  int64_t devices = 1;
+  /// Matmuls through CBLAS.
+  bool blas = true;
+  /// LLVM IR optimization level of the JIT (0-3).
+  unsigned optLevel = 2;
+  /// Code generator level (0-3). Instruction selection is where the JIT
+  /// spends its time: SelectionDAG took 10 s on a 2-block transformer step
+  /// that FastISel (level 0) compiles in 0.5 s. The IR is optimized either
+  /// way, and matmuls run in BLAS, so level 0 loses little at run time.
+  unsigned codegenOptLevel = 0;
+  /// Print the LLVM IR's size before and after optimization.
+  bool timing = false;
+};
+
+/// With `--timing`: prints how long each phase took since the previous one.
+class PhaseTimer {
+public:
+  explicit PhaseTimer(bool enabled) : enabled(enabled) {}
+  void done(const char *phase);
+
+private:
+  bool enabled;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+};
+
+/// The dialects and translations a module to run needs.
+void registerRunnerDialects(DialectRegistry &registry);
+
+/// A module read from a file, with the context it lives in and a handler
+/// that prints its diagnostics (one line with the source location each).
+class SourceModule {
+public:
+  SourceModule();
+  /// Reads and parses `path` (the phases "start" and "parse" of `timer`).
+  LogicalResult parse(llvm::StringRef path, PhaseTimer &timer,
+                      std::string &error);
+  ModuleOp get() { return *module; }
+
+private:
+  MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics;
+  OwningOpRef<ModuleOp> module;
+};
+
+/// The function to run, built and described.
+struct Step {
+  func::FuncOp function;
+  EntryPoint entry;
+  std::vector<MeshInfo> meshes;
+};
+
+/// Stage 1 (see above).
+FailureOr<Step> buildStep(ModuleOp module, const CompileOptions &options,
+                          PhaseTimer &timer, std::string &error);
+
+/// A JIT-compiled step: `program.call` points into `engine`.
+struct LoadedProgram {
+  std::unique_ptr<ExecutionEngine> engine;
+  Program program;
+};
+
+/// Stage 2 (see above). Changes `module`.
+FailureOr<LoadedProgram> loadProgram(ModuleOp module, Step step,
+                                     const CompileOptions &options,
+                                     PhaseTimer &timer, std::string &error);
+
+} // namespace mlir::epl
+
+#endif // EPL_RUNNER_COMPILE_H

@@ -1,0 +1,113 @@
+//===- Program.h - A compiled step, described without MLIR ------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// A runner calls one function of a compiled program on every rank. This
+// describes that function in the user's terms (arguments and results with
+// names, kinds, element types, global and per-device shapes, shards) and the
+// program's meshes, in plain C++: the run loop, the report and checkpoints
+// need no MLIR, so that the JIT (Compile.h) and an ahead-of-time runner
+// share them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_RUNNER_PROGRAM_H
+#define EPL_RUNNER_PROGRAM_H
+
+#include "epl/Support/Safetensors.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::epl {
+
+enum class ArgKind { Param, Input, Label, OptState, Other };
+
+/// What a result of a training step is (`epl.result`).
+enum class ResultKind { Loss, Param, OptState, Grad, Other };
+
+/// How a per-device program's argument or result is one device's shard of
+/// a global value (`epl.shard`): for each dimension, the indices of the mesh
+/// axes it is split over. Empty when the value is whole on every device.
+struct Shard {
+  std::vector<std::vector<int64_t>> dimAxes;
+  bool isWhole() const {
+    return std::all_of(dimAxes.begin(), dimAxes.end(),
+                       [](const auto &axes) { return axes.empty(); });
+  }
+};
+
+/// An argument or result of the entry.
+struct EntryValue {
+  /// `epl.name`, or `arg<position>` / `result<position>`.
+  std::string name;
+  /// The element type, or std::nullopt for one runners do not pass (f32,
+  /// f64, i32 and i64 are passed).
+  std::optional<DType> dtype;
+  /// The global shape (what files hold); `localShape` is what one device
+  /// gets.
+  std::vector<int64_t> shape;
+  std::vector<int64_t> localShape;
+  /// The global type as the compiler spells it (`tensor<784x512xf32>`), for
+  /// messages.
+  std::string typeName;
+  Shard shard;
+};
+
+struct EntryArg : EntryValue {
+  ArgKind kind = ArgKind::Other;
+  /// `epl.init` of a parameter ("normal", "zeros", "ones"), or empty.
+  std::string init;
+};
+
+struct EntryResult : EntryValue {
+  ResultKind kind = ResultKind::Other;
+};
+
+struct EntryPoint {
+  std::string name;
+  std::vector<EntryArg> args;
+  std::vector<EntryResult> results;
+
+  /// Whether this is a training step (its results say what they are).
+  bool isTrainingStep() const {
+    return std::any_of(
+        results.begin(), results.end(),
+        [](const EntryResult &r) { return r.kind == ResultKind::Param; });
+  }
+};
+
+/// A mesh of the program, as the runtime numbers them (module order).
+struct MeshInfo {
+  std::string name;
+  std::vector<std::string> axes;
+  std::vector<int64_t> sizes;
+  /// Whether the program communicates on it (only those need every device
+  /// of the run).
+  bool communicates = false;
+
+  int64_t numDevices() const {
+    int64_t n = 1;
+    for (int64_t s : sizes)
+      n *= s;
+    return n;
+  }
+};
+
+/// The entry with the C interface: a pointer to the memref descriptor of
+/// each argument, then of each result (written by the callee), in order.
+using EntryFunction = void (*)(void **);
+
+/// A compiled step, ready to run.
+struct Program {
+  EntryPoint entry;
+  std::vector<MeshInfo> meshes;
+  EntryFunction call = nullptr;
+};
+
+} // namespace mlir::epl
+
+#endif // EPL_RUNNER_PROGRAM_H

@@ -1,0 +1,58 @@
+//===- Run.h - Running a compiled step on every rank ------------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// The run loop shared by every runner: cuts each rank's shards from the
+// global arguments, packs them with result buffers for the entry's C
+// interface, calls the step, feeds a training step's new parameters and
+// optimizer state back into its arguments, and at the end prints the
+// summary and writes the report, the results dump and the checkpoint
+// (Report.h). No MLIR: a Program is all it needs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_RUNNER_RUN_H
+#define EPL_RUNNER_RUN_H
+
+#include "epl/Runner/Program.h"
+#include "epl/Runner/Report.h"
+#include "epl/Runtime/Backend.h"
+
+#include "llvm/Support/LogicalResult.h"
+
+namespace mlir::epl {
+
+struct RunOptions {
+  /// Backend, ranks and timeout.
+  ::epl::rt::Options ranks;
+  int steps = 1;
+  /// Where to write the JSON report, the results and the checkpoint after
+  /// the last step; empty: not written.
+  std::string reportFile;
+  std::string dumpFile;
+  std::string saveFile;
+};
+
+/// How many devices a run with `options` has: the launcher's processes
+/// under MPI, else the threads.
+int numDevices(const ::epl::rt::Options &options);
+
+/// "threads" or "mpi".
+const char *backendName(::epl::rt::BackendKind backend);
+
+/// Checks that every mesh a program communicates on has one device per
+/// rank of a threads run (under MPI the runtime checks against the
+/// launcher).
+llvm::LogicalResult checkMeshes(const std::vector<MeshInfo> &meshes,
+                                const ::epl::rt::Options &options,
+                                std::string &error);
+
+/// Runs `options.steps` steps of `program` from the global `args`
+/// (Arguments.h) on every rank. Rank 0 prints a line per step and the
+/// summary, and writes the files `options` asks for. Returns the exit code.
+int runProgram(const Program &program, std::vector<HostTensor> args,
+               const RunOptions &options);
+
+} // namespace mlir::epl
+
+#endif // EPL_RUNNER_RUN_H

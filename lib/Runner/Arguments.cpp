@@ -1,0 +1,93 @@
+//===- Arguments.cpp - The values a run starts from -----------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runner/Arguments.h"
+#include "epl/Runner/Initializers.h"
+
+using namespace mlir::epl;
+
+namespace {
+/// `path` read, or std::nullopt when it is empty.
+llvm::FailureOr<std::optional<SafetensorsFile>>
+loadOptional(const std::string &path, std::string &error) {
+  if (path.empty())
+    return std::optional<SafetensorsFile>();
+  auto file = readSafetensors(path);
+  if (!file) {
+    error = llvm::toString(file.takeError());
+    return llvm::failure();
+  }
+  return std::optional<SafetensorsFile>(std::move(*file));
+}
+
+/// "it holds: w1, b1".
+std::string contents(const SafetensorsFile &file) {
+  std::string names;
+  for (const HostTensor &t : file.tensors)
+    names += (names.empty() ? "" : ", ") + t.name;
+  return names.empty() ? "nothing" : names;
+}
+
+/// The value of `arg` from `file` (at `path`), else generated.
+llvm::FailureOr<HostTensor>
+argumentValue(const EntryPoint &entry, const EntryArg &arg,
+              const std::optional<SafetensorsFile> &file,
+              const std::string &path, uint64_t seed, std::string &error) {
+  if (!file)
+    return initializeTensor(arg, seed);
+  bool isState = arg.kind == ArgKind::OptState;
+  bool isParam = arg.kind == ArgKind::Param || isState;
+  const HostTensor *found = file->find(arg.name);
+  // A file of parameters alone starts the optimizer afresh.
+  if (!found && isState)
+    return initializeTensor(arg, seed);
+  if (!found) {
+    error = std::string(isParam ? "parameter" : "argument") + " '" + arg.name +
+            "' is not in " + path + " (it holds: " + contents(*file) + ")";
+    return llvm::failure();
+  }
+  if (found->dtype != *arg.dtype || found->shape != arg.shape) {
+    HostTensor expected;
+    expected.dtype = *arg.dtype;
+    expected.shape = arg.shape;
+    error = "tensor '" + arg.name + "' in " + path + " is " +
+            found->describe() + " but @" + entry.name + " takes " +
+            expected.describe() + " (" + arg.typeName + ")";
+    return llvm::failure();
+  }
+  return *found;
+}
+} // namespace
+
+llvm::FailureOr<std::vector<HostTensor>>
+mlir::epl::prepareArguments(const EntryPoint &entry,
+                            const ArgumentSources &sources,
+                            std::string &error) {
+  auto params = loadOptional(sources.paramsFile, error);
+  if (llvm::failed(params))
+    return llvm::failure();
+  auto data = loadOptional(sources.dataFile, error);
+  if (llvm::failed(data))
+    return llvm::failure();
+  std::vector<HostTensor> values;
+  for (const EntryArg &arg : entry.args) {
+    if (!arg.dtype) {
+      error = "argument '" + arg.name + "' of @" + entry.name + " has type " +
+              arg.typeName + "; epl-run passes f32, f64, i32 and i64 tensors";
+      return llvm::failure();
+    }
+    // Parameters and optimizer state come from the parameters file,
+    // everything else from the data file.
+    bool isParam = arg.kind == ArgKind::Param || arg.kind == ArgKind::OptState;
+    llvm::FailureOr<HostTensor> value = argumentValue(
+        entry, arg, isParam ? *params : *data,
+        isParam ? sources.paramsFile : sources.dataFile, sources.seed, error);
+    if (llvm::failed(value))
+      return llvm::failure();
+    values.push_back(std::move(*value));
+  }
+  return values;
+}

@@ -1,0 +1,225 @@
+//===- Compile.cpp - From a module to a loaded program --------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runner/Compile.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/InitEPL.h"
+#include "epl/Pipelines/Pipelines.h"
+#include "epl/Runtime/Symbols.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/Format.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::epl;
+
+void PhaseTimer::done(const char *phase) {
+  auto now = std::chrono::steady_clock::now();
+  if (enabled)
+    llvm::errs() << llvm::format(
+        "epl-run: %-12s %8.3f s\n", phase,
+        std::chrono::duration<double>(now - last).count());
+  last = now;
+}
+
+void mlir::epl::registerRunnerDialects(DialectRegistry &registry) {
+  registerEPLDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+SourceModule::SourceModule()
+    : context(MLIRContext::Threading::ENABLED),
+      diagnostics(sourceMgr, &context) {
+  DialectRegistry registry;
+  registerRunnerDialects(registry);
+  context.appendDialectRegistry(registry);
+  context.printOpOnDiagnostic(false);
+}
+
+LogicalResult SourceModule::parse(StringRef path, PhaseTimer &timer,
+                                  std::string &error) {
+  auto input = openInputFile(path, &error);
+  if (!input)
+    return failure();
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  timer.done("start");
+  module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return failure();
+  timer.done("parse");
+  return success();
+}
+
+FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
+                                     const CompileOptions &options,
+                                     PhaseTimer &timer, std::string &error) {
+  FailureOr<func::FuncOp> fn = findEntryPoint(module, options.entry, error);
+  if (failed(fn))
+    return failure();
+  // An L0 model trains: build its training step first (the same pass as
+  // `epl-opt --epl-autodiff`), on several devices planned and partitioned
+  // too (epl-parallelize).
+  if (isModel(*fn) && options.train) {
+    PassManager step(module.getContext());
+    if (options.devices > 1) {
+      ParallelizeOptions parallelize;
+      parallelize.devices = options.devices;
+      buildParallelizePipeline(step, parallelize);
+    } else {
+      step.addPass(createEPLAutodiffPass());
+    }
+    if (failed(step.run(module)))
+      return failure();
+    timer.done("autodiff");
+  }
+  FailureOr<EntryPoint> entry = describeEntryPoint(*fn, error);
+  if (failed(entry))
+    return failure();
+  return Step{*fn, std::move(*entry), collectMeshes(module)};
+}
+
+namespace {
+size_t instructionCount(llvm::Module &m) {
+  size_t n = 0;
+  for (llvm::Function &f : m)
+    n += f.getInstructionCount();
+  return n;
+}
+
+/// LLVM's default pipeline at `level`, without loop unrolling: a step is
+/// hundreds of small loop nests with static trip counts, which full
+/// unrolling turns into huge blocks that instruction selection handles in
+/// quadratic time (13 s instead of 2 s for a 2-block transformer), for no
+/// measurable gain at run time.
+void optimizeModule(llvm::Module &m, unsigned level, llvm::TargetMachine *tm) {
+  if (level == 0)
+    return;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopUnrolling = false;
+  tuning.LoopInterleaving = true;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder pb(tm, tuning);
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel levels[] = {
+      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  pb.buildPerModuleDefaultPipeline(levels[level]).run(m, mam);
+}
+
+/// The runtime's symbols, for the calls of the lowered program.
+void registerRuntimeSymbols(ExecutionEngine &engine) {
+  engine.registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (const ::epl::rt::Symbol &symbol : ::epl::rt::symbols())
+      map[interner(symbol.name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(symbol.address),
+          llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+}
+
+/// A JIT for the host CPU that optimizes `module` as optimizeModule does.
+FailureOr<std::unique_ptr<ExecutionEngine>>
+createEngine(ModuleOp module, const CompileOptions &options,
+             std::string &error) {
+  if (options.optLevel > 3) {
+    error = "-O takes 0, 1, 2 or 3";
+    return failure();
+  }
+  // The optimizer needs the host's target to cost loops: without it, LLVM
+  // unrolls and vectorizes blindly and compile times explode.
+  auto hostTarget = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostTarget) {
+    error =
+        "cannot detect the host CPU: " + llvm::toString(hostTarget.takeError());
+    return failure();
+  }
+  llvm::CodeGenOptLevel levels[] = {
+      llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
+      llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
+  hostTarget->setCodeGenOptLevel(levels[std::min(options.codegenOptLevel, 3u)]);
+  auto optTarget = hostTarget->createTargetMachine();
+  auto jitTarget = hostTarget->createTargetMachine();
+  for (auto *target : {&optTarget, &jitTarget})
+    if (!*target) {
+      error =
+          "cannot target the host CPU: " + llvm::toString(target->takeError());
+      return failure();
+    }
+  ExecutionEngineOptions engineOptions;
+  std::shared_ptr<llvm::TargetMachine> tm = std::move(*optTarget);
+  engineOptions.transformer = [tm, options](llvm::Module *m) -> llvm::Error {
+    size_t before = instructionCount(*m);
+    optimizeModule(*m, options.optLevel, tm.get());
+    if (options.timing)
+      llvm::errs() << "epl-run: LLVM IR " << before << " -> "
+                   << instructionCount(*m) << " instructions\n";
+    return llvm::Error::success();
+  };
+  engineOptions.enableGDBNotificationListener = false;
+  auto engine =
+      ExecutionEngine::create(module, engineOptions, std::move(*jitTarget));
+  if (!engine) {
+    error = "JIT compilation failed: " + llvm::toString(engine.takeError());
+    return failure();
+  }
+  return std::move(*engine);
+}
+} // namespace
+
+FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
+                                                const CompileOptions &options,
+                                                PhaseTimer &timer,
+                                                std::string &error) {
+  wrapEntryPoint(module, step.function);
+  PassManager pm(module.getContext());
+  CPULoweringOptions lowering;
+  lowering.blas = options.blas;
+  buildCPULoweringPipeline(pm, lowering);
+  if (failed(pm.run(module)))
+    return failure();
+  timer.done("lowering");
+
+  FailureOr<std::unique_ptr<ExecutionEngine>> engine =
+      createEngine(module, options, error);
+  if (failed(engine))
+    return failure();
+  registerRuntimeSymbols(**engine);
+  timer.done("jit-setup");
+  auto packed = (*engine)->lookupPacked(
+      (llvm::Twine("_mlir_ciface_") + kEntryWrapperName).str());
+  if (!packed) {
+    error = "JIT lookup failed: " + llvm::toString(packed.takeError());
+    return failure();
+  }
+  LoadedProgram loaded;
+  loaded.engine = std::move(*engine);
+  loaded.program.entry = std::move(step.entry);
+  loaded.program.meshes = std::move(step.meshes);
+  loaded.program.call = *packed;
+  timer.done("jit-compile");
+  return std::move(loaded);
+}

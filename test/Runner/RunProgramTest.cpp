@@ -1,0 +1,135 @@
+//===- RunProgramTest.cpp - The run loop without MLIR ---------------------===//
+//
+// Part of EPL-MLIR.
+//
+// Runs hand-written steps through EPLRunnerCore, as an ahead-of-time runner
+// would: seeded arguments, per-rank shards, feedback of parameters into
+// arguments, the report and the checkpoint. This executable links neither
+// MLIR nor the JIT.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runner/Arguments.h"
+#include "epl/Runner/Run.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+using namespace mlir::epl;
+
+namespace {
+/// Element data and size of the rank-1 (or 0) f32 memref packed at `i`.
+float *data(void **packed, int i) {
+  auto *desc = *static_cast<int64_t **>(packed[i]);
+  return reinterpret_cast<float *>(desc[1]) + desc[2];
+}
+int64_t size(void **packed, int i) {
+  return (*static_cast<int64_t **>(packed[i]))[3];
+}
+
+/// (w: param, x: input) -> (loss = sum(w * x), w + x): w grows by x a step.
+void accumulate(void **packed) {
+  float *w = data(packed, 0), *x = data(packed, 1);
+  float *loss = data(packed, 2), *next = data(packed, 3);
+  *loss = 0;
+  for (int64_t i = 0; i < size(packed, 0); ++i) {
+    *loss += w[i] * x[i];
+    next[i] = w[i] + x[i];
+  }
+}
+
+/// An f32 argument (`V` = EntryArg) or result (EntryResult).
+template <typename V, typename Kind>
+V value(const std::string &name, Kind kind, std::vector<int64_t> shape,
+        std::vector<int64_t> local) {
+  V v;
+  v.name = name;
+  v.kind = kind;
+  v.dtype = DType::F32;
+  v.shape = std::move(shape);
+  v.localShape = std::move(local);
+  return v;
+}
+
+std::vector<float> floats(const HostTensor &t) {
+  std::vector<float> v(t.numElements());
+  std::memcpy(v.data(), t.data.data(), t.data.size());
+  return v;
+}
+
+/// `accumulate` on 2 ranks for 3 steps, w and x split in halves over the
+/// mesh when `sharded`; checks the checkpoint and the report.
+void runAccumulate(bool sharded) {
+  Program program;
+  program.entry.name = "step";
+  std::vector<int64_t> local =
+      sharded ? std::vector<int64_t>{2} : std::vector<int64_t>{4};
+  program.entry.args = {value<EntryArg>("w", ArgKind::Param, {4}, local),
+                        value<EntryArg>("x", ArgKind::Input, {4}, local)};
+  program.entry.args[0].init = "ones";
+  program.entry.results = {
+      value<EntryResult>("loss", ResultKind::Loss, {}, {}),
+      value<EntryResult>("w", ResultKind::Param, {4}, local)};
+  if (sharded)
+    for (EntryValue *v : {static_cast<EntryValue *>(&program.entry.args[0]),
+                          static_cast<EntryValue *>(&program.entry.args[1]),
+                          static_cast<EntryValue *>(&program.entry.results[1])})
+      v->shard.dimAxes = {{0}};
+  program.meshes = {{"mesh", {"x"}, {2}, true}};
+  program.call = accumulate;
+
+  std::string error;
+  auto args = prepareArguments(program.entry, {"", "", 7}, error);
+  ASSERT_TRUE(llvm::succeeded(args)) << error;
+  std::vector<float> x = floats((*args)[1]);
+
+  RunOptions options;
+  options.ranks.ranks = 2;
+  options.steps = 3;
+  std::string dir = ::testing::TempDir();
+  options.reportFile = dir + "/report.json";
+  options.saveFile = dir + "/checkpoint.safetensors";
+  ASSERT_TRUE(
+      llvm::succeeded(checkMeshes(program.meshes, options.ranks, error)));
+  EXPECT_EQ(runProgram(program, std::move(*args), options), 0);
+
+  auto checkpoint = readSafetensors(options.saveFile);
+  ASSERT_TRUE(bool(checkpoint)) << llvm::toString(checkpoint.takeError());
+  ASSERT_EQ(checkpoint->tensors.size(), 1u);
+  EXPECT_EQ(checkpoint->metadata["format"], "epl-checkpoint");
+  std::vector<float> w = floats(checkpoint->tensors[0]);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_FLOAT_EQ(w[i], 1 + 3 * x[i]);
+
+  auto text = llvm::MemoryBuffer::getFile(options.reportFile);
+  ASSERT_TRUE(bool(text));
+  auto report = llvm::json::parse((*text)->getBuffer());
+  ASSERT_TRUE(bool(report));
+  const llvm::json::Array *steps = report->getAsObject()->getArray("steps");
+  ASSERT_EQ(steps->size(), 3u);
+  // Rank 0's loss: its part of sum(w * x) before the step's update.
+  float sum = 0;
+  for (int i = 0; i < (sharded ? 2 : 4); ++i)
+    sum += (1 + 2 * x[i]) * x[i];
+  EXPECT_NEAR(*(*steps)[2].getAsObject()->getNumber("loss"), sum, 1e-5);
+  EXPECT_EQ(report->getAsObject()->getInteger("ranks"), 2);
+}
+
+TEST(RunProgram, FeedsParametersBackAndSavesThem) { runAccumulate(false); }
+
+TEST(RunProgram, CutsShardsAndPutsThemBackTogether) { runAccumulate(true); }
+
+TEST(RunProgram, MeshesMustMatchTheRanks) {
+  std::vector<MeshInfo> meshes = {{"mesh", {"data"}, {4}, true}};
+  ::epl::rt::Options ranks;
+  ranks.ranks = 2;
+  std::string error;
+  EXPECT_TRUE(llvm::failed(checkMeshes(meshes, ranks, error)));
+  EXPECT_EQ(error, "mesh @mesh has 4 devices but the run has 2 rank(s); pass "
+                   "--ranks 4");
+}
+} // namespace
