@@ -429,21 +429,17 @@ int main(int argc, char **argv) {
   FailureOr<func::FuncOp> entryFn = findEntryPoint(*module, entryName, error);
   if (failed(entryFn))
     fail(error);
-  // An L0 model trains: build its training step first (the same pass as
-  // `epl-opt --epl-autodiff`).
+  // An L0 model trains: build its training step first (the same pipeline as
+  // `epl-opt --epl-training-step`).
   // On several devices it is planned and partitioned too (epl-parallelize).
   if (isModel(*entryFn) && !noTrain) {
     PassManager step(&context);
     int64_t devices = runOptions.backend == rt::BackendKind::MPI
                           ? rt::launcherWorldSize()
                           : numRanks.getValue();
-    if (devices > 1) {
-      ParallelizeOptions parallelize;
-      parallelize.devices = devices;
-      buildParallelizePipeline(step, parallelize);
-    } else {
-      step.addPass(createEPLAutodiffPass());
-    }
+    ParallelizeOptions parallelize;
+    parallelize.devices = devices;
+    buildTrainingStepPipeline(step, parallelize);
     if (failed(step.run(*module)))
       return 1;
     phaseDone("autodiff");
