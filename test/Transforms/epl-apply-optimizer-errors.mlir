@@ -1,7 +1,7 @@
 // RUN: epl-opt %s --epl-apply-optimizer --split-input-file -verify-diagnostics
 
-// The pass updates gradients; without them it has nothing to do.
-// expected-error @+1 {{epl-apply-optimizer: no training step returns gradients (epl.result = "grad"); run epl-autodiff first}}
+// The pass updates the gradients of a training step; an L0 model is none.
+// expected-error @+1 {{epl-apply-optimizer: no training step (a function whose results are tagged epl.result); run epl-autodiff first}}
 module {
   func.func @model(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
     %l = tensor.empty() : tensor<f32>
@@ -12,8 +12,8 @@ module {
 // -----
 
 // A step already updated is not updated twice.
-// expected-error @+1 {{epl-apply-optimizer: no training step returns gradients (epl.result = "grad"); run epl-autodiff first}}
 module {
+  // expected-error @+1 {{epl-apply-optimizer: @step already returns updated parameters}}
   func.func @step(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"})
       -> (tensor<f32> {epl.result = "loss"}, tensor<4xf32> {epl.result = "param", epl.name = "w"}) {
     %l = tensor.empty() : tensor<f32>

@@ -126,3 +126,15 @@ module attributes {epl.config = {"optimizer.type" = "adam"}} {
     return %l, %w : tensor<f32>, tensor<2x3xf32>
   }
 }
+
+// -----
+
+// A model without parameters: nothing to update.
+module attributes {epl.config = {"optimizer.type" = "momentum"}} {
+  // CHECK-LABEL: func.func @constant(%{{.*}}: tensor<f32> {epl.arg = "input"}) -> (tensor<f32> {epl.result = "loss"})
+  // CHECK-NOT: opt_state
+  // CHECK: return
+  func.func @constant(%x: tensor<f32> {epl.arg = "input"}) -> (tensor<f32> {epl.result = "loss"}) {
+    return %x : tensor<f32>
+  }
+}

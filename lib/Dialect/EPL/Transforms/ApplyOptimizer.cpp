@@ -42,13 +42,14 @@ struct OptimizerTagger : public OpBuilder::Listener {
   }
 };
 
-bool returnsGradients(func::FuncOp fn) {
+/// The result kinds (`epl.result`) of `fn`.
+SmallVector<StringRef> resultKinds(func::FuncOp fn) {
+  SmallVector<StringRef> kinds;
   for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i)
     if (auto kind =
-            fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
-        kind && kind.getValue() == "grad")
-      return true;
-  return false;
+            fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName))
+      kinds.push_back(kind.getValue());
+  return kinds;
 }
 
 /// How argument `index` is laid out (`epl.sharding` before partitioning,
@@ -192,14 +193,25 @@ struct EPLApplyOptimizerPass
     : public mlir::epl::impl::EPLApplyOptimizerPassBase<EPLApplyOptimizerPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Training steps: functions whose results say what they are. A step
+    // of a model without parameters has no gradients, and nothing to do.
     SmallVector<func::FuncOp> steps;
-    for (auto fn : module.getOps<func::FuncOp>())
-      if (!fn.isExternal() && returnsGradients(fn))
-        steps.push_back(fn);
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      SmallVector<StringRef> kinds = resultKinds(fn);
+      if (fn.isExternal() || kinds.empty())
+        continue;
+      if (llvm::is_contained(kinds, "param") ||
+          llvm::is_contained(kinds, "opt_state")) {
+        fn.emitError() << "epl-apply-optimizer: @" << fn.getSymName()
+                       << " already returns updated parameters";
+        return signalPassFailure();
+      }
+      steps.push_back(fn);
+    }
     if (steps.empty()) {
-      module.emitError("epl-apply-optimizer: no training step returns "
-                       "gradients (epl.result = \"grad\"); run epl-autodiff "
-                       "first");
+      module.emitError("epl-apply-optimizer: no training step (a function "
+                       "whose results are tagged epl.result); run "
+                       "epl-autodiff first");
       return signalPassFailure();
     }
     Optimizer optimizer = Optimizer::fromConfig(Config::get(module));
