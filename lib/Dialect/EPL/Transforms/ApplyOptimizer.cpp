@@ -9,6 +9,7 @@
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/Transforms/Optimizers.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/TrainingStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -177,14 +178,7 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
                    scalarLayout(firstLayout)));
   }
 
-  b.setListener(nullptr);
-  func::ReturnOp::create(b, ret.getLoc(), results);
-  ret.erase();
-  SmallVector<Type> resultTypes;
-  for (Value r : results)
-    resultTypes.push_back(r.getType());
-  fn.setType(FunctionType::get(ctx, fn.getArgumentTypes(), resultTypes));
-  fn.setAllResultAttrs(resultAttrs);
+  setStepResults(fn, results, resultAttrs);
   numOps += tagger.count;
   return success();
 }

@@ -11,6 +11,7 @@
 #include "epl/Dialect/EPL/Transforms/BatchSplitting.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/Dialect/EPL/Transforms/ScalarDerivatives.h"
+#include "epl/Dialect/EPL/Transforms/TrainingStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -574,13 +575,7 @@ LogicalResult StepBuilder::finish() {
                                          getArgName(fn, p.getArgNumber())));
   }
 
-  func::ReturnOp::create(b, ret.getLoc(), results);
-  ret.erase();
-  SmallVector<Type> resultTypes;
-  for (Value r : results)
-    resultTypes.push_back(r.getType());
-  fn.setType(FunctionType::get(ctx, fn.getArgumentTypes(), resultTypes));
-  fn.setAllResultAttrs(resultAttrs);
+  setStepResults(fn, results, resultAttrs);
   return success();
 }
 
