@@ -245,12 +245,19 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
       loop; a micro-batch slice's offsets along split dimensions are
       divided by the devices (each cuts its own shard).
 
-    Gradient all-reduces over the data axis are then fused into at most
-    `communication.max_splits` buckets (flatten, concatenate, one
-    `all_reduce`, slice back). With `communication.gradients_reduce_method
-    = "sum"`, data-parallel gradients are scaled by the number of replicas
-    (the sum of the replicas' own mean gradients, as EPL); with "mean" the
-    per-device program computes exactly what one device computes.
+    Then the gradient reduction. The data-parallel axes are those the
+    inputs' batch is split over (dimension 0 of their `epl.shard`: "data",
+    and "tensor" too under `cluster.colocate_split_and_replicate`). The
+    sum all-reduces over them that make the step's gradients (the
+    all-reduce behind each result tagged `epl.result = "grad"`, through
+    reshapes, slices and element-wise scaling; no phase tag is read) are
+    fused into at most `communication.max_splits` buckets per set of axes
+    (flatten, concatenate, one `all_reduce`, slice back), sent in f16 with
+    `communication.fp16` (scaled by `communication.fp16_scale` first).
+    With `communication.gradients_reduce_method = "sum"`, every gradient is
+    scaled by the number of batch shards (the sum of the replicas' own mean
+    gradients, as EPL), in its bucket or alone; with "mean" the per-device
+    program computes exactly what one device computes.
 
     ```mlir
     %w2: tensor<512x10xf32> {epl.sharding = #epl.sharding<@mesh, [["tensor"], []]>}
