@@ -71,10 +71,10 @@ module {
 // (max_splits = 1) and, with "sum", scaled by the 4 replicas; the loss is
 // reduced alone, unscaled. The update follows, on the reduced gradients.
 // CHECK-LABEL: func.func @dp
-// CHECK: %[[LOSS:.*]] = epl.all_reduce %{{.*}} on @mesh over ["data"] sum : tensor<f32>
-// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] : tensor<4x2xf32> into tensor<8xf32>
+// CHECK: %[[LOSS:.*]] = epl.all_reduce %{{.*}} on @mesh over ["data"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] {epl.phase = #epl.phase<backward_weight>} : tensor<4x2xf32> into tensor<8xf32>
 // CHECK: %[[BUCKET:.*]] = tensor.concat dim(0) %[[FLAT]], %{{.*}} : (tensor<8xf32>, tensor<2xf32>) -> tensor<10xf32>
-// CHECK: %[[SUM:.*]] = epl.all_reduce %[[BUCKET]] on @mesh over ["data"] sum : tensor<10xf32>
+// CHECK: %[[SUM:.*]] = epl.all_reduce %[[BUCKET]] on @mesh over ["data"] sum {epl.phase = #epl.phase<backward_weight>} : tensor<10xf32>
 // CHECK: %[[SCALED:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<10xf32>)
 // CHECK: arith.constant 4.000000e+00 : f32
 // CHECK-NOT: epl.all_reduce
@@ -121,11 +121,11 @@ module attributes {epl.config = {"communication.max_splits" = 1 : i64, "communic
 // batch, reduced by nothing: scaled by the 4 replicas alone.
 // CHECK-LABEL: func.func @colocated
 // CHECK-SAME: tensor<2x4xf32> {epl.arg = "input", epl.name = "x", epl.shard = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
-// CHECK: %[[LOSS:.*]] = epl.all_reduce %{{.*}} on @mesh over ["tensor"] sum : tensor<f32>
+// CHECK: %[[LOSS:.*]] = epl.all_reduce %{{.*}} on @mesh over ["tensor"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
 // CHECK: %[[HALF:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<24xf32>) outs(%{{.*}} : tensor<24xf16>)
 // CHECK: arith.constant 1.280000e+02 : f32
 // CHECK: arith.truncf
-// CHECK: %[[SUM:.*]] = epl.all_reduce %[[HALF]] on @mesh over ["tensor"] sum : tensor<24xf16>
+// CHECK: %[[SUM:.*]] = epl.all_reduce %[[HALF]] on @mesh over ["tensor"] sum {epl.phase = #epl.phase<backward_weight>} : tensor<24xf16>
 // CHECK: linalg.generic {{.*}} ins(%[[SUM]] : tensor<24xf16>) outs(%{{.*}} : tensor<24xf32>)
 // CHECK: arith.extf
 // CHECK: arith.constant 3.125000e-02 : f32

@@ -11,7 +11,7 @@
 // GRADS-LABEL: IR Dump After EPLInsertCollectivesPass
 // GRADS: -> (tensor<f32> {epl.result = "loss", epl.shard = #epl.sharding<@mesh, []>}, tensor<4x2xf32> {epl.name = "w", epl.result = "grad", epl.shard = #epl.sharding<@mesh, {{\[}}[], []]>})
 // GRADS: scf.for
-// GRADS: %[[R:.*]] = epl.all_reduce %{{.*}} on @mesh over ["data"] sum : tensor<8xf32>
+// GRADS: %[[R:.*]] = epl.all_reduce %{{.*}} on @mesh over ["data"] sum {epl.phase = #epl.phase<backward_weight>} : tensor<8xf32>
 // GRADS: %[[PIECE:.*]] = tensor.extract_slice %[[R]]
 // GRADS: %[[G:.*]] = tensor.expand_shape %[[PIECE]]
 // GRADS-NOT: #epl.phase<optimizer>
@@ -28,9 +28,9 @@
 // CHECK-NOT: epl.all_reduce
 // CHECK:   scf.yield
 // CHECK: }
-// CHECK: epl.all_reduce %[[LOOP]]#0 on @mesh over ["data"] sum : tensor<f32>
+// CHECK: epl.all_reduce %[[LOOP]]#0 on @mesh over ["data"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[LOOP]]#1
-// CHECK: epl.all_reduce %[[FLAT]] on @mesh over ["data"] sum : tensor<8xf32>
+// CHECK: epl.all_reduce %[[FLAT]] on @mesh over ["data"] sum {epl.phase = #epl.phase<backward_weight>} : tensor<8xf32>
 // CHECK-NOT: epl.all_reduce
 // Then each device applies the update (epl-apply-optimizer) to its copy.
 // CHECK: %[[NEW:.*]] = linalg.generic {{.*}}epl.phase = #epl.phase<optimizer>

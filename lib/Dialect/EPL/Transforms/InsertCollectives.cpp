@@ -235,8 +235,9 @@ private:
   }
 
   /// Reshards operand `i` of `op` to `to`. The communication belongs to
-  /// the phase of the op that needs it.
-  LogicalResult require(Operation *op, unsigned i, const Layout &to) {
+  /// the phase of the op that needs it (or `phase`, for a terminator).
+  LogicalResult require(Operation *op, unsigned i, const Layout &to,
+                        Attribute phase = {}) {
     Value v = op->getOperand(i);
     if (!layouts.count(v))
       return success(); // not a sharded tensor (scalars, indices)
@@ -245,11 +246,25 @@ private:
     FailureOr<Value> r = reshard(op->getLoc(), v, to);
     if (failed(r))
       return failure();
-    if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))
+    if (!phase)
+      phase = op->getAttr(EPLDialect::kPhaseAttrName);
+    if (phase)
       for (Operation *c : created)
         c->setAttr(EPLDialect::kPhaseAttrName, phase);
     op->setOperand(i, *r);
     return success();
+  }
+
+  /// The phase of what makes result `i` of a training step: the loss is
+  /// forward's, a gradient backward's.
+  Attribute resultPhase(unsigned i) {
+    auto kind =
+        fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
+    if (!kind || (kind.getValue() != "loss" && kind.getValue() != "grad"))
+      return {};
+    return PhaseAttr::get(fn.getContext(), kind.getValue() == "loss"
+                                               ? Phase::Forward
+                                               : Phase::BackwardWeight);
   }
 
   /// Records the ops the rewriter creates (to tag them).
@@ -530,7 +545,8 @@ private:
                       : Layout::replicated(
                             globals.lookup(r.getOperand(i))
                                 ? globals.lookup(r.getOperand(i)).getRank()
-                                : type.getRank()))))
+                                : type.getRank()),
+                    resultPhase(i))))
               return failure();
           }
           return success();
@@ -559,6 +575,20 @@ private:
   llvm::DenseMap<std::pair<Value, Attribute>, Value> resharded;
   SmallVector<Operation *> created;
   Recorder recorder;
+};
+
+/// Tags the ops a builder inserts into `body` (not into their regions)
+/// with a phase: the gradient reduction belongs to the backward.
+struct GradientPhase : public OpBuilder::Listener {
+  Block *body;
+  Attribute phase;
+  GradientPhase(func::FuncOp fn)
+      : body(&fn.front()),
+        phase(PhaseAttr::get(fn.getContext(), Phase::BackwardWeight)) {}
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (op->getBlock() == body)
+      op->setAttr(EPLDialect::kPhaseAttrName, phase);
+  }
 };
 
 /// x * scale, converted to `to`: one element-wise generic (the arithmetic
@@ -652,7 +682,8 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
   int64_t total = 0;
   for (AllReduceOp ar : grads)
     total += ar.getType().getNumElements();
-  IRRewriter b(fn.getContext());
+  GradientPhase tagger(fn);
+  IRRewriter b(fn.getContext(), &tagger);
   // Consecutive gradients, about total / buckets elements per bucket.
   SmallVector<SmallVector<AllReduceOp>> groups(buckets);
   int64_t filled = 0;
@@ -785,7 +816,8 @@ int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
   // A gradient the batch axes did not reduce (the batch was gathered
   // before its contraction) is scaled alone.
   if (factor != 1.0) {
-    OpBuilder b(ret);
+    GradientPhase tagger(fn);
+    OpBuilder b(ret, &tagger);
     for (unsigned i : unreduced) {
       Value g = ret.getOperand(i);
       auto type = cast<RankedTensorType>(g.getType());
