@@ -67,7 +67,18 @@ void mlir::epl::buildParallelizePipeline(OpPassManager &pm,
   // Propagation reasons about linalg.generic only.
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
   pm.addPass(createEPLShardingPropagationPass());
+  // Gradients are reduced here, as the step's results...
   pm.addPass(createEPLInsertCollectivesPass());
+  // ...and each device updates its shard of the parameters.
+  pm.addPass(createEPLApplyOptimizerPass());
+}
+
+void mlir::epl::buildTrainingStepPipeline(OpPassManager &pm,
+                                          const ParallelizeOptions &options) {
+  if (options.devices > 1)
+    return buildParallelizePipeline(pm, options);
+  pm.addPass(createEPLAutodiffPass());
+  pm.addPass(createEPLApplyOptimizerPass());
 }
 
 void mlir::epl::registerEPLPassesAndPipelines() {
@@ -81,6 +92,13 @@ void mlir::epl::registerEPLPassesAndPipelines() {
   PassPipelineRegistration<ParallelizeOptions>(
       "epl-parallelize",
       "Turns an L0 model into the training step one device runs: epl-plan, "
-      "epl-autodiff, epl-sharding-propagation, epl-insert-collectives",
+      "epl-autodiff, epl-sharding-propagation, epl-insert-collectives, "
+      "epl-apply-optimizer",
       buildParallelizePipeline);
+  PassPipelineRegistration<ParallelizeOptions>(
+      "epl-training-step",
+      "Turns an L0 model into its training step: epl-autodiff and "
+      "epl-apply-optimizer on one device, epl-parallelize on several (what "
+      "epl-run does)",
+      buildTrainingStepPipeline);
 }

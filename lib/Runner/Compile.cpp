@@ -75,13 +75,11 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // too (epl-parallelize).
   if (isModel(*fn) && options.train) {
     PassManager step(module.getContext());
-    if (options.devices > 1) {
-      ParallelizeOptions parallelize;
-      parallelize.devices = options.devices;
-      buildParallelizePipeline(step, parallelize);
-    } else {
-      step.addPass(createEPLAutodiffPass());
-    }
+    // The same pipeline as `epl-opt --epl-training-step`: on several
+    // devices it is planned and partitioned too (epl-parallelize).
+    ParallelizeOptions parallelize;
+    parallelize.devices = options.devices;
+    buildTrainingStepPipeline(step, parallelize);
     if (failed(step.run(module)))
       return failure();
     timer.done("autodiff");

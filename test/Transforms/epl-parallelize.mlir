@@ -1,9 +1,21 @@
 // RUN: epl-opt %s --epl-parallelize="devices=4" | FileCheck %s
+// RUN: epl-opt %s --epl-parallelize="devices=4" --mlir-print-ir-after=epl-insert-collectives -o /dev/null 2>&1 | FileCheck %s --check-prefix=GRADS
 
 // Gradient accumulation under data parallelism: each device cuts its own
 // shard of the batch into the micro-batches, the loop carries unreduced
 // (partial-sum) gradients and loss, and each is all-reduced once, after the
 // loop, before the update.
+
+// Between epl-insert-collectives and epl-apply-optimizer, the step's
+// structure is in the IR: the reduced gradient is a result.
+// GRADS-LABEL: IR Dump After EPLInsertCollectivesPass
+// GRADS: -> (tensor<f32> {epl.result = "loss", epl.shard = #epl.sharding<@mesh, []>}, tensor<4x2xf32> {epl.name = "w", epl.result = "grad", epl.shard = #epl.sharding<@mesh, {{\[}}[], []]>})
+// GRADS: scf.for
+// GRADS: %[[R:.*]] = epl.all_reduce %{{.*}} on @mesh over ["data"] sum {epl.phase = #epl.phase<backward_weight>} : tensor<8xf32>
+// GRADS: %[[PIECE:.*]] = tensor.extract_slice %[[R]]
+// GRADS: %[[G:.*]] = tensor.expand_shape %[[PIECE]]
+// GRADS-NOT: #epl.phase<optimizer>
+// GRADS: return %{{.*}}, %[[G]]
 
 #id = affine_map<(i, j) -> (i, j)>
 #none = affine_map<(i, j) -> ()>
@@ -16,9 +28,13 @@
 // CHECK-NOT: epl.all_reduce
 // CHECK:   scf.yield
 // CHECK: }
-// CHECK: epl.all_reduce %{{.*}} on @mesh over ["data"] sum : tensor<8xf32>
-// CHECK: epl.all_reduce %[[LOOP]]#0 on @mesh over ["data"] sum : tensor<f32>
+// CHECK: epl.all_reduce %[[LOOP]]#0 on @mesh over ["data"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
+// CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[LOOP]]#1
+// CHECK: epl.all_reduce %[[FLAT]] on @mesh over ["data"] sum {epl.phase = #epl.phase<backward_weight>} : tensor<8xf32>
 // CHECK-NOT: epl.all_reduce
+// Then each device applies the update (epl-apply-optimizer) to its copy.
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}}epl.phase = #epl.phase<optimizer>
+// CHECK: return %{{.*}}, %[[NEW]]
 module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64, "optimizer.type" = "sgd"}} {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
                    %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {

@@ -198,8 +198,9 @@ def test_each_layer_emits_mlir_that_verifies(tmp_path, layer):
     path = tmp_path / "m.mlir"
     path.write_text(epl.to_mlir(loss))
     run([BUILD / "bin" / "epl-opt", path, "-o", os.devnull])
-    # and that the compiler can train
-    run([BUILD / "bin" / "epl-opt", path, "--epl-autodiff", "-o", os.devnull])
+    # and that the compiler can train: gradients, then the update
+    run([BUILD / "bin" / "epl-opt", path, "--epl-autodiff", "--epl-apply-optimizer",
+         "-o", os.devnull])
 
 
 # --- mistakes, before any tool runs ---------------------------------------------

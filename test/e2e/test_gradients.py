@@ -2,8 +2,8 @@
 gradients it builds equal float64 central finite differences of the forward
 program, along random directions of all parameters at once.
 
-The gradients come from `epl-opt --epl-autodiff=return-gradients` run by
-epl-run; the finite differences from the untouched L0 model run by
+The gradients come from `epl-opt --epl-autodiff` (the step's gradients are
+its results) run by epl-run; the finite differences from the untouched L0 model run by
 `epl-run --no-train` on perturbed parameters.
 """
 
@@ -26,8 +26,7 @@ def check_gradients(tmp_path, graph, params, data, directions=2, seed=0):
     model = tmp_path / "model.mlir"
     model.write_text(graph if isinstance(graph, str) else graph.to_mlir())
     step = tmp_path / "step.mlir"
-    run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff=return-gradients",
-         "-o", step])
+    run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff", "-o", step])
     safetensors.save(tmp_path / "p.safetensors", params)
     safetensors.save(tmp_path / "d.safetensors", data)
     out = tmp_path / "grads.safetensors"

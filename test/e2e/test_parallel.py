@@ -144,9 +144,11 @@ def test_split_cross_entropy_never_gathers_logits(tmp_path):
 
 def test_sequence_parallel_block_equals_one_device(tmp_path):
     """The sequence-parallel module of test/Transforms/epl-insert-collectives
-    (reduce_scatter forward, all_gather backward) trains like one device."""
+    (its first; reduce_scatter forward, all_gather backward) trains like one
+    device."""
     from conftest import ROOT
     text = (ROOT / "test" / "Transforms" / "epl-insert-collectives.mlir").read_text()
+    text = text.split("// -----")[0]
     model = tmp_path / "sp.mlir"
     model.write_text("\n".join(l for l in text.splitlines() if not l.startswith("// RUN")))
     one = losses(epl_run(model, "--steps", STEPS, "--seed", 3).stdout)
@@ -158,14 +160,26 @@ def test_sequence_parallel_block_equals_one_device(tmp_path):
     assert {"reduce_scatter", "all_gather"} <= kinds
 
 
-def _data_parallel_module(tmp_path, extra, lr=0.05):
-    epl.init(epl.Config({"optimizer.type": "momentum", "optimizer.lr": lr, **extra}))
+def _data_parallel_module(tmp_path, extra, lr=0.05, kind="data"):
+    """The data-parallel MLP, or (kind "colocated") the replicated feature
+    extractor and split classifier sharing 4 devices, whose batch is split
+    over the split axis."""
+    config = {"optimizer.type": "momentum", "optimizer.lr": lr, **extra}
+    if kind == "colocated":
+        config["cluster.colocate_split_and_replicate"] = True
+    epl.init(epl.Config(config))
     x = epl.input("x", (16, 12))
     y = epl.label("y", (16, 8))
-    with epl.replicate(device_count=1):
-        h = epl.layers.Dense(32, activation="tanh", name="fc1")(x)
-        logits = epl.layers.Dense(8, name="head")(h)
-    path = tmp_path / ("dp-" + "-".join(f"{k}={v}" for k, v in extra.items()) +
+    if kind == "colocated":
+        with epl.replicate(device_count=4):
+            h = epl.layers.Dense(32, activation="relu", name="features")(x)
+        with epl.split(device_count=4):
+            logits = epl.layers.Dense(8, name="classifier")(h)
+    else:
+        with epl.replicate(device_count=1):
+            h = epl.layers.Dense(32, activation="tanh", name="fc1")(x)
+            logits = epl.layers.Dense(8, name="head")(h)
+    path = tmp_path / (f"{kind}-" + "-".join(f"{k}={v}" for k, v in extra.items()) +
                        f"-lr{lr}.mlir")
     path.write_text(epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y)))
     data = tmp_path / "d.safetensors"
@@ -173,25 +187,33 @@ def _data_parallel_module(tmp_path, extra, lr=0.05):
     return path, data
 
 
+@pytest.mark.parametrize("kind", ["data", "colocated"])
 @pytest.mark.parametrize("micro_batches", [1, 2])
-def test_sum_reduce_method_sums_the_replicas_mean_gradients(tmp_path, micro_batches):
+def test_sum_reduce_method_sums_the_replicas_mean_gradients(tmp_path, micro_batches, kind):
     """"sum": 4 replicas' own mean gradients summed, i.e. 4 times the
     full batch's; with momentum SGD that is the 1-device run at 4x lr (with
-    micro-batches, both sum them too)."""
+    micro-batches, both sum them too). Colocated, the batch is split over
+    the split axis: its 4 shards are the replicas, for every gradient (the
+    classifier's too, computed on the gathered batch)."""
     micro = {"pipeline.num_micro_batch": micro_batches}
     summed, data = _data_parallel_module(
-        tmp_path, {"communication.gradients_reduce_method": "sum", **micro})
+        tmp_path, {"communication.gradients_reduce_method": "sum", **micro}, kind=kind)
     reference, _ = _data_parallel_module(
-        tmp_path, {"communication.gradients_reduce_method": "sum", **micro}, lr=0.2)
+        tmp_path, {"communication.gradients_reduce_method": "sum", **micro}, lr=0.2,
+        kind=kind)
     four = losses(epl_run(summed, "--data", data, "--steps", STEPS, "--seed", 5,
                           ranks=4).stdout)
     one = losses(epl_run(reference, "--data", data, "--steps", STEPS, "--seed", 5).stdout)
     np.testing.assert_allclose(four, one, rtol=RTOL)
 
 
-def test_fp16_gradients_halve_the_traffic(tmp_path):
-    fp16, data = _data_parallel_module(tmp_path, {"communication.fp16": True})
-    fp32, _ = _data_parallel_module(tmp_path, {"communication.max_splits": 5})
+@pytest.mark.parametrize("kind", ["data", "colocated"])
+def test_fp16_gradients_halve_the_traffic(tmp_path, kind):
+    """fp16 compresses the data-parallel gradient reductions: over "data",
+    or colocated over the split axis that carries the batch (where the
+    classifier's activations are reduced too, in f32 both times)."""
+    fp16, data = _data_parallel_module(tmp_path, {"communication.fp16": True}, kind=kind)
+    fp32, _ = _data_parallel_module(tmp_path, {"communication.max_splits": 5}, kind=kind)
     report16, report32 = tmp_path / "16.json", tmp_path / "32.json"
     half = losses(epl_run(fp16, "--data", data, "--steps", STEPS, "--seed", 5,
                           "--report", report16, ranks=4).stdout)
@@ -199,9 +221,15 @@ def test_fp16_gradients_halve_the_traffic(tmp_path):
                           "--report", report32, ranks=4).stdout)
     # Half precision on the wire, f32 arithmetic: close, not equal.
     np.testing.assert_allclose(half, full, rtol=2e-3)
+    axis = ["data"] if kind == "data" else ["tensor"]
     traffic = {}
     for name, path in (("16", report16), ("32", report32)):
-        entries = collectives(json.loads(path.read_text()), "all_reduce", ["data"])
+        entries = collectives(json.loads(path.read_text()), "all_reduce", axis)
         traffic[name] = sum(e["bytes"] for e in entries)
-    loss_bytes = 4 * STEPS
-    assert traffic["16"] - loss_bytes == (traffic["32"] - loss_bytes) // 2
+    if kind == "data":
+        loss_bytes = 4 * STEPS
+        assert traffic["16"] - loss_bytes == (traffic["32"] - loss_bytes) // 2
+    else:
+        # The reduced gradients are the replicated features' (12x32 + 32):
+        # 2 bytes per element instead of 4.
+        assert traffic["32"] - traffic["16"] == STEPS * (12 * 32 + 32) * 2

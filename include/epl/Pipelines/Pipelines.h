@@ -34,9 +34,15 @@ struct ParallelizeOptions : public PassPipelineOptions<ParallelizeOptions> {
 };
 
 /// `epl-parallelize`: an L0 model to the per-device training step: plan,
-/// autodiff, sharding propagation, collectives.
+/// autodiff, sharding propagation, collectives (gradient reduction), then
+/// the optimizer on each device's shard.
 void buildParallelizePipeline(OpPassManager &pm,
                               const ParallelizeOptions &options);
+
+/// `epl-training-step`: an L0 model to the training step `epl-run` runs:
+/// autodiff and the optimizer on one device, `epl-parallelize` on several.
+void buildTrainingStepPipeline(OpPassManager &pm,
+                               const ParallelizeOptions &options);
 
 /// Registers every EPL pass and named pipeline with the global registry.
 void registerEPLPassesAndPipelines();

@@ -186,6 +186,36 @@ func.func @f() -> (tensor<4xf32> {epl.result = "weights"}) {
 
 // -----
 
+// A gradient says whose it is.
+// expected-error @+1 {{'func.func' op result 0: a "grad" result must name its parameter with 'epl.name'}}
+func.func @f(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"}) -> (tensor<4xf32> {epl.result = "grad"}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0: a gradient of 'v', but no parameter argument has that name}}
+func.func @f(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"}) -> (tensor<4xf32> {epl.result = "grad", epl.name = "v"}) {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0: a gradient of 'arg0', but no parameter argument has that name}}
+func.func @f(%x: tensor<4xf32> {epl.arg = "input"}) -> (tensor<4xf32> {epl.result = "grad", epl.name = "arg0"}) {
+  return %x : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 0: the gradient of 'w' is 'tensor<2xf32>' but the parameter is 'tensor<4xf32>'}}
+func.func @f(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"}) -> (tensor<2xf32> {epl.result = "grad", epl.name = "w"}) {
+  %0 = tensor.empty() : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'epl.phase' expects an #epl.phase, got "forward"}}
   %0 = arith.addf %x, %x {epl.phase = "forward"} : tensor<4xf32>

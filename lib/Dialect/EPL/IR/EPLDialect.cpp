@@ -18,6 +18,32 @@ using namespace mlir::epl;
 
 #include "epl/Dialect/EPL/IR/EPLDialect.cpp.inc"
 
+std::string mlir::epl::getArgName(FunctionOpInterface fn, unsigned index) {
+  if (auto name =
+          fn.getArgAttrOfType<StringAttr>(index, EPLDialect::kNameAttrName))
+    return name.str();
+  return "arg" + std::to_string(index);
+}
+
+DictionaryAttr mlir::epl::getKindAndName(MLIRContext *ctx, StringRef attrName,
+                                         StringRef kind, StringRef name) {
+  Builder b(ctx);
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr(attrName, b.getStringAttr(kind))};
+  if (!name.empty())
+    attrs.push_back(
+        b.getNamedAttr(EPLDialect::kNameAttrName, b.getStringAttr(name)));
+  return DictionaryAttr::get(ctx, attrs);
+}
+
+std::optional<unsigned> mlir::epl::findParamArg(FunctionOpInterface fn,
+                                                StringRef name) {
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+    if (getArgKind(fn, i) == "param" && getArgName(fn, i) == name)
+      return i;
+  return std::nullopt;
+}
+
 void EPLDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -32,6 +58,31 @@ constexpr llvm::StringLiteral kArgKinds[] = {"param", "input", "label",
 constexpr llvm::StringLiteral kResultKinds[] = {"loss", "param", "opt_state",
                                                 "grad"};
 constexpr llvm::StringLiteral kInitKinds[] = {"normal", "zeros", "ones"};
+
+/// A gradient result names the parameter it is the gradient of, and has its
+/// type: `epl-apply-optimizer` updates that parameter with it.
+LogicalResult verifyGradResult(Operation *op, unsigned index,
+                               const std::string &what) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn)
+    return success();
+  auto name =
+      fn.getResultAttrOfType<StringAttr>(index, EPLDialect::kNameAttrName);
+  if (!name)
+    return op->emitOpError()
+           << what << ": a \"grad\" result must name its parameter with '"
+           << EPLDialect::kNameAttrName << "'";
+  std::optional<unsigned> param = findParamArg(fn, name.getValue());
+  if (!param)
+    return op->emitOpError() << what << ": a gradient of '" << name.getValue()
+                             << "', but no parameter argument has that name";
+  Type paramType = fn.getArgumentTypes()[*param];
+  if (index < fn.getNumResults() && fn.getResultTypes()[index] != paramType)
+    return op->emitOpError() << what << ": the gradient of '" << name.getValue()
+                             << "' is " << fn.getResultTypes()[index]
+                             << " but the parameter is " << paramType;
+  return success();
+}
 
 /// The type of argument or result `index` of `op` when it is a function.
 Type getFunctionValueType(Operation *op, unsigned index, bool isResult) {
@@ -237,6 +288,8 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
                                << "' must be \"loss\", \"param\", "
                                   "\"opt_state\" or \"grad\", got "
                                << attr.getValue();
+    if (kind.getValue() == "grad")
+      return verifyGradResult(op, resultIndex, what);
     return success();
   }
   return op->emitOpError() << what << ": unknown EPL result attribute '" << name

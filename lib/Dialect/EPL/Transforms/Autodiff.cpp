@@ -9,9 +9,9 @@
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/IR/EPLOps.h"
 #include "epl/Dialect/EPL/Transforms/BatchSplitting.h"
-#include "epl/Dialect/EPL/Transforms/Optimizers.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/Dialect/EPL/Transforms/ScalarDerivatives.h"
+#include "epl/Dialect/EPL/Transforms/TrainingStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -67,18 +67,16 @@ bool isFloatTensor(Value v) {
 /// Builds the training step of one L0 function, in place.
 class StepBuilder {
 public:
-  StepBuilder(func::FuncOp fn, bool returnGradients)
-      : fn(fn), returnGradients(returnGradients), b(fn.getContext()) {
+  explicit StepBuilder(func::FuncOp fn) : fn(fn), b(fn.getContext()) {
     tagger.stepBody = &fn.front();
     b.setListener(&tagger);
   }
 
-  LogicalResult run(int64_t &numForward, int64_t &numBackward,
-                    int64_t &numOptimizer);
+  LogicalResult run(int64_t &numForward, int64_t &numBackward);
 
   /// Builds the step of `fn` (prepared) as a loop over `parts` micro-batches
   /// of `micro`, the gradient function of one micro-batch (see
-  /// `splitBatch`), followed by the update.
+  /// `splitBatch`).
   LogicalResult runAccumulating(func::FuncOp micro, int64_t parts,
                                 bool sumGradients);
 
@@ -105,15 +103,8 @@ private:
     return dataDependent.contains(forward) ? Phase::BackwardInput
                                            : Phase::BackwardWeight;
   }
-  std::string nameOf(unsigned argIndex) {
-    if (auto name = fn.getArgAttrOfType<StringAttr>(argIndex,
-                                                    EPLDialect::kNameAttrName))
-      return name.str();
-    return "arg" + std::to_string(argIndex);
-  }
 
   func::FuncOp fn;
-  bool returnGradients;
   OpBuilder b;
   PhaseTagger tagger;
   llvm::DenseMap<Value, Value> grads;
@@ -566,93 +557,36 @@ LogicalResult StepBuilder::finish() {
   auto ret = cast<func::ReturnOp>(body.getTerminator());
   Value loss = ret.getOperand(0);
   MLIRContext *ctx = fn.getContext();
-  Location loc = fn.getLoc();
   b.setInsertionPoint(ret);
 
   SmallVector<BlockArgument> params = paramsOf(fn);
 
   SmallVector<Value> results = {loss};
-  SmallVector<DictionaryAttr> resultAttrs;
-  auto tags = [&](StringRef kind, StringRef name) {
-    SmallVector<NamedAttribute> attrs = {
-        b.getNamedAttr(EPLDialect::kResultAttrName, b.getStringAttr(kind))};
-    if (!name.empty())
-      attrs.push_back(
-          b.getNamedAttr(EPLDialect::kNameAttrName, b.getStringAttr(name)));
-    return DictionaryAttr::get(ctx, attrs);
-  };
-  resultAttrs.push_back(tags("loss", ""));
+  SmallVector<DictionaryAttr> resultAttrs = {
+      getKindAndName(ctx, EPLDialect::kResultAttrName, "loss", "")};
 
+  // Each parameter's gradient, named after it: `epl-apply-optimizer`
+  // turns these results into the update.
   tagger.phase = Phase::BackwardWeight;
-  if (returnGradients) {
-    for (BlockArgument p : params) {
-      results.push_back(gradientOrZeros(p));
-      resultAttrs.push_back(tags("grad", nameOf(p.getArgNumber())));
-    }
-  } else {
-    tagger.phase = Phase::Optimizer;
-    Optimizer optimizer =
-        Optimizer::fromConfig(Config::get(fn->getParentOfType<ModuleOp>()));
-    auto addState = [&](Type type, const std::string &name) -> Value {
-      SmallVector<NamedAttribute> attrs = {
-          b.getNamedAttr(EPLDialect::kArgAttrName,
-                         b.getStringAttr("opt_state")),
-          b.getNamedAttr(EPLDialect::kNameAttrName, b.getStringAttr(name))};
-      if (failed(fn.insertArgument(fn.getNumArguments(), type,
-                                   DictionaryAttr::get(ctx, attrs), loc)))
-        return {};
-      return fn.getArguments().back();
-    };
-    Value step;
-    if (optimizer.countsSteps())
-      step =
-          addState(RankedTensorType::get({}, b.getI64Type()), "optimizer.step");
-    SmallVector<Value> newStates;
-    SmallVector<std::string> stateNames;
-    for (BlockArgument p : params) {
-      std::string name = nameOf(p.getArgNumber());
-      SmallVector<Value> states;
-      for (StringRef suffix : optimizer.stateSuffixes()) {
-        stateNames.push_back(name + "." + suffix.str());
-        states.push_back(addState(p.getType(), stateNames.back()));
-      }
-      results.push_back(optimizer.update(b, loc, p, gradientOrZeros(p), states,
-                                         step, newStates));
-      resultAttrs.push_back(tags("param", name));
-    }
-    for (auto [value, name] : llvm::zip(newStates, stateNames)) {
-      results.push_back(value);
-      resultAttrs.push_back(tags("opt_state", name));
-    }
-    if (step) {
-      results.push_back(Optimizer::incrementStep(b, loc, step));
-      resultAttrs.push_back(tags("opt_state", "optimizer.step"));
-    }
+  for (BlockArgument p : params) {
+    results.push_back(gradientOrZeros(p));
+    resultAttrs.push_back(getKindAndName(ctx, EPLDialect::kResultAttrName,
+                                         "grad",
+                                         getArgName(fn, p.getArgNumber())));
   }
 
-  func::ReturnOp::create(b, ret.getLoc(), results);
-  ret.erase();
-  SmallVector<Type> resultTypes;
-  for (Value r : results)
-    resultTypes.push_back(r.getType());
-  fn.setType(FunctionType::get(ctx, fn.getArgumentTypes(), resultTypes));
-  fn.setAllResultAttrs(resultAttrs);
+  setStepResults(fn, results, resultAttrs);
   return success();
 }
 
-LogicalResult StepBuilder::run(int64_t &numForward, int64_t &numBackward,
-                               int64_t &numOptimizer) {
+LogicalResult StepBuilder::run(int64_t &numForward, int64_t &numBackward) {
   if (failed(checkSignature()) || failed(prepare()))
     return failure();
   analyzeActivity();
   numForward += ids.size();
-  if (failed(backward()))
+  if (failed(backward()) || failed(finish()))
     return failure();
-  int64_t afterBackward = tagger.count;
-  if (failed(finish()))
-    return failure();
-  numBackward += afterBackward;
-  numOptimizer += tagger.count - afterBackward;
+  numBackward += tagger.count;
 
   // Backward bodies recompute the whole forward body; keep only what the
   // derivative reads, and drop inputs that end up unused.
@@ -744,16 +678,13 @@ LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
         scf::YieldOp::create(lb2, l, next);
       });
 
-  // What follows prepares the update (parallelization reduces gradients
-  // right before it).
-  tagger.phase = Phase::Optimizer;
+  // The accumulated gradients are the step's (parallelization reduces them
+  // after the loop).
   for (auto [p, g] : llvm::zip(params, llvm::drop_begin(loop.getResults()))) {
     Value grad = g;
     if (sumGradients) {
       // EPL's "sum": the sum of the micro-batches' own (mean) gradients,
       // parts times the full batch's.
-      // A generic, not linalg.mul: generalization would drop its phase,
-      // which tells parallelization the gradient is final here.
       auto type = cast<RankedTensorType>(grad.getType());
       Value factor = arith::ConstantOp::create(
           b, loc,
@@ -801,17 +732,17 @@ struct EPLAutodiffPass
                        "with epl.arg) in the module");
       return signalPassFailure();
     }
-    int64_t forward = 0, backwardOps = 0, optimizer = 0;
+    int64_t forward = 0, backwardOps = 0;
     for (func::FuncOp fn : models) {
       if (microBatches <= 1) {
-        StepBuilder step(fn, returnGradients);
-        if (failed(step.run(forward, backwardOps, optimizer)))
+        StepBuilder step(fn);
+        if (failed(step.run(forward, backwardOps)))
           return signalPassFailure();
         continue;
       }
       // Gradient accumulation: the gradient function of one micro-batch,
       // called once per micro-batch by the step.
-      StepBuilder step(fn, returnGradients);
+      StepBuilder step(fn);
       if (failed(step.checkSignature()) || failed(step.prepare()))
         return signalPassFailure();
       OpBuilder b(fn);
@@ -820,8 +751,8 @@ struct EPLAutodiffPass
       micro.setPrivate();
       if (failed(splitBatch(micro, microBatches)))
         return signalPassFailure();
-      StepBuilder gradient(micro, /*returnGradients=*/true);
-      if (failed(gradient.run(forward, backwardOps, optimizer)))
+      StepBuilder gradient(micro);
+      if (failed(gradient.run(forward, backwardOps)))
         return signalPassFailure();
       // Only the step is an entry point.
       for (unsigned i = 0; i < micro.getNumArguments(); ++i)
@@ -833,7 +764,6 @@ struct EPLAutodiffPass
     }
     numForward += forward;
     numBackward += backwardOps;
-    numOptimizer += optimizer;
   }
 };
 } // namespace

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #define DEBUG_TYPE "epl-insert-collectives"
@@ -303,8 +304,9 @@ private:
   }
 
   /// Reshards operand `i` of `op` to `to`. The communication belongs to
-  /// the phase of the op that needs it.
-  LogicalResult require(Operation *op, unsigned i, const Layout &to) {
+  /// the phase of the op that needs it (or `phase`, for a terminator).
+  LogicalResult require(Operation *op, unsigned i, const Layout &to,
+                        Attribute phase = {}) {
     Value v = op->getOperand(i);
     if (!layouts.count(v))
       return success(); // not a sharded tensor (scalars, indices)
@@ -313,11 +315,25 @@ private:
     FailureOr<Value> r = reshard(op->getLoc(), v, to);
     if (failed(r))
       return failure();
-    if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))
+    if (!phase)
+      phase = op->getAttr(EPLDialect::kPhaseAttrName);
+    if (phase)
       for (Operation *c : created)
         c->setAttr(EPLDialect::kPhaseAttrName, phase);
     op->setOperand(i, *r);
     return success();
+  }
+
+  /// The phase of what makes result `i` of a training step: the loss is
+  /// forward's, a gradient backward's.
+  Attribute resultPhase(unsigned i) {
+    auto kind =
+        fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
+    if (!kind || (kind.getValue() != "loss" && kind.getValue() != "grad"))
+      return {};
+    return PhaseAttr::get(fn.getContext(), kind.getValue() == "loss"
+                                               ? Phase::Forward
+                                               : Phase::BackwardWeight);
   }
 
   /// Records the ops the rewriter creates (to tag them).
@@ -555,7 +571,8 @@ private:
                       : Layout::replicated(
                             globals.lookup(r.getOperand(i))
                                 ? globals.lookup(r.getOperand(i)).getRank()
-                                : type.getRank()))))
+                                : type.getRank()),
+                    resultPhase(i))))
               return failure();
           }
           return success();
@@ -586,34 +603,113 @@ private:
   Recorder recorder;
 };
 
-/// Fuses the gradient all-reduces over `axis` into at most `maxBuckets`
-/// all-reduces, and scales them for the "sum" reduce method.
-int64_t bucketGradients(func::FuncOp fn, MeshOp mesh, StringRef axis,
-                        int64_t maxBuckets, bool sumMethod, bool fp16,
-                        double fp16Scale) {
-  // A gradient all-reduce: over exactly the data axis, feeding the update.
-  SmallVector<AllReduceOp> grads;
-  for (auto ar : fn.front().getOps<AllReduceOp>()) {
-    if (ar.getAxes().size() != 1 ||
-        cast<StringAttr>(ar.getAxes()[0]).getValue() != axis ||
-        ar.getKind() != ReductionKind::Sum)
-      continue;
-    bool feedsUpdate =
-        !ar->use_empty() && llvm::all_of(ar->getUsers(), [](Operation *u) {
-          auto phase = u->getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName);
-          return phase && phase.getValue() == Phase::Optimizer;
-        });
-    if (feedsUpdate)
-      grads.push_back(ar);
+/// Tags the ops a builder inserts into `body` (not into their regions)
+/// with a phase: the gradient reduction belongs to the backward.
+struct GradientPhase : public OpBuilder::Listener {
+  Block *body;
+  Attribute phase;
+  GradientPhase(func::FuncOp fn)
+      : body(&fn.front()),
+        phase(PhaseAttr::get(fn.getContext(), Phase::BackwardWeight)) {}
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (op->getBlock() == body)
+      op->setAttr(EPLDialect::kPhaseAttrName, phase);
   }
-  if (grads.empty())
-    return 0;
+};
+
+/// x * scale, converted to `to`: one element-wise generic (the arithmetic
+/// in at least f32).
+Value scaleAndConvert(OpBuilder &b, Location loc, Value x, Type to,
+                      double scale) {
+  auto type = cast<RankedTensorType>(x.getType());
+  auto resultType = RankedTensorType::get(type.getShape(), to);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), to);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{x}, ValueRange{empty},
+             SmallVector<AffineMap>{id, id},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value v = args[0];
+               Type wide = nb.getF32Type();
+               if (v.getType() != wide &&
+                   v.getType().getIntOrFloatBitWidth() < 32)
+                 v = arith::ExtFOp::create(nb, nl, wide, v);
+               if (scale != 1.0)
+                 v = arith::MulFOp::create(
+                     nb, nl, v,
+                     arith::ConstantOp::create(
+                         nb, nl, v.getType(),
+                         nb.getFloatAttr(v.getType(), scale)));
+               if (v.getType() != to)
+                 v = arith::TruncFOp::create(nb, nl, to, v);
+               linalg::YieldOp::create(nb, nl, ValueRange{v});
+             })
+      .getResult(0);
+}
+
+/// The mesh axes the batch is split over: those of dimension 0 of the
+/// inputs' and labels' shards. Gradients reduced over them are the
+/// data-parallel reductions.
+AxisList batchAxes(func::FuncOp fn) {
+  AxisList axes;
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+    StringRef kind = getArgKind(fn, i);
+    auto shard =
+        fn.getArgAttrOfType<ShardingAttr>(i, EPLDialect::kShardAttrName);
+    if ((kind != "input" && kind != "label") || !shard ||
+        shard.getDims().empty())
+      continue;
+    for (StringRef axis : shard.getDimAxes(0))
+      if (!llvm::is_contained(axes, axis))
+        axes.push_back(axis);
+  }
+  return axes;
+}
+
+/// The sum all-reduce that makes gradient `v` (a result of the step), found
+/// through what may follow it: reshapes, a local slice, element-wise
+/// single-input generics (the micro-batch factor). Null when there is none,
+/// or when its value is used elsewhere too.
+AllReduceOp gradientReduction(Value v) {
+  while (v.hasOneUse()) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return {};
+    if (auto ar = dyn_cast<AllReduceOp>(def))
+      return ar.getKind() == ReductionKind::Sum ? ar : AllReduceOp();
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(def))
+      v = e.getSrc();
+    else if (auto c = dyn_cast<tensor::CollapseShapeOp>(def))
+      v = c.getSrc();
+    else if (auto s = dyn_cast<tensor::ExtractSliceOp>(def))
+      v = s.getSource();
+    else if (auto g = dyn_cast<linalg::GenericOp>(def);
+             g && g.getNumDpsInputs() == 1 && g.getNumDpsInits() == 1 &&
+             g.getNumReductionLoops() == 0 &&
+             llvm::all_of(g.getIndexingMapsArray(),
+                          [](AffineMap m) { return m.isIdentity(); }) &&
+             !g.payloadUsesValueFromOperand(g.getDpsInitOperand(0)))
+      v = g.getDpsInputOperand(0)->get();
+    else
+      return {};
+  }
+  return {};
+}
+
+/// Fuses gradient all-reduces (over the same axes) into at most
+/// `maxBuckets` all-reduces, scaled by `factor`, sent in f16 with `fp16`.
+int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
+                               SmallVector<AllReduceOp> grads,
+                               int64_t maxBuckets, double factor, bool fp16,
+                               double fp16Scale) {
   int64_t buckets = std::min<int64_t>(maxBuckets, grads.size());
   int64_t total = 0;
   for (AllReduceOp ar : grads)
     total += ar.getType().getNumElements();
-  IRRewriter b(fn.getContext());
-  int64_t replicas = groupSize(mesh, {axis});
+  GradientPhase tagger(fn);
+  IRRewriter b(fn.getContext(), &tagger);
   // Consecutive gradients, about total / buckets elements per bucket.
   SmallVector<SmallVector<AllReduceOp>> groups(buckets);
   int64_t filled = 0;
@@ -661,49 +757,18 @@ int64_t bucketGradients(func::FuncOp fn, MeshOp mesh, StringRef axis,
     Value joined = flats.size() == 1
                        ? flats.front()
                        : tensor::ConcatOp::create(b, loc, 0, flats).getResult();
-    // x -> x * scale, converted to `to`: one element-wise generic.
-    auto convert = [&](Value x, Type to, double scale) -> Value {
-      auto type = cast<RankedTensorType>(x.getType());
-      auto resultType = RankedTensorType::get(type.getShape(), to);
-      AffineMap id = b.getMultiDimIdentityMap(1);
-      Value empty = tensor::EmptyOp::create(b, loc, type.getShape(), to);
-      return linalg::GenericOp::create(
-                 b, loc, TypeRange{resultType}, ValueRange{x},
-                 ValueRange{empty}, SmallVector<AffineMap>{id, id},
-                 SmallVector<utils::IteratorType>{
-                     utils::IteratorType::parallel},
-                 [&](OpBuilder &nb, Location nl, ValueRange args) {
-                   Value v = args[0];
-                   Type wide = nb.getF32Type();
-                   if (v.getType() != wide &&
-                       v.getType().getIntOrFloatBitWidth() < 32)
-                     v = arith::ExtFOp::create(nb, nl, wide, v);
-                   if (scale != 1.0)
-                     v = arith::MulFOp::create(
-                         nb, nl, v,
-                         arith::ConstantOp::create(
-                             nb, nl, v.getType(),
-                             nb.getFloatAttr(v.getType(), scale)));
-                   if (v.getType() != to)
-                     v = arith::TruncFOp::create(nb, nl, to, v);
-                   linalg::YieldOp::create(nb, nl, ValueRange{v});
-                 })
-          .getResult(0);
-    };
-    // "sum": each replica's own mean gradient, summed.
-    double factor = sumMethod ? static_cast<double>(replicas) : 1.0;
     Value payload = joined;
     if (fp16 && element.isF32())
       // Sent in half precision, scaled first so small gradients survive.
-      payload = convert(joined, b.getF16Type(), fp16Scale);
+      payload = scaleAndConvert(b, loc, joined, b.getF16Type(), fp16Scale);
     Value reduced = AllReduceOp::create(
         b, loc, payload, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
         bucket.front().getAxes(),
         ReductionKindAttr::get(b.getContext(), ReductionKind::Sum));
     if (payload != joined)
-      reduced = convert(reduced, element, factor / fp16Scale);
+      reduced = scaleAndConvert(b, loc, reduced, element, factor / fp16Scale);
     else if (factor != 1.0)
-      reduced = convert(reduced, element, factor);
+      reduced = scaleAndConvert(b, loc, reduced, element, factor);
     int64_t offset = 0;
     for (AllReduceOp ar : bucket) {
       RankedTensorType t = ar.getType();
@@ -734,6 +799,61 @@ int64_t bucketGradients(func::FuncOp fn, MeshOp mesh, StringRef axis,
   return made;
 }
 
+/// The data-parallel reductions of the step's gradients (its results
+/// tagged `epl.result = "grad"`): the sum all-reduces over the batch's
+/// axes are fused into buckets (per axes, at most `max_splits` each) and
+/// sent in f16 with `communication.fp16`. With the "sum" reduce method,
+/// every gradient is scaled by the number of batch shards (the sum of the
+/// replicas' own mean gradients, as EPL).
+int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
+  AxisList batch = batchAxes(fn);
+  if (batch.empty())
+    return 0;
+  double factor =
+      config.getString("communication.gradients_reduce_method") == "sum"
+          ? static_cast<double>(groupSize(mesh, batch))
+          : 1.0;
+  auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+  // Gradient reductions by axes and element type, in result order.
+  llvm::MapVector<std::pair<Attribute, Type>, SmallVector<AllReduceOp>>
+      reductions;
+  SmallVector<unsigned> unreduced;
+  for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i) {
+    auto kind =
+        fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
+    if (!kind || kind.getValue() != "grad")
+      continue;
+    AllReduceOp ar = gradientReduction(ret.getOperand(i));
+    bool dataParallel =
+        ar && llvm::any_of(ar.getAxes(), [&](Attribute axis) {
+          return llvm::is_contained(batch, cast<StringAttr>(axis).getValue());
+        });
+    if (dataParallel)
+      reductions[{ar.getAxes(), ar.getType().getElementType()}].push_back(ar);
+    else
+      unreduced.push_back(i);
+  }
+  int64_t made = 0;
+  for (auto &[key, grads] : reductions)
+    made += fuseGradientReductions(
+        fn, mesh, grads, config.getInt("communication.max_splits"), factor,
+        config.getBool("communication.fp16"),
+        config.getNumber("communication.fp16_scale").value_or(128.0));
+  // A gradient the batch axes did not reduce (the batch was gathered
+  // before its contraction) is scaled alone.
+  if (factor != 1.0) {
+    GradientPhase tagger(fn);
+    OpBuilder b(ret, &tagger);
+    for (unsigned i : unreduced) {
+      Value g = ret.getOperand(i);
+      auto type = cast<RankedTensorType>(g.getType());
+      ret.setOperand(i, scaleAndConvert(b, ret.getLoc(), g,
+                                        type.getElementType(), factor));
+    }
+  }
+  return made;
+}
+
 struct EPLInsertCollectivesPass
     : public mlir::epl::impl::EPLInsertCollectivesPassBase<
           EPLInsertCollectivesPass> {
@@ -750,12 +870,7 @@ struct EPLInsertCollectivesPass
       Partitioner partitioner(fn, mesh, collectives);
       if (failed(partitioner.run()))
         return signalPassFailure();
-      if (mesh.getAxisSize("data"))
-        buckets += bucketGradients(
-            fn, mesh, "data", config.getInt("communication.max_splits"),
-            config.getString("communication.gradients_reduce_method") == "sum",
-            config.getBool("communication.fp16"),
-            config.getNumber("communication.fp16_scale").value_or(128.0));
+      buckets += reduceGradients(fn, mesh, config);
       fn.walk([](Operation *op) {
         op->removeAttr(kShardingsAttrName);
         op->removeAttr(kLoopAxesAttrName);

@@ -462,17 +462,18 @@ private:
   }
 
   /// A result returned under the name of an argument (a new parameter or
-  /// optimizer state) must be laid out like it, to feed the next step.
+  /// optimizer state) must be laid out like it, to feed the next step; a
+  /// parameter's gradient like the parameter, to update it element-wise.
   Layout resultLayout(unsigned index, Value v) {
     auto name =
         fn.getResultAttrOfType<StringAttr>(index, EPLDialect::kNameAttrName);
     auto kind =
         fn.getResultAttrOfType<StringAttr>(index, EPLDialect::kResultAttrName);
     if (name && kind &&
-        (kind.getValue() == "param" || kind.getValue() == "opt_state"))
+        (kind.getValue() == "param" || kind.getValue() == "opt_state" ||
+         kind.getValue() == "grad"))
       for (BlockArgument arg : fn.getArguments())
-        if (fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                            EPLDialect::kNameAttrName) == name)
+        if (getArgName(fn, arg.getArgNumber()) == name.getValue())
           return layoutOf(arg);
     if (kind && kind.getValue() == "loss")
       return Layout::replicated(0);

@@ -56,9 +56,11 @@ def EPL_PhaseAttr : EnumAttr<EPL_Dialect, EPL_Phase, "phase"> {
   let description = [{
     `epl-autodiff` tags every op of the training step it builds with its
     phase, as `epl.phase`: `forward`, `backward_input` (gradients flowing
-    to activations), `backward_weight` (gradients of parameters, which
-    zero-bubble pipeline schedules may delay) or `optimizer`. Backward ops
-    also carry `epl.origin`, the `epl.id` of the forward op they come from.
+    to activations) or `backward_weight` (gradients of parameters, which
+    zero-bubble pipeline schedules may delay); `epl-apply-optimizer` tags
+    the update `optimizer`. Backward ops also carry `epl.origin`, the
+    `epl.id` of the forward op they come from. Phases describe the step for
+    readers and schedules; no pass finds gradients by them.
 
     ```mlir
     %g = linalg.generic {..., epl.phase = #epl.phase<backward_weight>, epl.origin = 3 : i64} ...

@@ -19,6 +19,19 @@ StringRef getArgKind(FunctionOpInterface fn, unsigned index);
 
 /// Whether `fn` has an argument tagged with `epl.arg`: a model's function.
 bool hasTaggedArguments(FunctionOpInterface fn);
+
+/// The name of argument `index` in files and in the results that refer to
+/// it: its `epl.name`, else "arg<index>".
+std::string getArgName(FunctionOpInterface fn, unsigned index);
+
+/// `{<attrName> = "<kind>", epl.name = "<name>"}` (no name when empty): the
+/// attributes of a training step's arguments (`epl.arg`) and results
+/// (`epl.result`).
+DictionaryAttr getKindAndName(MLIRContext *ctx, StringRef attrName,
+                              StringRef kind, StringRef name);
+
+/// The parameter argument named `name` (see `getArgName`), if any.
+std::optional<unsigned> findParamArg(FunctionOpInterface fn, StringRef name);
 } // namespace mlir::epl
 
 #endif // EPL_DIALECT_EPL_IR_EPLDIALECT_H

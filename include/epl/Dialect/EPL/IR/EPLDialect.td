@@ -42,7 +42,7 @@ def EPL_Dialect : Dialect {
     | `epl.init` | function argument | `"normal"`, `"zeros"` or `"ones"`: how `epl-run` initialises a parameter |
     | `epl.sharding` | function argument or result | `#epl.sharding<...>` |
     | `epl.shard` | function argument or result of a per-device program | `#epl.sharding<...>`: the value is this device's shard of a value laid out so |
-    | `epl.result` | function result | `"loss"`, `"param"`, `"opt_state"` or `"grad"`: what a training step returns |
+    | `epl.result` | function result | `"loss"`, `"param"`, `"opt_state"` or `"grad"`: what a training step returns; a `"grad"` result is the gradient of the parameter argument its `epl.name` names (checked: that parameter exists and has the result's type) |
     | `epl.phase` | any op of a training step | `#epl.phase<...>` |
     | `epl.id`, `epl.origin` | ops of a training step | integer: a forward op's id, and the id a backward op comes from |
 

@@ -10,10 +10,11 @@
 include "mlir/Pass/PassBase.td"
 
 def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
-  let summary = "Builds the training step of an L0 model: forward, backward, update";
+  let summary = "Builds the gradients of an L0 model: forward and backward";
   let description = [{
     Turns each L0 model function (arguments tagged `epl.arg`, returning a
-    scalar loss) into an L1 training step, in place:
+    scalar loss) into the forward and backward of a training step, in
+    place; `epl-apply-optimizer` adds the update:
 
     * the forward ops stay, each tagged `epl.phase = #epl.phase<forward>`
       and a unique `epl.id`;
@@ -31,12 +32,11 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
       flowing to data) or `backward_weight` (a parameter's gradient, computed
       separately so pipeline schedules can delay it) and `epl.origin`, the
       id of the forward op it comes from;
-    * the optimizer of `epl.config` (`optimizer.type` sgd, momentum, adam or
-      adamw, with PyTorch's semantics and `optimizer.lr`, `.momentum`,
-      `.beta1`, `.beta2`, `.eps`, `.weight_decay`) updates every parameter;
-      its state becomes explicit arguments (`epl.arg = "opt_state"`, named
-      `<param>.momentum_buffer`, `.exp_avg`, `.exp_avg_sq`, and
-      `optimizer.step`) and results.
+    * the function returns the loss (`epl.result = "loss"`) and then each
+      parameter's gradient, in argument order (`epl.result = "grad"`,
+      `epl.name` = the parameter's name, or `arg<N>` when it has none; the
+      verifier checks that it names a parameter of the same type). A
+      parameter the loss does not use gets zeros.
 
     With `pipeline.num_micro_batch` = M > 1 (gradient accumulation, one
     stage), the forward program moves to a private function on 1/M of the
@@ -44,36 +44,25 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
     indexing maps and reshapes), differentiated as above, which the step
     calls in an `scf.for` over the M slices of the inputs and labels
     (marked `epl.micro_batch`: on several devices each cuts its own shard),
-    summing losses and gradients before one update. Constants stay, so each
-    micro-batch yields its contribution to the full batch's loss: with
-    `communication.gradients_reduce_method = "mean"` the step equals the
-    full-batch step; with `"sum"` the gradients are M times larger (the sum
-    of the micro-batches' own mean gradients, as EPL).
-
-    The step returns the loss (`epl.result = "loss"`), the new parameters
-    (`"param"`) and the new optimizer state (`"opt_state"`), each named with
-    `epl.name`; with `return-gradients`, the loss and each parameter's
-    gradient (`"grad"`) instead.
+    summing losses and gradients; the sums are the step's results. Constants
+    stay, so each micro-batch yields its contribution to the full batch's
+    loss: with `communication.gradients_reduce_method = "mean"` the step
+    equals the full-batch step; with `"sum"` the gradients are M times
+    larger (the sum of the micro-batches' own mean gradients, as EPL).
 
     ```mlir
     func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"},
                      %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"})
         -> tensor<f32>
     ```
-    becomes, with `optimizer.type = "momentum"`,
+    becomes
     ```mlir
     func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"},
-                     %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"},
-                     %m: tensor<4x2xf32> {epl.arg = "opt_state", epl.name = "w.momentum_buffer"})
+                     %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"})
         -> (tensor<f32> {epl.result = "loss"},
-            tensor<4x2xf32> {epl.name = "w", epl.result = "param"},
-            tensor<4x2xf32> {epl.name = "w.momentum_buffer", epl.result = "opt_state"})
+            tensor<4x2xf32> {epl.name = "w", epl.result = "grad"})
     ```
   }];
-  let options = [
-    Option<"returnGradients", "return-gradients", "bool", /*default=*/"false",
-           "Return each parameter's gradient instead of updating it">,
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::func::FuncDialect",
@@ -85,6 +74,60 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
   let statistics = [
     Statistic<"numForward", "forward-ops", "Forward ops of the step">,
     Statistic<"numBackward", "backward-ops", "Backward ops added">,
+  ];
+}
+
+def EPLApplyOptimizerPass : Pass<"epl-apply-optimizer", "ModuleOp"> {
+  let summary = "Replaces each gradient a training step returns by its parameter's update";
+  let description = [{
+    Reads `optimizer.*` from `epl.config` and, in every function whose
+    results include gradients (`epl.result = "grad"`, from `epl-autodiff`),
+    replaces each gradient result by the update of the parameter it names,
+    with PyTorch 1.13's arithmetic (`optimizer.type` sgd, momentum, adam or
+    adamw; `optimizer.lr`, `.momentum`, `.beta1`, `.beta2`, `.eps`,
+    `.weight_decay`): the result becomes the new parameter
+    (`epl.result = "param"`, same name). The optimizer's state becomes
+    explicit: arguments `epl.arg = "opt_state"` (`optimizer.step`, a
+    `tensor<i64>`, first for adam and adamw; then per parameter
+    `<param>.momentum_buffer`, or `.exp_avg` and `.exp_avg_sq`) and results
+    of the same names after the parameters, so that runners feed them back
+    and checkpoints hold them. The new ops are tagged
+    `epl.phase = #epl.phase<optimizer>`.
+
+    The update is element-wise, so it runs after parallelization on each
+    device's shard: a state argument or result takes its parameter's
+    `epl.shard` (or `epl.sharding`), the step counter is replicated.
+    Between `epl-autodiff` (or `epl-insert-collectives`, which reduces the
+    gradients) and this pass, the gradients are the step's results, where
+    later passes (ZeRO, offload, grouped updates) can work on them.
+
+    ```mlir
+    module attributes {epl.config = {"optimizer.type" = "momentum"}} {
+      func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"},
+                       %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"})
+          -> (tensor<f32> {epl.result = "loss"},
+              tensor<4x2xf32> {epl.name = "w", epl.result = "grad"})
+    ```
+    becomes
+    ```mlir
+      func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"},
+                       %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"},
+                       %m: tensor<4x2xf32> {epl.arg = "opt_state", epl.name = "w.momentum_buffer"})
+          -> (tensor<f32> {epl.result = "loss"},
+              tensor<4x2xf32> {epl.name = "w", epl.result = "param"},
+              tensor<4x2xf32> {epl.name = "w.momentum_buffer", epl.result = "opt_state"})
+    ```
+    where the new `w` is `w - lr * m'` and `m' = 0.9 m + dw`, one
+    element-wise `linalg.generic`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numUpdated", "updated-params", "Parameters updated">,
     Statistic<"numOptimizer", "optimizer-ops", "Optimizer ops added">,
   ];
 }
@@ -202,12 +245,19 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
       loop; a micro-batch slice's offsets along split dimensions are
       divided by the devices (each cuts its own shard).
 
-    Gradient all-reduces over the data axis are then fused into at most
-    `communication.max_splits` buckets (flatten, concatenate, one
-    `all_reduce`, slice back). With `communication.gradients_reduce_method
-    = "sum"`, data-parallel gradients are scaled by the number of replicas
-    (the sum of the replicas' own mean gradients, as EPL); with "mean" the
-    per-device program computes exactly what one device computes.
+    Then the gradient reduction. The data-parallel axes are those the
+    inputs' batch is split over (dimension 0 of their `epl.shard`: "data",
+    and "tensor" too under `cluster.colocate_split_and_replicate`). The
+    sum all-reduces over them that make the step's gradients (the
+    all-reduce behind each result tagged `epl.result = "grad"`, through
+    reshapes, slices and element-wise scaling; no phase tag is read) are
+    fused into at most `communication.max_splits` buckets per set of axes
+    (flatten, concatenate, one `all_reduce`, slice back), sent in f16 with
+    `communication.fp16` (scaled by `communication.fp16_scale` first).
+    With `communication.gradients_reduce_method = "sum"`, every gradient is
+    scaled by the number of batch shards (the sum of the replicas' own mean
+    gradients, as EPL), in its bucket or alone; with "mean" the per-device
+    program computes exactly what one device computes.
 
     ```mlir
     %w2: tensor<512x10xf32> {epl.sharding = #epl.sharding<@mesh, [["tensor"], []]>}

@@ -1,0 +1,34 @@
+// RUN: epl-opt %s --epl-apply-optimizer --split-input-file -verify-diagnostics
+
+// The pass updates the gradients of a training step; an L0 model is none.
+// expected-error @+1 {{epl-apply-optimizer: no training step (a function whose results are tagged epl.result); run epl-autodiff first}}
+module {
+  func.func @model(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %l = tensor.empty() : tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// A step already updated is not updated twice.
+module {
+  // expected-error @+1 {{epl-apply-optimizer: @step already returns updated parameters}}
+  func.func @step(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"})
+      -> (tensor<f32> {epl.result = "loss"}, tensor<4xf32> {epl.result = "param", epl.name = "w"}) {
+    %l = tensor.empty() : tensor<f32>
+    return %l, %w : tensor<f32>, tensor<4xf32>
+  }
+}
+
+// -----
+
+// The optimizer's keys are checked with the config.
+// expected-error @+1 {{optimizer.type}}
+module attributes {epl.config = {"optimizer.type" = "lamb"}} {
+  func.func @step(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"})
+      -> (tensor<f32> {epl.result = "loss"}, tensor<4xf32> {epl.result = "grad", epl.name = "w"}) {
+    %l = tensor.empty() : tensor<f32>
+    return %l, %w : tensor<f32>, tensor<4xf32>
+  }
+}
