@@ -16,7 +16,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -54,19 +53,27 @@ public:
     return it->second;
   }
 
-  /// The loops of `op` that run over the batch.
-  llvm::SmallDenseSet<unsigned> batchLoops(linalg::GenericOp op) const {
-    llvm::SmallDenseSet<unsigned> loops;
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    for (OpOperand &operand : op->getOpOperands())
-      if (std::optional<int64_t> d = dimOf(operand.get()))
-        if (auto expr = dyn_cast<AffineDimExpr>(
-                maps[operand.getOperandNumber()].getResult(*d)))
-          loops.insert(expr.getPosition());
-    if (std::optional<int64_t> d = dimOf(op.getResult(0)))
-      if (auto expr = dyn_cast<AffineDimExpr>(maps.back().getResult(*d)))
-        loops.insert(expr.getPosition());
-    return loops;
+  /// The factors of `op`'s sharding rule that run over the batch (for a
+  /// linalg.generic, its loops).
+  llvm::SmallDenseSet<unsigned> batchFactors(Operation *op,
+                                             const ShardingRule &rule) const {
+    llvm::SmallDenseSet<unsigned> factors;
+    for (auto [v, dims] : valuesOf(op, rule))
+      if (std::optional<int64_t> d = dimOf(v); d && !(*dims)[*d].empty())
+        factors.insert((*dims)[*d].front());
+    return factors;
+  }
+
+  /// The values `rule` describes: the operands, then the results.
+  static SmallVector<std::pair<Value, const ShardingRule::Dims *>>
+  valuesOf(Operation *op, const ShardingRule &rule) {
+    SmallVector<std::pair<Value, const ShardingRule::Dims *>> values;
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      if (describes(rule.operands[i], v))
+        values.push_back({v, &rule.operands[i]});
+    for (auto [i, r] : llvm::enumerate(op->getResults()))
+      values.push_back({r, &rule.results[i]});
+    return values;
   }
 
 private:
@@ -81,130 +88,51 @@ private:
     return inserted;
   }
 
+  /// The batch follows the op's sharding rule: it is one factor, and every
+  /// dimension led by that factor holds it.
   FailureOr<bool> visit(Operation *op) {
-    return llvm::TypeSwitch<Operation *, FailureOr<bool>>(op)
-        .Case([&](linalg::GenericOp g) { return visitGeneric(g); })
-        .Case([&](tensor::ExpandShapeOp e) {
-          return visitReshape(op, e.getSrc(), e.getResult(),
-                              e.getReassociationIndices(),
-                              /*collapses=*/false);
-        })
-        .Case([&](tensor::CollapseShapeOp c) {
-          return visitReshape(op, c.getSrc(), c.getResult(),
-                              c.getReassociationIndices(),
-                              /*collapses=*/true);
-        })
-        .Case<tensor::ExtractSliceOp, tensor::InsertSliceOp, tensor::CastOp>(
-            [&](Operation *) { return visitSameRank(op); })
-        .Case([&](tensor::ConcatOp c) -> FailureOr<bool> {
-          FailureOr<bool> r = visitSameRank(op);
-          if (succeeded(r))
-            if (std::optional<int64_t> d = dimOf(c.getResult());
-                d && *d == static_cast<int64_t>(c.getDim()))
-              return op->emitError("cannot split the batch: this concat "
-                                   "joins along the batch dimension");
-          return r;
-        })
-        .Default([&](Operation *) -> FailureOr<bool> {
-          for (Value v : op->getOperands())
-            if (dimOf(v) && !isa<func::ReturnOp>(op))
-              return op->emitError() << "cannot split the batch through '"
-                                     << op->getName() << "'";
-          return false;
-        });
+    if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
+      if (FailureOr<ShardingRule> rule = iface.getShardingRule();
+          succeeded(rule))
+        return visitRule(op, *rule);
+    for (Value v : op->getOperands())
+      if (dimOf(v) && !isa<func::ReturnOp>(op))
+        return op->emitError()
+               << "cannot split the batch through '" << op->getName() << "'";
+    return false;
   }
 
-  FailureOr<bool> visitGeneric(linalg::GenericOp op) {
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    SmallVector<Value> values(op->getOperands());
-    // The init and the result share the output's map.
-    values.push_back(op.getResult(0));
-    maps.push_back(maps.back());
-    if (op.getNumResults() != 1)
-      return op.emitError("cannot split the batch through a linalg.generic "
-                          "with several results");
-
-    llvm::SmallDenseSet<unsigned> loops;
-    for (auto [v, map] : llvm::zip(values, maps)) {
+  FailureOr<bool> visitRule(Operation *op, const ShardingRule &rule) {
+    auto values = valuesOf(op, rule);
+    for (auto [v, dims] : values) {
       std::optional<int64_t> d = dimOf(v);
       if (!d)
         continue;
-      auto expr = dyn_cast<AffineDimExpr>(map.getResult(*d));
-      if (!expr)
-        return op.emitError("cannot split the batch: it is indexed by a "
-                            "non-trivial expression here");
-      loops.insert(expr.getPosition());
+      if ((*dims)[*d].empty())
+        return op->emitError("cannot split the batch: this op does not keep "
+                             "it as a dimension (it is indexed by an "
+                             "expression, or joined along)");
+      if (rule.factorKinds[(*dims)[*d].front()] ==
+          ShardingRule::FactorKind::Whole)
+        return op->emitError("cannot split the batch: this op needs it "
+                             "whole (it cuts it, or reads positions along "
+                             "it)");
     }
+    llvm::SmallDenseSet<unsigned> batch = batchFactors(op, rule);
     bool changed = false;
-    for (auto [v, map] : llvm::zip(values, maps)) {
-      if (!isa<RankedTensorType>(v.getType()))
-        continue;
-      for (auto [pos, expr] : llvm::enumerate(map.getResults()))
-        if (auto dim = dyn_cast<AffineDimExpr>(expr);
-            dim && loops.contains(dim.getPosition())) {
+    for (auto [v, dims] : values)
+      for (auto [pos, factors] : llvm::enumerate(*dims))
+        for (auto [i, f] : llvm::enumerate(factors)) {
+          if (!batch.contains(f))
+            continue;
+          if (i != 0)
+            return op->emitError("cannot split the batch: this reshape "
+                                 "merges it below another dimension");
           FailureOr<bool> m = mark(op, v, pos);
           if (failed(m))
             return failure();
           changed |= *m;
         }
-    }
-    return changed;
-  }
-
-  /// Through a reshape the batch is the major dimension of its group.
-  FailureOr<bool> visitReshape(Operation *op, Value src, Value result,
-                               ArrayRef<ReassociationIndices> groups,
-                               bool collapses) {
-    // `groups` index the bigger-rank side, one group per dimension of the
-    // smaller-rank side.
-    Value small = collapses ? result : src, big = collapses ? src : result;
-    bool changed = false;
-    if (std::optional<int64_t> d = dimOf(small)) {
-      FailureOr<bool> m = mark(op, big, groups[*d].front());
-      if (failed(m))
-        return failure();
-      changed |= *m;
-    }
-    if (std::optional<int64_t> d = dimOf(big)) {
-      for (auto [i, group] : llvm::enumerate(groups)) {
-        if (!llvm::is_contained(group, *d))
-          continue;
-        if (group.front() != *d)
-          return op->emitError("cannot split the batch: this reshape "
-                               "merges it below another dimension");
-        FailureOr<bool> m = mark(op, small, i);
-        if (failed(m))
-          return failure();
-        changed |= *m;
-      }
-    }
-    return changed;
-  }
-
-  /// Ops that keep dimensions in place: every tensor operand and result
-  /// share the batch dimension.
-  FailureOr<bool> visitSameRank(Operation *op) {
-    std::optional<int64_t> d;
-    SmallVector<Value> values(op->getOperands());
-    llvm::append_range(values, op->getResults());
-    for (Value v : values)
-      if (auto vd = dimOf(v))
-        d = vd;
-    if (!d)
-      return false;
-    bool changed = false;
-    for (Value v : values) {
-      auto type = dyn_cast<RankedTensorType>(v.getType());
-      if (!type)
-        continue;
-      if (type.getRank() <= *d)
-        return op->emitError("cannot split the batch through this "
-                             "rank-reducing op");
-      FailureOr<bool> m = mark(op, v, *d);
-      if (failed(m))
-        return failure();
-      changed |= *m;
-    }
     return changed;
   }
 
@@ -273,7 +201,11 @@ private:
   }
 
   LogicalResult visitGeneric(linalg::GenericOp op) {
-    llvm::SmallDenseSet<unsigned> loops = batch.batchLoops(op);
+    auto rule = cast<ShardingRuleOpInterface>(*op).getShardingRule();
+    if (failed(rule))
+      return fail(op, "this op has no sharding rule to follow the batch by",
+                  Value());
+    llvm::SmallDenseSet<unsigned> loops = batch.batchFactors(op, *rule);
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     bool reducesBatch = llvm::any_of(loops, [&](unsigned l) {
       return iterators[l] == utils::IteratorType::reduction;
@@ -419,25 +351,9 @@ LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts) {
     for (Value r : op.getResults())
       if (failed(shrink(&op, r)))
         return failure();
-    // Ops whose attributes repeat their result's shape.
-    if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
-      e.setStaticOutputShape(e.getResultType().getShape());
-    if (auto s = dyn_cast<tensor::ExtractSliceOp>(op)) {
-      std::optional<int64_t> d = analysis.dimOf(s.getResult());
-      if (d) {
-        SmallVector<int64_t> sizes(s.getStaticSizes());
-        sizes[*d] = s.getResultType().getDimSize(*d);
-        s.setStaticSizes(sizes);
-      }
-    }
-    if (auto s = dyn_cast<tensor::InsertSliceOp>(op)) {
-      std::optional<int64_t> d = analysis.dimOf(s.getSource());
-      if (d) {
-        SmallVector<int64_t> sizes(s.getStaticSizes());
-        sizes[*d] = s.getSourceType().getDimSize(*d);
-        s.setStaticSizes(sizes);
-      }
-    }
+    // Ops whose attributes repeat their shapes.
+    if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
+      iface.adaptToLocalTypes();
     if (auto c = dyn_cast<arith::ConstantOp>(op))
       if (analysis.dimOf(c.getResult())) {
         auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
