@@ -489,6 +489,13 @@ private:
   }
 
   LogicalResult partition(Operation *op) {
+    // What propagation decided is on the ops; a pass in between that made
+    // new ops (canonicalize, CSE) would otherwise go unnoticed.
+    if (llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>) &&
+        !op->hasAttr(kShardingsAttrName))
+      return op->emitError(
+          "epl-insert-collectives: this op has no sharding; run "
+          "epl-sharding-propagation right before (epl-parallelize does)");
     if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
       if (FailureOr<ShardingRule> rule = iface.getShardingRule();
           succeeded(rule))
