@@ -175,37 +175,47 @@ def EPLShardingPropagationPass : Pass<"epl-sharding-propagation", "ModuleOp"> {
   let description = [{
     Starting from the seeds (`epl.sharding` on arguments, from `epl-plan`
     or the user) and `epl.sharding_constraint`s, assigns a sharding to every
-    tensor value of the functions of a module with an `epl.mesh`, by rules
-    derived from each `linalg.generic`'s indexing maps and iterator types
-    (the compiler generalizes named linalg ops first):
+    tensor value of the functions of a module with an `epl.mesh`. It is a
+    driver over each op's sharding rule (`ShardingRuleOpInterface`: the
+    op's factors, e.g. a `linalg.generic`'s loops from its indexing maps
+    and iterator types, a reshape's finer dimensions; the compiler
+    generalizes named linalg ops first):
 
-    * the mesh axes of a loop come from any operand or result whose
-      dimension that loop indexes; an axis shards at most one loop;
-    * parallel loops carry their axes to every operand and result that
-      they index; a sharded reduction loop makes the result a pending
-      partial value with the combiner of the body (`sum` for `+`/`-`,
-      `max`, `min`);
-    * reshapes carry the axes of a group's major dimension; slices,
-      concatenations and casts keep them on the dimensions they do not cut
-      (a micro-batch slice, `epl.micro_batch`, keeps the batch's too);
-    * an init the body does not read (a fill's `tensor.empty`) has no say,
-      and an op none of whose values is known yet waits for a neighbour
-      (a zero fill becomes whatever its user needs, partial sums included);
+    * the mesh axes of a factor come from any value whose dimension it
+      leads; an axis shards at most one factor; only the major factor of a
+      merged dimension may be sharded;
+    * parallel factors carry their axes to every value that holds them; a
+      sharded reduction factor makes the results pending partial values
+      with the combiner of the body (`sum` for `+`/`-`, `max`, `min`);
+      factors that must stay whole (a cut or joined dimension, a loop whose
+      index the body reads) are never sharded; a micro-batch slice,
+      `epl.micro_batch`, keeps the batch's split;
+    * values cheap to make (`tensor.empty`, splat constants, fills, and
+      element-wise generics of those) and inits the body does not read have
+      no say: each user gets its own (see `epl-insert-collectives`);
     * an element-wise sum of partial sums over the same axes stays a
-      partial sum, and so does a loop's accumulator of one;
+      partial sum, and so does a loop's accumulator of one; a reshape or
+      cast passes a pending partial value on;
     * an `scf.for`'s initial value, loop-carried value, yielded value and
       result share one sharding (partial state included). Calls must be
       inlined first (`epl-parallelize` does).
 
-    Conflicts are settled by priority (user constraints over seeds over
-    propagated shardings) and then by cost: the operand whose reshard would
-    move the most bytes keeps its sharding. The iteration runs forward and
-    backward to a fixed point and is deterministic. With
-    `print-decisions`, each op's choice is reported as a remark.
+    Each sharded dimension remembers the strength of its evidence: a
+    constraint on its own value, over a seed, over anything propagated (the
+    fewer ops from its source, the stronger). Within an op, stronger
+    evidence claims a factor first, then the bigger tensor (the costlier to
+    move). An unsharded dimension takes any evidence, a sharded one changes
+    only for stronger evidence, and nothing is unsharded, so the forward
+    and backward sweeps reach a fixed point whatever the visit order: an op
+    visited too early is revisited and revised. Finally each op's results
+    are what its factors make of them (consumers that want another sharding
+    get a reshard). With `print-decisions`, each op's factors are reported
+    as a remark.
 
-    Each op gets `epl.shardings` (one per result) and each linalg op
-    `epl.loop_axes` (the mesh axes of each loop), for
-    `epl-insert-collectives`.
+    Each op gets `epl.shardings` (one per result) and each op with a rule
+    `epl.loop_axes` (the mesh axes of each factor), for
+    `epl-insert-collectives`, which must run right after (it rejects ops
+    without them).
 
     ```mlir
     // x: [["data"], []], w replicated: the matmul's batch loop goes over
@@ -219,7 +229,7 @@ def EPLShardingPropagationPass : Pass<"epl-sharding-propagation", "ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numSharded", "sharded-values", "Values given a non-trivial sharding">,
-    Statistic<"numConflicts", "conflicts", "Loops whose operands disagreed">,
+    Statistic<"numConflicts", "conflicts", "Ops whose values disagreed on a factor">,
   ];
 }
 
@@ -229,11 +239,16 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
     Rewrites every function of a module whose values carry shardings (see
     `epl-sharding-propagation`) into the program one device runs: local
     shapes everywhere, and the communication each op needs to see its
-    operands as its loops are sharded:
+    operands as its factors are sharded (read through the op's sharding
+    rule, as propagation reads it):
 
     * a pending partial value is resolved by `epl.all_reduce`, or by
       `epl.reduce_scatter` when the consumer wants it split over the same
-      axes;
+      axes; a sum accumulated into a partial sum over the same axes (how
+      autodiff adds up a gradient's contributions) stays partial;
+    * values cheap to make (`tensor.empty`, splat constants, fills and
+      element-wise generics of those) are made again in the layout each
+      user needs, never communicated;
     * a dimension split where the consumer wants it whole is gathered
       (`epl.all_gather`); whole where it wants it split, sliced locally at
       the device's `epl.group_index`; split over other axes, moved
