@@ -59,6 +59,21 @@ struct PhaseTagger : public OpBuilder::Listener {
 
 enum class Combiner { None, Sum, Max, Min };
 
+/// What the adjoint of a linalg.generic needs to know of it: its body as
+/// `acc (+|-|max|min) target(inputs)` when it reduces, else `target`.
+struct GenericForm {
+  linalg::GenericOp op;
+  Block *body;
+  unsigned numInputs;
+  BlockArgument acc;
+  Value out, init, target;
+  SmallVector<AffineMap> maps;
+  AffineMap outMap;
+  SmallVector<utils::IteratorType> iterators;
+  bool reduces = false, subtracts = false, initRead = false;
+  Combiner combiner = Combiner::None;
+};
+
 bool isFloatTensor(Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   return type && isa<FloatType>(type.getElementType());
@@ -89,6 +104,10 @@ private:
   LogicalResult backward();
   LogicalResult adjointOf(Operation *op);
   LogicalResult genericAdjoint(linalg::GenericOp op);
+  FailureOr<GenericForm> analyzeGeneric(linalg::GenericOp op);
+  LogicalResult gradientThrough(const GenericForm &g, Value dout,
+                                BlockArgument wrt, Value forward,
+                                AffineMap wrtMap);
   LogicalResult finish();
 
   /// Adds `contribution` to the gradient of `forward`.
@@ -342,26 +361,28 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
       });
 }
 
-LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
+FailureOr<GenericForm> StepBuilder::analyzeGeneric(linalg::GenericOp op) {
   if (op.getNumDpsInits() != 1)
     return op.emitError() << "epl-autodiff: cannot differentiate a "
                              "linalg.generic with "
                           << op.getNumDpsInits() << " results";
-  Location loc = op.getLoc();
-  Value out = op.getResult(0);
-  Value dout = grads.lookup(out);
-  Block &body = op.getRegion().front();
-  unsigned numInputs = op.getNumDpsInputs();
-  BlockArgument acc = body.getArgument(numInputs);
-  Value yielded = cast<linalg::YieldOp>(body.getTerminator()).getOperand(0);
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  AffineMap outMap = maps[numInputs];
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  bool reduces = llvm::is_contained(iterators, utils::IteratorType::reduction);
+  GenericForm g;
+  g.op = op;
+  g.out = op.getResult(0);
+  g.body = &op.getRegion().front();
+  g.numInputs = op.getNumDpsInputs();
+  g.acc = g.body->getArgument(g.numInputs);
+  g.target = cast<linalg::YieldOp>(g.body->getTerminator()).getOperand(0);
+  g.maps = op.getIndexingMapsArray();
+  g.outMap = g.maps[g.numInputs];
+  g.iterators = op.getIteratorTypesArray();
+  g.reduces = llvm::is_contained(g.iterators, utils::IteratorType::reduction);
+  g.init = op.getDpsInitOperand(0)->get();
+  g.initRead = !g.reduces && !g.acc.use_empty();
 
   // A captured value that depends on a parameter would need a gradient the
   // body cannot express.
-  WalkResult captured = body.walk([&](Operation *nested) {
+  WalkResult captured = g.body->walk([&](Operation *nested) {
     for (Value v : nested->getOperands())
       if (varied.contains(v) &&
           !v.getParentRegion()->isAncestor(&op.getRegion()))
@@ -372,163 +393,172 @@ LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
     return op.emitError("epl-autodiff: the body of this op uses a value "
                         "that depends on a parameter from outside; pass it "
                         "as an input");
+  if (!g.reduces)
+    return g;
 
   // With reductions, the body must be `acc (+|-|max|min) h(inputs)`.
-  Combiner combiner = Combiner::None;
-  bool subtracts = false;
-  Value target = yielded;
-  if (reduces) {
-    Operation *comb = yielded.getDefiningOp();
-    if (!comb || comb->getNumOperands() != 2 || comb->getBlock() != &body ||
-        !llvm::is_contained(comb->getOperands(), Value(acc)))
-      return op.emitError("epl-autodiff: cannot differentiate this "
-                          "reduction: its body must combine the accumulator "
-                          "with one value (sum, max or min)");
-    // acc - h sums -h.
-    subtracts = isa<arith::SubFOp>(comb) && comb->getOperand(0) == acc;
-    combiner = llvm::TypeSwitch<Operation *, Combiner>(comb)
+  Operation *comb = g.target.getDefiningOp();
+  if (!comb || comb->getNumOperands() != 2 || comb->getBlock() != g.body ||
+      !llvm::is_contained(comb->getOperands(), Value(g.acc)))
+    return op.emitError("epl-autodiff: cannot differentiate this "
+                        "reduction: its body must combine the accumulator "
+                        "with one value (sum, max or min)");
+  // acc - h sums -h.
+  g.subtracts = isa<arith::SubFOp>(comb) && comb->getOperand(0) == g.acc;
+  g.combiner = llvm::TypeSwitch<Operation *, Combiner>(comb)
                    .Case<arith::AddFOp>([](auto) { return Combiner::Sum; })
                    .Case<arith::SubFOp>([&](auto) {
-                     return subtracts ? Combiner::Sum : Combiner::None;
+                     return g.subtracts ? Combiner::Sum : Combiner::None;
                    })
                    .Case<arith::MaximumFOp, arith::MaxNumFOp>(
                        [](auto) { return Combiner::Max; })
                    .Case<arith::MinimumFOp, arith::MinNumFOp>(
                        [](auto) { return Combiner::Min; })
                    .Default([](auto) { return Combiner::None; });
-    if (combiner == Combiner::None)
-      return op.emitError()
-             << "epl-autodiff: cannot differentiate a "
-                "reduction that combines with '"
-             << comb->getName() << "'; sum, max and min are supported";
-    target =
-        comb->getOperand(0) == acc ? comb->getOperand(1) : comb->getOperand(0);
-    if (!acc.hasOneUse() || target == acc)
-      return op.emitError("epl-autodiff: cannot differentiate this "
-                          "reduction: the accumulator is used more than once");
+  if (g.combiner == Combiner::None)
+    return op.emitError() << "epl-autodiff: cannot differentiate a "
+                             "reduction that combines with '"
+                          << comb->getName()
+                          << "'; sum, max and min are supported";
+  g.target =
+      comb->getOperand(0) == g.acc ? comb->getOperand(1) : comb->getOperand(0);
+  if (!g.acc.hasOneUse() || g.target == g.acc)
+    return op.emitError("epl-autodiff: cannot differentiate this "
+                        "reduction: the accumulator is used more than once");
+  return g;
+}
+
+/// The gradient of forward block argument `wrt` of `g`, flowing to
+/// `forward` through indexing map `wrtMap`: a generic over the same loops
+/// (loops `wrtMap` drops become reductions) whose body is the scalar
+/// derivative of the forward body.
+LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
+                                           BlockArgument wrt, Value forward,
+                                           AffineMap wrtMap) {
+  linalg::GenericOp op = g.op;
+  if (!wrtMap.isProjectedPermutation()) {
+    std::string map;
+    llvm::raw_string_ostream(map) << wrtMap;
+    return op.emitError() << "epl-autodiff: cannot differentiate through "
+                             "the indexing map "
+                          << map << "; only projections are supported";
   }
-  Value init = op.getDpsInitOperand(0)->get();
-  bool initRead = !reduces && !acc.use_empty();
+  tagger.phase = phaseFor(forward);
+  auto type = cast<RankedTensorType>(forward.getType());
+  Value gradInit = grads.lookup(forward);
+  if (!gradInit)
+    gradInit = zerosLike(type);
 
-  // The gradient of forward block argument `wrt`, flowing to `forward`
-  // through indexing map `wrtMap`.
-  auto gradientThrough = [&](BlockArgument wrt, Value forward,
-                             AffineMap wrtMap) -> LogicalResult {
-    if (!wrtMap.isProjectedPermutation()) {
-      std::string map;
-      llvm::raw_string_ostream(map) << wrtMap;
-      return op.emitError() << "epl-autodiff: cannot differentiate through "
-                               "the indexing map "
-                            << map << "; only projections are supported";
-    }
-    tagger.phase = phaseFor(forward);
-    auto type = cast<RankedTensorType>(forward.getType());
-    Value gradInit = grads.lookup(forward);
-    if (!gradInit)
-      gradInit = zerosLike(type);
+  // Inputs: dout, every forward input, the forward init (when the body
+  // reads it) and the forward result (max/min: who won).
+  SmallVector<Value> inputs = {dout};
+  SmallVector<AffineMap> bwdMaps = {g.outMap};
+  for (unsigned j = 0; j < g.numInputs; ++j) {
+    inputs.push_back(op.getDpsInputOperand(j)->get());
+    bwdMaps.push_back(g.maps[j]);
+  }
+  int64_t initIndex = -1, outIndex = -1;
+  if (g.initRead) {
+    initIndex = inputs.size();
+    inputs.push_back(g.init);
+    bwdMaps.push_back(g.outMap);
+  }
+  if (g.combiner == Combiner::Max || g.combiner == Combiner::Min) {
+    outIndex = inputs.size();
+    inputs.push_back(g.out);
+    bwdMaps.push_back(g.outMap);
+  }
+  bwdMaps.push_back(wrtMap);
+  SmallVector<utils::IteratorType> bwdIterators;
+  for (unsigned d = 0; d < g.iterators.size(); ++d)
+    bwdIterators.push_back(wrtMap.isFunctionOfDim(d)
+                               ? utils::IteratorType::parallel
+                               : utils::IteratorType::reduction);
 
-    // Inputs: dout, every forward input, the forward init (when the body
-    // reads it) and the forward result (max/min: who won).
-    SmallVector<Value> inputs = {dout};
-    SmallVector<AffineMap> bwdMaps = {outMap};
-    for (unsigned j = 0; j < numInputs; ++j) {
-      inputs.push_back(op.getDpsInputOperand(j)->get());
-      bwdMaps.push_back(maps[j]);
-    }
-    int64_t initIndex = -1, outIndex = -1;
-    if (initRead) {
-      initIndex = inputs.size();
-      inputs.push_back(init);
-      bwdMaps.push_back(outMap);
-    }
-    if (combiner == Combiner::Max || combiner == Combiner::Min) {
-      outIndex = inputs.size();
-      inputs.push_back(out);
-      bwdMaps.push_back(outMap);
-    }
-    bwdMaps.push_back(wrtMap);
-    SmallVector<utils::IteratorType> bwdIterators;
-    for (unsigned d = 0; d < iterators.size(); ++d)
-      bwdIterators.push_back(wrtMap.isFunctionOfDim(d)
-                                 ? utils::IteratorType::parallel
-                                 : utils::IteratorType::reduction);
-
-    bool failedBody = false, independent = false;
-    auto bwd = linalg::GenericOp::create(
-        b, loc, TypeRange{type}, inputs, ValueRange{gradInit}, bwdMaps,
-        bwdIterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
-          IRMapping primal;
-          for (unsigned j = 0; j < numInputs; ++j)
-            primal.map(body.getArgument(j), args[1 + j]);
-          Type element = acc.getType();
-          Value accValue = initIndex >= 0 ? args[initIndex]
-                           : outIndex >= 0
-                               ? args[outIndex]
-                               : arith::ConstantOp::create(
-                                     nb, nl, element, nb.getZeroAttr(element))
-                                     .getResult();
-          primal.map(acc, accValue);
-          BodyDifferentiator differentiate(nb, nl, body, primal);
-          differentiate.clonePrimal();
-          Value seed = args[0];
-          if (subtracts)
-            seed = arith::NegFOp::create(nb, nl, seed);
-          FailureOr<Value> adjoint =
-              differentiate.adjoint(target, seed, wrt, op);
-          Value gradAcc = args.back();
-          if (failed(adjoint) || !*adjoint) {
-            failedBody = failed(adjoint);
-            independent = !failedBody;
-            linalg::YieldOp::create(nb, nl, gradAcc);
-            return;
-          }
-          Value contribution = *adjoint;
-          if (outIndex >= 0) {
-            // Only the elements that won the max (min) get the gradient.
-            Value won =
-                arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                      primal.lookup(target), args[outIndex]);
-            Value zero = arith::ConstantOp::create(
-                nb, nl, contribution.getType(),
-                nb.getZeroAttr(contribution.getType()));
-            contribution =
-                arith::SelectOp::create(nb, nl, won, contribution, zero);
-          }
-          linalg::YieldOp::create(
-              nb, nl,
-              ValueRange{arith::AddFOp::create(nb, nl, gradAcc, contribution)
-                             .getResult()});
-        });
-    if (failedBody)
-      return failure();
-    if (independent) {
-      bwd.erase();
-      return success();
-    }
-    grads[forward] = bwd.getResult(0);
+  bool failedBody = false, independent = false;
+  auto bwd = linalg::GenericOp::create(
+      b, op.getLoc(), TypeRange{type}, inputs, ValueRange{gradInit}, bwdMaps,
+      bwdIterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        IRMapping primal;
+        for (unsigned j = 0; j < g.numInputs; ++j)
+          primal.map(g.body->getArgument(j), args[1 + j]);
+        Type element = g.acc.getType();
+        Value accValue =
+            initIndex >= 0  ? args[initIndex]
+            : outIndex >= 0 ? args[outIndex]
+                            : arith::ConstantOp::create(nb, nl, element,
+                                                        nb.getZeroAttr(element))
+                                  .getResult();
+        primal.map(g.acc, accValue);
+        BodyDifferentiator differentiate(nb, nl, *g.body, primal);
+        differentiate.clonePrimal();
+        Value seed = args[0];
+        if (g.subtracts)
+          seed = arith::NegFOp::create(nb, nl, seed);
+        FailureOr<Value> adjoint =
+            differentiate.adjoint(g.target, seed, wrt, op);
+        Value gradAcc = args.back();
+        if (failed(adjoint) || !*adjoint) {
+          failedBody = failed(adjoint);
+          independent = !failedBody;
+          linalg::YieldOp::create(nb, nl, gradAcc);
+          return;
+        }
+        Value contribution = *adjoint;
+        if (outIndex >= 0) {
+          // Only the elements that won the max (min) get the gradient.
+          Value won =
+              arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                    primal.lookup(g.target), args[outIndex]);
+          Value zero =
+              arith::ConstantOp::create(nb, nl, contribution.getType(),
+                                        nb.getZeroAttr(contribution.getType()));
+          contribution =
+              arith::SelectOp::create(nb, nl, won, contribution, zero);
+        }
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::AddFOp::create(nb, nl, gradAcc, contribution)
+                           .getResult()});
+      });
+  if (failedBody)
+    return failure();
+  if (independent) {
+    bwd.erase();
     return success();
-  };
+  }
+  grads[forward] = bwd.getResult(0);
+  return success();
+}
 
-  for (unsigned i = 0; i < numInputs; ++i) {
+LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
+  FailureOr<GenericForm> form = analyzeGeneric(op);
+  if (failed(form))
+    return failure();
+  const GenericForm &g = *form;
+  Value dout = grads.lookup(g.out);
+  for (unsigned i = 0; i < g.numInputs; ++i) {
     Value x = op.getDpsInputOperand(i)->get();
     if (!varied.contains(x) || !isFloatTensor(x))
       continue;
-    if (failed(gradientThrough(body.getArgument(i), x, maps[i])))
+    if (failed(gradientThrough(g, dout, g.body->getArgument(i), x, g.maps[i])))
       return failure();
   }
 
+  Value init = g.init;
   if (!varied.contains(init) || !isFloatTensor(init))
     return success();
-  if (initRead)
-    return gradientThrough(acc, init, outMap);
-  if (!reduces)
+  if (g.initRead)
+    return gradientThrough(g, dout, g.acc, init, g.outMap);
+  if (!g.reduces)
     return success();
   tagger.phase = phaseFor(init);
-  if (combiner == Combiner::Sum) {
+  if (g.combiner == Combiner::Sum) {
     accumulate(init, dout);
     return success();
   }
   // max/min: the initial value keeps the gradient where it won.
+  Location loc = op.getLoc();
   auto type = cast<RankedTensorType>(init.getType());
   AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
   SmallVector<utils::IteratorType> parallel(type.getRank(),
@@ -536,7 +566,7 @@ LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
   Value empty =
       tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
   auto kept = linalg::GenericOp::create(
-      b, loc, TypeRange{type}, ValueRange{dout, init, out}, ValueRange{empty},
+      b, loc, TypeRange{type}, ValueRange{dout, init, g.out}, ValueRange{empty},
       SmallVector<AffineMap>(4, identity), parallel,
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value won = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,

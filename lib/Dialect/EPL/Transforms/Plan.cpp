@@ -159,10 +159,15 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                     l.toAttr(ctx, mesh.getSymName()));
     }
 
-    // Weights of split contractions: column parallel, or row parallel when
-    // the activation derives from a column-parallel product (its features
-    // are split; attention's heads too), as Megatron pairs them. A row
-    // parallel product's result is whole again.
+    return seedSplitWeights(fn, mesh);
+  }
+
+  /// Seeds the weights of split contractions: column parallel, or row
+  /// parallel when the activation derives from a column-parallel product
+  /// (its features are split; attention's heads too), as Megatron pairs
+  /// them. A row parallel product's result is whole again.
+  LogicalResult seedSplitWeights(func::FuncOp fn, MeshOp mesh) {
+    MLIRContext *ctx = &getContext();
     llvm::DenseSet<Value> featureSplit;
     WalkResult result = fn.walk([&](Operation *o) -> WalkResult {
       auto op = dyn_cast<linalg::LinalgOp>(o);

@@ -24,6 +24,8 @@ void BodyDifferentiator::clonePrimal() {
 FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
                                              Value wrt,
                                              Operation *diagnosticOp) {
+  // This function is long on purpose: most of it is the table of scalar
+  // derivative rules (one TypeSwitch case per op), which reads best whole.
   // Only ops on a path from `wrt` to `target` matter.
   llvm::DenseSet<Value> dependsOnWrt = {wrt};
   for (Operation &op : body.without_terminator())
