@@ -70,13 +70,11 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   FailureOr<func::FuncOp> fn = findEntryPoint(module, options.entry, error);
   if (failed(fn))
     return failure();
-  // An L0 model trains: build its training step first (the same pass as
-  // `epl-opt --epl-autodiff`), on several devices planned and partitioned
-  // too (epl-parallelize).
+  // An L0 model trains: build its training step first (the same pipeline
+  // as `epl-opt --epl-training-step`), on several devices planned and
+  // partitioned too (epl-parallelize).
   if (isModel(*fn) && options.train) {
     PassManager step(module.getContext());
-    // The same pipeline as `epl-opt --epl-training-step`: on several
-    // devices it is planned and partitioned too (epl-parallelize).
     ParallelizeOptions parallelize;
     parallelize.devices = options.devices;
     buildTrainingStepPipeline(step, parallelize);
