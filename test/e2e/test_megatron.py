@@ -34,15 +34,16 @@ def megatron_block():
     return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
 
 
-def transformer(devices, scope):
+def transformer(devices, scope, micro_batches=1, batch=4):
     """Two pre-LN blocks (LayerNorm, 4-head attention, GELU MLP): with
     `scope` "parts" the attention and the MLP are each split, with "block"
     the whole block (LayerNorms too)."""
     # Momentum, not Adam: the key bias's true gradient is zero (softmax does
     # not see a shift of all keys), and Adam would turn each run's rounding
     # noise in it into full-size steps.
-    epl.init(epl.Config({"optimizer.type": "momentum", "optimizer.lr": 0.05}))
-    batch, seq, dim = 4, 8, 32
+    epl.init(epl.Config({"optimizer.type": "momentum", "optimizer.lr": 0.05,
+                         "pipeline.num_micro_batch": micro_batches}))
+    seq, dim = 8, 32
     x = epl.input("x", (batch, seq, dim))
     y = epl.label("y", (batch * seq, 8))
     h = x
@@ -149,3 +150,21 @@ def test_transformer_under_split_on_mpi(tmp_path):
     four, comm, _ = train(written, data, 4, mpi=True)
     assert counts(comm) == [("all_reduce", ("tensor",), 2 * (2 + 2) * STEPS)]
     np.testing.assert_allclose(four, one, rtol=RTOL)
+
+
+def test_transformer_data_times_split_with_micro_batches(tmp_path):
+    """4 ranks as 2 replicas x split 2, 2 micro-batches: per micro-batch the
+    Megatron all-reduces over "tensor"; per step the gradient buckets and
+    the micro-batches' losses over "data"; equal to 1 rank."""
+    written, _, data = write_models(tmp_path, transformer(2, "parts", micro_batches=2,
+                                                          batch=8))
+    one, _, one_params = train(written, data, 1)
+    four, comm, params = train(written, data, 4)
+    np.testing.assert_allclose(four, one, rtol=RTOL)
+    for name, value in one_params.items():
+        np.testing.assert_allclose(params[name], value, rtol=RTOL, atol=1e-6, err_msg=name)
+    assert ("all_reduce", ("tensor",), 2 * 2 * (2 + 2) * STEPS) in counts(comm)
+    (data_axis,) = [c for c in comm if c["axes"] == ["data"]]
+    assert data_axis["kind"] == "all_reduce"
+    assert data_axis["count"] <= (5 + 2) * STEPS
+    assert not [c for c in comm if c["kind"] != "all_reduce"]
