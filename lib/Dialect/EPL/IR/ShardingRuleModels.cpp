@@ -22,8 +22,10 @@ namespace {
 using Kind = ShardingRule::FactorKind;
 
 /// The combiner of a reduction body, if a collective can finish it.
-std::optional<ReductionKind> combinerOf(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
+std::optional<ReductionKind> combinerOf(linalg::LinalgOp op) {
+  Block &body = *op.getBlock();
+  if (op.getNumDpsInits() != 1)
+    return std::nullopt;
   Value acc = body.getArgument(op.getNumDpsInputs());
   Operation *comb =
       cast<linalg::YieldOp>(body.getTerminator()).getOperand(0).getDefiningOp();
@@ -39,11 +41,11 @@ std::optional<ReductionKind> combinerOf(linalg::GenericOp op) {
   return std::nullopt;
 }
 
-bool isElementwiseSum(linalg::GenericOp op) {
+bool isElementwiseSum(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() != 0)
     return false;
-  Block &body = op.getRegion().front();
+  Block &body = *op.getBlock();
   auto add = cast<linalg::YieldOp>(body.getTerminator())
                  .getOperand(0)
                  .getDefiningOp<arith::AddFOp>();
@@ -79,17 +81,22 @@ ShardingRule sameDims(Operation *op, RankedTensorType type,
   return rule;
 }
 
-struct GenericRule
-    : public ShardingRuleOpInterface::ExternalModel<GenericRule,
-                                                    linalg::GenericOp> {
+/// Every linalg structured op (linalg.generic and the named ones): the
+/// factors are its loops, read off its indexing maps and iterator types.
+template <typename OpTy>
+struct StructuredRule
+    : public ShardingRuleOpInterface::ExternalModel<StructuredRule<OpTy>,
+                                                    OpTy> {
   FailureOr<ShardingRule> getShardingRule(Operation *o) const {
-    auto op = cast<linalg::GenericOp>(o);
-    ShardingRule rule = ShardingRule::withOperands(op->getNumOperands());
+    auto op = cast<linalg::LinalgOp>(o);
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    ShardingRule rule = ShardingRule::withOperands(o->getNumOperands());
     rule.combiner = combinerOf(op);
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     llvm::SmallDenseSet<unsigned> indexed;
-    for (auto index : op.getRegion().front().getOps<linalg::IndexOp>())
+    for (auto index : op.getBlock()->getOps<linalg::IndexOp>())
       indexed.insert(index.getDim());
     for (auto [loop, size] : llvm::enumerate(sizes)) {
       Kind kind = iterators[loop] == utils::IteratorType::parallel
@@ -101,7 +108,7 @@ struct GenericRule
       rule.addFactor(size, kind);
     }
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    for (OpOperand &operand : op->getOpOperands()) {
+    for (OpOperand &operand : o->getOpOperands()) {
       unsigned i = operand.getOperandNumber();
       if (isa<RankedTensorType>(operand.get().getType()))
         rule.operands[i] = dimsOf(maps[i]);
@@ -114,6 +121,10 @@ struct GenericRule
     return rule;
   }
 };
+
+template <typename... OpTys> void attachStructuredRules(MLIRContext *ctx) {
+  (OpTys::template attachInterface<StructuredRule<OpTys>>(*ctx), ...);
+}
 
 /// Reshapes: the factors are the dimensions of the bigger-rank side; each
 /// dimension of the other side is its group of them.
@@ -211,6 +222,27 @@ struct ConcatRule
   }
 };
 
+struct PadRule
+    : public ShardingRuleOpInterface::ExternalModel<PadRule, tensor::PadOp> {
+  FailureOr<ShardingRule> getShardingRule(Operation *o) const {
+    auto op = cast<tensor::PadOp>(o);
+    RankedTensorType type = op.getResultType();
+    if (!type.hasStaticShape() || !op.getSourceType().hasStaticShape())
+      return failure();
+    // A padded dimension has another size on each side: it stays whole.
+    SmallVector<bool> whole;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      whole.push_back(type.getDimSize(d) != op.getSourceType().getDimSize(d));
+    ShardingRule rule = sameDims(op, type, whole);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (whole[d]) {
+        rule.operands[0][d].clear();
+        rule.results[0][d].clear();
+      }
+    return rule;
+  }
+};
+
 struct CastRule
     : public ShardingRuleOpInterface::ExternalModel<CastRule, tensor::CastOp> {
   FailureOr<ShardingRule> getShardingRule(Operation *o) const {
@@ -228,7 +260,10 @@ struct CastRule
 
 void mlir::epl::registerShardingRuleModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {
-    linalg::GenericOp::attachInterface<GenericRule>(*ctx);
+    attachStructuredRules<
+#define GET_OP_LIST
+#include "mlir/Dialect/Linalg/IR/LinalgStructuredOps.cpp.inc"
+        >(ctx);
   });
   registry.addExtension(+[](MLIRContext *ctx, tensor::TensorDialect *) {
     tensor::ExpandShapeOp::attachInterface<ReshapeRule<tensor::ExpandShapeOp>>(
@@ -239,5 +274,6 @@ void mlir::epl::registerShardingRuleModels(DialectRegistry &registry) {
     tensor::InsertSliceOp::attachInterface<InsertSliceRule>(*ctx);
     tensor::ConcatOp::attachInterface<ConcatRule>(*ctx);
     tensor::CastOp::attachInterface<CastRule>(*ctx);
+    tensor::PadOp::attachInterface<PadRule>(*ctx);
   });
 }

@@ -50,6 +50,12 @@ public:
   }
 
   LogicalResult run() {
+    // Rules read global shapes (which dimensions a slice cuts): take them
+    // all before any value becomes local.
+    fn.walk([&](ShardingRuleOpInterface op) {
+      if (FailureOr<ShardingRule> rule = op.getShardingRule(); succeeded(rule))
+        rules.try_emplace(op, std::move(*rule));
+    });
     for (BlockArgument arg : fn.getArguments()) {
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if (!type)
@@ -496,10 +502,8 @@ private:
       return op->emitError(
           "epl-insert-collectives: this op has no sharding; run "
           "epl-sharding-propagation right before (epl-parallelize does)");
-    if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
-      if (FailureOr<ShardingRule> rule = iface.getShardingRule();
-          succeeded(rule))
-        return partitionByRule(op, *rule);
+    if (auto it = rules.find(op); it != rules.end())
+      return partitionByRule(op, it->second);
     return llvm::TypeSwitch<Operation *, LogicalResult>(op)
         .Case([&](tensor::EmptyOp e) {
           return localize(op, e.getResult(), layoutOfResult(op, 0));
@@ -603,6 +607,7 @@ private:
   MeshOp mesh;
   IRRewriter b;
   int64_t &numCollectives;
+  llvm::DenseMap<Operation *, ShardingRule> rules;
   llvm::DenseMap<Value, RankedTensorType> globals;
   llvm::DenseMap<Value, Layout> layouts;
   llvm::DenseMap<std::pair<Value, Attribute>, Value> resharded;

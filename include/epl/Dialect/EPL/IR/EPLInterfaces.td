@@ -53,11 +53,11 @@ def EPL_ShardingRuleOpInterface : OpInterface<"ShardingRuleOpInterface"> {
     How an op's tensor dimensions shard together, as a rule over factors
     (see `ShardingRule.h`): sharding propagation, partitioning and batch
     splitting read every op through it, so an op is supported by giving it
-    a rule in one place. EPL attaches it to `linalg.generic` (factors are
-    the loops, from the indexing maps and iterator types; the combiner is
-    the body's) and to `tensor.expand_shape`, `tensor.collapse_shape`,
-    `tensor.extract_slice`, `tensor.insert_slice`, `tensor.concat` and
-    `tensor.cast` as external models.
+    a rule in one place. EPL attaches it to every linalg structured op
+    (factors are the loops, from the indexing maps and iterator types; the
+    combiner is the body's) and to `tensor.expand_shape`,
+    `tensor.collapse_shape`, `tensor.extract_slice`, `tensor.insert_slice`,
+    `tensor.concat`, `tensor.pad` and `tensor.cast` as external models.
 
     For example, `tensor.expand_shape %x [[0], [1], [2, 3]] : tensor<8x16x64xf32>
     into tensor<8x16x4x16xf32>` has factors b = 8, s = 16, h = 4, d = 16;

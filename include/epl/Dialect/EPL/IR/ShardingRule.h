@@ -84,8 +84,9 @@ inline bool describes(const ShardingRule::Dims &dims, Value v) {
   return type && type.getRank() == static_cast<int64_t>(dims.size());
 }
 
-/// Attaches ShardingRuleOpInterface to the upstream ops EPL shards:
-/// linalg.generic, and tensor's reshapes, slices, concat and cast.
+/// Attaches ShardingRuleOpInterface to the upstream ops EPL shards: every
+/// linalg structured op, and tensor's reshapes, slices, concat, pad and
+/// cast.
 void registerShardingRuleModels(DialectRegistry &registry);
 
 } // namespace epl

@@ -1,0 +1,45 @@
+// RUN: epl-opt %s --epl-sharding-propagation --epl-insert-collectives --split-input-file | FileCheck %s
+
+// Partitioning by the same sharding rules as propagation: named linalg ops
+// keep their form, a pad or a slice keeps a split of a dimension it does
+// not cut (rules are read on the global shapes, before anything is local).
+
+module {
+  epl.mesh @mesh ["tensor" = 2]
+  // CHECK-LABEL: func.func @named_and_pad
+  func.func @named_and_pad(%x: tensor<8x4xf32>,
+                           %w: tensor<4x6xf32> {epl.sharding = #epl.sharding<@mesh, [[], ["tensor"]]>})
+      -> tensor<10x6xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x6xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+    // CHECK: %[[Y:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x4xf32>, tensor<4x3xf32>) outs(%{{.*}} : tensor<8x3xf32>) -> tensor<8x3xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<8x4xf32>, tensor<4x6xf32>) outs(%z : tensor<8x6xf32>) -> tensor<8x6xf32>
+    // CHECK-NOT: epl.all_gather
+    // CHECK: tensor.pad %[[Y]] low[1, 0] high[1, 0]
+    // CHECK: tensor<8x3xf32> to tensor<10x3xf32>
+    %p = tensor.pad %y low[1, 0] high[1, 0] {
+    ^bb0(%i: index, %j: index):
+      tensor.yield %zero : f32
+    } : tensor<8x6xf32> to tensor<10x6xf32>
+    return %p : tensor<10x6xf32>
+  }
+}
+
+// -----
+
+module {
+  epl.mesh @mesh ["tensor" = 2]
+  // CHECK-LABEL: func.func @slices
+  func.func @slices(%x: tensor<8x16xf32> {epl.sharding = #epl.sharding<@mesh, [["tensor"], []]>})
+      -> (tensor<8x8xf32>, tensor<4x16xf32>) {
+    // The rows stay split; the cut columns are whole.
+    // CHECK: tensor.extract_slice %{{.*}}[0, 0] [4, 8] [1, 1] : tensor<4x16xf32> to tensor<4x8xf32>
+    %a = tensor.extract_slice %x[0, 0] [8, 8] [1, 1] : tensor<8x16xf32> to tensor<8x8xf32>
+    // Cutting the split rows needs them whole first.
+    // CHECK: %[[G:.*]] = epl.all_gather %{{.*}} on @mesh over ["tensor"] dim 0 : tensor<4x16xf32> -> tensor<8x16xf32>
+    // CHECK: tensor.extract_slice %[[G]][4, 0] [4, 16] [1, 1] : tensor<8x16xf32> to tensor<4x16xf32>
+    %b = tensor.extract_slice %x[4, 0] [4, 16] [1, 1] : tensor<8x16xf32> to tensor<4x16xf32>
+    return %a, %b : tensor<8x8xf32>, tensor<4x16xf32>
+  }
+}
