@@ -234,3 +234,32 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A parameter with one row per example would need its own slice per
+// micro-batch: an error naming it, not an ill-typed step.
+#id = affine_map<(i, j) -> (i, j)>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<4x3xf32> {epl.arg = "input"},
+               %w: tensor<4x3xf32> {epl.arg = "param", epl.name = "per_example"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<4x3xf32>
+    // expected-error @+1 {{cannot split the batch: argument 'per_example' meets it here along its dimension 0 (one entry per example), but only inputs and labels are cut into micro-batches}}
+    %h = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %w : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      linalg.yield %m : f32
+    } -> tensor<4x3xf32>
+    %c = tensor.collapse_shape %h [[0, 1]] : tensor<4x3xf32> into tensor<12xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zero = arith.constant 0.0 : f32
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.reduce ins(%c : tensor<12xf32>) outs(%zs : tensor<f32>) dimensions = [0]
+      (%v: f32, %acc: f32) {
+        %s = arith.addf %v, %acc : f32
+        linalg.yield %s : f32
+      }
+    return %l : tensor<f32>
+  }
+}

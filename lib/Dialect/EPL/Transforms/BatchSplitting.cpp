@@ -79,6 +79,19 @@ public:
 private:
   /// Marks dimension `d` of `v`; fails on a second, different one.
   FailureOr<bool> mark(Operation *op, Value v, int64_t d) {
+    // Only inputs and labels are cut into micro-batches; a parameter with
+    // one entry per example would need its slice per micro-batch too.
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner()->getParentOp() == fn && !dims.count(v)) {
+      auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  EPLDialect::kNameAttrName);
+      return op->emitError()
+             << "cannot split the batch: argument '"
+             << (name ? name.getValue() : StringRef("?"))
+             << "' meets it here along its dimension " << d
+             << " (one entry per example), but only inputs and labels are "
+                "cut into micro-batches";
+    }
     auto [it, inserted] = dims.try_emplace(v, d);
     if (!inserted && it->second != d)
       return op->emitError()
@@ -314,7 +327,8 @@ void unshareLeaves(func::FuncOp fn) {
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : leaf->getUses())
       uses.push_back(&use);
-    for (OpOperand *use : llvm::drop_begin(uses)) {
+    for (OpOperand *use : ArrayRef<OpOperand *>(uses).drop_front(
+             std::min<size_t>(1, uses.size()))) {
       OpBuilder b(leaf);
       use->set(b.clone(*leaf)->getResult(0));
     }
