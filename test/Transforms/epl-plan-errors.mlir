@@ -54,3 +54,15 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
     return %x : tensor<8x16xf32>
   }
 }
+
+// -----
+
+// A split scope with nothing to split would silently run whole on every
+// device.
+module {
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"}) -> tensor<8x16xf32> {
+    // expected-error @+1 {{epl-plan: this split scope splits nothing: no contraction in it multiplies by a parameter (directly or through a transpose), so every device would compute all of it}}
+    %a = arith.addf %x, %x {epl.scope = #epl.split<devices = 4>} : tensor<8x16xf32>
+    return %a : tensor<8x16xf32>
+  }
+}

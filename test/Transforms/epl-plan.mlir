@@ -53,3 +53,24 @@ module {
     return %y : tensor<8x4xf32>
   }
 }
+
+// -----
+
+// torch's Linear keeps its weight as (out, in) and multiplies by its
+// transpose: the split reaches the weight through the transpose (column
+// parallel: the out features, dimension 0 of the stored weight).
+module {
+  // CHECK-LABEL: func.func @transposed
+  // CHECK-SAME: tensor<12x16xf32> {epl.arg = "param", epl.name = "w", epl.sharding = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
+  func.func @transposed(%x: tensor<8x16xf32> {epl.arg = "input"},
+                        %w: tensor<12x16xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<8x12xf32> {
+    %et = tensor.empty() : tensor<16x12xf32>
+    %wt = linalg.transpose ins(%w : tensor<12x16xf32>) outs(%et : tensor<16x12xf32>) permutation = [1, 0]
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x12xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x12xf32>) -> tensor<8x12xf32>
+    %y = linalg.matmul {epl.scope = #epl.split<devices = 4>}
+        ins(%x, %wt : tensor<8x16xf32>, tensor<16x12xf32>) outs(%z : tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %y : tensor<8x12xf32>
+  }
+}

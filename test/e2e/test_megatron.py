@@ -168,3 +168,23 @@ def test_transformer_data_times_split_with_micro_batches(tmp_path):
     assert data_axis["kind"] == "all_reduce"
     assert data_axis["count"] <= (5 + 2) * STEPS
     assert not [c for c in comm if c["kind"] != "all_reduce"]
+
+
+def test_split_reaches_a_weight_behind_a_transpose(tmp_path):
+    """A classifier multiplying by W^T (a tied embedding, torch's Linear):
+    the split shards W through the transpose instead of running whole on
+    every device."""
+    epl.init(epl.Config({"optimizer.type": "momentum", "optimizer.lr": 0.05}))
+    x = epl.input("x", (8, 16))
+    y = epl.label("y", (8, 32))
+    w = epl.param("W", (32, 16))
+    h = epl.layers.Dense(16, activation="tanh", name="fc")(x)
+    with epl.split(device_count=2):
+        loss = epl.layers.softmax_cross_entropy(h @ epl.layers.transpose(w, (1, 0)), y)
+    written, _, data = write_models(tmp_path, epl.to_mlir(loss))
+    program = run([BUILD / "bin" / "epl-opt", written, "--epl-parallelize=devices=2"]).stdout
+    assert 'epl.shard = #epl.sharding<@mesh, [["tensor"], []]>' in program
+    one, _, _ = train(written, data, 1)
+    two, comm, _ = train(written, data, 2)
+    assert comm, "a split layer communicates"
+    np.testing.assert_allclose(two, one, rtol=RTOL)

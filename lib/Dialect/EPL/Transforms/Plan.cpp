@@ -166,36 +166,68 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
   /// parallel when the activation derives from a column-parallel product
   /// (its features are split; attention's heads too), as Megatron pairs
   /// them. A row parallel product's result is whole again.
+  /// The parameter `v` is, and which of its dimensions `dim` of `v` is:
+  /// through transposes (torch's Linear multiplies by `W^T`), as written or
+  /// generalized.
+  std::optional<std::pair<BlockArgument, unsigned>>
+  paramBehind(func::FuncOp fn, Value v, unsigned dim) {
+    while (true) {
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        if (arg.getOwner()->getParentOp() != fn ||
+            getArgKind(fn, arg.getArgNumber()) != "param")
+          return std::nullopt;
+        return std::make_pair(arg, dim);
+      }
+      if (auto t = v.getDefiningOp<linalg::TransposeOp>()) {
+        dim = t.getPermutation()[dim];
+        v = t.getInput();
+        continue;
+      }
+      // A generic that only permutes its one input.
+      auto g = v.getDefiningOp<linalg::GenericOp>();
+      if (!g || g.getNumDpsInputs() != 1 || g.getNumReductionLoops() != 0)
+        return std::nullopt;
+      Block &body = g.getRegion().front();
+      AffineMap in = g.getIndexingMapsArray()[0],
+                out = g.getIndexingMapsArray()[1];
+      if (cast<linalg::YieldOp>(body.getTerminator()).getOperand(0) !=
+              body.getArgument(0) ||
+          !in.isPermutation() || !out.isPermutation())
+        return std::nullopt;
+      std::optional<unsigned> pos = in.getResultPosition(out.getResult(dim));
+      if (!pos)
+        return std::nullopt;
+      dim = *pos;
+      v = g.getDpsInputOperand(0)->get();
+    }
+  }
+
+  /// Seeds the weights of split contractions: column parallel, or row
+  /// parallel when the activation derives from a column-parallel product
+  /// (its features are split; attention's heads too), as Megatron pairs
+  /// them. A row parallel product's result is whole again. A split scope
+  /// that finds no weight to split is an error, never a silent replica.
   LogicalResult seedSplitWeights(func::FuncOp fn, MeshOp mesh) {
     MLIRContext *ctx = &getContext();
     llvm::DenseSet<Value> featureSplit;
+    Operation *firstSplit = nullptr;
+    bool seeded = false;
     WalkResult result = fn.walk([&](Operation *o) -> WalkResult {
       auto op = dyn_cast<linalg::LinalgOp>(o);
       auto scope = o->getAttrOfType<SplitAttr>(EPLDialect::kScopeAttrName);
-      bool weighted =
-          op && scope && linalg::isaContractionOpInterface(op) &&
-          llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
-            auto arg = dyn_cast<BlockArgument>(in->get());
-            return arg && arg.getOwner()->getParentOp() == fn &&
-                   getArgKind(fn, arg.getArgNumber()) == "param";
-          });
-      if (!weighted) {
-        if (llvm::any_of(o->getOperands(),
-                         [&](Value v) { return featureSplit.contains(v); }))
-          featureSplit.insert(o->getResults().begin(), o->getResults().end());
-        return WalkResult::advance();
-      }
-      FailureOr<linalg::ContractionDimensions> cd =
-          linalg::inferContractionDims(op);
-      if (failed(cd) || cd->n.size() != 1 || cd->k.size() != 1)
-        return WalkResult::advance();
-      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-      for (OpOperand *in : op.getDpsInputOperands()) {
-        auto weight = dyn_cast<BlockArgument>(in->get());
-        if (!weight || weight.getOwner()->getParentOp() != fn)
-          continue;
-        if (getArgKind(fn, weight.getArgNumber()) != "param")
-          continue;
+      if (scope && !firstSplit)
+        firstSplit = o;
+      std::optional<linalg::ContractionDimensions> cd;
+      if (op && scope && linalg::isaContractionOpInterface(op))
+        if (FailureOr<linalg::ContractionDimensions> dims =
+                linalg::inferContractionDims(op);
+            succeeded(dims) && dims->n.size() == 1 && dims->k.size() == 1)
+          cd = *dims;
+      SmallVector<AffineMap> maps =
+          cd ? op.getIndexingMapsArray() : SmallVector<AffineMap>();
+      bool weighted = false;
+      for (OpOperand *in :
+           cd ? op.getDpsInputOperands() : SmallVector<OpOperand *>()) {
         // The activation is the other input.
         Value activation;
         for (OpOperand *other : op.getDpsInputOperands())
@@ -203,35 +235,44 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
             activation = other->get();
         bool rowParallel = activation && featureSplit.contains(activation);
         unsigned loop = rowParallel ? cd->k[0] : cd->n[0];
-        AffineMap map = maps[in->getOperandNumber()];
         std::optional<unsigned> dim =
-            map.getResultPosition(getAffineDimExpr(loop, ctx));
-        if (!dim)
+            maps[in->getOperandNumber()].getResultPosition(
+                getAffineDimExpr(loop, ctx));
+        auto found = dim ? paramBehind(fn, in->get(), *dim) : std::nullopt;
+        if (!found)
           continue;
+        auto [weight, weightDim] = *found;
         auto type = cast<RankedTensorType>(weight.getType());
-        if (type.getDimSize(*dim) % scope.getDevices() != 0)
+        auto name = fn.getArgAttrOfType<StringAttr>(weight.getArgNumber(),
+                                                    EPLDialect::kNameAttrName);
+        if (type.getDimSize(weightDim) % scope.getDevices() != 0)
           return op->emitError()
                  << "split(" << scope.getDevices() << ") of " << describe(op)
-                 << " does not divide dimension " << *dim << " of size "
-                 << type.getDimSize(*dim) << " of weight '"
-                 << (fn.getArgAttrOfType<StringAttr>(weight.getArgNumber(),
-                                                     EPLDialect::kNameAttrName)
-                         ? fn.getArgAttrOfType<StringAttr>(
-                                 weight.getArgNumber(),
-                                 EPLDialect::kNameAttrName)
-                               .getValue()
-                         : StringRef("?"))
-                 << "'";
+                 << " does not divide dimension " << weightDim << " of size "
+                 << type.getDimSize(weightDim) << " of weight '"
+                 << (name ? name.getValue() : StringRef("?")) << "'";
         Layout l = Layout::replicated(type.getRank());
-        l.dims[*dim] = {"tensor"};
+        l.dims[weightDim] = {"tensor"};
         fn.setArgAttr(weight.getArgNumber(), EPLDialect::kShardingAttrName,
                       l.toAttr(ctx, mesh.getSymName()));
+        weighted = seeded = true;
         if (!rowParallel)
           featureSplit.insert(op->getResult(0));
       }
+      if (!weighted && llvm::any_of(o->getOperands(), [&](Value v) {
+            return featureSplit.contains(v);
+          }))
+        featureSplit.insert(o->getResults().begin(), o->getResults().end());
       return WalkResult::advance();
     });
-    return failure(result.wasInterrupted());
+    if (result.wasInterrupted())
+      return failure();
+    if (firstSplit && !seeded)
+      return firstSplit->emitError()
+             << "epl-plan: this split scope splits nothing: no contraction in "
+                "it multiplies by a parameter (directly or through a "
+                "transpose), so every device would compute all of it";
+    return success();
   }
 };
 } // namespace
