@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Runner/Compile.h"
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/InitEPL.h"
 #include "epl/Pipelines/Pipelines.h"
@@ -67,6 +68,11 @@ LogicalResult SourceModule::parse(StringRef path, PhaseTimer &timer,
 FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
                                      const CompileOptions &options,
                                      PhaseTimer &timer, std::string &error) {
+  // A key nothing implements is an error even where nothing trains (a
+  // forward under amp.level would silently run in f32).
+  if (failed(Config::get(module).checkImplemented(
+          module.getContext(), [&] { return module.emitError("epl-run: "); })))
+    return failure();
   FailureOr<func::FuncOp> fn = findEntryPoint(module, options.entry, error);
   if (failed(fn))
     return failure();

@@ -47,7 +47,9 @@ def save(path, tensors, metadata=None):
     chunks = []
     offset = 0
     for name, array in tensors.items():
-        array = np.ascontiguousarray(array)
+        # np.ascontiguousarray makes a 0-d array 1-d; scalars (a loss, the
+        # optimizer's step) must keep their shape [].
+        array = np.asarray(array, order="C")
         dtype = array.dtype.newbyteorder("=")
         if dtype not in _NAMES:
             raise TypeError(f"{name}: safetensors has no dtype for {array.dtype}")

@@ -32,3 +32,16 @@ module attributes {epl.config = {"optimizer.type" = "lamb"}} {
     return %l, %w : tensor<f32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// A key nothing implements yet is rejected here too (a step built by
+// epl-autodiff before the key was added).
+// expected-error @+1 {{epl-apply-optimizer: EPL config key "zero.level" = "v1" is not implemented yet (ZeRO)}}
+module attributes {epl.config = {"zero.level" = "v1"}} {
+  func.func @step(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"})
+      -> (tensor<f32> {epl.result = "loss"}, tensor<4xf32> {epl.result = "grad", epl.name = "w"}) {
+    %l = tensor.empty() : tensor<f32>
+    return %l, %w : tensor<f32>, tensor<4xf32>
+  }
+}

@@ -92,7 +92,7 @@ def test_compiler_rejects_keys_not_implemented_yet(tmp_path):
     with pytest.raises(epl.ToolError) as e:
         epl.run_tool("epl-run", model)
     assert e.value.returncode == 1
-    assert 'zero.mlir:1:1: error: epl-autodiff: EPL config key "optimizer.num_apply_group" ' \
+    assert 'zero.mlir:1:1: error: epl-run: EPL config key "optimizer.num_apply_group" ' \
         '= 4 : i64 is not implemented yet' in str(e.value)
 
 
@@ -310,3 +310,22 @@ def test_examples_run_and_say_what_ran(example, expected):
     assert float(steps[-1].split()[3]) < float(steps[0].split()[3])
     for text in expected:
         assert text in out.stdout
+
+
+def test_resuming_adam_from_a_checkpoint_through_python(tmp_path):
+    """Scalars (Adam's step) keep their shape [] through epl.safetensors, so
+    a checkpoint loaded in Python resumes training."""
+    safetensors.save(tmp_path / "s.st", {"step": np.array(3, dtype=np.int64)})
+    assert safetensors.load(tmp_path / "s.st")["step"].shape == ()
+    epl.init(epl.Config({"optimizer.type": "adam"}))
+    x, y = epl.input("x", (8, 16)), epl.label("y", (8, 8))
+    loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(8, name="fc")(x), y)
+    model = tmp_path / "m.mlir"
+    model.write_text(epl.to_mlir(loss))
+    run([BUILD / "bin" / "epl-run", model, "--steps", 2, "--save", tmp_path / "c.st"])
+    checkpoint = safetensors.load(tmp_path / "c.st")
+    assert checkpoint["optimizer.step"].shape == ()
+    resumed = epl.train(loss, steps=2, params=checkpoint).losses
+    straight = run([BUILD / "bin" / "epl-run", model, "--steps", 4]).stdout
+    expected = [float(l.split()[3]) for l in straight.splitlines() if l.startswith("step ")]
+    np.testing.assert_allclose(resumed, expected[2:], rtol=1e-6)

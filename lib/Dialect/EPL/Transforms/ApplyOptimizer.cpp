@@ -187,6 +187,10 @@ struct EPLApplyOptimizerPass
     : public mlir::epl::impl::EPLApplyOptimizerPassBase<EPLApplyOptimizerPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(Config::get(module).checkImplemented(&getContext(), [&] {
+          return module.emitError("epl-apply-optimizer: ");
+        })))
+      return signalPassFailure();
     // Training steps: functions whose results say what they are. A step
     // of a model without parameters has no gradients, and nothing to do.
     SmallVector<func::FuncOp> steps;

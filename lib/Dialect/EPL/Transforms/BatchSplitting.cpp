@@ -224,6 +224,16 @@ private:
       return iterators[l] == utils::IteratorType::reduction;
     });
     Block &body = op.getRegion().front();
+    if (reducesBatch) {
+      Value acc = body.getArgument(op.getNumDpsInputs());
+      Operation *comb = cast<linalg::YieldOp>(body.getTerminator())
+                            .getOperand(0)
+                            .getDefiningOp();
+      if (!comb || !isa<arith::AddFOp>(comb) ||
+          !llvm::is_contained(comb->getOperands(), acc))
+        return fail(op, "this op reduces over the batch other than by a sum",
+                    Value());
+    }
     llvm::DenseMap<Value, Dep> deps;
     Value statistic;
     for (OpOperand &operand : op->getOpOperands()) {
@@ -252,14 +262,6 @@ private:
                     "this sum over the batch combines the examples with a "
                     "statistic over the whole batch",
                     statistic);
-      Value acc = body.getArgument(op.getNumDpsInputs());
-      Operation *comb = cast<linalg::YieldOp>(body.getTerminator())
-                            .getOperand(0)
-                            .getDefiningOp();
-      if (!comb || !isa<arith::AddFOp>(comb) ||
-          !llvm::is_contained(comb->getOperands(), acc))
-        return fail(op, "this op reduces over the batch other than by a sum",
-                    Value());
       origin[op.getResult(0)] = op;
       return success();
     }
@@ -297,7 +299,9 @@ private:
     Dep result = depOf(body.getTerminator()->getOperand(0));
     if (result == Dep::Other)
       return fail(op,
-                  "this op is not linear in a statistic over the whole batch",
+                  "this op is not linear in a statistic over the whole batch "
+                  "(a term added to it would be added once per micro-batch, "
+                  "a product or a power of it would change)",
                   statistic);
     if (result == Dep::Linear)
       origin[op.getResult(0)] = origin.lookup(statistic);
