@@ -7,6 +7,9 @@
 #include "epl/Runner/Arguments.h"
 #include "epl/Runner/Initializers.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
 using namespace mlir::epl;
 
 namespace {
@@ -60,6 +63,30 @@ argumentValue(const EntryPoint &entry, const EntryArg &arg,
   }
   return *found;
 }
+/// Resuming is lenient (a file of parameters alone fine-tunes with a fresh
+/// optimizer), but never silent: says which optimizer state starts afresh
+/// and which tensors of the file nothing reads (another optimizer's state,
+/// a misspelled name).
+void warnAboutCheckpoint(const EntryPoint &entry,
+                         const std::optional<SafetensorsFile> &file,
+                         const std::string &path) {
+  if (!file)
+    return;
+  std::string fresh, unused;
+  for (const EntryArg &arg : entry.args)
+    if (arg.kind == ArgKind::OptState && !file->find(arg.name))
+      fresh += (fresh.empty() ? "" : ", ") + arg.name;
+  for (const HostTensor &t : file->tensors)
+    if (llvm::none_of(entry.args,
+                      [&](const EntryArg &arg) { return arg.name == t.name; }))
+      unused += (unused.empty() ? "" : ", ") + t.name;
+  if (!fresh.empty())
+    llvm::errs() << "epl-run: warning: " << path << " has no optimizer state "
+                 << fresh << "; it starts afresh\n";
+  if (!unused.empty())
+    llvm::errs() << "epl-run: warning: @" << entry.name << " reads nothing of "
+                 << path << " named " << unused << "\n";
+}
 } // namespace
 
 llvm::FailureOr<std::vector<HostTensor>>
@@ -89,5 +116,6 @@ mlir::epl::prepareArguments(const EntryPoint &entry,
       return llvm::failure();
     values.push_back(std::move(*value));
   }
+  warnAboutCheckpoint(entry, *params, sources.paramsFile);
   return values;
 }

@@ -91,6 +91,17 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   FailureOr<EntryPoint> entry = describeEntryPoint(*fn, error);
   if (failed(entry))
     return failure();
+  // Gradients without an update (epl-autodiff's output run as it is): each
+  // step repeats the same loss, which would pass for training.
+  auto returns = [&](ResultKind kind) {
+    return llvm::any_of(entry->results,
+                        [&](const EntryResult &r) { return r.kind == kind; });
+  };
+  if (returns(ResultKind::Grad) && !returns(ResultKind::Param))
+    llvm::errs() << "epl-run: warning: @" << entry->name
+                 << " returns gradients but updates no parameter; run "
+                    "epl-apply-optimizer on it (or give epl-run the L0 "
+                    "model) to train\n";
   return Step{*fn, std::move(*entry), collectMeshes(module)};
 }
 
