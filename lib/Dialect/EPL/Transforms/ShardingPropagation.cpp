@@ -116,7 +116,7 @@ public:
         op->emitRemark() << "factors sharded as "
                          << op->getAttr(kLoopAxesAttrName);
       for (auto [i, r] : llvm::enumerate(op->getResults()))
-        if (!isCheap(r)) {
+        if (!isCheap(r, &cheap)) {
           Proposal p = implied(op, it->second, d, /*operand=*/false, i);
           known[r] = {p.layout, p.dims, p.partial};
         }
@@ -201,7 +201,7 @@ private:
   /// stronger evidence. Cheap values carry no data: each user makes its
   /// own (see isCheap).
   bool propose(Value v, const Proposal &p) {
-    if (isCheap(v))
+    if (isCheap(v, &cheap))
       return false;
     auto [it, inserted] = known.try_emplace(v);
     Known &k = it->second;
@@ -487,6 +487,7 @@ private:
   bool explain;
   llvm::DenseMap<Operation *, ShardingRule> rules;
   llvm::DenseMap<Value, Known> known;
+  llvm::DenseMap<Value, bool> cheap;
 };
 
 struct EPLShardingPropagationPass

@@ -111,7 +111,19 @@ bool mlir::epl::isZeroTensor(Value v) {
          isZeroAttr(a);
 }
 
-bool mlir::epl::isCheap(Value v) {
+static bool isCheapUncached(Value v, llvm::DenseMap<Value, bool> *cache);
+
+bool mlir::epl::isCheap(Value v, llvm::DenseMap<Value, bool> *cache) {
+  if (cache)
+    if (auto it = cache->find(v); it != cache->end())
+      return it->second;
+  bool cheap = isCheapUncached(v, cache);
+  if (cache)
+    (*cache)[v] = cheap;
+  return cheap;
+}
+
+static bool isCheapUncached(Value v, llvm::DenseMap<Value, bool> *cache) {
   Operation *def = v.getDefiningOp();
   if (!def || def->getNumResults() != 1 || !isa<RankedTensorType>(v.getType()))
     return false;
@@ -130,7 +142,7 @@ bool mlir::epl::isCheap(Value v) {
   // Everything it reads is a constant or cheap itself.
   for (OpOperand &operand : def->getOpOperands()) {
     Value in = operand.get();
-    if (isa<RankedTensorType>(in.getType()) ? !isCheap(in)
+    if (isa<RankedTensorType>(in.getType()) ? !isCheap(in, cache)
                                             : !matchPattern(in, m_Constant()))
       return false;
   }

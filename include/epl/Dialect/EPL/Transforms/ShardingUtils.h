@@ -60,7 +60,9 @@ bool isZeroTensor(Value v);
 /// constant, a fill with a constant, or an element-wise or broadcasting
 /// `linalg.generic` of such values and constants. Propagation gives these
 /// no say (they carry no data) and partitioning recreates them per use.
-bool isCheap(Value v);
+/// `cache`, when given, remembers the answers: a long element-wise chain
+/// would otherwise be walked again for each of its ops.
+bool isCheap(Value v, llvm::DenseMap<Value, bool> *cache = nullptr);
 
 /// Product of the sizes of `axes` in `mesh`.
 int64_t groupSize(MeshOp mesh, ArrayRef<StringRef> axes);
