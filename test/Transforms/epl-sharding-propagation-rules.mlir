@@ -17,6 +17,7 @@ module {
     %e = tensor.expand_shape %x [[0], [1], [2, 3]] output_shape [8, 16, 4, 16]
         : tensor<8x16x64xf32> into tensor<8x16x4x16xf32>
     // CHECK: tensor.collapse_shape {{.*}}epl.shardings = [#epl.sharding<@mesh, {{\[\[}}], [], ["tensor"]]>]
+    // REMARK: remark: factors sharded as {{\[\[}}], [], ["tensor"], []]; factor 2 from operand 0 (propagated 1 op(s) from a seed)
     %c = tensor.collapse_shape %e [[0], [1], [2, 3]]
         : tensor<8x16x4x16xf32> into tensor<8x16x64xf32>
     return %c : tensor<8x16x64xf32>
@@ -118,6 +119,7 @@ module {
                         %u: tensor<8x6xf32>) -> tensor<8x6xf32> {
     %e = tensor.empty() : tensor<8x6xf32>
     // CHECK: linalg.generic {{.*}}epl.loop_axes = {{\[\[}}], ["tensor"], []]
+    // REMARK: remark: factors sharded as {{\[\[}}], ["tensor"], []]; factor 1 from operand 1 (a seed)
     %z = linalg.generic {indexing_maps = [#xk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
         ins(%x, %w : tensor<8x4xf32>, tensor<4x6xf32>) outs(%e : tensor<8x6xf32>) {
     ^bb0(%a: f32, %b: f32, %acc: f32):
@@ -127,6 +129,7 @@ module {
     } -> tensor<8x6xf32>
     %c = epl.sharding_constraint %u <@mesh, [["tensor"], []]> : tensor<8x6xf32>
     // CHECK: linalg.generic {{.*}}epl.loop_axes = {{\[\[}}"tensor"], []]
+    // REMARK: remark: factors sharded as {{\[\[}}"tensor"], []]; factor 0 from operand 1 (a sharding constraint)
     %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
         ins(%z, %c : tensor<8x6xf32>, tensor<8x6xf32>) outs(%e : tensor<8x6xf32>) {
     ^bb0(%a: f32, %b: f32, %o: f32):

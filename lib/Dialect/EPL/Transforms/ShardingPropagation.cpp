@@ -113,8 +113,7 @@ public:
         factors.push_back(axesAttr(ctx, axes));
       op->setAttr(kLoopAxesAttrName, ArrayAttr::get(ctx, factors));
       if (explain)
-        op->emitRemark() << "factors sharded as "
-                         << op->getAttr(kLoopAxesAttrName);
+        explainDecision(op, d);
       for (auto [i, r] : llvm::enumerate(op->getResults()))
         if (!isCheap(r, &cheap)) {
           Proposal p = implied(op, it->second, d, /*operand=*/false, i);
@@ -167,8 +166,10 @@ private:
   /// What an op's known values say about its factors.
   struct Decision {
     SmallVector<AxisList> factors;
-    /// The priority of the evidence that sharded each factor.
+    /// The priority of the evidence that sharded each factor, and the
+    /// value it came from.
     SmallVector<int> priorities;
+    SmallVector<Value> sources;
     bool conflict = false;
     /// The partial sum axes an element-wise sum keeps (rule.linearSum),
     /// and the priority of that evidence.
@@ -287,6 +288,7 @@ private:
       AxisList axes;
       int priority;
       int64_t bytes;
+      Value from;
     };
     SmallVector<Evidence> evidence;
     for (auto [v, dims] : valuesOf(op, rule)) {
@@ -296,7 +298,7 @@ private:
       for (auto [pos, factors] : llvm::enumerate(*dims))
         if (!factors.empty() && !it->second.layout.dims[pos].empty())
           evidence.push_back({factors.front(), it->second.layout.dims[pos],
-                              it->second.dims[pos], bytesOf(v)});
+                              it->second.dims[pos], bytesOf(v), v});
     }
     llvm::stable_sort(evidence, [](const Evidence &a, const Evidence &b) {
       if (a.priority != b.priority)
@@ -306,6 +308,7 @@ private:
     Decision d;
     d.factors.resize(rule.factorSizes.size());
     d.priorities.assign(rule.factorSizes.size(), 0);
+    d.sources.assign(rule.factorSizes.size(), Value());
     llvm::SmallDenseSet<StringRef> used;
     for (const Evidence &e : evidence) {
       int64_t size = rule.factorSizes[e.factor];
@@ -319,6 +322,7 @@ private:
       }
       d.factors[e.factor] = e.axes;
       d.priorities[e.factor] = e.priority;
+      d.sources[e.factor] = e.from;
       used.insert(e.axes.begin(), e.axes.end());
     }
     for (auto [v, dims] : valuesOf(op, rule))
@@ -363,6 +367,36 @@ private:
       priority = std::max(priority, known.find(in)->second.partial);
     }
     return partial;
+  }
+
+  /// Reports `op`'s factors and, for each sharded one, which of its values
+  /// decided it and how strong that evidence was (print-decisions).
+  void explainDecision(Operation *op, const Decision &d) {
+    InFlightDiagnostic remark = op->emitRemark()
+                                << "factors sharded as "
+                                << op->getAttr(kLoopAxesAttrName);
+    for (auto [f, from] : llvm::enumerate(d.sources)) {
+      if (!from)
+        continue;
+      remark << "; factor " << f << " from ";
+      if (auto r = dyn_cast<OpResult>(from); r && r.getOwner() == op)
+        remark << "result " << r.getResultNumber();
+      else
+        for (OpOperand &operand : op->getOpOperands())
+          if (operand.get() == from) {
+            remark << "operand " << operand.getOperandNumber();
+            break;
+          }
+      int p = d.priorities[f];
+      if (p >= kUser)
+        remark << " (a sharding constraint)";
+      else if (p >= kSeed)
+        remark << " (a seed)";
+      else
+        remark << " (propagated " << (kPropagated - p + 1) / 2
+               << " op(s) from a "
+               << ((kPropagated - p) % 2 ? "constraint" : "seed") << ")";
+    }
   }
 
   /// The layout the decision gives operand or result `index` of `op`.
