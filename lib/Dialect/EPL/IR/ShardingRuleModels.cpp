@@ -41,18 +41,6 @@ std::optional<ReductionKind> combinerOf(linalg::LinalgOp op) {
   return std::nullopt;
 }
 
-bool isElementwiseSum(linalg::LinalgOp op) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0)
-    return false;
-  Block &body = *op.getBlock();
-  auto add = cast<linalg::YieldOp>(body.getTerminator())
-                 .getOperand(0)
-                 .getDefiningOp<arith::AddFOp>();
-  return add && llvm::is_contained(add->getOperands(), body.getArgument(0)) &&
-         llvm::is_contained(add->getOperands(), body.getArgument(1));
-}
-
 /// The dimensions of a value indexed by `map` over loops = factors.
 ShardingRule::Dims dimsOf(AffineMap map) {
   ShardingRule::Dims dims;
@@ -117,7 +105,6 @@ struct StructuredRule
     }
     for (OpOperand &init : op.getDpsInitsMutable())
       rule.results.push_back(dimsOf(maps[init.getOperandNumber()]));
-    rule.linearSum = isElementwiseSum(op);
     return rule;
   }
 };

@@ -172,9 +172,6 @@ public:
   }
 
 private:
-  /// How a scalar of a body depends on the whole-batch statistics.
-  enum class Dep { Constant, Linear, Other };
-
   InFlightDiagnostic fail(Operation *op, const Twine &why, Value statistic) {
     InFlightDiagnostic diag =
         op->emitError() << "cannot split the batch into " << parts
@@ -234,14 +231,14 @@ private:
         return fail(op, "this op reduces over the batch other than by a sum",
                     Value());
     }
-    llvm::DenseMap<Value, Dep> deps;
+    // Which block arguments carry a statistic over the whole batch.
+    SmallVector<bool> linear(op->getNumOperands(), false);
     Value statistic;
     for (OpOperand &operand : op->getOpOperands()) {
-      Value arg = body.getArgument(operand.getOperandNumber());
-      Dep d = Dep::Constant;
+      unsigned i = operand.getOperandNumber();
       if (origin.count(operand.get())) {
         statistic = operand.get();
-        d = Dep::Linear;
+        linear[i] = true;
       } else if (op.isDpsInit(&operand) &&
                  op.payloadUsesValueFromOperand(&operand) &&
                  (reducesBatch || statistic)) {
@@ -252,9 +249,8 @@ private:
                       "this sum over the batch starts from a value that is "
                       "not zero",
                       statistic);
-        d = Dep::Linear;
+        linear[i] = true;
       }
-      deps[arg] = d;
     }
     if (reducesBatch) {
       if (statistic)
@@ -273,37 +269,14 @@ private:
                   "whole batch",
                   statistic);
     // Element-wise in the statistics: the body must be linear in them.
-    auto depOf = [&](Value v) {
-      auto it = deps.find(v);
-      return it == deps.end() ? Dep::Constant : it->second;
-    };
-    for (Operation &inner : body.without_terminator()) {
-      SmallVector<Dep> in = llvm::map_to_vector(inner.getOperands(), depOf);
-      auto count = [&](Dep d) { return llvm::count(in, d); };
-      Dep out =
-          count(Dep::Linear) || count(Dep::Other) ? Dep::Other : Dep::Constant;
-      if (count(Dep::Other) == 0) {
-        if (isa<arith::AddFOp, arith::SubFOp>(inner) && count(Dep::Linear) == 2)
-          out = Dep::Linear;
-        else if (isa<arith::MulFOp>(inner) && count(Dep::Linear) == 1)
-          out = Dep::Linear;
-        else if (isa<arith::DivFOp>(inner) && in[0] == Dep::Linear &&
-                 in[1] == Dep::Constant)
-          out = Dep::Linear;
-        else if (isa<arith::NegFOp>(inner) && in[0] == Dep::Linear)
-          out = Dep::Linear;
-      }
-      for (Value r : inner.getResults())
-        deps[r] = out;
-    }
-    Dep result = depOf(body.getTerminator()->getOperand(0));
-    if (result == Dep::Other)
+    Linearity result = linearityOf(op, linear);
+    if (result == Linearity::Nonlinear)
       return fail(op,
                   "this op is not linear in a statistic over the whole batch "
                   "(a term added to it would be added once per micro-batch, "
                   "a product or a power of it would change)",
                   statistic);
-    if (result == Dep::Linear)
+    if (result == Linearity::Linear)
       origin[op.getResult(0)] = origin.lookup(statistic);
     return success();
   }

@@ -375,19 +375,25 @@ private:
       for (auto [i, a] : llvm::enumerate(attr))
         for (Attribute name : cast<ArrayAttr>(a))
           factors[i].push_back(cast<StringAttr>(name).getValue());
-    // Element-wise, a partial result is a sum of partial operands
-    // (propagation's linear sums), and a reshape passes a pending partial
-    // value on: they stay unreduced.
+    // A partial result without a sharded reduction is one propagation found
+    // linear in its partial operands (a sum of partial sums, one scaled),
+    // or a reshape passing a pending partial value on: the partial
+    // operands stay unreduced.
     Layout out0 = op->getNumResults() ? layoutOfResult(op, 0) : Layout();
+    bool reduces = llvm::any_of(llvm::enumerate(factors), [&](auto f) {
+      return !f.value().empty() &&
+             rule.factorKinds[f.index()] == ShardingRule::FactorKind::Reduction;
+    });
     bool passPartial =
-        (rule.linearSum || rule.passesPartial) && !out0.partial.empty();
+        !out0.partial.empty() && !reduces && out0.kind == ReductionKind::Sum;
     auto dps = dyn_cast<DestinationStyleOpInterface>(op);
     for (OpOperand &operand : op->getOpOperands()) {
       unsigned i = operand.getOperandNumber();
       if (!describes(rule.operands[i], operand.get()))
         continue;
       Layout want = layoutThrough(rule.operands[i], factors);
-      if (passPartial) {
+      if (passPartial &&
+          layouts.lookup(operand.get()).partial == out0.partial) {
         want.partial = out0.partial;
         want.kind = out0.kind;
       }

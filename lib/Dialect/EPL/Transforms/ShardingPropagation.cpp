@@ -171,10 +171,11 @@ private:
     SmallVector<int> priorities;
     SmallVector<Value> sources;
     bool conflict = false;
-    /// The partial sum axes an element-wise sum keeps (rule.linearSum),
-    /// and the priority of that evidence.
+    /// The partial sum axes an element-wise op linear in its partial sums
+    /// keeps, the priority of that evidence, and which operands carry it.
     std::optional<AxisList> linearSum;
     int linearSumPriority = 0;
+    SmallVector<bool> linearOperands;
   };
   /// A layout and the priority of each of its parts, as `Known`.
   struct Proposal {
@@ -334,8 +335,14 @@ private:
             d.priorities[f] = 0;
             d.conflict = true;
           }
-    if (rule.linearSum)
-      d.linearSum = linearSum(op, d.linearSumPriority);
+    d.linearSum = linearSum(op, d);
+    // A dimension and the partial state cannot share an axis.
+    if (d.linearSum && llvm::any_of(d.factors, [&](const AxisList &axes) {
+          return llvm::any_of(axes, [&](StringRef a) {
+            return llvm::is_contained(*d.linearSum, a);
+          });
+        }))
+      d.linearSum.reset();
     return d;
   }
 
@@ -344,28 +351,46 @@ private:
     return type.getNumElements() * type.getElementTypeBitWidth();
   }
 
-  /// The partial-sum axes an element-wise sum `a + b` keeps: a sum of
-  /// partial sums is a partial sum (gradients accumulated over
-  /// micro-batches stay unreduced until the update). Both must be partial
-  /// sums over the same axes, or one the loop's accumulator.
-  std::optional<AxisList> linearSum(Operation *op, int &priority) {
+  /// The partial-sum axes an element-wise op keeps when it is linear in its
+  /// partial-sum operands: a sum of partial sums is a partial sum
+  /// (gradients accumulated over micro-batches stay unreduced until the
+  /// update), and so is one scaled (a mean's division).
+  std::optional<AxisList> linearSum(Operation *op, Decision &d) {
+    auto g = dyn_cast<linalg::GenericOp>(op);
+    if (!g || g.getNumReductionLoops() != 0 || g.getNumDpsInits() != 1 ||
+        g.payloadUsesValueFromOperand(g.getDpsInitOperand(0)))
+      return std::nullopt;
     std::optional<AxisList> partial;
-    for (Value in : op->getOperands().drop_back()) {
-      // Unknown yet: only a loop's accumulator, which the sum then defines
-      // (anything else, e.g. a bias, would be added once per device).
-      if (!has(in)) {
-        auto arg = dyn_cast<BlockArgument>(in);
+    d.linearOperands.assign(op->getNumOperands(), false);
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      Value v = in->get();
+      unsigned i = in->getOperandNumber();
+      if (!isa<RankedTensorType>(v.getType()) || isCheap(v, &cheap))
+        continue; // the same on every device: a constant of the sum
+      // Unknown yet: only a loop's accumulator, which the sum then defines;
+      // anything else waits until it is known.
+      if (!has(v)) {
+        auto arg = dyn_cast<BlockArgument>(v);
         if (!arg || !isa<scf::ForOp>(arg.getOwner()->getParentOp()))
           return std::nullopt;
+        d.linearOperands[i] = true;
         continue;
       }
-      Layout l = layoutOf(in);
-      if (l.partial.empty() || l.kind != ReductionKind::Sum ||
-          (partial && *partial != l.partial))
+      const Known &k = known.find(v)->second;
+      if (k.layout.partial.empty())
+        continue;
+      if (k.layout.kind != ReductionKind::Sum ||
+          (partial && *partial != k.layout.partial))
         return std::nullopt;
-      partial = l.partial;
-      priority = std::max(priority, known.find(in)->second.partial);
+      partial = k.layout.partial;
+      d.linearOperands[i] = true;
+      d.linearSumPriority = std::max(d.linearSumPriority, k.partial);
     }
+    // Linear jointly in the partial sums: the sum over devices of the
+    // results is the result of the sums (a bias added would count once per
+    // device, a product of two partial sums would not be one).
+    if (!partial || linearityOf(g, d.linearOperands) != Linearity::Linear)
+      return std::nullopt;
     return partial;
   }
 
@@ -414,9 +439,11 @@ private:
           p.dims[pos] = derived(d.priorities[factors.front()]);
       }
     if (d.linearSum) {
-      l.partial = *d.linearSum;
-      l.kind = ReductionKind::Sum;
-      p.partial = derived(d.linearSumPriority);
+      if (!operand || d.linearOperands[index]) {
+        l.partial = *d.linearSum;
+        l.kind = ReductionKind::Sum;
+        p.partial = derived(d.linearSumPriority);
+      }
       return p;
     }
     if (operand)

@@ -151,3 +151,36 @@ static bool isCheapUncached(Value v, llvm::DenseMap<Value, bool> *cache) {
   return llvm::all_of(captured,
                       [](Value c) { return matchPattern(c, m_Constant()); });
 }
+
+Linearity mlir::epl::linearityOf(linalg::GenericOp op, ArrayRef<bool> linear) {
+  Block &body = op.getRegion().front();
+  llvm::DenseMap<Value, Linearity> deps;
+  for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+    deps[arg] = linear[i] ? Linearity::Linear : Linearity::Constant;
+  auto depOf = [&](Value v) {
+    auto it = deps.find(v);
+    return it == deps.end() ? Linearity::Constant : it->second;
+  };
+  for (Operation &inner : body.without_terminator()) {
+    SmallVector<Linearity> in = llvm::map_to_vector(inner.getOperands(), depOf);
+    auto count = [&](Linearity d) { return llvm::count(in, d); };
+    Linearity out = count(Linearity::Linear) || count(Linearity::Nonlinear)
+                        ? Linearity::Nonlinear
+                        : Linearity::Constant;
+    if (count(Linearity::Nonlinear) == 0) {
+      if (isa<arith::AddFOp, arith::SubFOp>(inner) &&
+          count(Linearity::Linear) == 2)
+        out = Linearity::Linear;
+      else if (isa<arith::MulFOp>(inner) && count(Linearity::Linear) == 1)
+        out = Linearity::Linear;
+      else if (isa<arith::DivFOp>(inner) && in[0] == Linearity::Linear &&
+               in[1] == Linearity::Constant)
+        out = Linearity::Linear;
+      else if (isa<arith::NegFOp>(inner) && in[0] == Linearity::Linear)
+        out = Linearity::Linear;
+    }
+    for (Value r : inner.getResults())
+      deps[r] = out;
+  }
+  return depOf(body.getTerminator()->getOperand(0));
+}

@@ -55,9 +55,6 @@ struct ShardingRule {
   /// Operands whose contents the op does not read (an init that only
   /// gives a result its shape): never communicated, made locally.
   SmallVector<bool> unread;
-  /// The results are an element-wise sum of the operands: partial sums
-  /// stay partial through it.
-  bool linearSum = false;
   /// The single result is a linear function of the single tensor operand
   /// that keeps its elements (reshape, cast): a pending partial value may
   /// pass through it unreduced.

@@ -193,7 +193,8 @@ def EPLShardingPropagationPass : Pass<"epl-sharding-propagation", "ModuleOp"> {
     * values cheap to make (`tensor.empty`, splat constants, fills, and
       element-wise generics of those) and inits the body does not read have
       no say: each user gets its own (see `epl-insert-collectives`);
-    * an element-wise sum of partial sums over the same axes stays a
+    * an element-wise op linear in its partial-sum operands (over the same
+      axes; a sum of them, one scaled by a replicated value) keeps a
       partial sum, and so does a loop's accumulator of one; a reshape or
       cast passes a pending partial value on;
     * an `scf.for`'s initial value, loop-carried value, yielded value and

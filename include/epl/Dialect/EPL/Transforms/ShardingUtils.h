@@ -64,6 +64,14 @@ bool isZeroTensor(Value v);
 /// would otherwise be walked again for each of its ops.
 bool isCheap(Value v, llvm::DenseMap<Value, bool> *cache = nullptr);
 
+/// How the value a linalg.generic yields depends on the block arguments
+/// marked in `linear` (the others are constants): not at all, linearly
+/// (sums and differences of them, each scaled by constants), or otherwise.
+/// Linear ops keep a sum of partial sums a partial sum, and a sum over the
+/// batch a sum over the batch.
+enum class Linearity { Constant, Linear, Nonlinear };
+Linearity linearityOf(linalg::GenericOp op, ArrayRef<bool> linear);
+
 /// Product of the sizes of `axes` in `mesh`.
 int64_t groupSize(MeshOp mesh, ArrayRef<StringRef> axes);
 
