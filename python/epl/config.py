@@ -115,7 +115,12 @@ class Config:
             text = os.environ.get(env_name(key))
             if text is not None:
                 value = _from_env(key, text)
-                validate(key, value)
+                try:
+                    validate(key, value)
+                except ConfigError as e:
+                    message = str(e).removesuffix(f" (at {e.location})")
+                    raise ConfigError(f"environment variable {env_name(key)}={text!r}: "
+                                      f"{message}", e.location) from None
                 self._values[key] = value
         for key, value in (param_dict or {}).items():
             validate(key, value)

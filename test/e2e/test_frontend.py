@@ -107,6 +107,11 @@ def test_config_environment_variables(monkeypatch):
     monkeypatch.setenv("EPL_PIPELINE_NUM_MICRO_BATCH", "many")
     with pytest.raises(epl.ConfigError, match="EPL_PIPELINE_NUM_MICRO_BATCH='many'"):
         epl.Config()
+    # A value of the right kind that is still wrong names the variable too.
+    monkeypatch.setenv("EPL_PIPELINE_NUM_MICRO_BATCH", "0")
+    with pytest.raises(epl.ConfigError,
+                       match="environment variable EPL_PIPELINE_NUM_MICRO_BATCH='0': .*at least 1"):
+        epl.Config()
 
 
 # --- strategies ----------------------------------------------------------------

@@ -128,6 +128,8 @@ int main(int argc, char **argv) {
   run.saveFile = saveFile;
   if (numRanks < 1)
     fail("--ranks must be at least 1");
+  if (!(timeout > 0))
+    fail("--timeout must be a positive number of seconds");
   if (numSteps < 0)
     fail("--steps must not be negative");
   if (run.ranks.backend == rt::BackendKind::MPI && !rt::mpiAvailable())
