@@ -19,6 +19,7 @@ The EPL-style API (`epl.replicate`, `epl.split`, `epl.Config`) builds on this.
 
 import itertools
 import math
+import operator
 
 from . import strategy
 from .errors import ShapeError
@@ -30,37 +31,26 @@ _DIMS = "ijklmnop"
 def _common_shape(a, b):
     """The coarsest shape that both `a` and `b` refine (each of its
     dimensions the product of consecutive dimensions of either), and the
-    reassociation groups of `a` and of `b` into it. Size-1 dimensions join
-    the group before them (the first group if they lead)."""
-    groups_a, groups_b, common = [], [], []
-    i = j = 0
-    while i < len(a) or j < len(b):
-        ga, gb = [], []
-        pa = pb = 1
-        while True:
-            if i < len(a) and (pa < pb or not ga or (pa == pb and j >= len(b))):
-                ga.append(i)
-                pa *= a[i]
-                i += 1
-            elif j < len(b) and (pb < pa or not gb):
-                gb.append(j)
-                pb *= b[j]
-                j += 1
-            if pa == pb and ga and gb:
-                # Trailing 1s belong to this group.
-                while i < len(a) and a[i] == 1 and (j >= len(b) or b[j] != 1):
-                    ga.append(i)
-                    i += 1
-                while j < len(b) and b[j] == 1 and (i >= len(a) or a[i] != 1):
-                    gb.append(j)
-                    j += 1
-                break
-            if i >= len(a) and j >= len(b):
-                break
-        groups_a.append(ga)
-        groups_b.append(gb)
-        common.append(pa)
-    return tuple(common), groups_a, groups_b
+    reassociation groups of `a` and of `b` into it: groups end where the
+    running products of both shapes meet. Size-1 dimensions join the group
+    before them (the first group if they lead)."""
+    ends = set(itertools.accumulate(a, operator.mul)) & \
+        set(itertools.accumulate(b, operator.mul))
+
+    def groups(shape):
+        out, group, product = [], [], 1
+        for i, size in enumerate(shape):
+            group.append(i)
+            product *= size
+            last_of_run = i + 1 == len(shape) or shape[i + 1] != 1
+            if product in ends and last_of_run:
+                out.append(group)
+                group = []
+        return out  # the last dimension always ends a group
+
+    groups_a, groups_b = groups(a), groups(b)
+    common = tuple(math.prod(a[i] for i in g) for g in groups_a)
+    return common, groups_a, groups_b
 
 
 def _groups(groups):

@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -264,6 +265,17 @@ LogicalResult verifyValue(const ConfigKey &key, Attribute value,
 ArrayRef<ConfigKey> mlir::epl::getConfigKeys() { return kKeys; }
 
 const char *mlir::epl::getMissingFeature(const ConfigKey &key) {
+  // The table names keys by string: a key renamed in the schema must not
+  // drop out of it (it would then be accepted and ignored).
+  static const bool consistent = [] {
+    for (const MissingFeature &missing : kMissingFeatures)
+      if (!lookupConfigKey(missing.key))
+        llvm::report_fatal_error(llvm::Twine("EPL config schema: \"") +
+                                 missing.key +
+                                 "\" is marked not implemented but is no key");
+    return true;
+  }();
+  (void)consistent;
   for (const MissingFeature &missing : kMissingFeatures)
     if (missing.key == key.name)
       return missing.feature;

@@ -144,6 +144,14 @@ struct ReshapeRule
   }
 };
 
+/// Which dimensions of `whole` a slice, pad or concat of size `part`
+/// changes: those stay whole on every device.
+SmallVector<bool> changedDims(ArrayRef<int64_t> whole, ArrayRef<int64_t> part) {
+  return llvm::map_to_vector(llvm::zip(whole, part), [](auto sizes) {
+    return std::get<0>(sizes) != std::get<1>(sizes);
+  });
+}
+
 struct ExtractSliceRule
     : public ShardingRuleOpInterface::ExternalModel<ExtractSliceRule,
                                                     tensor::ExtractSliceOp> {
@@ -155,11 +163,10 @@ struct ExtractSliceRule
       return failure();
     // A cut dimension stays whole, except a micro-batch's: each device
     // cuts its micro-batch from its own shard of the batch.
-    bool microBatch = op->hasAttr(EPLDialect::kMicroBatchAttrName);
-    SmallVector<bool> whole;
-    for (int64_t d = 0; d < source.getRank(); ++d)
-      whole.push_back(!microBatch &&
-                      op.getStaticSizes()[d] != source.getDimSize(d));
+    SmallVector<bool> whole =
+        op->hasAttr(EPLDialect::kMicroBatchAttrName)
+            ? SmallVector<bool>(source.getRank(), false)
+            : changedDims(source.getShape(), op.getStaticSizes());
     ShardingRule rule = sameDims(op, source, whole);
     rule.passesPartial = true;
     return rule;
@@ -179,10 +186,8 @@ struct InsertSliceRule
     if (op.getSourceType().getRank() != dest.getRank() ||
         !dest.hasStaticShape())
       return failure();
-    SmallVector<bool> whole;
-    for (int64_t d = 0; d < dest.getRank(); ++d)
-      whole.push_back(op.getStaticSizes()[d] != dest.getDimSize(d));
-    return sameDims(op, dest, whole);
+    return sameDims(op, dest,
+                    changedDims(dest.getShape(), op.getStaticSizes()));
   }
   void adaptToLocalTypes(Operation *o) const {
     auto op = cast<tensor::InsertSliceOp>(o);
@@ -200,12 +205,7 @@ struct ConcatRule
       return failure();
     SmallVector<bool> whole(type.getRank(), false);
     whole[op.getDim()] = true;
-    ShardingRule rule = sameDims(op, type, whole);
-    // The concatenated dimension has another size in each operand.
-    for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      rule.operands[i][op.getDim()].clear();
-    rule.results[0][op.getDim()].clear();
-    return rule;
+    return sameDims(op, type, whole);
   }
 };
 
@@ -216,17 +216,8 @@ struct PadRule
     RankedTensorType type = op.getResultType();
     if (!type.hasStaticShape() || !op.getSourceType().hasStaticShape())
       return failure();
-    // A padded dimension has another size on each side: it stays whole.
-    SmallVector<bool> whole;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      whole.push_back(type.getDimSize(d) != op.getSourceType().getDimSize(d));
-    ShardingRule rule = sameDims(op, type, whole);
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (whole[d]) {
-        rule.operands[0][d].clear();
-        rule.results[0][d].clear();
-      }
-    return rule;
+    return sameDims(
+        op, type, changedDims(type.getShape(), op.getSourceType().getShape()));
   }
 };
 

@@ -58,22 +58,10 @@ public:
   llvm::SmallDenseSet<unsigned> batchFactors(Operation *op,
                                              const ShardingRule &rule) const {
     llvm::SmallDenseSet<unsigned> factors;
-    for (auto [v, dims] : valuesOf(op, rule))
+    for (auto [v, dims] : describedValues(op, rule, /*withUnread=*/true))
       if (std::optional<int64_t> d = dimOf(v); d && !(*dims)[*d].empty())
         factors.insert((*dims)[*d].front());
     return factors;
-  }
-
-  /// The values `rule` describes: the operands, then the results.
-  static SmallVector<std::pair<Value, const ShardingRule::Dims *>>
-  valuesOf(Operation *op, const ShardingRule &rule) {
-    SmallVector<std::pair<Value, const ShardingRule::Dims *>> values;
-    for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      if (describes(rule.operands[i], v))
-        values.push_back({v, &rule.operands[i]});
-    for (auto [i, r] : llvm::enumerate(op->getResults()))
-      values.push_back({r, &rule.results[i]});
-    return values;
   }
 
 private:
@@ -116,7 +104,7 @@ private:
   }
 
   FailureOr<bool> visitRule(Operation *op, const ShardingRule &rule) {
-    auto values = valuesOf(op, rule);
+    auto values = describedValues(op, rule, /*withUnread=*/true);
     for (auto [v, dims] : values) {
       std::optional<int64_t> d = dimOf(v);
       if (!d)
@@ -128,8 +116,8 @@ private:
       if (rule.factorKinds[(*dims)[*d].front()] ==
           ShardingRule::FactorKind::Whole)
         return op->emitError("cannot split the batch: this op needs it "
-                             "whole (it cuts it, or reads positions along "
-                             "it)");
+                             "whole (it cuts, pads or joins along it, or reads "
+                             "positions along it)");
     }
     llvm::SmallDenseSet<unsigned> batch = batchFactors(op, rule);
     bool changed = false;

@@ -140,7 +140,9 @@ private:
       return cached;
     // Cheap values are made again in the layout wanted, never sent (a sum
     // of a non-zero value over devices would count it once per device).
+    Operation *def = v.getDefiningOp();
     bool remake = layouts.lookup(v) != to && isCheap(v) &&
+                  (!isa<linalg::LinalgOp>(def) || rules.count(def)) &&
                   (to.partial.empty() || to.kind != ReductionKind::Sum ||
                    isZeroTensor(v));
     FailureOr<Value> r =
@@ -171,24 +173,20 @@ private:
       made = tensor::EmptyOp::create(b, loc, local->getShape(),
                                      local->getElementType());
     } else {
-      // A fill or element-wise generic: its loops are its result's
-      // dimensions, so its tensor operands follow from `to`.
-      auto linalgOp = cast<linalg::LinalgOp>(def);
-      SmallVector<AffineMap> maps = linalgOp.getIndexingMapsArray();
-      SmallVector<AxisList> loops(linalgOp.getNumLoops());
-      for (auto [pos, expr] : llvm::enumerate(maps.back().getResults()))
-        loops[cast<AffineDimExpr>(expr).getPosition()] = to.dims[pos];
+      // A fill or element-wise generic: its factors are its result's
+      // dimensions (isCheap), so its tensor operands follow from `to`.
+      const ShardingRule &rule = rules.find(def)->second;
+      SmallVector<AxisList> factors(rule.factorSizes.size());
+      for (auto [pos, dim] : llvm::enumerate(rule.results[0]))
+        factors[dim.front()] = to.dims[pos];
       IRMapping mapping;
       for (OpOperand &operand : def->getOpOperands()) {
-        auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-        if (!type)
+        if (!describes(rule.operands[operand.getOperandNumber()],
+                       operand.get()))
           continue;
-        AffineMap map = maps[operand.getOperandNumber()];
-        Layout want = Layout::replicated(map.getNumResults());
-        for (auto [pos, expr] : llvm::enumerate(map.getResults()))
-          if (auto dim = dyn_cast<AffineDimExpr>(expr))
-            want.dims[pos] = loops[dim.getPosition()];
-        FailureOr<Value> in = reshard(loc, operand.get(), want);
+        FailureOr<Value> in = reshard(
+            loc, operand.get(),
+            layoutThrough(rule.operands[operand.getOperandNumber()], factors));
         if (failed(in))
           return failure();
         mapping.map(operand.get(), *in);

@@ -263,19 +263,6 @@ private:
     return changed;
   }
 
-  /// The values an op's rule describes and that it reads: its operands,
-  /// then its results.
-  static SmallVector<std::pair<Value, const ShardingRule::Dims *>>
-  valuesOf(Operation *op, const ShardingRule &rule) {
-    SmallVector<std::pair<Value, const ShardingRule::Dims *>> values;
-    for (auto [i, v] : llvm::enumerate(op->getOperands()))
-      if (describes(rule.operands[i], v) && !rule.unread[i])
-        values.push_back({v, &rule.operands[i]});
-    for (auto [i, r] : llvm::enumerate(op->getResults()))
-      values.push_back({r, &rule.results[i]});
-    return values;
-  }
-
   /// The mesh axes of each factor of `op`, from its known values: the
   /// strongest evidence first, then the bigger tensor (moving it would
   /// cost the most), then operand order. An axis shards one factor; only
@@ -292,7 +279,7 @@ private:
       Value from;
     };
     SmallVector<Evidence> evidence;
-    for (auto [v, dims] : valuesOf(op, rule)) {
+    for (auto [v, dims] : describedValues(op, rule)) {
       auto it = known.find(v);
       if (it == known.end())
         continue;
@@ -326,7 +313,7 @@ private:
       d.sources[e.factor] = e.from;
       used.insert(e.axes.begin(), e.axes.end());
     }
-    for (auto [v, dims] : valuesOf(op, rule))
+    for (auto [v, dims] : describedValues(op, rule))
       for (const ShardingRule::Dim &dim : *dims)
         for (unsigned f : ArrayRef<unsigned>(dim).drop_front(
                  std::min<size_t>(1, dim.size())))
@@ -470,7 +457,7 @@ private:
   }
 
   bool visitRule(Operation *op, const ShardingRule &rule) {
-    auto values = valuesOf(op, rule);
+    auto values = describedValues(op, rule);
     // Nothing known about any value: leave it to the others.
     if (llvm::none_of(values, [&](auto &p) { return has(p.first); }))
       return false;

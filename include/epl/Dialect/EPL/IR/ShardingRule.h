@@ -20,6 +20,7 @@
 #include "epl/Dialect/EPL/IR/EPLAttrs.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/Value.h"
 
 #include "llvm/ADT/SmallVector.h"
@@ -42,7 +43,9 @@ struct ShardingRule {
     Whole,
   };
   /// A dimension: its factors, major first (several for a reshape's
-  /// merged dimension, none for one indexed by an expression).
+  /// merged dimension, none for one indexed by an expression). A factor
+  /// keeps the size of the op's reference shape (a slice's source, a pad's
+  /// result); where other values differ in that dimension it is Whole.
   using Dim = SmallVector<unsigned, 1>;
   using Dims = SmallVector<Dim>;
 
@@ -79,6 +82,21 @@ struct ShardingRule {
 inline bool describes(const ShardingRule::Dims &dims, Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   return type && type.getRank() == static_cast<int64_t>(dims.size());
+}
+
+/// The values of `op` that `rule` describes, each with its dimensions:
+/// the operands, then the results; without the operands the op does not
+/// read unless `withUnread`.
+inline SmallVector<std::pair<Value, const ShardingRule::Dims *>>
+describedValues(Operation *op, const ShardingRule &rule,
+                bool withUnread = false) {
+  SmallVector<std::pair<Value, const ShardingRule::Dims *>> values;
+  for (auto [i, v] : llvm::enumerate(op->getOperands()))
+    if (describes(rule.operands[i], v) && (withUnread || !rule.unread[i]))
+      values.push_back({v, &rule.operands[i]});
+  for (auto [i, r] : llvm::enumerate(op->getResults()))
+    values.push_back({r, &rule.results[i]});
+  return values;
 }
 
 /// Attaches ShardingRuleOpInterface to the upstream ops EPL shards: every
