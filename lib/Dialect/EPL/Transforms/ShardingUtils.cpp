@@ -78,16 +78,6 @@ mlir::epl::localType(MeshOp mesh, RankedTensorType type, const Layout &layout) {
   return RankedTensorType::get(shape, type.getElementType());
 }
 
-int64_t mlir::epl::localBytes(MeshOp mesh, RankedTensorType type,
-                              const Layout &layout) {
-  int64_t n = type.getElementTypeBitWidth() / 8;
-  for (auto [d, size] : llvm::enumerate(type.getShape()))
-    n *= size / std::max<int64_t>(1, d < layout.dims.size()
-                                         ? groupSize(mesh, layout.dims[d])
-                                         : 1);
-  return n;
-}
-
 bool mlir::epl::isZeroTensor(Value v) {
   auto isZeroAttr = [](Attribute a) {
     if (auto dense = dyn_cast_or_null<DenseElementsAttr>(a))

@@ -80,9 +80,6 @@ int64_t groupSize(MeshOp mesh, ArrayRef<StringRef> axes);
 FailureOr<RankedTensorType> localType(MeshOp mesh, RankedTensorType type,
                                       const Layout &layout);
 
-/// Bytes of one device's share of `type` under `layout`.
-int64_t localBytes(MeshOp mesh, RankedTensorType type, const Layout &layout);
-
 /// An ArrayAttr of strings.
 ArrayAttr axesAttr(MLIRContext *ctx, ArrayRef<StringRef> axes);
 
