@@ -33,7 +33,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id', 'epl.origin', 'epl.micro_batch', 'epl.shardings' or 'epl.loop_axes'}}
+  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id', 'epl.origin', 'epl.micro_batch', 'epl.stage', 'epl.action', 'epl.shardings' or 'epl.loop_axes'}}
   %0 = arith.addf %x, %x {epl.scopes = #epl.split<devices = 2>} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -227,5 +227,30 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'epl.origin' expects an integer op id, got "matmul"}}
   %0 = arith.addf %x, %x {epl.origin = "matmul"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{pipeline stage -1 is invalid: stages count from 0}}
+  %0 = arith.addf %x, %x {epl.stage = #epl.stage<index = -1>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'epl.action' expects an #epl.action on a func.call, got #epl.action<phase = forward, micro_batch = 0, stage = 0> on 'arith.addf'}}
+  %0 = arith.addf %x, %x {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func private @g(%x: tensor<4xf32>) -> tensor<4xf32>
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{a pipeline action is a forward, backward_input or backward_weight unit, not the optimizer}}
+  %0 = func.call @g(%x) {epl.action = #epl.action<phase = optimizer, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

@@ -236,3 +236,24 @@ func.func @f() -> index {
   %0 = epl.group_index on @mesh over ["tensor"]
   return %0 : index
 }
+
+// -----
+
+epl.mesh @mesh ["stage" = 2, "data" = 2]
+// expected-error @+1 {{'epl.pipeline' op lists 1 stage functions for the 2 devices of axis "stage"}}
+epl.pipeline @model on @mesh over "stage" stages [@s0] strategy "PreferBackward" micro_batches 4
+func.func @s0() { return }
+
+// -----
+
+epl.mesh @mesh ["data" = 2]
+// expected-error @+1 {{'epl.pipeline' op mesh @mesh has no axis "stage"}}
+epl.pipeline @model on @mesh over "stage" stages [@s0, @s0] strategy "PreferBackward" micro_batches 4
+func.func @s0() { return }
+
+// -----
+
+epl.mesh @mesh ["stage" = 2]
+// expected-error @+1 {{'epl.pipeline' op stage @s1 is not a function of the module}}
+epl.pipeline @model on @mesh over "stage" stages [@s0, @s1] strategy "PreferBackward" micro_batches 4
+func.func @s0() { return }

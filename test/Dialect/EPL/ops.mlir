@@ -94,3 +94,19 @@ func.func @group_index() -> (index, index) {
 // DCE-LABEL: func @send_recv
 // DCE-COUNT-2: epl.send
 // DCE-COUNT-2: epl.recv
+
+// CHECK: epl.mesh @pp ["stage" = 2, "data" = 2]
+// CHECK: epl.pipeline @pipelined on @pp over "stage" stages [@stage0, @stage1] strategy "PreferBackward" micro_batches 2
+epl.mesh @pp ["stage" = 2, "data" = 2]
+epl.pipeline @pipelined on @pp over "stage" stages [@stage0, @stage1] strategy "PreferBackward" micro_batches 2
+// CHECK-LABEL: func.func @stage0
+// CHECK: call @stage0_forward({{.*}}) {epl.action = #epl.action<phase = forward, micro_batch = 1, stage = 0>}
+// CHECK: epl.send {{.*}} on @pp over ["stage"] to 1 tag 3
+func.func @stage0(%x: tensor<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %a = func.call @stage0_forward(%c1, %x) {epl.action = #epl.action<phase = forward, micro_batch = 1, stage = 0>} : (index, tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 tag 3 : tensor<4xf32>
+  return
+}
+func.func private @stage0_forward(%i: index, %x: tensor<4xf32>) -> tensor<4xf32> attributes {epl.stage = #epl.stage<index = 0, name = "stage_0">}
+func.func @stage1() { return }

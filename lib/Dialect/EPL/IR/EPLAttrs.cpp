@@ -62,6 +62,33 @@ LogicalResult SplitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
+// StageAttr, ActionAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult StageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t index, StringAttr name) {
+  if (index < 0)
+    return emitError() << "pipeline stage " << index
+                       << " is invalid: stages count from 0";
+  if (name && name.getValue().empty())
+    return emitError() << "stage name must not be empty; omit 'name'";
+  return success();
+}
+
+LogicalResult ActionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 Phase phase, int64_t microBatch,
+                                 int64_t stage) {
+  if (phase == Phase::Optimizer)
+    return emitError() << "a pipeline action is a forward, backward_input or "
+                          "backward_weight unit, not the optimizer";
+  if (microBatch < 0 || stage < 0)
+    return emitError() << "a pipeline action's micro-batch and stage count "
+                          "from 0, got micro_batch = "
+                       << microBatch << ", stage = " << stage;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ShardingAttr
 //===----------------------------------------------------------------------===//
 

@@ -192,6 +192,20 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kStageAttrName) {
+    if (!isa<StageAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' expects an #epl.stage, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kActionAttrName) {
+    if (!isa<ActionAttr>(attr.getValue()) ||
+        op->getName().getStringRef() != "func.call")
+      return op->emitError()
+             << "'" << name << "' expects an #epl.action on a func.call, got "
+             << attr.getValue() << " on '" << op->getName() << "'";
+    return success();
+  }
   if (name == kIdAttrName || name == kOriginAttrName) {
     if (!isa<IntegerAttr>(attr.getValue()))
       return op->emitError()
@@ -211,6 +225,8 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                          << "' (on the module), '" << kScopeAttrName << "', '"
                          << kPhaseAttrName << "', '" << kIdAttrName << "', '"
                          << kOriginAttrName << "', '" << kMicroBatchAttrName
+                         << "', '" << kStageAttrName << "', '"
+                         << kActionAttrName
                          << "', 'epl.shardings' or 'epl.loop_axes'";
 }
 

@@ -6,6 +6,7 @@
 
 #include "epl/Dialect/EPL/IR/EPLOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/DenseSet.h"
@@ -137,6 +138,45 @@ ShardingConstraintOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (failed(mesh))
     return failure();
   return verifyShardingForType(getSharding(), getType(), *mesh, emitError);
+}
+
+//===----------------------------------------------------------------------===//
+// PipelineOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<func::FuncOp> PipelineOp::getStageFunctions() {
+  SmallVector<func::FuncOp> functions;
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  for (Attribute stage : getStages())
+    functions.push_back(module.lookupSymbol<func::FuncOp>(
+        cast<SymbolRefAttr>(stage).getRootReference()));
+  return functions;
+}
+
+LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto emitError = [&]() { return emitOpError(); };
+  FailureOr<MeshOp> mesh = lookupMesh(*this, getMeshAttr(), emitError);
+  if (failed(mesh))
+    return failure();
+  std::optional<int64_t> size = mesh->getAxisSize(getAxis());
+  if (!size)
+    return emitOpError() << "mesh @" << mesh->getSymName()
+                         << " has no axis \"" << getAxis() << "\"";
+  if (static_cast<int64_t>(getStages().size()) != *size)
+    return emitOpError() << "lists " << getStages().size()
+                         << " stage functions for the " << *size
+                         << " devices of axis \"" << getAxis() << "\"";
+  if (getMicroBatches() < 1)
+    return emitOpError() << "needs at least one micro-batch, got "
+                         << getMicroBatches();
+  auto module = (*this)->getParentOfType<ModuleOp>();
+  for (Attribute stage : getStages()) {
+    auto ref = cast<SymbolRefAttr>(stage);
+    if (!symbolTable.lookupSymbolIn<func::FuncOp>(module, ref))
+      return emitOpError() << "stage " << ref
+                           << " is not a function of the module";
+  }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

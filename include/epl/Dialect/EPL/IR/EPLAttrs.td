@@ -118,6 +118,61 @@ def EPL_SplitAttr : EPL_Attr<"Split", "split",
 }
 
 //===----------------------------------------------------------------------===//
+// Pipeline stages and actions
+//===----------------------------------------------------------------------===//
+
+def EPL_StageAttr : EPL_Attr<"Stage", "stage"> {
+  let summary = "the pipeline stage an op of a training step runs on";
+  let description = [{
+    `epl-plan` puts `epl.stage` on every op of a model with several
+    pipeline stages: a forward op in a named `replicate` scope gets that
+    scope's stage (consecutive names are stages 0, 1, ..., in the order the
+    model first uses them, as in EPL), an op without a scope gets the
+    latest stage of its operands (the loss after the last stage is on the
+    last stage), and an op that depends on no stage (a constant, a fill, a
+    transform of the inputs alone) gets none: it runs in every stage that
+    uses it. Users may also write `epl.stage` directly instead of scopes.
+    `epl-autodiff` gives each backward op the stage of its forward origin.
+    With interleaved schedules `index` is the virtual stage; it runs on
+    stage device `index mod p`.
+
+    ```mlir
+    %h = linalg.matmul {epl.stage = #epl.stage<index = 1, name = "stage_1">}
+           ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>)
+           outs(%init : tensor<8x16xf32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let parameters = (ins "int64_t":$index,
+                        OptionalParameter<"::mlir::StringAttr">:$name);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def EPL_ActionAttr : EPL_Attr<"Action", "action"> {
+  let summary = "one unit of a pipeline schedule";
+  let description = [{
+    `epl-pipeline-partition` turns a training step into one program per
+    stage device whose body is the schedule, spelled out: calls of the
+    stage's forward (F), input-gradient (B) and weight-gradient (W)
+    functions for each micro-batch, in the order the schedule runs them,
+    between the `epl.send`s and `epl.recv`s that move activations and their
+    gradients. Each such call carries `epl.action`: its phase, micro-batch
+    and (virtual) stage, for readers, tests, the schedule simulator and the
+    runtime's trace.
+
+    ```mlir
+    %act, %res = func.call @model_s1_forward(%c3, %in, %w)
+        {epl.action = #epl.action<phase = forward, micro_batch = 3, stage = 1>}
+        : (index, tensor<4x16xf32>, tensor<16x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>)
+    ```
+  }];
+  let parameters = (ins EnumParameter<EPL_Phase>:$phase,
+                        "int64_t":$micro_batch, "int64_t":$stage);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Sharding
 //===----------------------------------------------------------------------===//
 

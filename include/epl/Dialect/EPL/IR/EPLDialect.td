@@ -84,6 +84,10 @@ def EPL_Dialect : Dialect {
     /// micro-batches from its own shard of the batch.
     static constexpr ::llvm::StringLiteral kMicroBatchAttrName =
         "epl.micro_batch";
+    /// The pipeline stage of an op (#epl.stage), and the schedule unit a
+    /// call of a stage program is (#epl.action).
+    static constexpr ::llvm::StringLiteral kStageAttrName = "epl.stage";
+    static constexpr ::llvm::StringLiteral kActionAttrName = "epl.action";
 
     void registerAttributes();
   }];

@@ -75,6 +75,43 @@ def EPL_ShardingConstraintOp : EPL_Op<"sharding_constraint", [
 }
 
 //===----------------------------------------------------------------------===//
+// Pipelines
+//===----------------------------------------------------------------------===//
+
+def EPL_PipelineOp : EPL_Op<"pipeline", [
+    Symbol, HasParent<"::mlir::ModuleOp">,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "a training step run as one program per pipeline stage";
+  let description = [{
+    Names a pipelined training step: the device whose coordinate along
+    mesh axis `axis` is `d` runs function `stages[d]`. Each stage function
+    takes the arguments of the step its stage uses (its parameters and
+    optimizer state, the inputs or labels it reads; each with `epl.name`)
+    and returns what its stage produces (the loss on the last stage, its
+    parameters' updates). Runners call `stages[d]` on every device of stage
+    `d` and assemble the step from the stages by name. `strategy` and
+    `micro_batches` record the schedule the stage bodies spell out.
+
+    ```mlir
+    epl.mesh @mesh ["stage" = 2, "data" = 2]
+    epl.pipeline @model on @mesh over "stage" stages [@model_stage0, @model_stage1]
+        strategy "PreferBackward" micro_batches 4
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, FlatSymbolRefAttr:$mesh,
+                       StrAttr:$axis, SymbolRefArrayAttr:$stages,
+                       StrAttr:$strategy, I64Attr:$micro_batches);
+  let assemblyFormat = [{
+    $sym_name `on` $mesh `over` $axis `stages` $stages `strategy` $strategy
+    `micro_batches` $micro_batches attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// The stage functions, in stage order.
+    ::llvm::SmallVector<::mlir::func::FuncOp> getStageFunctions();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 
