@@ -69,6 +69,8 @@ void mlir::epl::buildParallelizePipeline(OpPassManager &pm,
   pm.addPass(createEPLShardingPropagationPass());
   // Gradients are reduced here, as the step's results...
   pm.addPass(createEPLInsertCollectivesPass());
+  // A pipeline becomes one program per stage device...
+  pm.addPass(createEPLPipelinePartitionPass());
   // ...and each device updates its shard of the parameters.
   pm.addPass(createEPLApplyOptimizerPass());
 }
@@ -93,7 +95,7 @@ void mlir::epl::registerEPLPassesAndPipelines() {
       "epl-parallelize",
       "Turns an L0 model into the training step one device runs: epl-plan, "
       "epl-autodiff, epl-sharding-propagation, epl-insert-collectives, "
-      "epl-apply-optimizer",
+      "epl-pipeline-partition, epl-apply-optimizer",
       buildParallelizePipeline);
   PassPipelineRegistration<ParallelizeOptions>(
       "epl-training-step",

@@ -70,7 +70,6 @@ def test_config_wrong_values_say_what_was_expected(key, value, expected):
     ("gradient_checkpoint.type", "auto", "gradient checkpointing"),
     ("amp.level", "O1", "automatic mixed precision"),
     ("offload.level", "v0", "offloading"),
-    ("pipeline.strategy", "PreferForward", "pipeline schedules"),
     ("optimizer.num_apply_group", 2, "grouped optimizer updates"),
     ("auto.auto_parallel", True, "automatic parallelism"),
 ])

@@ -79,7 +79,7 @@ module attributes {epl.config = {"optimizer.type" = "lamb"}} {
 
 // -----
 
-// expected-error @+1 {{EPL config key "pipeline.strategy" expects one of "PreferForward", "PreferBackward", got "GPipe"}}
+// expected-error @+1 {{EPL config key "pipeline.strategy" expects one of "PreferForward", "PreferBackward", "PreferBackwardOptimizer", "Interleaved1F1B", "ZeroBubbleH1", got "GPipe"}}
 module attributes {epl.config = {"pipeline.strategy" = "GPipe"}} {
 }
 

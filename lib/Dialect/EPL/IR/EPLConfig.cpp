@@ -24,8 +24,9 @@ using namespace mlir::epl;
 
 namespace {
 using K = ConfigValueKind;
-constexpr llvm::StringLiteral kPipelineStrategies[] = {"PreferForward",
-                                                       "PreferBackward"};
+constexpr llvm::StringLiteral kPipelineStrategies[] = {
+    "PreferForward", "PreferBackward", "PreferBackwardOptimizer",
+    "Interleaved1F1B", "ZeroBubbleH1"};
 constexpr llvm::StringLiteral kCheckpointTypes[] = {"", "collection", "auto"};
 constexpr llvm::StringLiteral kZeroLevels[] = {"", "v0", "v1", "v2"};
 constexpr llvm::StringLiteral kOffloadLevels[] = {"", "v0"};
@@ -43,8 +44,22 @@ const ConfigKey kKeys[] = {
      {},
      1},
     {"pipeline.strategy", K::String,
-     "pipeline schedule: PreferForward (GPipe) or PreferBackward (1F1B)",
+     "pipeline schedule: PreferForward (GPipe: every forward, then every "
+     "backward), PreferBackward (1F1B: stage s holds at most stages - s "
+     "micro-batches), PreferBackwardOptimizer (1F1B; each stage updates its "
+     "parameters as soon as its own backward ends, which on our runtime "
+     "PreferBackward does too), Interleaved1F1B (1F1B over "
+     "pipeline.num_virtual_stages model chunks per stage device) or "
+     "ZeroBubbleH1 (1F1B's memory, weight gradients deferred into the "
+     "bubble)",
      "\"PreferBackward\"", kPipelineStrategies},
+    {"pipeline.num_virtual_stages",
+     K::Integer,
+     "model chunks per stage device (Interleaved1F1B): the named stages are "
+     "virtual stages, stage k on stage device k mod (stages / this)",
+     "1",
+     {},
+     1},
     {"gradient_checkpoint.type", K::String,
      "gradient checkpointing: \"collection\" (user-marked tensors) or "
      "\"auto\" (chosen by the compiler); \"\" disables it",
@@ -140,7 +155,6 @@ struct MissingFeature {
   const char *feature;
 };
 constexpr MissingFeature kMissingFeatures[] = {
-    {"pipeline.strategy", "pipeline schedules"},
     {"gradient_checkpoint.type", "gradient checkpointing"},
     {"zero.level", "ZeRO"},
     {"offload.level", "offloading"},

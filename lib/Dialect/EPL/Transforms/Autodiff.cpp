@@ -42,6 +42,8 @@ struct PhaseTagger : public OpBuilder::Listener {
   Block *stepBody = nullptr;
   Phase phase = Phase::Forward;
   std::optional<int64_t> origin;
+  /// The pipeline stage of the forward origin: its backward runs there.
+  Attribute stage;
   int64_t count = 0;
 
   void notifyOperationInserted(Operation *op,
@@ -53,6 +55,8 @@ struct PhaseTagger : public OpBuilder::Listener {
     if (origin)
       op->setAttr(EPLDialect::kOriginAttrName,
                   IntegerAttr::get(IntegerType::get(ctx, 64), *origin));
+    if (origin && stage)
+      op->setAttr(EPLDialect::kStageAttrName, stage);
     ++count;
   }
 };
@@ -270,10 +274,12 @@ LogicalResult StepBuilder::backward() {
                       [&](Value v) { return varied.contains(v); }))
       continue;
     tagger.origin = ids.lookup(op);
+    tagger.stage = op->getAttr(EPLDialect::kStageAttrName);
     if (failed(adjointOf(op)))
       return failure();
   }
   tagger.origin.reset();
+  tagger.stage = {};
   return success();
 }
 
@@ -764,7 +770,14 @@ struct EPLAutodiffPass
     }
     int64_t forward = 0, backwardOps = 0;
     for (func::FuncOp fn : models) {
-      if (microBatches <= 1) {
+      // A pipeline runs the step as micro-batches even when there is one:
+      // epl-pipeline-partition schedules the micro-batch program.
+      bool pipelined = fn.walk([](Operation *op) {
+                           return op->hasAttr(EPLDialect::kStageAttrName)
+                                      ? WalkResult::interrupt()
+                                      : WalkResult::advance();
+                         }).wasInterrupted();
+      if (microBatches <= 1 && !pipelined) {
         StepBuilder step(fn);
         if (failed(step.run(forward, backwardOps)))
           return signalPassFailure();

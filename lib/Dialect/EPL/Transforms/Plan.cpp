@@ -55,10 +55,15 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     int64_t numDevices = devices;
     if (numDevices == 1)
       return success(); // One device runs the model as written.
-    // The scopes of the model.
+    // The scopes of the model, and its pipeline stages: named scopes in
+    // the order the model first uses them, as in EPL (Whale's task graphs:
+    // a named split is a stage too).
     int64_t splitDevices = 1, replicateDevices = 1;
-    llvm::SmallSetVector<StringRef, 4> stages;
+    llvm::SmallSetVector<StringRef, 4> stageNames;
+    int64_t userStages = 0;
     fn.walk([&](Operation *op) {
+      if (auto stage = op->getAttrOfType<StageAttr>(EPLDialect::kStageAttrName))
+        userStages = std::max(userStages, stage.getIndex() + 1);
       auto scope =
           op->getAttrOfType<ScopeAttrInterface>(EPLDialect::kScopeAttrName);
       if (!scope)
@@ -67,18 +72,28 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
         splitDevices = std::max(splitDevices, scope.getDevices());
       else
         replicateDevices = std::max(replicateDevices, scope.getDevices());
-      if (isa<ReplicateAttr>(scope) && scope.getName())
-        stages.insert(scope.getName().getValue());
+      if (scope.getName())
+        stageNames.insert(scope.getName().getValue());
     });
-    if (stages.size() > 1)
-      return fn.emitError() << "epl-plan: " << stages.size()
-                            << " pipeline stages; pipeline parallelism is not "
-                               "planned yet";
+    int64_t numStages =
+        std::max<int64_t>(userStages, stageNames.size() > 1 ? stageNames.size()
+                                                            : 0);
 
     Config config = Config::get(module);
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
     bool colocate = config.getBool("cluster.colocate_split_and_replicate");
     int64_t stageDevices = std::max(splitDevices, replicateDevices);
+    // Pipeline stages: every stage uses as many devices (as in EPL), and
+    // the stage axis comes first, so devices = stages x replicas x split.
+    int64_t pipelineDevices = 1;
+    if (numStages > 1) {
+      FailureOr<int64_t> p = planStages(fn, config, stageNames.getArrayRef(),
+                                        numStages, numDevices, stageDevices);
+      if (failed(p))
+        return failure();
+      pipelineDevices = *p;
+      numDevices /= pipelineDevices;
+    }
     if (numDevices % stageDevices != 0)
       return fn.emitError()
              << "epl-plan: " << numDevices
@@ -105,6 +120,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     }
 
     SmallVector<std::pair<StringRef, int64_t>> axes;
+    if (pipelineDevices > 1)
+      axes.push_back({"stage", pipelineDevices});
     if (replicas > 1)
       axes.push_back({"data", replicas});
     if (stageDevices > 1)
@@ -160,6 +177,91 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     }
 
     return seedSplitWeights(fn, mesh);
+  }
+
+  /// Checks the pipeline's numbers and puts `epl.stage` on the forward ops:
+  /// an op in a named scope is on that scope's stage (or on the stage the
+  /// user wrote), an op outside scopes on the latest stage of its operands,
+  /// an op that depends on no stage on none (each stage that uses it makes
+  /// its own). Returns the number of stage devices: the stages, or the
+  /// stages over the virtual stages per device of an interleaved schedule.
+  FailureOr<int64_t> planStages(func::FuncOp fn, const Config &config,
+                                ArrayRef<StringRef> names, int64_t numStages,
+                                int64_t numDevices, int64_t stageDevices) {
+    MLIRContext *ctx = &getContext();
+    int64_t chunks = config.getInt("pipeline.num_virtual_stages");
+    StringRef strategy = config.getString("pipeline.strategy");
+    if (chunks > 1 && strategy != "Interleaved1F1B")
+      return fn.emitError()
+             << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
+             << " needs \"pipeline.strategy\" = \"Interleaved1F1B\", not \""
+             << strategy << "\"";
+    if (numStages % chunks != 0)
+      return fn.emitError()
+             << "epl-plan: " << numStages
+             << " pipeline stages are not divisible by "
+                "\"pipeline.num_virtual_stages\" = "
+             << chunks;
+    int64_t p = numStages / chunks;
+    if (numDevices % (p * stageDevices) != 0)
+      return fn.emitError()
+             << "epl-plan: " << numDevices << " devices are not divisible by "
+             << p << " stage devices x " << stageDevices
+             << " device(s) per stage";
+
+    auto nameOf = [&](int64_t stage) {
+      return stage < static_cast<int64_t>(names.size())
+                 ? StringAttr::get(ctx, names[stage])
+                 : StringAttr();
+    };
+    llvm::DenseMap<Value, int64_t> stageOf;
+    SmallVector<int64_t> scopeDevices(numStages, 0);
+    for (Operation &op : fn.front().without_terminator()) {
+      // The latest stage among the values the op reads, bodies included.
+      int64_t latest = -1;
+      Operation *from = nullptr;
+      op.walk([&](Operation *nested) {
+        for (Value v : nested->getOperands())
+          if (auto it = stageOf.find(v);
+              it != stageOf.end() && it->second > latest) {
+            latest = it->second;
+            from = v.getDefiningOp();
+          }
+      });
+      int64_t stage = latest;
+      auto scope =
+          op.getAttrOfType<ScopeAttrInterface>(EPLDialect::kScopeAttrName);
+      if (auto written = op.getAttrOfType<StageAttr>(EPLDialect::kStageAttrName))
+        stage = written.getIndex();
+      else if (scope && scope.getName())
+        stage = llvm::find(names, scope.getName().getValue()) - names.begin();
+      if (stage < 0)
+        continue;
+      if (latest > stage) {
+        InFlightDiagnostic diag =
+            op.emitError()
+            << "epl-plan: this op of pipeline stage " << stage
+            << " uses a value of the later stage " << latest
+            << "; a stage may only use values of earlier stages";
+        diag.attachNote(from->getLoc())
+            << "the value of stage " << latest << " is made here";
+        return diag;
+      }
+      if (scope)
+        scopeDevices[stage] =
+            std::max(scopeDevices[stage], scope.getDevices());
+      op.setAttr(EPLDialect::kStageAttrName,
+                 StageAttr::get(ctx, stage, nameOf(stage)));
+      for (Value r : op.getResults())
+        stageOf[r] = stage;
+    }
+    for (int64_t stage = 0; stage < numStages; ++stage)
+      if (scopeDevices[stage] > 0 && scopeDevices[stage] != stageDevices)
+        return fn.emitError()
+               << "epl-plan: pipeline stage " << stage << " uses "
+               << scopeDevices[stage] << " device(s) but another uses "
+               << stageDevices << "; every stage must use as many devices";
+    return p;
   }
 
   /// Seeds the weights of split contractions: column parallel, or row

@@ -298,6 +298,60 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
   ];
 }
 
+def EPLPipelinePartitionPass : Pass<"epl-pipeline-partition", "ModuleOp"> {
+  let summary = "Turns a pipelined training step into one program per stage device";
+  let description = [{
+    On a module whose mesh has a `"stage"` axis (epl-plan makes one for a
+    model with several named scopes), takes the per-device training step
+    (after `epl-insert-collectives`, before `epl-apply-optimizer`): a loop
+    over `pipeline.num_micro_batch` micro-batches whose body is one
+    micro-batch's forward and backward, each op on a stage (`epl.stage`,
+    else the latest stage of what it reads) and in a phase (`epl.phase`,
+    else the latest phase of what it reads). Then:
+    * the body is cut into pieces, one per stage and phase, each outlined
+      as a private function `@<step>_s<stage>_<phase>`: the stage's forward
+      (F), input gradients (B) and weight gradients (W) of one micro-batch.
+      A piece takes the micro-batch index, the accumulators it adds to, the
+      step's arguments it reads and the values of other pieces; it returns
+      what other pieces and the accumulators need. Ops that read no stage's
+      value (constants, fills, a micro-batch's slice of the inputs) are
+      made again in each piece that reads them;
+    * a piece may read only what every schedule has made by then (F of an
+      earlier stage, B of a later one or its own stage's F): anything else
+      is an error naming the op;
+    * stage device `d` runs `@<step>_stage<d>`: its arguments (the
+      parameters, inputs and labels its pieces read, with their attributes),
+      the calls of its pieces in the order of `pipeline.strategy`'s
+      schedule, each tagged `epl.action` with its phase, micro-batch and
+      stage; an `epl.send` after each value another device reads, an
+      `epl.recv` before its first use there (one message stream, the tag,
+      per value; micro-batches in order); then what it does with its
+      accumulators after the loop (the gradient reduction) and its results;
+    * `epl.pipeline @<step>` lists the stage programs; the step is erased.
+    Stage `s` runs on stage device `s mod p` (interleaved schedules hold
+    several stages per device). The programs are simulated before they are
+    written: one that would wait forever is a compile-time error.
+    Parameters belong to one stage; a parameter read on two stage devices
+    is an error naming it.
+    ```mlir
+    epl.mesh @mesh ["stage" = 2]
+    epl.pipeline @model on @mesh over "stage" stages [@model_stage0, @model_stage1]
+        strategy "PreferBackward" micro_batches 2
+    func.func @model_stage0(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"}, ...) {
+      %c0 = arith.constant 0 : index
+      %a0:2 = call @model_s0_forward(%c0, %x, %w) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} ...
+      epl.send %a0#0 on @mesh over ["stage"] to 1 tag 0 : tensor<4x16xf32>
+      ...
+      %g0 = epl.recv on @mesh over ["stage"] from 1 tag 1 : tensor<4x16xf32>
+      %b0 = call @model_s0_backward_input(...)
+      ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+  ];
+}
 def EPLDecomposeAggregatesPass : Pass<"epl-decompose-aggregates"> {
   let summary = "Decomposes aggregated linalg ops (linalg.softmax) into generics";
   let description = [{

@@ -1,0 +1,695 @@
+//===- PipelinePartition.cpp - One program per pipeline stage -------------===//
+//
+// Part of EPL-MLIR.
+//
+// The step of a pipelined model is a loop over micro-batches whose body is
+// the per-device program of one micro-batch, every op on a (virtual) stage
+// and in a phase. This cuts the body into pieces, one per stage and phase
+// (F, B, W), outlines each as a function, and writes for each stage device
+// the program that runs its pieces in the schedule's order, with the sends
+// and receives that move values between devices spelled out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
+#include "epl/Pipeline/Schedule.h"
+#include "epl/Pipeline/Simulate.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLPIPELINEPARTITIONPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+constexpr StringLiteral kStageAxis = "stage";
+
+StringRef phaseName(Phase phase) {
+  switch (phase) {
+  case Phase::Forward:
+    return "forward";
+  case Phase::BackwardInput:
+    return "backward_input";
+  case Phase::BackwardWeight:
+    return "backward_weight";
+  case Phase::Optimizer:
+    return "optimizer";
+  }
+  llvm_unreachable("unknown phase");
+}
+
+Phase phaseOf(pipeline::ActionKind kind) {
+  switch (kind) {
+  case pipeline::ActionKind::Forward:
+    return Phase::Forward;
+  case pipeline::ActionKind::BackwardInput:
+    return Phase::BackwardInput;
+  case pipeline::ActionKind::BackwardWeight:
+    return Phase::BackwardWeight;
+  }
+  llvm_unreachable("unknown action");
+}
+
+std::string describe(Operation *op) {
+  return ("'" + op->getName().getStringRef() + "'").str();
+}
+
+/// What `op` reads: its operands and the values its regions use from
+/// outside.
+SmallVector<Value> valuesRead(Operation *op) {
+  llvm::SetVector<Value> above;
+  for (Region &region : op->getRegions())
+    getUsedValuesDefinedAbove(region, region, above);
+  SmallVector<Value> read(op->getOperands());
+  read.append(above.begin(), above.end());
+  return read;
+}
+
+/// A stage and phase: the ops of one micro-batch's F, B or W on one
+/// (virtual) stage.
+struct PieceKey {
+  int64_t stage;
+  Phase phase;
+  bool operator<(const PieceKey &o) const {
+    return std::make_pair(stage, static_cast<int>(phase)) <
+           std::make_pair(o.stage, static_cast<int>(o.phase));
+  }
+};
+
+/// One piece: its ops in body order, the values it takes and the values
+/// it hands on, and the function it becomes.
+struct Piece {
+  PieceKey key;
+  SmallVector<Operation *> ops;
+  /// Values the piece reads that it does not make: the loop's induction
+  /// variable, accumulators, function arguments, values of other pieces.
+  llvm::SetVector<Value> inputs;
+  /// Values the piece makes that other pieces, or the loop's yield, read.
+  llvm::SetVector<Value> outputs;
+  func::FuncOp function;
+};
+
+/// Whether the schedules can have made the value of piece `from` when
+/// piece `to` of the same micro-batch runs: the dependencies every
+/// schedule respects are F(s) after F(s-1), B(s) after B(s+1) and F(s),
+/// W(s) after B(s), and what follows from them.
+bool mayUse(PieceKey to, PieceKey from) {
+  if (to.stage == from.stage && to.phase == from.phase)
+    return true;
+  switch (from.phase) {
+  case Phase::Forward:
+    return to.phase != Phase::Forward || from.stage < to.stage;
+  case Phase::BackwardInput:
+    return (to.phase == Phase::BackwardInput && from.stage > to.stage) ||
+           (to.phase == Phase::BackwardWeight && from.stage >= to.stage);
+  default:
+    return false;
+  }
+}
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp fn, MeshOp mesh, const Config &config)
+      : fn(fn), mesh(mesh), config(config), ctx(fn.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult findLoop();
+  LogicalResult classify();
+  LogicalResult formPieces();
+  LogicalResult assignValues();
+  void outlinePieces();
+  LogicalResult writeStagePrograms();
+  FailureOr<func::FuncOp> writeStageProgram(int64_t device,
+                                            ArrayRef<pipeline::Action> actions);
+  LogicalResult checkProgram();
+
+  int64_t deviceOf(int64_t stage) const { return stage % numDevices; }
+  /// The piece of `v`'s defining op, if it is a staged op of the body.
+  std::optional<PieceKey> pieceOf(Value v) const {
+    if (Operation *def = v.getDefiningOp())
+      if (auto it = pieceOfOp.find(def); it != pieceOfOp.end())
+        return it->second;
+    return std::nullopt;
+  }
+  /// Clones into `b` what `v` needs from outside the body (prologue ops,
+  /// floating ops of the body), with arguments mapped in `map`.
+  Value materialize(Value v, OpBuilder &b, IRMapping &map);
+
+  func::FuncOp fn;
+  MeshOp mesh;
+  const Config &config;
+  MLIRContext *ctx;
+
+  scf::ForOp loop;
+  Block *body = nullptr;
+  int64_t numDevices = 1, numStages = 1, microBatches = 1;
+  llvm::DenseMap<Operation *, PieceKey> pieceOfOp;
+  llvm::DenseMap<int64_t, StringAttr> stageNames;
+  std::map<PieceKey, Piece> pieces;
+  /// Values moved between devices, numbered: the number is the tag of the
+  /// stream its micro-batches are sent on.
+  llvm::MapVector<Value, int64_t> transfers;
+  /// For each moved value, the devices other than its own that read it.
+  llvm::DenseMap<Value, llvm::SmallSetVector<int64_t, 2>> readers;
+  /// The device of each accumulator (loop-carried value), by position.
+  SmallVector<int64_t> accumulatorDevice;
+  /// The devices of the function's arguments, and of its results.
+  SmallVector<llvm::SmallSetVector<int64_t, 2>> argDevices;
+  SmallVector<int64_t> resultDevice;
+  /// Each device's schedule, and the program it became.
+  std::vector<std::vector<pipeline::Action>> schedule;
+  SmallVector<func::FuncOp> programs;
+};
+
+LogicalResult Partitioner::findLoop() {
+  for (Operation &op : fn.front()) {
+    auto forOp = dyn_cast<scf::ForOp>(op);
+    if (!forOp)
+      continue;
+    if (loop)
+      return forOp.emitError()
+             << "epl-pipeline-partition: @" << fn.getSymName()
+             << " has two loops; a pipelined step has one, over micro-batches";
+    loop = forOp;
+  }
+  if (!loop)
+    return fn.emitError()
+           << "epl-pipeline-partition: @" << fn.getSymName()
+           << " has no micro-batch loop; build the step with epl-autodiff "
+              "on a model whose ops carry pipeline stages";
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()),
+                         ub = getConstantIntValue(loop.getUpperBound()),
+                         step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *lb != 0 || *step != 1)
+    return loop.emitError() << "epl-pipeline-partition: the micro-batch loop "
+                               "must run from 0 by 1 to a constant";
+  microBatches = *ub;
+  if (microBatches != config.getInt("pipeline.num_micro_batch"))
+    return loop.emitError()
+           << "epl-pipeline-partition: the loop runs " << microBatches
+           << " micro-batches but \"pipeline.num_micro_batch\" is "
+           << config.getInt("pipeline.num_micro_batch");
+  body = loop.getBody();
+  return success();
+}
+
+LogicalResult Partitioner::classify() {
+  // An op is on the stage written on it (epl-plan and epl-autodiff write
+  // it), else on the latest stage of what it reads; its phase is the one
+  // written, else the latest of what it reads. Ops that read no staged
+  // value float: each piece that needs one makes its own.
+  llvm::DenseMap<Operation *, Phase> phaseOfOp;
+  int64_t maxStage = -1;
+  for (Operation &op : body->without_terminator()) {
+    std::optional<int64_t> stage;
+    std::optional<Phase> phase;
+    if (auto s = op.getAttrOfType<StageAttr>(EPLDialect::kStageAttrName)) {
+      stage = s.getIndex();
+      if (s.getName())
+        stageNames[s.getIndex()] = s.getName();
+    }
+    if (auto p = op.getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName);
+        p && p.getValue() != Phase::Optimizer)
+      phase = p.getValue();
+    SmallVector<Value> read = valuesRead(&op);
+    for (Value v : read) {
+      Operation *def = v.getDefiningOp();
+      auto it = def ? pieceOfOp.find(def) : pieceOfOp.end();
+      if (it == pieceOfOp.end())
+        continue;
+      if (!op.hasAttr(EPLDialect::kStageAttrName))
+        stage = std::max(stage.value_or(-1), it->second.stage);
+      if (!op.hasAttr(EPLDialect::kPhaseAttrName))
+        phase = std::max(phase.value_or(Phase::Forward), it->second.phase);
+    }
+    if (!stage)
+      continue;
+    maxStage = std::max(maxStage, *stage);
+    pieceOfOp[&op] = {*stage, phase.value_or(Phase::Forward)};
+  }
+  int64_t chunks = config.getInt("pipeline.num_virtual_stages");
+  numStages = numDevices * chunks;
+  if (maxStage >= numStages)
+    return fn.emitError() << "epl-pipeline-partition: an op is on stage "
+                          << maxStage << " but the mesh has " << numDevices
+                          << " stage devices x " << chunks
+                          << " virtual stages each";
+  return success();
+}
+
+LogicalResult Partitioner::formPieces() {
+  for (Operation &op : body->without_terminator()) {
+    auto it = pieceOfOp.find(&op);
+    if (it == pieceOfOp.end())
+      continue;
+    Piece &piece = pieces[it->second];
+    piece.key = it->second;
+    piece.ops.push_back(&op);
+  }
+  // What each piece reads from outside itself, through floating ops.
+  llvm::DenseSet<Operation *> floatingSeen;
+  for (auto &[key, piece] : pieces) {
+    llvm::DenseSet<Operation *> mine(piece.ops.begin(), piece.ops.end());
+    SmallVector<Value> worklist;
+    for (Operation *op : piece.ops)
+      worklist.append(valuesRead(op));
+    llvm::DenseSet<Operation *> visited;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (def && mine.contains(def))
+        continue;
+      if (std::optional<PieceKey> from = pieceOf(v)) {
+        Operation *user = nullptr;
+        for (Operation *u : v.getUsers())
+          if (Operation *top = body->findAncestorOpInBlock(*u);
+              top && mine.contains(top))
+            user = top;
+        if (!mayUse(key, *from)) {
+          InFlightDiagnostic diag =
+              (user ? user : piece.ops.front())->emitError()
+              << "epl-pipeline-partition: this op (stage " << key.stage
+              << ", " << phaseName(key.phase) << ") uses a value of stage "
+              << from->stage << " (" << phaseName(from->phase)
+              << ") that no pipeline schedule has made by then";
+          diag.attachNote(def->getLoc()) << "the value is made here";
+          return diag;
+        }
+        piece.inputs.insert(v);
+        pieces[*from].outputs.insert(v);
+        continue;
+      }
+      // Floating ops of the body are made again in the piece; what they
+      // read from outside the body is an input.
+      if (def && def->getBlock() == body) {
+        if (visited.insert(def).second)
+          worklist.append(valuesRead(def));
+        continue;
+      }
+      // The induction variable, accumulators and the step's arguments are
+      // inputs; values of ops before the loop are made again.
+      if (auto arg = dyn_cast<BlockArgument>(v)) {
+        piece.inputs.insert(v);
+        continue;
+      }
+      if (def && visited.insert(def).second)
+        worklist.append(valuesRead(def));
+    }
+  }
+  return success();
+}
+
+LogicalResult Partitioner::assignValues() {
+  // Accumulators belong to the device of the piece that yields them.
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  for (auto [k, v] : llvm::enumerate(yield.getOperands())) {
+    std::optional<PieceKey> from = pieceOf(v);
+    if (!from)
+      return loop.emitError()
+             << "epl-pipeline-partition: loop-carried value " << k
+             << " depends on no pipeline stage; every accumulated value must "
+                "come from one stage";
+    pieces[*from].outputs.insert(v);
+    accumulatorDevice.push_back(deviceOf(from->stage));
+  }
+  for (auto [k, acc] : llvm::enumerate(loop.getRegionIterArgs()))
+    for (auto &[key, piece] : pieces)
+      if (piece.inputs.contains(acc) &&
+          deviceOf(key.stage) != accumulatorDevice[k])
+        return loop.emitError()
+               << "epl-pipeline-partition: loop-carried value " << k
+               << " is read on stage " << key.stage
+               << " but accumulated on stage device " << accumulatorDevice[k];
+
+  // Values read on other devices travel; each is one stream of messages.
+  for (auto &[key, piece] : pieces)
+    for (Value v : piece.inputs) {
+      std::optional<PieceKey> from = pieceOf(v);
+      if (!from || deviceOf(from->stage) == deviceOf(key.stage))
+        continue;
+      transfers.insert({v, static_cast<int64_t>(transfers.size())});
+      readers[v].insert(deviceOf(key.stage));
+    }
+
+  // The step's arguments go where they are read; its results come from
+  // the device that makes them.
+  argDevices.resize(fn.getNumArguments());
+  for (auto &[key, piece] : pieces)
+    for (Value v : piece.inputs)
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg.getOwner() == &fn.front())
+        argDevices[arg.getArgNumber()].insert(deviceOf(key.stage));
+  // After the loop: each op on the device of what it reads.
+  llvm::DenseMap<Value, int64_t> deviceOfValue;
+  for (auto [k, r] : llvm::enumerate(loop.getResults()))
+    deviceOfValue[r] = accumulatorDevice[k];
+  auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+  for (Operation *op = loop->getNextNode(); op != ret; op = op->getNextNode()) {
+    std::optional<int64_t> device;
+    SmallVector<Value> read = valuesRead(op);
+    for (Value v : read) {
+      auto it = deviceOfValue.find(v);
+      if (it == deviceOfValue.end())
+        continue;
+      if (device && *device != it->second)
+        return op->emitError()
+               << "epl-pipeline-partition: " << describe(op)
+               << " after the micro-batches combines values of stage devices "
+               << *device << " and " << it->second
+               << "; nothing may combine the results of two stages";
+      device = it->second;
+    }
+    if (device)
+      for (Value r : op->getResults())
+        deviceOfValue[r] = *device;
+  }
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    int64_t device = 0;
+    if (auto it = deviceOfValue.find(v); it != deviceOfValue.end()) {
+      device = it->second;
+    } else if (auto name = fn.getResultAttrOfType<StringAttr>(
+                   i, EPLDialect::kNameAttrName)) {
+      // A gradient that depends on no stage (a parameter the loss does not
+      // use): the device that reads the parameter, or the first.
+      for (BlockArgument arg : fn.getArguments())
+        if (fn.getArgAttr(arg.getArgNumber(), EPLDialect::kNameAttrName) ==
+                name &&
+            !argDevices[arg.getArgNumber()].empty())
+          device = argDevices[arg.getArgNumber()].front();
+    }
+    resultDevice.push_back(device);
+  }
+  // A device updates the parameters whose gradients it returns.
+  for (auto [i, device] : llvm::enumerate(resultDevice)) {
+    auto name =
+        fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
+    if (!name)
+      continue;
+    for (BlockArgument arg : fn.getArguments())
+      if (getArgKind(fn, arg.getArgNumber()) == "param" &&
+          fn.getArgAttr(arg.getArgNumber(), EPLDialect::kNameAttrName) == name)
+        argDevices[arg.getArgNumber()].insert(device);
+  }
+  for (BlockArgument arg : fn.getArguments()) {
+    auto &devices = argDevices[arg.getArgNumber()];
+    if (getArgKind(fn, arg.getArgNumber()) != "param" || devices.size() < 2)
+      continue;
+    auto name =
+        fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), EPLDialect::kNameAttrName);
+    return fn.emitError()
+           << "epl-pipeline-partition: parameter '"
+           << (name ? name.getValue() : StringRef("?")) << "' is used on stage devices "
+           << devices[0] << " and " << devices[1]
+           << "; pipeline stages cannot share a parameter";
+  }
+  return success();
+}
+
+Value Partitioner::materialize(Value v, OpBuilder &b, IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  assert(def && "arguments are mapped before anything is materialized");
+  for (Value operand : valuesRead(def))
+    materialize(operand, b, map);
+  b.clone(*def, map);
+  return map.lookup(v);
+}
+
+void Partitioner::outlinePieces() {
+  OpBuilder b(fn);
+  for (auto &[key, piece] : pieces) {
+    SmallVector<Type> inputTypes, outputTypes;
+    for (Value v : piece.inputs)
+      inputTypes.push_back(v.getType());
+    for (Value v : piece.outputs)
+      outputTypes.push_back(v.getType());
+    std::string name = (fn.getSymName() + "_s" + Twine(key.stage) + "_" +
+                        phaseName(key.phase))
+                           .str();
+    auto piecefn = func::FuncOp::create(
+        b, fn.getLoc(), name, FunctionType::get(ctx, inputTypes, outputTypes));
+    piecefn.setPrivate();
+    piecefn->setAttr(EPLDialect::kStageAttrName,
+                     StageAttr::get(ctx, key.stage, stageNames.lookup(key.stage)));
+    Block *entry = piecefn.addEntryBlock();
+    OpBuilder pb = OpBuilder::atBlockEnd(entry);
+    IRMapping map;
+    for (auto [v, arg] : llvm::zip(piece.inputs, entry->getArguments()))
+      map.map(v, arg);
+    for (Operation *op : piece.ops) {
+      for (Value v : valuesRead(op))
+        materialize(v, pb, map);
+      pb.clone(*op, map);
+    }
+    SmallVector<Value> results;
+    for (Value v : piece.outputs)
+      results.push_back(map.lookup(v));
+    func::ReturnOp::create(pb, fn.getLoc(), results);
+    piece.function = piecefn;
+  }
+}
+
+FailureOr<func::FuncOp>
+Partitioner::writeStageProgram(int64_t device,
+                               ArrayRef<pipeline::Action> actions) {
+  // The step's arguments this device reads, in their order and with their
+  // attributes; an argument without a name is named by its position so
+  // that runners find the same value on every stage.
+  SmallVector<unsigned> argNumbers;
+  for (BlockArgument arg : fn.getArguments())
+    if (argDevices[arg.getArgNumber()].contains(device))
+      argNumbers.push_back(arg.getArgNumber());
+  auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+  SmallVector<unsigned> resultNumbers;
+  for (auto [i, d] : llvm::enumerate(resultDevice))
+    if (d == device)
+      resultNumbers.push_back(i);
+
+  OpBuilder b(fn);
+  SmallVector<Type> argTypes, resultTypes;
+  for (unsigned i : argNumbers)
+    argTypes.push_back(fn.getArgumentTypes()[i]);
+  for (unsigned i : resultNumbers)
+    resultTypes.push_back(fn.getResultTypes()[i]);
+  auto program = func::FuncOp::create(
+      b, fn.getLoc(), (fn.getSymName() + "_stage" + Twine(device)).str(),
+      FunctionType::get(ctx, argTypes, resultTypes));
+  for (auto [n, i] : llvm::enumerate(argNumbers)) {
+    program.setArgAttrs(n, fn.getArgAttrDict(i));
+    if (!program.getArgAttr(n, EPLDialect::kNameAttrName))
+      program.setArgAttr(n, EPLDialect::kNameAttrName,
+                         StringAttr::get(ctx, "arg" + Twine(i)));
+  }
+  for (auto [n, i] : llvm::enumerate(resultNumbers))
+    program.setResultAttrs(n, fn.getResultAttrDict(i));
+
+  Block *entry = program.addEntryBlock();
+  OpBuilder pb = OpBuilder::atBlockEnd(entry);
+  IRMapping outer;
+  for (auto [n, i] : llvm::enumerate(argNumbers))
+    outer.map(fn.getArgument(i), entry->getArgument(n));
+
+  // Accumulators start from their initial values.
+  SmallVector<Value> acc(loop.getNumRegionIterArgs());
+  for (auto [k, init] : llvm::enumerate(loop.getInitArgs()))
+    if (accumulatorDevice[k] == device)
+      acc[k] = materialize(init, pb, outer);
+
+  auto stageAxes = pb.getStrArrayAttr({kStageAxis});
+  auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+  // Values of each micro-batch this device has made or received.
+  std::vector<llvm::DenseMap<Value, Value>> have(microBatches);
+  for (const pipeline::Action &action : actions) {
+    auto it = pieces.find({action.virtualStage, phaseOf(action.kind)});
+    if (it == pieces.end())
+      continue; // Nothing to do (the first stage's input gradients).
+    Piece &piece = it->second;
+    auto &mine = have[action.microBatch];
+    SmallVector<Value> args;
+    for (Value v : piece.inputs) {
+      if (v == loop.getInductionVar()) {
+        args.push_back(arith::ConstantIndexOp::create(pb, fn.getLoc(),
+                                                      action.microBatch));
+        continue;
+      }
+      if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body) {
+        args.push_back(acc[arg.getArgNumber() - 1]);
+        continue;
+      }
+      if (Value local = mine.lookup(v)) {
+        args.push_back(local);
+        continue;
+      }
+      std::optional<PieceKey> from = pieceOf(v);
+      if (!from) {
+        args.push_back(outer.lookup(v));
+        continue;
+      }
+      if (deviceOf(from->stage) == device)
+        return fn.emitError()
+               << "epl-pipeline-partition: the schedule runs "
+               << phaseName(piece.key.phase) << " of micro-batch "
+               << action.microBatch << " on stage " << piece.key.stage
+               << " before " << phaseName(from->phase) << " of stage "
+               << from->stage << " that it needs";
+      auto recv = RecvOp::create(
+          pb, v.getLoc(), v.getType(), meshRef, stageAxes,
+          pb.getI64IntegerAttr(deviceOf(from->stage)),
+          pb.getI64IntegerAttr(transfers.lookup(v)));
+      mine[v] = recv.getResult();
+      args.push_back(recv.getResult());
+    }
+    auto call = func::CallOp::create(pb, fn.getLoc(), piece.function, args);
+    call->setAttr(EPLDialect::kActionAttrName,
+                  ActionAttr::get(ctx, piece.key.phase, action.microBatch,
+                                  piece.key.stage));
+    auto yield = cast<scf::YieldOp>(body->getTerminator());
+    for (auto [v, r] : llvm::zip(piece.outputs, call.getResults())) {
+      mine[v] = r;
+      for (auto [k, y] : llvm::enumerate(yield.getOperands()))
+        if (y == v)
+          acc[k] = r;
+      if (auto readersOf = readers.find(v); readersOf != readers.end())
+        for (int64_t to : readersOf->second)
+          SendOp::create(pb, v.getLoc(), r, meshRef, stageAxes,
+                         pb.getI64IntegerAttr(to),
+                         pb.getI64IntegerAttr(transfers.lookup(v)));
+    }
+  }
+
+  // After the micro-batches: what this device does with its accumulators.
+  for (auto [k, r] : llvm::enumerate(loop.getResults()))
+    if (accumulatorDevice[k] == device)
+      outer.map(r, acc[k]);
+  SmallVector<Value> results;
+  for (unsigned i : resultNumbers)
+    results.push_back(materialize(ret.getOperand(i), pb, outer));
+  func::ReturnOp::create(pb, fn.getLoc(), results);
+  return program;
+}
+
+LogicalResult Partitioner::writeStagePrograms() {
+  std::string error;
+  StringRef strategyName = config.getString("pipeline.strategy");
+  std::optional<pipeline::Strategy> strategy =
+      pipeline::parseStrategy(strategyName.str());
+  if (!strategy)
+    return fn.emitError() << "epl-pipeline-partition: unknown "
+                             "\"pipeline.strategy\" \""
+                          << strategyName << "\"";
+  pipeline::ScheduleShape shape{numDevices, numStages / numDevices,
+                                microBatches};
+  auto built = pipeline::buildSchedule(*strategy, shape, error);
+  if (!built)
+    return fn.emitError() << "epl-pipeline-partition: " << error;
+  schedule = std::move(*built);
+  for (int64_t d = 0; d < numDevices; ++d) {
+    FailureOr<func::FuncOp> program = writeStageProgram(d, schedule[d]);
+    if (failed(program))
+      return failure();
+    programs.push_back(*program);
+  }
+  return checkProgram();
+}
+
+LogicalResult Partitioner::checkProgram() {
+  // The programs as the simulator sees them: a program that would wait
+  // forever is a compiler error here, never a hang at run time.
+  pipeline::Program sim;
+  sim.devices.resize(numDevices);
+  for (auto [d, program] : llvm::enumerate(programs))
+    for (Operation &op : program.front()) {
+      pipeline::Event e{};
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        auto action = call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName);
+        if (!action)
+          continue;
+        e.kind = pipeline::Event::Compute;
+        e.action = action.getPhase() == Phase::Forward
+                       ? pipeline::ActionKind::Forward
+                   : action.getPhase() == Phase::BackwardInput
+                       ? pipeline::ActionKind::BackwardInput
+                       : pipeline::ActionKind::BackwardWeight;
+        e.virtualStage = action.getStage();
+        e.microBatch = action.getMicroBatch();
+      } else if (auto send = dyn_cast<SendOp>(op)) {
+        e.kind = pipeline::Event::Send;
+        e.peer = send.getPeer();
+        e.tag = send.getTag();
+      } else if (auto recv = dyn_cast<RecvOp>(op)) {
+        e.kind = pipeline::Event::Recv;
+        e.peer = recv.getPeer();
+        e.tag = recv.getTag();
+      } else {
+        continue;
+      }
+      sim.devices[d].push_back(e);
+    }
+  std::string error;
+  if (failed(pipeline::simulate(sim, pipeline::Costs(), error)))
+    return fn.emitError() << "epl-pipeline-partition: the stage programs "
+                             "would not finish: "
+                          << error;
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  numDevices = *mesh.getAxisSize(kStageAxis);
+  if (failed(findLoop()) || failed(classify()) || failed(formPieces()) ||
+      failed(assignValues()))
+    return failure();
+  outlinePieces();
+  if (failed(writeStagePrograms()))
+    return failure();
+  OpBuilder b(fn);
+  SmallVector<Attribute> stages;
+  for (func::FuncOp program : programs)
+    stages.push_back(FlatSymbolRefAttr::get(program.getSymNameAttr()));
+  std::string name = fn.getSymName().str();
+  fn.erase();
+  PipelineOp::create(b, mesh.getLoc(), b.getStringAttr(name),
+                     FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+                     b.getStringAttr(kStageAxis), b.getArrayAttr(stages),
+                     b.getStringAttr(config.getString("pipeline.strategy")),
+                     b.getI64IntegerAttr(microBatches));
+  return success();
+}
+
+struct EPLPipelinePartitionPass
+    : public mlir::epl::impl::EPLPipelinePartitionPassBase<
+          EPLPipelinePartitionPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MeshOp mesh = getMesh(module);
+    if (!mesh || !mesh.getAxisSize(kStageAxis))
+      return; // Not pipelined.
+    Config config = Config::get(module);
+    SmallVector<func::FuncOp> steps;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && hasTaggedArguments(fn))
+        steps.push_back(fn);
+    for (func::FuncOp fn : steps) {
+      Partitioner partitioner(fn, mesh, config);
+      if (failed(partitioner.run()))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
