@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -61,7 +62,7 @@ Schedule build(Strategy strategy, ScheduleShape shape) {
   auto schedule = buildSchedule(strategy, shape, error);
   if (failed(schedule)) {
     ADD_FAILURE() << error;
-    return {};
+    return Schedule(std::max<int64_t>(shape.devices, 0));
   }
   return *schedule;
 }
@@ -75,7 +76,10 @@ Simulation run(Strategy strategy, ScheduleShape shape, const Costs &costs) {
     ADD_FAILURE() << toString(strategy) << " p=" << shape.devices
                   << " v=" << shape.chunks << " m=" << shape.microBatches
                   << ": " << error;
-    return {};
+    // NaNs fail every comparison without indexing past the vectors.
+    size_t p = shape.devices;
+    return {NAN, std::vector<double>(p, NAN), std::vector<double>(p, NAN),
+            std::vector<int64_t>(p, -1)};
   }
   return *simulation;
 }
@@ -165,9 +169,11 @@ TEST(PipelineSchedule, GPipeRunsAllForwardsFirst) {
   for (int64_t p : {1, 2, 4})
     for (int64_t m : {1, 3, 8}) {
       Schedule schedule = build(Strategy::GPipe, {p, 1, m});
-      for (const std::vector<Action> &actions : schedule)
+      for (const std::vector<Action> &actions : schedule) {
+        ASSERT_EQ(actions.size(), size_t(3 * m));
         for (int64_t i = 0; i < 3 * m; ++i)
           EXPECT_EQ(actions[i].kind == ActionKind::Forward, i < m);
+      }
       for (int64_t peak : run(Strategy::GPipe, {p, 1, m}, kSplit).peakInFlight)
         EXPECT_EQ(peak, m);
     }
@@ -185,8 +191,9 @@ TEST(PipelineSchedule, OneFOneBHoldsAtMostPMinusS) {
       }
 }
 
-// GPipe for every m, 1F1B once the pipeline fills (m >= p): a bubble of
-// (p - 1)(F + B) on every device, (p - 1) / (m + p - 1) of the makespan.
+// GPipe for every m, 1F1B once the pipeline fills (m >= p): with the
+// backward fused, a bubble of (p - 1)(F + B) = 3(p - 1) on every device,
+// (p - 1) / (m + p - 1) of the makespan.
 TEST(PipelineSimulate, ClassicBubble) {
   for (Strategy strategy : {Strategy::GPipe, Strategy::OneFOneB})
     for (int64_t p : {1, 2, 3, 4, 8})

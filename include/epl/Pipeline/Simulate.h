@@ -52,7 +52,10 @@ struct Program {
 /// consumes, a receive right before the compute that consumes it. The
 /// activations from stage b to b + 1 travel on tag 2b, the gradients from
 /// stage b + 1 to b on tag 2b + 1. Every schedule of buildSchedule produces
-/// each stream in the order its consumer reads it.
+/// each stream in the order its consumer reads it. A gradient leaves after
+/// its B, before the W that follows it even in 1F1B: only B is on the
+/// critical path, so with F = B = W the 1F1B bubble is (p - 1)(F + B), not
+/// the literature's (p - 1)(F + B + W) for a backward done in one piece.
 Program withCommunication(const Schedule &schedule, ScheduleShape shape);
 
 /// The time of one action of one stage (with v stages per device, a stage
