@@ -9,10 +9,10 @@
 // forward and one backward in turn while forwards remain, then the remaining
 // backwards.
 //
-//   GPipe         w = m                                  d = 0
-//   1F1B          w = min(p - s - 1, m)                  d = 0
+//   GPipe         w = m                                   d = 0
+//   1F1B          w = min(p - s - 1, m)                   d = 0
 //   interleaved   w = min(2 (p - s - 1) + (v - 1) p, mv)  d = 0
-//   ZB-H1         w = min(p - s - 1, m)                  d = s
+//   ZB-H1         w = min(p - s - 1, m)                   d = s
 //
 //===----------------------------------------------------------------------===//
 
