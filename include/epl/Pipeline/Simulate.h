@@ -1,0 +1,99 @@
+//===- Simulate.h - Timing a pipeline schedule ------------------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// A discrete-event simulation of one step of a pipelined program: each
+// device runs its events in order, computes take their cost, sends never
+// block and a receive waits for its message. It reports the makespan, each
+// device's busy and idle time and its peak number of micro-batches in
+// flight, and checks the program on the way: every compute's inputs are on
+// its device before it starts, every receive gets the message it expects,
+// and a program that cannot finish is an error naming where it is stuck,
+// never a hang.
+//
+// The program is generic (explicit sends and receives) so that the same
+// simulator times a schedule (withCommunication) and the per-stage IR the
+// pipeline partition pass emits, rebuilt into this form.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_PIPELINE_SIMULATE_H
+#define EPL_PIPELINE_SIMULATE_H
+
+#include "epl/Pipeline/Schedule.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::epl::pipeline {
+
+struct Event {
+  enum class Kind { Compute, Send, Recv };
+  Kind kind;
+  /// Compute: the action run. Send and Recv: the action whose result the
+  /// message carries (F's activations, B's input gradient).
+  Action action;
+  /// Send and Recv: the device at the other end.
+  int64_t peer = -1;
+  /// Send and Recv: the stream. Messages of one (sender, receiver, tag)
+  /// stream are matched in FIFO order, as MPI matches them.
+  int64_t tag = 0;
+};
+
+/// What each device runs in one step, in order.
+struct Program {
+  /// Stages of the model (p * v): the last one's B needs no gradient from
+  /// downstream.
+  int64_t virtualStages = 0;
+  std::vector<std::vector<Event>> devices;
+};
+
+/// `schedule` with the messages its dependencies need between devices: a
+/// send right after the compute that produces a value another device
+/// consumes, a receive right before the compute that consumes it. The
+/// activations from stage b to b + 1 travel on tag 2b, the gradients from
+/// stage b + 1 to b on tag 2b + 1. Every schedule of buildSchedule produces
+/// each stream in the order its consumer reads it. A gradient leaves after
+/// its B, before the W that follows it even in 1F1B: only B is on the
+/// critical path, so with F = B = W the 1F1B bubble is (p - 1)(F + B), not
+/// the literature's (p - 1)(F + B + W) for a backward done in one piece.
+Program withCommunication(const Schedule &schedule, ScheduleShape shape);
+
+/// The time of one action of one stage (with v stages per device, a stage
+/// is a v-th of a device's share of the model), and of a message from send
+/// to arrival.
+struct Costs {
+  double forward = 1;
+  double backwardInput = 1;
+  double backwardWeight = 1;
+  double send = 0;
+};
+
+struct Simulation {
+  /// When the last device finishes.
+  double makespan = 0;
+  /// Per device: time computing, and makespan - busy.
+  std::vector<double> busy, idle;
+  /// Per device: the most (stage, micro-batch) pairs forwarded and not yet
+  /// backwarded (B) at any time, over all its stages: the activations it
+  /// holds.
+  std::vector<int64_t> peakInFlight;
+};
+
+/// Runs `program`. A compute starts when its device is free (after the
+/// events before it); a send completes at once and its message arrives
+/// `costs.send` later; a receive waits for its FIFO-matched message. Fails,
+/// filling `error` with the device, the event's index and what is wrong,
+/// for: a peer or stage out of range; a compute whose input its device has
+/// neither computed nor received before it; a receive whose message carries
+/// another action's result; a receive that waits forever (no matching send,
+/// or a cycle of devices waiting on each other); a message never received.
+llvm::FailureOr<Simulation> simulate(const Program &program, const Costs &costs,
+                                     std::string &error);
+
+/// A few lines for users: the makespan, then per device its busy and idle
+/// time, bubble fraction (idle / makespan) and peak micro-batches in flight.
+void print(const Simulation &simulation, llvm::raw_ostream &os);
+
+} // namespace mlir::epl::pipeline
+
+#endif // EPL_PIPELINE_SIMULATE_H
