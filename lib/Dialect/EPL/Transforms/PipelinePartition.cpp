@@ -15,8 +15,8 @@
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
+#include "epl/Dialect/EPL/Transforms/StagePrograms.h"
 #include "epl/Pipeline/Schedule.h"
-#include "epl/Pipeline/Simulate.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,6 +25,9 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
+
+#include <deque>
+#include <map>
 
 namespace mlir::epl {
 #define GEN_PASS_DEF_EPLPIPELINEPARTITIONPASS
@@ -120,6 +123,80 @@ bool mayUse(PieceKey to, PieceKey from) {
   }
 }
 
+pipeline::ActionKind actionKindOf(Phase phase) {
+  return phase == Phase::Forward         ? pipeline::ActionKind::Forward
+         : phase == Phase::BackwardInput ? pipeline::ActionKind::BackwardInput
+                                         : pipeline::ActionKind::BackwardWeight;
+}
+
+} // namespace
+
+FailureOr<pipeline::Program>
+mlir::epl::scheduleOf(ArrayRef<func::FuncOp> stagePrograms,
+                      int64_t virtualStages) {
+  // Messages of one (sender, receiver, tag) stream arrive in the order they
+  // were sent: the k-th receive of a stream carries the k-th send's value,
+  // made by the action whose call defines it.
+  pipeline::Program events;
+  events.virtualStages = virtualStages;
+  events.devices.resize(stagePrograms.size());
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<pipeline::Action>>
+      streams;
+  auto actionOf = [](func::CallOp call) -> std::optional<pipeline::Action> {
+    auto action =
+        call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName);
+    if (!action)
+      return std::nullopt;
+    return pipeline::Action{actionKindOf(action.getPhase()),
+                            action.getStage(), action.getMicroBatch()};
+  };
+  for (auto [d, program] : llvm::enumerate(stagePrograms))
+    for (auto send : func::FuncOp(program).getOps<SendOp>()) {
+      auto call = send.getInput().getDefiningOp<func::CallOp>();
+      std::optional<pipeline::Action> action =
+          call ? actionOf(call) : std::nullopt;
+      if (!action)
+        return send.emitError()
+               << "sends a value no pipeline action made";
+      streams[std::make_tuple(static_cast<int64_t>(d),
+                              static_cast<int64_t>(send.getPeer()),
+                              static_cast<int64_t>(send.getTag()))]
+          .push_back(*action);
+    }
+  for (auto [d, program] : llvm::enumerate(stagePrograms))
+    for (Operation &op : func::FuncOp(program).front()) {
+      pipeline::Event e{};
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        std::optional<pipeline::Action> action = actionOf(call);
+        if (!action)
+          continue;
+        e.kind = pipeline::Event::Kind::Compute;
+        e.action = *action;
+      } else if (auto send = dyn_cast<SendOp>(op)) {
+        e.kind = pipeline::Event::Kind::Send;
+        e.action = *actionOf(send.getInput().getDefiningOp<func::CallOp>());
+        e.peer = send.getPeer();
+        e.tag = send.getTag();
+      } else if (auto recv = dyn_cast<RecvOp>(op)) {
+        auto &stream = streams[std::make_tuple(
+            static_cast<int64_t>(recv.getPeer()), static_cast<int64_t>(d),
+            static_cast<int64_t>(recv.getTag()))];
+        if (stream.empty())
+          return recv.emitError() << "receives a message nobody sends";
+        e.kind = pipeline::Event::Kind::Recv;
+        e.action = stream.front();
+        stream.pop_front();
+        e.peer = recv.getPeer();
+        e.tag = recv.getTag();
+      } else {
+        continue;
+      }
+      events.devices[d].push_back(e);
+    }
+  return events;
+}
+
+namespace {
 class Partitioner {
 public:
   Partitioner(func::FuncOp fn, MeshOp mesh, const Config &config)
@@ -253,6 +330,12 @@ LogicalResult Partitioner::classify() {
 }
 
 LogicalResult Partitioner::formPieces() {
+  // Every stage has its F, B and W, even where one is empty (the first
+  // stage's input gradients): the schedule and the trace show every action.
+  for (int64_t stage = 0; stage < numStages; ++stage)
+    for (Phase phase :
+         {Phase::Forward, Phase::BackwardInput, Phase::BackwardWeight})
+      pieces[{stage, phase}].key = {stage, phase};
   for (Operation &op : body->without_terminator()) {
     auto it = pieceOfOp.find(&op);
     if (it == pieceOfOp.end())
@@ -310,6 +393,23 @@ LogicalResult Partitioner::formPieces() {
       if (def && visited.insert(def).second)
         worklist.append(valuesRead(def));
     }
+  }
+  // Inputs in an order a reader can follow: the micro-batch index, the
+  // accumulators, the step's arguments, then other pieces' values as the
+  // body makes them.
+  llvm::DenseMap<Operation *, int64_t> position;
+  for (auto [i, op] : llvm::enumerate(body->without_terminator()))
+    position[&op] = i;
+  auto rank = [&](Value v) -> std::pair<int64_t, int64_t> {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return {arg.getOwner() == body ? 0 : 1, arg.getArgNumber()};
+    return {2, position.lookup(v.getDefiningOp())};
+  };
+  for (auto &[key, piece] : pieces) {
+    SmallVector<Value> sorted(piece.inputs.begin(), piece.inputs.end());
+    llvm::stable_sort(sorted,
+                      [&](Value a, Value b) { return rank(a) < rank(b); });
+    piece.inputs = llvm::SetVector<Value>(sorted.begin(), sorted.end());
   }
   return success();
 }
@@ -516,10 +616,7 @@ Partitioner::writeStageProgram(int64_t device,
   // Values of each micro-batch this device has made or received.
   std::vector<llvm::DenseMap<Value, Value>> have(microBatches);
   for (const pipeline::Action &action : actions) {
-    auto it = pieces.find({action.virtualStage, phaseOf(action.kind)});
-    if (it == pieces.end())
-      continue; // Nothing to do (the first stage's input gradients).
-    Piece &piece = it->second;
+    Piece &piece = pieces.at({action.virtualStage, phaseOf(action.kind)});
     auto &mine = have[action.microBatch];
     SmallVector<Value> args;
     for (Value v : piece.inputs) {
@@ -588,7 +685,7 @@ LogicalResult Partitioner::writeStagePrograms() {
   std::string error;
   StringRef strategyName = config.getString("pipeline.strategy");
   std::optional<pipeline::Strategy> strategy =
-      pipeline::parseStrategy(strategyName.str());
+      pipeline::parseStrategy(strategyName);
   if (!strategy)
     return fn.emitError() << "epl-pipeline-partition: unknown "
                              "\"pipeline.strategy\" \""
@@ -596,7 +693,7 @@ LogicalResult Partitioner::writeStagePrograms() {
   pipeline::ScheduleShape shape{numDevices, numStages / numDevices,
                                 microBatches};
   auto built = pipeline::buildSchedule(*strategy, shape, error);
-  if (!built)
+  if (failed(built))
     return fn.emitError() << "epl-pipeline-partition: " << error;
   schedule = std::move(*built);
   for (int64_t d = 0; d < numDevices; ++d) {
@@ -611,38 +708,10 @@ LogicalResult Partitioner::writeStagePrograms() {
 LogicalResult Partitioner::checkProgram() {
   // The programs as the simulator sees them: a program that would wait
   // forever is a compiler error here, never a hang at run time.
-  pipeline::Program sim;
-  sim.devices.resize(numDevices);
-  for (auto [d, program] : llvm::enumerate(programs))
-    for (Operation &op : program.front()) {
-      pipeline::Event e{};
-      if (auto call = dyn_cast<func::CallOp>(op)) {
-        auto action = call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName);
-        if (!action)
-          continue;
-        e.kind = pipeline::Event::Compute;
-        e.action = action.getPhase() == Phase::Forward
-                       ? pipeline::ActionKind::Forward
-                   : action.getPhase() == Phase::BackwardInput
-                       ? pipeline::ActionKind::BackwardInput
-                       : pipeline::ActionKind::BackwardWeight;
-        e.virtualStage = action.getStage();
-        e.microBatch = action.getMicroBatch();
-      } else if (auto send = dyn_cast<SendOp>(op)) {
-        e.kind = pipeline::Event::Send;
-        e.peer = send.getPeer();
-        e.tag = send.getTag();
-      } else if (auto recv = dyn_cast<RecvOp>(op)) {
-        e.kind = pipeline::Event::Recv;
-        e.peer = recv.getPeer();
-        e.tag = recv.getTag();
-      } else {
-        continue;
-      }
-      sim.devices[d].push_back(e);
-    }
+  FailureOr<pipeline::Program> sim = scheduleOf(programs, numStages);
   std::string error;
-  if (failed(pipeline::simulate(sim, pipeline::Costs(), error)))
+  if (failed(sim) ||
+      failed(pipeline::simulate(*sim, pipeline::Costs(), error)))
     return fn.emitError() << "epl-pipeline-partition: the stage programs "
                              "would not finish: "
                           << error;
@@ -662,12 +731,12 @@ LogicalResult Partitioner::run() {
   for (func::FuncOp program : programs)
     stages.push_back(FlatSymbolRefAttr::get(program.getSymNameAttr()));
   std::string name = fn.getSymName().str();
-  fn.erase();
   PipelineOp::create(b, mesh.getLoc(), b.getStringAttr(name),
                      FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
                      b.getStringAttr(kStageAxis), b.getArrayAttr(stages),
                      b.getStringAttr(config.getString("pipeline.strategy")),
                      b.getI64IntegerAttr(microBatches));
+  fn.erase();
   return success();
 }
 

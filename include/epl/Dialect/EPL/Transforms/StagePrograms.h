@@ -1,0 +1,31 @@
+//===- StagePrograms.h - Reading the schedule of stage programs -*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// epl-pipeline-partition writes a pipelined step as one program per stage
+// device whose body is the schedule, spelled out (calls tagged
+// `epl.action`, sends and receives). This reads it back into the form the
+// schedule simulator runs, so that what is checked and timed is the IR
+// that runs, not the schedule it came from.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_DIALECT_EPL_TRANSFORMS_STAGEPROGRAMS_H
+#define EPL_DIALECT_EPL_TRANSFORMS_STAGEPROGRAMS_H
+
+#include "epl/Pipeline/Simulate.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::epl {
+
+/// The events of each stage program, in order: a compute per call with
+/// `epl.action`, and its sends and receives (a receive matched to the
+/// send of its stream it gets, in FIFO order). Fails with an error on the
+/// op for a send of a value no action made, or a receive nobody sends.
+FailureOr<pipeline::Program> scheduleOf(ArrayRef<func::FuncOp> stagePrograms,
+                                        int64_t virtualStages);
+
+} // namespace mlir::epl
+
+#endif // EPL_DIALECT_EPL_TRANSFORMS_STAGEPROGRAMS_H
