@@ -61,6 +61,29 @@ struct PhaseTagger : public OpBuilder::Listener {
   }
 };
 
+/// Keeps the user's strategy on ops that normalization rewrites (a named
+/// op generalized, softmax decomposed, tensor arith made linalg): the ops
+/// that replace one inherit its scope and pipeline stage.
+struct InheritStrategy : public RewriterBase::Listener {
+  SmallVector<Operation *> inserted;
+
+  void notifyOperationInserted(Operation *op,
+                               OpBuilder::InsertPoint previous) override {
+    inserted.push_back(op);
+  }
+  void notifyOperationReplaced(Operation *op, ValueRange values) override {
+    for (Value v : values)
+      if (Operation *def = v.getDefiningOp())
+        inserted.push_back(def);
+    for (Operation *to : inserted)
+      for (StringRef name :
+           {EPLDialect::kScopeAttrName, EPLDialect::kStageAttrName})
+        if (Attribute a = op->getAttr(name); a && !to->hasAttr(name))
+          to->setAttr(name, a);
+    inserted.clear();
+  }
+};
+
 enum class Combiner { None, Sum, Max, Min };
 
 /// What the adjoint of a linalg.generic needs to know of it: its body as
@@ -164,12 +187,16 @@ LogicalResult StepBuilder::prepare() {
   });
   RewritePatternSet elementwise(ctx);
   linalg::populateElementwiseToLinalgConversionPatterns(elementwise);
-  if (failed(applyPartialConversion(fn, target, std::move(elementwise))))
+  InheritStrategy inherit;
+  ConversionConfig config;
+  config.listener = &inherit;
+  if (failed(applyPartialConversion(fn, target, std::move(elementwise),
+                                    config)))
     return failure();
 
-  if (failed(decomposeAggregatedOps(fn)))
+  if (failed(decomposeAggregatedOps(fn, &inherit)))
     return failure();
-  IRRewriter rewriter(fn.getContext());
+  IRRewriter rewriter(fn.getContext(), &inherit);
   // One rule for all linalg ops: generalize the named ones.
   SmallVector<linalg::LinalgOp> named;
   fn.walk([&](linalg::LinalgOp op) {
@@ -180,6 +207,7 @@ LogicalResult StepBuilder::prepare() {
     rewriter.setInsertionPoint(op);
     if (failed(linalg::generalizeNamedOp(rewriter, op)))
       return op.emitError("epl-autodiff: cannot generalize this op");
+    inherit.inserted.clear();
   }
   return success();
 }

@@ -19,10 +19,12 @@ namespace mlir::epl {
 using namespace mlir;
 using namespace mlir::epl;
 
-LogicalResult mlir::epl::decomposeAggregatedOps(Operation *root) {
+LogicalResult
+mlir::epl::decomposeAggregatedOps(Operation *root,
+                                  RewriterBase::Listener *listener) {
   SmallVector<linalg::AggregatedOpInterface> ops;
   root->walk([&](linalg::AggregatedOpInterface op) { ops.push_back(op); });
-  IRRewriter rewriter(root->getContext());
+  IRRewriter rewriter(root->getContext(), listener);
   for (linalg::AggregatedOpInterface op : ops) {
     rewriter.setInsertionPoint(op);
     FailureOr<SmallVector<Value>> parts = op.decomposeOperation(rewriter);

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::epl {
@@ -22,8 +23,9 @@ namespace mlir::epl {
 #include "epl/Dialect/EPL/Transforms/Passes.h.inc"
 
 /// Decomposes every aggregated linalg op under `root` (see
-/// `epl-decompose-aggregates`).
-LogicalResult decomposeAggregatedOps(Operation *root);
+/// `epl-decompose-aggregates`), telling `listener` what it rewrites.
+LogicalResult decomposeAggregatedOps(Operation *root,
+                                     RewriterBase::Listener *listener = nullptr);
 
 #define GEN_PASS_REGISTRATION
 #include "epl/Dialect/EPL/Transforms/Passes.h.inc"
