@@ -300,6 +300,25 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
   return l.transposes;
 }
 
+/// Brackets a call of a pipeline schedule's action with the runtime's
+/// action_begin / action_end, which time it for the trace, and drops
+/// `epl.action`: the runtime calls carry it from here.
+void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
+  OpBuilder b(call);
+  Location loc = call.getLoc();
+  api.call(b, loc, RuntimeAPI::function("action_begin"),
+           {arith::ConstantIntOp::create(
+                b, loc, b.getI32Type(),
+                static_cast<int64_t>(action.getPhase())),
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                         action.getMicroBatch()),
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                         action.getStage())});
+  b.setInsertionPointAfter(call);
+  api.call(b, loc, RuntimeAPI::function("action_end"), {});
+  call->removeAttr(EPLDialect::kActionAttrName);
+}
+
 struct EPLLowerToRuntimePass
     : mlir::epl::impl::EPLLowerToRuntimePassBase<EPLLowerToRuntimePass> {
   void runOnOperation() override {
@@ -316,6 +335,16 @@ struct EPLLowerToRuntimePass
       ++numCollectives;
       numTransposes += *transposes;
     }
+
+    SmallVector<std::pair<func::CallOp, ActionAttr>> actions;
+    module.walk([&](func::CallOp call) {
+      if (auto action =
+              call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName))
+        actions.push_back({call, action});
+    });
+    for (auto [call, action] : actions)
+      lowerAction(api, call, action);
+    numActions += actions.size();
 
     // On one device (no partitioning ran), a sharding constraint is the
     // identity.
@@ -335,6 +364,10 @@ struct EPLLowerToRuntimePass
         fn.removeResultAttr(i, EPLDialect::kShardingAttrName);
       }
     }
+    // Which stage function each device runs is the runner's business too.
+    for (PipelineOp pipeline :
+         llvm::make_early_inc_range(module.getOps<PipelineOp>()))
+      pipeline.erase();
     // Meshes only describe groups, which the descriptors now carry.
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
       if (SymbolTable::symbolKnownUseEmpty(mesh, module))
