@@ -306,14 +306,14 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
 void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
   OpBuilder b(call);
   Location loc = call.getLoc();
-  api.call(b, loc, RuntimeAPI::function("action_begin"),
-           {arith::ConstantIntOp::create(
-                b, loc, b.getI32Type(),
-                static_cast<int64_t>(action.getPhase())),
-            arith::ConstantIntOp::create(b, loc, b.getI64Type(),
-                                         action.getMicroBatch()),
-            arith::ConstantIntOp::create(b, loc, b.getI64Type(),
-                                         action.getStage())});
+  api.call(
+      b, loc, RuntimeAPI::function("action_begin"),
+      {arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                    static_cast<int64_t>(action.getPhase())),
+       arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                    action.getMicroBatch()),
+       arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                    action.getStage())});
   b.setInsertionPointAfter(call);
   api.call(b, loc, RuntimeAPI::function("action_end"), {});
   call->removeAttr(EPLDialect::kActionAttrName);
@@ -352,17 +352,22 @@ struct EPLLowerToRuntimePass
       c.getResult().replaceAllUsesWith(c.getInput());
       c.erase();
     });
-    // Below this level, values are buffers of one device: how they were a
-    // shard of a global value is the runner's business, read before.
+    // Below this level, values are buffers of one device: what they are in
+    // the step (names, kinds, how they shard a global value) is the
+    // runner's business, read before. LLVM would warn about each.
+    auto withoutEPL = [](DictionaryAttr attrs) {
+      SmallVector<NamedAttribute> kept;
+      if (attrs)
+        llvm::copy_if(attrs, std::back_inserter(kept), [](NamedAttribute a) {
+          return !a.getName().strref().starts_with("epl.");
+        });
+      return kept;
+    };
     for (auto fn : module.getOps<func::FuncOp>()) {
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-        fn.removeArgAttr(i, EPLDialect::kShardAttrName);
-        fn.removeArgAttr(i, EPLDialect::kShardingAttrName);
-      }
-      for (unsigned i = 0; i < fn.getNumResults(); ++i) {
-        fn.removeResultAttr(i, EPLDialect::kShardAttrName);
-        fn.removeResultAttr(i, EPLDialect::kShardingAttrName);
-      }
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        fn.setArgAttrs(i, withoutEPL(fn.getArgAttrDict(i)));
+      for (unsigned i = 0; i < fn.getNumResults(); ++i)
+        fn.setResultAttrs(i, withoutEPL(fn.getResultAttrDict(i)));
     }
     // Which stage function each device runs is the runner's business too.
     for (PipelineOp pipeline :
