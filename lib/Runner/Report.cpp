@@ -12,8 +12,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdio>
+#include <limits>
 
 using namespace mlir::epl;
 namespace rt = ::epl::rt;
@@ -145,7 +145,7 @@ static std::pair<char, const char *> phaseNames(int32_t phase) {
 void mlir::epl::writeTrace(const std::string &path, const Program &program,
                            const std::vector<std::vector<rt::Event>> &events) {
   // Microseconds from the earliest event, so that numbers stay readable.
-  int64_t origin = INT64_MAX;
+  int64_t origin = std::numeric_limits<int64_t>::max();
   for (const auto &rank : events)
     for (const rt::Event &e : rank)
       origin = std::min(origin, e.begin);

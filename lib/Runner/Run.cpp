@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <limits>
 
 using namespace mlir::epl;
 namespace rt = ::epl::rt;
@@ -214,7 +215,7 @@ rankReports(const Program &program,
   std::vector<double> bubbles(ranks, 0);
   int spanned = 0;
   for (size_t step = 0; step < numSteps; ++step) {
-    int64_t first = INT64_MAX, last = 0;
+    int64_t first = std::numeric_limits<int64_t>::max(), last = 0;
     for (const auto &rank : activities)
       if (rank[step].lastEnd != 0) {
         first = std::min(first, rank[step].firstBegin);
