@@ -36,7 +36,7 @@ std::string contents(const SafetensorsFile &file) {
 
 /// The value of `arg` from `file` (at `path`), else generated.
 llvm::FailureOr<HostTensor>
-argumentValue(const EntryPoint &entry, const EntryArg &arg,
+argumentValue(const Program &program, const EntryArg &arg,
               const std::optional<SafetensorsFile> &file,
               const std::string &path, uint64_t seed, std::string &error) {
   if (!file)
@@ -57,7 +57,7 @@ argumentValue(const EntryPoint &entry, const EntryArg &arg,
     expected.dtype = *arg.dtype;
     expected.shape = arg.shape;
     error = "tensor '" + arg.name + "' in " + path + " is " +
-            found->describe() + " but @" + entry.name + " takes " +
+            found->describe() + " but @" + program.name + " takes " +
             expected.describe() + " (" + arg.typeName + ")";
     return llvm::failure();
   }
@@ -67,30 +67,75 @@ argumentValue(const EntryPoint &entry, const EntryArg &arg,
 /// optimizer), but never silent: says which optimizer state starts afresh
 /// and which tensors of the file nothing reads (another optimizer's state,
 /// a misspelled name).
-void warnAboutCheckpoint(const EntryPoint &entry,
+void warnAboutCheckpoint(const Program &program,
                          const std::optional<SafetensorsFile> &file,
                          const std::string &path) {
   if (!file)
     return;
   std::string fresh, unused;
-  for (const EntryArg &arg : entry.args)
+  for (const EntryArg &arg : program.args)
     if (arg.kind == ArgKind::OptState && !file->find(arg.name))
       fresh += (fresh.empty() ? "" : ", ") + arg.name;
   for (const HostTensor &t : file->tensors)
-    if (llvm::none_of(entry.args,
+    if (llvm::none_of(program.args,
                       [&](const EntryArg &arg) { return arg.name == t.name; }))
       unused += (unused.empty() ? "" : ", ") + t.name;
   if (!fresh.empty())
     llvm::errs() << "epl-run: warning: " << path << " has no optimizer state "
                  << fresh << "; it starts afresh\n";
   if (!unused.empty())
-    llvm::errs() << "epl-run: warning: @" << entry.name << " reads nothing of "
-                 << path << " named " << unused << "\n";
+    llvm::errs() << "epl-run: warning: @" << program.name
+                 << " reads nothing of " << path << " named " << unused << "\n";
 }
 } // namespace
 
+static const char *kindName(ArgKind kind) {
+  switch (kind) {
+  case ArgKind::Param:
+    return "param";
+  case ArgKind::Input:
+    return "input";
+  case ArgKind::Label:
+    return "label";
+  case ArgKind::OptState:
+    return "opt_state";
+  case ArgKind::Other:
+    break;
+  }
+  return "untagged";
+}
+
+llvm::LogicalResult mlir::epl::collectArguments(Program &program,
+                                                std::string &error) {
+  program.args.clear();
+  std::vector<size_t> firstStage;
+  for (size_t s = 0; s < program.stages.size(); ++s) {
+    Stage &stage = program.stages[s];
+    stage.argIndices.clear();
+    for (const EntryArg &arg : stage.entry.args) {
+      auto it = llvm::find_if(program.args, [&](const EntryArg &other) {
+        return other.name == arg.name;
+      });
+      size_t index = it - program.args.begin();
+      if (it == program.args.end()) {
+        program.args.push_back(arg);
+        firstStage.push_back(s);
+      } else if (it->typeName != arg.typeName || it->kind != arg.kind) {
+        error = "argument '" + arg.name + "' is " + it->typeName + " (" +
+                kindName(it->kind) + ") in @" +
+                program.stages[firstStage[index]].entry.name + " but " +
+                arg.typeName + " (" + kindName(arg.kind) + ") in @" +
+                stage.entry.name;
+        return llvm::failure();
+      }
+      stage.argIndices.push_back(index);
+    }
+  }
+  return llvm::success();
+}
+
 llvm::FailureOr<std::vector<HostTensor>>
-mlir::epl::prepareArguments(const EntryPoint &entry,
+mlir::epl::prepareArguments(const Program &program,
                             const ArgumentSources &sources,
                             std::string &error) {
   auto params = loadOptional(sources.paramsFile, error);
@@ -100,9 +145,9 @@ mlir::epl::prepareArguments(const EntryPoint &entry,
   if (llvm::failed(data))
     return llvm::failure();
   std::vector<HostTensor> values;
-  for (const EntryArg &arg : entry.args) {
+  for (const EntryArg &arg : program.args) {
     if (!arg.dtype) {
-      error = "argument '" + arg.name + "' of @" + entry.name + " has type " +
+      error = "argument '" + arg.name + "' of @" + program.name + " has type " +
               arg.typeName + "; epl-run passes f32, f64, i32 and i64 tensors";
       return llvm::failure();
     }
@@ -110,12 +155,12 @@ mlir::epl::prepareArguments(const EntryPoint &entry,
     // everything else from the data file.
     bool isParam = arg.kind == ArgKind::Param || arg.kind == ArgKind::OptState;
     llvm::FailureOr<HostTensor> value = argumentValue(
-        entry, arg, isParam ? *params : *data,
+        program, arg, isParam ? *params : *data,
         isParam ? sources.paramsFile : sources.dataFile, sources.seed, error);
     if (llvm::failed(value))
       return llvm::failure();
     values.push_back(std::move(*value));
   }
-  warnAboutCheckpoint(entry, *params, sources.paramsFile);
+  warnAboutCheckpoint(program, *params, sources.paramsFile);
   return values;
 }

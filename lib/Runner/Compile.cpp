@@ -73,36 +73,42 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   if (failed(Config::get(module).checkImplemented(
           module.getContext(), [&] { return module.emitError("epl-run: "); })))
     return failure();
-  FailureOr<func::FuncOp> fn = findEntryPoint(module, options.entry, error);
-  if (failed(fn))
+  FailureOr<StepFunctions> step = findEntryPoint(module, options.entry, error);
+  if (failed(step))
     return failure();
   // An L0 model trains: build its training step first (the same pipeline
   // as `epl-opt --epl-training-step`), on several devices planned and
   // partitioned too (epl-parallelize).
-  if (isModel(*fn) && options.train) {
-    PassManager step(module.getContext());
+  if (!step->pipeline && isModel(step->functions.front()) && options.train) {
+    PassManager pm(module.getContext());
     ParallelizeOptions parallelize;
     parallelize.devices = options.devices;
-    buildTrainingStepPipeline(step, parallelize);
-    if (failed(step.run(module)))
+    buildTrainingStepPipeline(pm, parallelize);
+    if (failed(pm.run(module)))
       return failure();
     timer.done("autodiff");
+    // A model with pipeline stages is now an epl.pipeline of its name.
+    step = findEntryPoint(module, step->name, error);
+    if (failed(step))
+      return failure();
   }
-  FailureOr<EntryPoint> entry = describeEntryPoint(*fn, error);
-  if (failed(entry))
+  FailureOr<Program> program = describeProgram(module, *step, error);
+  if (failed(program))
     return failure();
   // Gradients without an update (epl-autodiff's output run as it is): each
   // step repeats the same loss, which would pass for training.
-  auto returns = [&](ResultKind kind) {
-    return llvm::any_of(entry->results,
-                        [&](const EntryResult &r) { return r.kind == kind; });
-  };
-  if (returns(ResultKind::Grad) && !returns(ResultKind::Param))
-    llvm::errs() << "epl-run: warning: @" << entry->name
-                 << " returns gradients but updates no parameter; run "
-                    "epl-apply-optimizer on it (or give epl-run the L0 "
-                    "model) to train\n";
-  return Step{*fn, std::move(*entry), collectMeshes(module)};
+  for (const Stage &stage : program->stages) {
+    auto returns = [&](ResultKind kind) {
+      return llvm::any_of(stage.entry.results,
+                          [&](const EntryResult &r) { return r.kind == kind; });
+    };
+    if (returns(ResultKind::Grad) && !returns(ResultKind::Param))
+      llvm::errs() << "epl-run: warning: @" << stage.entry.name
+                   << " returns gradients but updates no parameter; run "
+                      "epl-apply-optimizer on it (or give epl-run the L0 "
+                      "model) to train\n";
+  }
+  return Step{std::move(step->functions), std::move(*program)};
 }
 
 namespace {
@@ -207,7 +213,8 @@ FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
                                                 const CompileOptions &options,
                                                 PhaseTimer &timer,
                                                 std::string &error) {
-  wrapEntryPoint(module, step.function);
+  for (auto [k, function] : llvm::enumerate(step.functions))
+    wrapEntryPoint(module, function, k);
   PassManager pm(module.getContext());
   CPULoweringOptions lowering;
   lowering.blas = options.blas;
@@ -222,17 +229,18 @@ FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
     return failure();
   registerRuntimeSymbols(**engine);
   timer.done("jit-setup");
-  auto packed = (*engine)->lookupPacked(
-      (llvm::Twine("_mlir_ciface_") + kEntryWrapperName).str());
-  if (!packed) {
-    error = "JIT lookup failed: " + llvm::toString(packed.takeError());
-    return failure();
-  }
   LoadedProgram loaded;
+  loaded.program = std::move(step.program);
+  for (auto [k, stage] : llvm::enumerate(loaded.program.stages)) {
+    auto packed =
+        (*engine)->lookupPacked("_mlir_ciface_" + entryWrapperName(k));
+    if (!packed) {
+      error = "JIT lookup failed: " + llvm::toString(packed.takeError());
+      return failure();
+    }
+    stage.call = *packed;
+  }
   loaded.engine = std::move(*engine);
-  loaded.program.entry = std::move(step.entry);
-  loaded.program.meshes = std::move(step.meshes);
-  loaded.program.call = *packed;
   timer.done("jit-compile");
   return std::move(loaded);
 }

@@ -7,6 +7,7 @@
 #include "epl/Runner/EntryPoint.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/IR/EPLOps.h"
+#include "epl/Runner/Arguments.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -23,23 +24,45 @@ static std::string listFunctions(ModuleOp module) {
   return names.empty() ? "none" : names;
 }
 
-FailureOr<func::FuncOp>
+/// One function of its own.
+static StepFunctions single(func::FuncOp fn) {
+  return {fn.getSymName().str(), {fn}, {}};
+}
+
+static StepFunctions pipelined(PipelineOp pipeline) {
+  return {pipeline.getSymName().str(), pipeline.getStageFunctions(), pipeline};
+}
+
+FailureOr<StepFunctions>
 mlir::epl::findEntryPoint(ModuleOp module, StringRef name, std::string &error) {
   if (!name.empty()) {
+    if (auto pipeline = module.lookupSymbol<PipelineOp>(name))
+      return pipelined(pipeline);
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn || fn.isExternal()) {
       error = "no function @" + name.str() +
               " in the module (functions: " + listFunctions(module) + ")";
       return failure();
     }
-    return fn;
+    return single(fn);
+  }
+  // A pipeline's stage functions tag their arguments too: it comes first.
+  auto pipelines = llvm::to_vector(module.getOps<PipelineOp>());
+  if (pipelines.size() == 1)
+    return pipelined(pipelines.front());
+  if (pipelines.size() > 1) {
+    error = "several pipelines (";
+    for (auto [i, pipeline] : llvm::enumerate(pipelines))
+      error += (i ? ", @" : "@") + pipeline.getSymName().str();
+    error += "); choose one with --entry";
+    return failure();
   }
   SmallVector<func::FuncOp> tagged;
   for (auto fn : module.getOps<func::FuncOp>())
     if (!fn.isExternal() && hasTaggedArguments(fn))
       tagged.push_back(fn);
   if (tagged.size() == 1)
-    return tagged.front();
+    return single(tagged.front());
   if (tagged.size() > 1) {
     error = "several functions tag their arguments with epl.arg (";
     for (auto [i, fn] : llvm::enumerate(tagged))
@@ -48,7 +71,7 @@ mlir::epl::findEntryPoint(ModuleOp module, StringRef name, std::string &error) {
     return failure();
   }
   if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-    return main;
+    return single(main);
   error = "no entry point: no function tags its arguments with epl.arg and "
           "there is no @main; choose one with --entry (functions: " +
           listFunctions(module) + ")";
@@ -153,6 +176,33 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
   return ep;
 }
 
+FailureOr<Program> mlir::epl::describeProgram(ModuleOp module,
+                                              const StepFunctions &step,
+                                              std::string &error) {
+  Program program;
+  program.name = step.name;
+  program.meshes = collectMeshes(module);
+  for (func::FuncOp fn : step.functions) {
+    FailureOr<EntryPoint> entry = describeEntryPoint(fn, error);
+    if (failed(entry))
+      return failure();
+    program.stages.push_back({std::move(*entry), {}, nullptr});
+  }
+  if (PipelineOp pipeline = step.pipeline) {
+    auto mesh = llvm::find_if(program.meshes, [&](const MeshInfo &m) {
+      return m.name == pipeline.getMesh();
+    });
+    program.mesh = mesh - program.meshes.begin();
+    program.stageAxis =
+        llvm::find(mesh->axes, pipeline.getAxis().str()) - mesh->axes.begin();
+    // Each stage runs on its own devices: the run needs every one.
+    mesh->communicates = true;
+  }
+  if (failed(collectArguments(program, error)))
+    return failure();
+  return program;
+}
+
 bool mlir::epl::isModel(func::FuncOp fn) {
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
     if (fn.getResultAttr(i, EPLDialect::kResultAttrName))
@@ -160,7 +210,12 @@ bool mlir::epl::isModel(func::FuncOp fn) {
   return hasTaggedArguments(fn);
 }
 
-void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry) {
+std::string mlir::epl::entryWrapperName(size_t stage) {
+  return "__epl_entry_" + std::to_string(stage);
+}
+
+void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry,
+                               size_t stage) {
   // The parsed model need not have loaded the dialect the wrapper uses.
   module.getContext()->getOrLoadDialect<bufferization::BufferizationDialect>();
   Location loc = entry.getLoc();
@@ -174,7 +229,7 @@ void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry) {
     inputs.push_back(toMemRef(t));
   for (Type t : entry.getResultTypes())
     inputs.push_back(toMemRef(t));
-  auto wrapper = func::FuncOp::create(b, loc, kEntryWrapperName,
+  auto wrapper = func::FuncOp::create(b, loc, entryWrapperName(stage),
                                       b.getFunctionType(inputs, {}));
   wrapper->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                    b.getUnitAttr());

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 using namespace mlir::epl;
 namespace rt = ::epl::rt;
@@ -26,21 +27,49 @@ void mlir::epl::printStep(const StepRecord &s) {
   std::fflush(stdout);
 }
 
-void mlir::epl::printSummary(const std::string &entry, int numSteps,
-                             const std::vector<StepRecord> &steps, int ranks,
+void mlir::epl::printSummary(const Program &program, int numSteps,
+                             const std::vector<StepRecord> &steps,
                              const char *backend,
-                             const std::vector<int64_t> &peakBytes) {
+                             const std::vector<RankReport> &ranks) {
   double total = 0;
   for (const StepRecord &s : steps)
     total += s.timeMs;
-  int64_t peak = *std::max_element(peakBytes.begin(), peakBytes.end());
+  int64_t peak = 0;
+  for (const RankReport &r : ranks)
+    peak = std::max(peak, r.peakBytes);
+  int n = static_cast<int>(ranks.size());
   std::printf("epl-run: %d step%s of @%s on %d rank%s (%s): mean step %.3f "
               "ms, peak memory %.2f MiB per rank\n",
-              numSteps, numSteps == 1 ? "" : "s", entry.c_str(), ranks,
-              ranks == 1 ? "" : "s", backend,
+              numSteps, numSteps == 1 ? "" : "s", program.name.c_str(), n,
+              n == 1 ? "" : "s", backend,
               steps.empty() ? 0.0 : total / steps.size(),
               peak / (1024.0 * 1024.0));
+  if (program.isPipelined())
+    for (auto [rank, r] : llvm::enumerate(ranks)) {
+      std::printf("rank %zu (stage %d): busy %.3f ms, wait %.3f ms, ", rank,
+                  r.stage, r.busyMs, r.waitMs);
+      if (r.bubble)
+        std::printf("bubble %.3f, ", *r.bubble);
+      std::printf("peak %.2f MiB, p2p sent %.1f KiB, received %.1f KiB\n",
+                  r.peakBytes / (1024.0 * 1024.0), r.p2pSentBytes / 1024.0,
+                  r.p2pReceivedBytes / 1024.0);
+    }
   std::fflush(stdout);
+}
+
+/// Writes `value` to `path` as JSON, atomically: to a temporary file, then
+/// renamed, as the safetensors files.
+static void writeJSON(const std::string &path, json::Value value) {
+  std::string temp = path + ".tmp";
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(temp, ec);
+    if (ec)
+      rt::fatalError("cannot write " + path + ": " + ec.message());
+    os << llvm::formatv("{0:2}", value) << "\n";
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0)
+    rt::fatalError("cannot write " + path);
 }
 
 static json::Array collectivesJSON(const rt::RankStats &stats,
@@ -65,9 +94,9 @@ static json::Array collectivesJSON(const rt::RankStats &stats,
 }
 
 void mlir::epl::writeReport(const std::string &path,
-                            const std::vector<StepRecord> &steps, int ranks,
+                            const std::vector<StepRecord> &steps,
                             const char *backend,
-                            const std::vector<int64_t> &peakBytes,
+                            const std::vector<RankReport> &ranks,
                             const rt::RankStats &stats,
                             const std::vector<MeshInfo> &meshes) {
   json::Array stepArray;
@@ -77,50 +106,125 @@ void mlir::epl::writeReport(const std::string &path,
       o["loss"] = *s.loss;
     stepArray.push_back(std::move(o));
   }
-  json::Array peakArray;
-  for (int64_t p : peakBytes)
-    peakArray.push_back(p);
-  json::Object report{{"steps", std::move(stepArray)},
-                      {"ranks", ranks},
-                      {"backend", backend},
-                      {"peak_bytes", std::move(peakArray)},
-                      {"collectives", collectivesJSON(stats, meshes)}};
-  // Same discipline as the safetensors files: write, then rename.
-  std::string temp = path + ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(temp, ec);
-    if (ec)
-      rt::fatalError("cannot write " + path + ": " + ec.message());
-    os << llvm::formatv("{0:2}", json::Value(std::move(report))) << "\n";
+  json::Array peakArray, rankArray;
+  for (const RankReport &r : ranks) {
+    peakArray.push_back(r.peakBytes);
+    rankArray.push_back(json::Object{
+        {"stage", r.stage},
+        {"busy_ms", r.busyMs},
+        {"wait_ms", r.waitMs},
+        {"bubble", r.bubble ? json::Value(*r.bubble) : json::Value(nullptr)},
+        {"peak_bytes", r.peakBytes},
+        {"p2p_sent_bytes", r.p2pSentBytes},
+        {"p2p_received_bytes", r.p2pReceivedBytes}});
   }
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    rt::fatalError("cannot write " + path);
+  writeJSON(path,
+            json::Object{{"steps", std::move(stepArray)},
+                         {"ranks", static_cast<int64_t>(ranks.size())},
+                         {"backend", backend},
+                         {"peak_bytes", std::move(peakArray)},
+                         {"per_rank", std::move(rankArray)},
+                         {"collectives", collectivesJSON(stats, meshes)}});
 }
 
-void mlir::epl::writeResults(
-    const std::string &path, const EntryPoint &entry,
-    const std::vector<HostTensor> &results,
-    const std::vector<std::vector<std::vector<char>>> &allResults,
-    const MeshInfo &mesh, int ranks) {
-  SafetensorsFile out;
-  out.metadata["entry"] = entry.name;
-  out.metadata["ranks"] = std::to_string(ranks);
-  for (size_t i = 0; i < results.size(); ++i) {
-    const HostTensor &r = results[i];
-    const EntryResult &er = entry.results[i];
-    if (!er.shard.isWhole()) {
-      // A shard per rank: the dump holds the global value.
-      out.tensors.push_back(
-          assembleShards(r, er.shape, er.shard, mesh, allResults[i]));
-      continue;
+/// An action's slice is named by its phase's letter (as in the pipeline
+/// papers: F, B for the input gradient, W for the weight gradient) and its
+/// micro-batch.
+static std::pair<char, const char *> phaseNames(int32_t phase) {
+  switch (phase) {
+  case EPL_RT_FORWARD:
+    return {'F', "forward"};
+  case EPL_RT_BACKWARD_INPUT:
+    return {'B', "backward_input"};
+  case EPL_RT_BACKWARD_WEIGHT:
+    return {'W', "backward_weight"};
+  }
+  return {'?', "unknown"};
+}
+
+void mlir::epl::writeTrace(const std::string &path, const Program &program,
+                           const std::vector<std::vector<rt::Event>> &events) {
+  // Microseconds from the earliest event, so that numbers stay readable.
+  int64_t origin = std::numeric_limits<int64_t>::max();
+  for (const auto &rank : events)
+    for (const rt::Event &e : rank)
+      origin = std::min(origin, e.begin);
+  json::Array trace;
+  for (auto [rank, rankEvents] : llvm::enumerate(events)) {
+    int tid = static_cast<int>(rank);
+    std::string thread = "rank " + std::to_string(rank);
+    if (program.isPipelined())
+      thread += " (stage " + std::to_string(program.stageOf(tid)) + ")";
+    trace.push_back(json::Object{{"name", "thread_name"},
+                                 {"ph", "M"},
+                                 {"pid", 0},
+                                 {"tid", tid},
+                                 {"args", json::Object{{"name", thread}}}});
+    for (const rt::Event &e : rankEvents) {
+      std::string name;
+      json::Object args;
+      switch (e.kind) {
+      case rt::Event::Kind::Action: {
+        auto [letter, phase] = phaseNames(e.phase);
+        name = letter + std::to_string(e.microBatch);
+        args = json::Object{{"phase", phase},
+                            {"micro_batch", e.microBatch},
+                            {"stage", e.stage}};
+        break;
+      }
+      case rt::Event::Kind::Send:
+        name = "send";
+        args = json::Object{{"to", e.peer}, {"tag", e.tag}, {"bytes", e.bytes}};
+        break;
+      case rt::Event::Kind::RecvWait:
+        name = "recv wait";
+        args =
+            json::Object{{"from", e.peer}, {"tag", e.tag}, {"bytes", e.bytes}};
+        break;
+      }
+      trace.push_back(json::Object{{"name", name},
+                                   {"ph", "X"},
+                                   {"pid", 0},
+                                   {"tid", tid},
+                                   {"ts", (e.begin - origin) / 1000.0},
+                                   {"dur", (e.end - e.begin) / 1000.0},
+                                   {"args", std::move(args)}});
     }
-    out.tensors.push_back(r);
-    for (int other = 1; other < ranks; ++other) {
-      HostTensor t = r;
-      t.name = "rank" + std::to_string(other) + "/" + r.name;
-      t.data = allResults[i][other];
-      out.tensors.push_back(std::move(t));
+  }
+  writeJSON(path, json::Object{{"traceEvents", std::move(trace)},
+                               {"displayTimeUnit", "ms"}});
+}
+
+void mlir::epl::writeResults(const std::string &path, const Program &program,
+                             const std::vector<std::vector<RankParts>> &parts,
+                             int ranks) {
+  SafetensorsFile out;
+  out.metadata["entry"] = program.name;
+  out.metadata["ranks"] = std::to_string(ranks);
+  const MeshInfo &mesh =
+      program.meshes.empty() ? MeshInfo() : program.meshes[program.mesh];
+  for (auto [s, stage] : llvm::enumerate(program.stages)) {
+    std::vector<int> stageRanks = program.ranksOf(s, ranks);
+    for (auto [i, er] : llvm::enumerate(stage.entry.results)) {
+      HostTensor like;
+      like.name = (program.isPipelined() ? "stage" + std::to_string(s) + "/"
+                                         : std::string()) +
+                  "result" + std::to_string(i);
+      like.dtype = *er.dtype;
+      if (!er.shard.isWhole()) {
+        // A shard per rank: the dump holds the global value.
+        out.tensors.push_back(assembleShards(like, er.shape, er.shard, mesh,
+                                             parts[s][i], stageRanks));
+        continue;
+      }
+      for (int rank : stageRanks) {
+        HostTensor t = like;
+        if (rank != stageRanks.front())
+          t.name = "rank" + std::to_string(rank) + "/" + like.name;
+        t.shape = er.shape;
+        t.data = parts[s][i][rank];
+        out.tensors.push_back(std::move(t));
+      }
     }
   }
   if (llvm::Error e = writeSafetensors(path, out))
@@ -133,6 +237,11 @@ void mlir::epl::writeCheckpoint(const std::string &path,
   SafetensorsFile checkpoint;
   checkpoint.metadata["format"] = "epl-checkpoint";
   checkpoint.metadata["entry"] = entry;
+  // In name order: the file does not depend on how the step was split
+  // into stages, so a pipelined run's checkpoint is the 1-rank run's.
+  llvm::sort(tensors, [](const HostTensor &a, const HostTensor &b) {
+    return a.name < b.name;
+  });
   checkpoint.tensors = std::move(tensors);
   if (llvm::Error e = writeSafetensors(path, checkpoint))
     rt::fatalError(llvm::toString(std::move(e)));

@@ -7,8 +7,13 @@
 #include "epl/Runner/Run.h"
 #include "epl/Runner/Shards.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+
 #include <chrono>
 #include <cstring>
+#include <limits>
 
 using namespace mlir::epl;
 namespace rt = ::epl::rt;
@@ -71,20 +76,22 @@ std::vector<std::pair<size_t, size_t>> feedbackOf(const EntryPoint &entry) {
   return feedback;
 }
 
-/// One rank's buffers of a call: its arguments, result buffers, and the
-/// packed descriptors of both for the entry's C interface.
+/// One rank's buffers of a call of its stage: its arguments, result
+/// buffers, and the packed descriptors of both for the C interface.
 class RankCall {
 public:
   /// Without feedback and shards, arguments are read-only and ranks share
   /// the host copies (`global`); otherwise a rank owns its shard.
-  RankCall(const Program &program, std::vector<HostTensor> &global,
-           bool ownArgs, const MeshInfo &mesh, int rank)
-      : program(program), args(ownArgs ? owned : global) {
-    if (ownArgs)
-      for (size_t a = 0; a < global.size(); ++a)
-        owned.push_back(
-            sliceShard(global[a], program.entry.args[a].shard, mesh, rank));
-    for (const EntryResult &er : program.entry.results) {
+  RankCall(const Stage &stage, std::vector<HostTensor> &global, bool ownArgs,
+           const MeshInfo &mesh, int rank)
+      : stage(stage) {
+    for (size_t a = 0; a < stage.argIndices.size(); ++a)
+      if (ownArgs)
+        owned.push_back(sliceShard(global[stage.argIndices[a]],
+                                   stage.entry.args[a].shard, mesh, rank));
+    for (size_t a = 0; a < stage.argIndices.size(); ++a)
+      args.push_back(ownArgs ? &owned[a] : &global[stage.argIndices[a]]);
+    for (const EntryResult &er : stage.entry.results) {
       HostTensor r;
       r.name = er.name;
       r.dtype = *er.dtype;
@@ -92,8 +99,8 @@ public:
       r.data.assign(r.numElements() * dtypeSize(r.dtype), 0);
       results.push_back(std::move(r));
     }
-    for (HostTensor &a : args)
-      descriptors.push_back(descriptorOf(a.data.data(), a.shape));
+    for (HostTensor *a : args)
+      descriptors.push_back(descriptorOf(a->data.data(), a->shape));
     for (HostTensor &r : results)
       descriptors.push_back(descriptorOf(r.data.data(), r.shape));
     for (auto &d : descriptors)
@@ -103,11 +110,19 @@ public:
   }
   RankCall(const RankCall &) = delete;
 
-  void operator()() { program.call(packed.data()); }
+  void operator()() { stage.call(packed.data()); }
 
-  const Program &program;
+  /// This rank's value of the step's argument `index` (Program::args), or
+  /// null when its stage does not take it.
+  const HostTensor *arg(size_t index) const {
+    auto it = llvm::find(stage.argIndices, index);
+    return it == stage.argIndices.end() ? nullptr
+                                        : args[it - stage.argIndices.begin()];
+  }
+
+  const Stage &stage;
   /// What this rank passes: `owned`, or the shared global arguments.
-  std::vector<HostTensor> &args;
+  std::vector<HostTensor *> args;
   std::vector<HostTensor> results;
 
 private:
@@ -117,9 +132,38 @@ private:
   std::vector<void *> packed;
 };
 
+/// The first rank whose stage returns the loss (the last stage of a
+/// pipeline); 0 when none does.
+int lossRankOf(const Program &program, int worldSize) {
+  for (int r = 0; r < worldSize; ++r)
+    if (program.stages[program.stageOf(r)].entry.lossResult())
+      return r;
+  return 0;
+}
+
+/// Sums up the actions and receive waits of one step.
+StepActivity activityOf(const std::vector<rt::Event> &events) {
+  StepActivity activity;
+  auto ms = [](const rt::Event &e) { return (e.end - e.begin) * 1e-6; };
+  for (const rt::Event &e : events) {
+    if (e.kind == rt::Event::Kind::RecvWait)
+      activity.waitMs += ms(e);
+    if (e.kind != rt::Event::Kind::Action)
+      continue;
+    activity.busyMs += ms(e);
+    if (activity.lastEnd == 0)
+      activity.firstBegin = e.begin;
+    activity.lastEnd = e.end;
+  }
+  return activity;
+}
+
+/// Runs the steps on one rank; with `trace`, keeps every event there.
 std::vector<StepRecord>
 runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
-         int numSteps, int rank) {
+         int numSteps, int rank, int lossRank, std::vector<rt::Event> *trace) {
+  std::optional<size_t> lossResult = call.stage.entry.lossResult();
+  std::vector<rt::Event> &events = rt::currentStats().events;
   std::vector<StepRecord> steps;
   for (int step = 1; step <= numSteps; ++step) {
     auto start = std::chrono::steady_clock::now();
@@ -128,10 +172,21 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
                     std::chrono::steady_clock::now() - start)
                     .count();
     std::optional<double> loss =
-        call.results.empty() ? std::nullopt : scalarLoss(call.results[0]);
-    steps.push_back({step, loss, ms});
+        lossResult ? scalarLoss(call.results[*lossResult]) : std::nullopt;
+    // Rank 0 prints the loss; in a pipeline it is the last stage's.
+    if (lossRank != 0) {
+      std::vector<char> mine =
+          loss ? bytesOf(std::vector<double>{*loss}) : std::vector<char>();
+      std::vector<char> reported = rt::allGatherBytes(mine)[lossRank];
+      loss = reported.empty() ? std::nullopt
+                              : std::optional(valuesOf<double>(reported)[0]);
+    }
+    steps.push_back({step, loss, ms, activityOf(events)});
+    if (trace)
+      trace->insert(trace->end(), events.begin(), events.end());
+    events.clear();
     for (auto [r, a] : feedback)
-      std::memcpy(call.args[a].data.data(), call.results[r].data.data(),
+      std::memcpy(call.args[a]->data.data(), call.results[r].data.data(),
                   call.results[r].data.size());
     if (rank == 0)
       printStep(steps.back());
@@ -139,48 +194,140 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
   return steps;
 }
 
-/// After the last step: every rank takes part in the gathers, then rank 0
-/// prints the summary and writes the files.
-void finishRun(RankCall &call, const std::vector<StepRecord> &steps,
-               const RunOptions &options, const MeshInfo &mesh, int rank) {
-  const EntryPoint &entry = call.program.entry;
-  std::vector<int64_t> peaks;
-  for (auto &b : rt::allGatherBytes(
-           bytesOf(std::vector<int64_t>{rt::currentStats().peakBytes})))
-    peaks.push_back(valuesOf<int64_t>(b)[0]);
-  std::vector<std::vector<std::vector<char>>> allResults(call.results.size());
+/// Bytes of p2p traffic of `kind` ("send" or "recv") this rank counted.
+int64_t pointToPointBytes(const rt::RankStats &stats, const char *kind) {
+  int64_t bytes = 0;
+  for (const auto &[key, stat] : stats.collectives)
+    if (key.kind == kind)
+      bytes += stat.bytes;
+  return bytes;
+}
+
+/// What each rank measured, from every rank's measures (`measures[r]`:
+/// peak, sent, received) and step activities (`activities[r]`).
+std::vector<RankReport>
+rankReports(const Program &program,
+            const std::vector<std::vector<int64_t>> &measures,
+            const std::vector<std::vector<StepActivity>> &activities) {
+  size_t ranks = measures.size(), numSteps = activities.front().size();
+  std::vector<RankReport> reports(ranks);
+  // Bubble fractions summed over the steps that ran actions, and how many.
+  std::vector<double> bubbles(ranks, 0);
+  int spanned = 0;
+  for (size_t step = 0; step < numSteps; ++step) {
+    int64_t first = std::numeric_limits<int64_t>::max(), last = 0;
+    for (const auto &rank : activities)
+      if (rank[step].lastEnd != 0) {
+        first = std::min(first, rank[step].firstBegin);
+        last = std::max(last, rank[step].lastEnd);
+      }
+    double spanMs = (last - first) * 1e-6;
+    bool ranActions = last != 0 && spanMs > 0;
+    spanned += ranActions;
+    for (size_t r = 0; r < ranks; ++r) {
+      const StepActivity &a = activities[r][step];
+      reports[r].busyMs += a.busyMs / numSteps;
+      reports[r].waitMs += a.waitMs / numSteps;
+      if (ranActions)
+        bubbles[r] += 1 - a.busyMs / spanMs;
+    }
+  }
+  for (size_t r = 0; r < ranks; ++r) {
+    RankReport &report = reports[r];
+    report.stage = program.stageOf(r);
+    report.peakBytes = measures[r][0];
+    report.p2pSentBytes = measures[r][1];
+    report.p2pReceivedBytes = measures[r][2];
+    if (spanned)
+      report.bubble = bubbles[r] / spanned;
+  }
+  return reports;
+}
+
+/// After the last step: every rank takes part in the same gathers, in the
+/// same order, then rank 0 prints the summary and writes the files.
+void finishRun(const Program &program, RankCall &call,
+               const std::vector<StepRecord> &steps,
+               const std::vector<rt::Event> &trace, const RunOptions &options,
+               const MeshInfo &mesh, int rank) {
+  const rt::RankStats &stats = rt::currentStats();
+  std::vector<std::vector<int64_t>> measures;
+  for (auto &b : rt::allGatherBytes(bytesOf(std::vector<int64_t>{
+           stats.peakBytes, pointToPointBytes(stats, "send"),
+           pointToPointBytes(stats, "recv")})))
+    measures.push_back(valuesOf<int64_t>(b));
+  std::vector<StepActivity> mine;
+  for (const StepRecord &s : steps)
+    mine.push_back(s.activity);
+  std::vector<std::vector<StepActivity>> activities;
+  for (auto &b : rt::allGatherBytes(bytesOf(mine)))
+    activities.push_back(valuesOf<StepActivity>(b));
+  std::vector<std::vector<rt::Event>> events;
+  if (!options.traceFile.empty())
+    for (auto &b : rt::allGatherBytes(bytesOf(trace)))
+      events.push_back(valuesOf<rt::Event>(b));
+  // Only the ranks of the stage that holds a value send it.
+  int myStage = program.stageOf(rank);
+  std::vector<std::vector<RankParts>> results(program.stages.size());
   if (!options.dumpFile.empty())
-    for (size_t i = 0; i < call.results.size(); ++i)
-      allResults[i] = rt::allGatherBytes(call.results[i].data);
-  // Checkpoints hold global values: put the shards back together.
+    for (auto [s, stage] : llvm::enumerate(program.stages))
+      for (size_t i = 0; i < stage.entry.results.size(); ++i)
+        results[s].push_back(rt::allGatherBytes(static_cast<int>(s) == myStage
+                                                    ? call.results[i].data
+                                                    : std::vector<char>()));
+  // Checkpoints hold global values: put the shards of the stage that owns
+  // each back together.
   std::vector<HostTensor> saved;
   if (!options.saveFile.empty())
-    for (size_t a = 0; a < entry.args.size(); ++a) {
-      const EntryArg &arg = entry.args[a];
-      if (arg.kind == ArgKind::Param || arg.kind == ArgKind::OptState)
-        saved.push_back(assembleShards(call.args[a], arg.shape, arg.shard, mesh,
-                                       rt::allGatherBytes(call.args[a].data)));
+    for (auto [a, arg] : llvm::enumerate(program.args)) {
+      if (arg.kind != ArgKind::Param && arg.kind != ArgKind::OptState)
+        continue;
+      const HostTensor *value = call.arg(a);
+      RankParts parts =
+          rt::allGatherBytes(value ? value->data : std::vector<char>());
+      int owner = 0;
+      while (!llvm::is_contained(program.stages[owner].argIndices, a))
+        ++owner;
+      HostTensor like;
+      like.name = arg.name;
+      like.dtype = *arg.dtype;
+      saved.push_back(assembleShards(like, arg.shape, arg.shard, mesh, parts,
+                                     program.ranksOf(owner, rt::worldSize())));
     }
-  // Results are named after what they hold in a training step; dumps keep
-  // positional names so that every result is there exactly once.
-  for (size_t i = 0; i < call.results.size(); ++i)
-    call.results[i].name = "result" + std::to_string(i);
   if (rank != 0)
     return;
 
-  int ranks = rt::worldSize();
+  std::vector<RankReport> reports = rankReports(program, measures, activities);
   const char *backend = backendName(options.ranks.backend);
-  printSummary(entry.name, options.steps, steps, ranks, backend, peaks);
+  printSummary(program, options.steps, steps, backend, reports);
   if (!options.reportFile.empty())
-    writeReport(options.reportFile, steps, ranks, backend, peaks,
-                rt::currentStats(), call.program.meshes);
+    writeReport(options.reportFile, steps, backend, reports, stats,
+                program.meshes);
+  if (!options.traceFile.empty())
+    writeTrace(options.traceFile, program, events);
   if (!options.dumpFile.empty())
-    writeResults(options.dumpFile, entry, call.results, allResults, mesh,
-                 ranks);
+    writeResults(options.dumpFile, program, results, rt::worldSize());
   if (!options.saveFile.empty())
-    writeCheckpoint(options.saveFile, entry.name, std::move(saved));
+    writeCheckpoint(options.saveFile, program.name, std::move(saved));
 }
 } // namespace
+
+llvm::LogicalResult mlir::epl::checkOutputs(const RunOptions &options,
+                                            std::string &error) {
+  for (const std::string *path : {&options.reportFile, &options.traceFile,
+                                  &options.dumpFile, &options.saveFile}) {
+    if (path->empty())
+      continue;
+    llvm::SmallString<256> probe;
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueFile(*path + ".probe-%%%%%%", probe)) {
+      error = "cannot write " + *path + ": " + ec.message();
+      return llvm::failure();
+    }
+    llvm::sys::fs::remove(probe);
+  }
+  return llvm::success();
+}
 
 int mlir::epl::numDevices(const rt::Options &options) {
   return options.backend == rt::BackendKind::MPI ? rt::launcherWorldSize()
@@ -216,19 +363,23 @@ int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
     meshNames.push_back({m.name, m.axes});
   rt::setMeshNames(std::move(meshNames));
 
-  std::vector<std::pair<size_t, size_t>> feedback = feedbackOf(program.entry);
-  // Shards are cut from the global values; whole arguments are shared while
-  // read-only, copied when training updates them.
-  bool sharded =
-      std::any_of(program.entry.args.begin(), program.entry.args.end(),
-                  [](const EntryArg &a) { return !a.shard.isWhole(); });
-  MeshInfo mesh = program.meshes.empty() ? MeshInfo() : program.meshes.front();
+  MeshInfo mesh =
+      program.meshes.empty() ? MeshInfo() : program.meshes[program.mesh];
   rt::runRanks(options.ranks, [&](int rank) {
-    RankCall call(program, args, !feedback.empty() || sharded, mesh, rank);
+    const Stage &stage = program.stages[program.stageOf(rank)];
+    std::vector<std::pair<size_t, size_t>> feedback = feedbackOf(stage.entry);
+    // Shards are cut from the global values; whole arguments are shared
+    // while read-only, copied when training updates them.
+    bool sharded = llvm::any_of(
+        stage.entry.args, [](const EntryArg &a) { return !a.shard.isWhole(); });
+    RankCall call(stage, args, !feedback.empty() || sharded, mesh, rank);
+    std::vector<rt::Event> trace;
     std::vector<StepRecord> steps =
-        runSteps(call, feedback, options.steps, rank);
+        runSteps(call, feedback, options.steps, rank,
+                 lossRankOf(program, rt::worldSize()),
+                 options.traceFile.empty() ? nullptr : &trace);
     rt::finishProgram();
-    finishRun(call, steps, options, mesh, rank);
+    finishRun(program, call, steps, trace, options, mesh, rank);
   });
   return 0;
 }

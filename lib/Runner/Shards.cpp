@@ -91,17 +91,18 @@ HostTensor mlir::epl::sliceShard(const HostTensor &global, const Shard &shard,
 HostTensor
 mlir::epl::assembleShards(const HostTensor &like, ArrayRef<int64_t> shape,
                           const Shard &shard, const MeshInfo &mesh,
-                          const std::vector<std::vector<char>> &parts) {
+                          const std::vector<std::vector<char>> &parts,
+                          ArrayRef<int> ranks) {
   HostTensor global = like;
   global.shape.assign(shape.begin(), shape.end());
   size_t es = dtypeSize(like.dtype);
   if (shard.isWhole()) {
-    global.data = parts.front();
+    global.data = parts[ranks.front()];
     return global;
   }
   global.data.assign(global.numElements() * es, 0);
   std::vector<int64_t> local = localShape(shape, shard, mesh);
-  for (size_t rank = 0; rank < parts.size(); ++rank)
+  for (int rank : ranks)
     copyBlock(global.data.data(), global.shape,
               const_cast<char *>(parts[rank].data()), local,
               blockOffsets(shard, mesh, local, rank), es, /*toLocal=*/false);

@@ -70,6 +70,12 @@ const char *epl::rt::reductionName(EplReduction kind) {
   return "?";
 }
 
+int64_t epl::rt::nowNanoseconds() {
+  using namespace std::chrono;
+  return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string epl::rt::formatSeconds(double seconds) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%g s", seconds);
@@ -424,6 +430,19 @@ void broadcast(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
     x.copyLocally();
 }
 
+/// Appends a timed send or receive wait that began at `begin`.
+void recordPointToPoint(Event::Kind kind, const Group &group, int64_t peer,
+                        int64_t tag, int64_t bytes, int64_t begin) {
+  Event e;
+  e.kind = kind;
+  e.peer = group.members[peer];
+  e.tag = tag;
+  e.bytes = bytes;
+  e.begin = begin;
+  e.end = nowNanoseconds();
+  currentStats().events.push_back(e);
+}
+
 template <EplDType DT>
 void send(EplUnrankedMemRef *in, EplUnrankedMemRef *groupDesc, int64_t peer,
           int64_t tag) {
@@ -434,9 +453,12 @@ void send(EplUnrankedMemRef *in, EplUnrankedMemRef *groupDesc, int64_t peer,
   if (peer < 0 || peer >= group.size() || peer == group.index)
     fatalError("send: peer " + std::to_string(peer) +
                " is not another device of the group " + group.describe());
-  record(op, group, i.numElements() * es);
+  int64_t bytes = i.numElements() * es;
+  record(op, group, bytes);
+  int64_t begin = nowNanoseconds();
   communicatorFor(group)->send(i.base, i.numElements(), DT,
                                static_cast<int>(peer), tag);
+  recordPointToPoint(Event::Kind::Send, group, peer, tag, bytes, begin);
 }
 
 template <EplDType DT>
@@ -449,9 +471,13 @@ void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
   if (peer < 0 || peer >= group.size() || peer == group.index)
     fatalError("recv: peer " + std::to_string(peer) +
                " is not another device of the group " + group.describe());
-  record(op, group, o.numElements() * es);
+  int64_t bytes = o.numElements() * es;
+  record(op, group, bytes);
+  // The wait: from asking until the message is in `out`.
+  int64_t begin = nowNanoseconds();
   communicatorFor(group)->recv(o.base, o.numElements(), DT,
                                static_cast<int>(peer), tag);
+  recordPointToPoint(Event::Kind::RecvWait, group, peer, tag, bytes, begin);
 }
 } // namespace
 
@@ -512,6 +538,32 @@ int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group) {
 double epl_rt_now(void) {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+void _mlir_ciface_epl_rt_action_begin(int32_t phase, int64_t microBatch,
+                                      int64_t stage) {
+  Event e;
+  e.phase = phase;
+  e.microBatch = microBatch;
+  e.stage = stage;
+  e.begin = nowNanoseconds();
+  currentStats().events.push_back(e);
+}
+
+void _mlir_ciface_epl_rt_action_end(void) {
+  int64_t end = nowNanoseconds();
+  // The open action is the latest one: actions do not nest, and only
+  // point-to-point events may follow it.
+  std::vector<Event> &events = currentStats().events;
+  for (auto it = events.rbegin(); it != events.rend(); ++it)
+    if (it->kind == Event::Kind::Action) {
+      if (it->end == 0) {
+        it->end = end;
+        return;
+      }
+      break;
+    }
+  fatalError("action_end without a matching action_begin");
 }
 
 //===----------------------------------------------------------------------===//

@@ -105,3 +105,31 @@ func.func @point_to_point(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, i
   %i = epl.group_index on @pipe over ["stage"]
   return %b, %r, %i : tensor<4xf32>, tensor<4xf32>, index
 }
+
+// -----
+
+// A pipeline's schedule: each action call is timed by the runtime, and the
+// pipeline op (read by the runner) goes with the mesh.
+// CHECK-NOT: epl.pipeline
+// CHECK-NOT: epl.mesh
+epl.mesh @pp ["stage" = 2]
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferBackward" micro_batches 1
+
+// CHECK-LABEL: func @stage0
+func.func @stage0(%x: tensor<4xf32>) {
+  // CHECK-DAG: %[[PHASE:.*]] = arith.constant 2 : i32
+  // CHECK-DAG: %[[MB:.*]] = arith.constant 3 : i64
+  // CHECK-DAG: %[[STAGE:.*]] = arith.constant 0 : i64
+  // CHECK: call @epl_rt_action_begin(%[[PHASE]], %[[MB]], %[[STAGE]]) : (i32, i64, i64) -> ()
+  // CHECK-NEXT: %[[A:.*]] = call @piece(%{{.*}}) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK-NEXT: call @epl_rt_action_end() : () -> ()
+  // CHECK-NOT: epl.action
+  // CHECK: call @epl_rt_send_f32
+  %a = func.call @piece(%x) {epl.action = #epl.action<phase = backward_weight, micro_batch = 3, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 tag 0 : tensor<4xf32>
+  return
+}
+func.func @stage1() { return }
+func.func private @piece(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
+// CHECK: func.func private @epl_rt_action_begin(i32, i64, i64) attributes {llvm.emit_c_interface}
+// CHECK: func.func private @epl_rt_action_end() attributes {llvm.emit_c_interface}

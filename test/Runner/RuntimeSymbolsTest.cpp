@@ -3,10 +3,11 @@
 // Part of EPL-MLIR.
 //
 // Lowers every collective and point-to-point op for every element type the
-// runtime moves, matmuls and group_index with `epl-lower-to-cpu`, and checks
-// that every function the result declares (what the JIT must resolve) is in
-// the runtime's symbol table: a runtime function that the lowering calls but
-// RuntimeSymbols.def does not list fails here, not at a user's run.
+// runtime moves, matmuls, group_index and a pipeline action with
+// `epl-lower-to-cpu`, and checks that every function the result declares
+// (what the JIT must resolve) is in the runtime's symbol table: a runtime
+// function that the lowering calls but RuntimeSymbols.def does not list
+// fails here, not at a user's run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,10 +57,16 @@ std::string matmul(const std::string &t) {
 }
 
 TEST(RuntimeSymbols, LoweringCallsOnlyRegisteredSymbols) {
-  std::string source = "epl.mesh @mesh [\"x\" = 2]\n"
-                       "func.func @index() -> index {\n"
-                       "  %0 = epl.group_index on @mesh over [\"x\"]\n"
-                       "  return %0 : index\n}\n";
+  std::string source =
+      "epl.mesh @mesh [\"x\" = 2]\n"
+      "func.func @index() -> index {\n"
+      "  %0 = epl.group_index on @mesh over [\"x\"]\n"
+      "  return %0 : index\n}\n"
+      "func.func @action() {\n"
+      "  func.call @piece() {epl.action = #epl.action<phase = forward, "
+      "micro_batch = 0, stage = 0>} : () -> ()\n"
+      "  return\n}\n"
+      "func.func private @piece() { return }\n";
   for (const char *t : {"f32", "f64", "i32", "i64", "f16"})
     source += communication(t);
   for (const char *t : {"f32", "f64"})
@@ -87,8 +94,9 @@ TEST(RuntimeSymbols, LoweringCallsOnlyRegisteredSymbols) {
     }
   // The module above reaches every kind of call.
   std::vector<std::string> expected = {
-      "_mlir_ciface_epl_rt_group_index", "_mlir_ciface_epl_rt_matmul_f32",
-      "_mlir_ciface_epl_rt_matmul_f64", "_mlir_memref_to_llvm_alloc"};
+      "_mlir_ciface_epl_rt_group_index", "_mlir_ciface_epl_rt_action_begin",
+      "_mlir_ciface_epl_rt_action_end",  "_mlir_ciface_epl_rt_matmul_f32",
+      "_mlir_ciface_epl_rt_matmul_f64",  "_mlir_memref_to_llvm_alloc"};
   for (const char *kind : {"all_reduce", "all_gather", "reduce_scatter",
                            "all_to_all", "broadcast", "send", "recv"})
     for (const char *t : {"f32", "f64", "i32", "i64", "f16"})

@@ -228,17 +228,34 @@ void checkGroup(Checker &check, int rank, const std::vector<int64_t> &shape,
     check.equal(out.data, valuesOf<T>(members[g - 1], 9, 5), "broadcast");
   }
 
-  // A ring of sends then receives, twice with different tags.
+  // A ring of sends then receives, twice with different tags, in a timed
+  // pipeline action: the rank records the action, the send and the wait.
   if (g > 1) {
     int next = (index + 1) % g, prev = (index + g - 1) % g;
     for (int64_t tag : {0, 3}) {
       Buffer<T> in{valuesOf<T>(rank, 4 + tag, 6)}, out{std::vector<T>(4 + tag)};
+      _mlir_ciface_epl_rt_action_begin(EPL_RT_BACKWARD_INPUT, tag, index);
       EPL_DISPATCH(send, T, in.mem(), group.mem(), static_cast<int64_t>(next),
                    tag)
       EPL_DISPATCH(recv, T, out.mem(), group.mem(), static_cast<int64_t>(prev),
                    tag)
+      _mlir_ciface_epl_rt_action_end();
       check.equal(out.data, valuesOf<T>(members[prev], 4 + tag, 6),
                   "send/recv tag " + std::to_string(tag));
+      const std::vector<Event> &events = currentStats().events;
+      int64_t bytes = (4 + tag) * static_cast<int64_t>(sizeof(T));
+      const Event *e = events.size() < 3 ? nullptr : &events[events.size() - 3];
+      if (!e || e[0].kind != Event::Kind::Action ||
+          e[0].phase != EPL_RT_BACKWARD_INPUT || e[0].microBatch != tag ||
+          e[0].stage != index || e[0].end < e[2].end ||
+          e[1].kind != Event::Kind::Send || e[1].peer != members[next] ||
+          e[1].tag != tag || e[1].bytes != bytes ||
+          e[2].kind != Event::Kind::RecvWait || e[2].peer != members[prev] ||
+          e[2].bytes != bytes || e[2].begin < e[1].end)
+        check.failures.push_back(check.context +
+                                 "events of an action with a send and a "
+                                 "recv, tag " +
+                                 std::to_string(tag));
     }
   }
 }

@@ -5,10 +5,12 @@
 // Parses a tensor-level module (L0 to L3), lowers what it still needs with
 // the `epl-lower-to-cpu` pipeline, JIT-compiles it once per process and calls
 // its entry on every rank: threads of this process (--ranks N) or one process
-// per rank under mpirun. Parameters come from a seed or a safetensors file,
-// inputs from a file or a seeded generator. Rank 0 reports each step, and
-// optionally writes a JSON report and the results as safetensors. The work
-// is the runner library's (lib/Runner); this is its command line.
+// per rank under mpirun; a pipelined step (`epl.pipeline`) runs each
+// stage's function on that stage's ranks. Parameters come from a seed or a
+// safetensors file, inputs from a file or a seeded generator. Rank 0 reports
+// each step, and optionally writes a JSON report, a Chrome trace and the
+// results as safetensors. The work is the runner library's (lib/Runner);
+// this is its command line.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +62,11 @@ cl::opt<int> numSteps("steps", cl::desc("Steps to run"), cl::init(1),
                       cl::cat(category));
 cl::opt<std::string> reportFile("report", cl::desc("Write a JSON report"),
                                 cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string>
+    traceFile("trace",
+              cl::desc("Write a Chrome trace (Perfetto): a row per rank, a "
+                       "slice per pipeline action, send and receive wait"),
+              cl::value_desc("file"), cl::cat(category));
 cl::opt<std::string>
     dumpFile("dump-results",
              cl::desc("Write the entry's results (safetensors)"),
@@ -124,6 +131,7 @@ int main(int argc, char **argv) {
                                                  : rt::BackendKind::Threads);
   run.steps = numSteps;
   run.reportFile = reportFile;
+  run.traceFile = traceFile;
   run.dumpFile = dumpFile;
   run.saveFile = saveFile;
   if (numRanks < 1)
@@ -134,6 +142,9 @@ int main(int argc, char **argv) {
     fail("--steps must not be negative");
   if (run.ranks.backend == rt::BackendKind::MPI && !rt::mpiAvailable())
     fail("this epl-run was built without MPI");
+  std::string error;
+  if (failed(checkOutputs(run, error)))
+    fail(error);
 
   CompileOptions compile;
   compile.entry = entryName;
@@ -145,18 +156,17 @@ int main(int argc, char **argv) {
   compile.timing = showTiming;
 
   PhaseTimer timer(showTiming);
-  std::string error;
   SourceModule module;
   if (failed(module.parse(inputFile, timer, error)))
     return exitWith(error);
   FailureOr<Step> step = buildStep(module.get(), compile, timer, error);
   if (failed(step))
     return exitWith(error);
-  if (failed(checkMeshes(step->meshes, run.ranks, error)))
+  if (failed(checkMeshes(step->program.meshes, run.ranks, error)))
     return exitWith(error);
   // Load and check every input before compiling or running anything.
   FailureOr<std::vector<HostTensor>> args =
-      prepareArguments(step->entry, {paramsFile, dataFile, seed}, error);
+      prepareArguments(step->program, {paramsFile, dataFile, seed}, error);
   if (failed(args))
     return exitWith(error);
   FailureOr<LoadedProgram> loaded =

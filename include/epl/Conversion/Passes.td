@@ -23,8 +23,14 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
     runtime only ever moves contiguous blocks.
 
     The device group of each call is a constant global describing the mesh
-    and the axes; meshes are numbered in module order. `epl.mesh` ops are
-    erased once nothing refers to them.
+    and the axes; meshes are numbered in module order. `epl.pipeline` ops
+    (read by the runner before lowering) are erased, and `epl.mesh` ops once
+    nothing refers to them.
+
+    A call of a pipeline schedule tagged `epl.action` is bracketed by
+    `epl_rt_action_begin(phase, micro_batch, stage)` and
+    `epl_rt_action_end()`, which time it for epl-run's trace and report;
+    the attribute is dropped.
 
     ```mlir
     epl.mesh @mesh ["data" = 2, "tensor" = 4]
@@ -57,6 +63,8 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
               "Collective and point-to-point ops turned into runtime calls">,
     Statistic<"numTransposes", "transposes",
               "Transposes added around collectives along inner dimensions">,
+    Statistic<"numActions", "actions",
+              "Pipeline actions bracketed with timing calls">,
   ];
 }
 

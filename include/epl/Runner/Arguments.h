@@ -2,11 +2,13 @@
 //
 // Part of EPL-MLIR.
 //
-// Every argument of the entry as a global host tensor: parameters and
+// Every argument of the step as a global host tensor: parameters and
 // optimizer state from a parameters file (a checkpoint written by --save
 // holds both), inputs and labels from a data file, anything not given
-// generated from the seed (Initializers.h). Files are checked against the
-// entry before anything runs.
+// generated from the seed (Initializers.h). Arguments go by name, so that a
+// pipelined step, whose stages each take some of them, starts from the same
+// values as the step on one device. Files are checked against the step
+// before anything runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,12 +30,18 @@ struct ArgumentSources {
   uint64_t seed = 0;
 };
 
-/// The global value of every argument of `entry`, in order. Fails with one
-/// line naming the file and the tensor at fault: a file that cannot be
-/// read, a missing tensor, a wrong shape or element type, or an argument
-/// of a type runners do not pass.
+/// Sets `program.args` to the union by name of its stages' arguments (in
+/// order of first use, stage 0 first) and each stage's `argIndices`. Fails
+/// when two stages take one name with different global types or kinds,
+/// naming both.
+llvm::LogicalResult collectArguments(Program &program, std::string &error);
+
+/// The global value of every argument of `program` (`program.args`), in
+/// order. Fails with one line naming the file and the tensor at fault: a
+/// file that cannot be read, a missing tensor, a wrong shape or element
+/// type, or an argument of a type runners do not pass.
 llvm::FailureOr<std::vector<HostTensor>>
-prepareArguments(const EntryPoint &entry, const ArgumentSources &sources,
+prepareArguments(const Program &program, const ArgumentSources &sources,
                  std::string &error);
 
 } // namespace mlir::epl

@@ -6,8 +6,8 @@
 // inputs in between, before the expensive part:
 //  1. `buildStep` finds the entry and, for an L0 model, builds its training
 //     step (`epl-autodiff`, or `epl-parallelize` on several devices), then
-//     describes it (Program.h);
-//  2. `loadProgram` wraps the entry, lowers the module with
+//     describes it (Program.h), one stage per function of a pipeline;
+//  2. `loadProgram` wraps each stage's function, lowers the module with
 //     `epl-lower-to-cpu` and JIT-compiles it for the host, with the
 //     runtime's symbols (epl/Runtime/Symbols.h) resolved.
 // Errors: a failing function fills `error`, or leaves it empty when the
@@ -84,18 +84,18 @@ private:
   OwningOpRef<ModuleOp> module;
 };
 
-/// The function to run, built and described.
+/// The step to run, built and described: `program` without its calls.
 struct Step {
-  func::FuncOp function;
-  EntryPoint entry;
-  std::vector<MeshInfo> meshes;
+  /// The function of each stage.
+  SmallVector<func::FuncOp> functions;
+  Program program;
 };
 
 /// Stage 1 (see above).
 FailureOr<Step> buildStep(ModuleOp module, const CompileOptions &options,
                           PhaseTimer &timer, std::string &error);
 
-/// A JIT-compiled step: `program.call` points into `engine`.
+/// A JIT-compiled step: the stages' calls point into `engine`.
 struct LoadedProgram {
   std::unique_ptr<ExecutionEngine> engine;
   Program program;

@@ -2,17 +2,20 @@
 //
 // Part of EPL-MLIR.
 //
-// epl-run calls one function of a tensor-level module on every rank. This
-// finds it, describes it for the runner (Program.h: arguments and results
-// in the user's terms, the meshes) and wraps it in a function with the C
-// interface that takes every argument and result as a caller-owned buffer,
-// so that the host owns all memory that crosses the boundary.
+// epl-run calls one function of a tensor-level module on every rank, or for
+// a pipelined step (`epl.pipeline`) one function per stage. This finds them,
+// describes them for the runner (Program.h: arguments and results in the
+// user's terms, the meshes, the stage axis) and wraps each in a function
+// with the C interface that takes every argument and result as a
+// caller-owned buffer, so that the host owns all memory that crosses the
+// boundary.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef EPL_RUNNER_ENTRYPOINT_H
 #define EPL_RUNNER_ENTRYPOINT_H
 
+#include "epl/Dialect/EPL/IR/EPLOps.h"
 #include "epl/Runner/Program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,23 +31,39 @@ namespace mlir::epl {
 /// training step was built yet).
 bool isModel(func::FuncOp fn);
 
-/// The symbol of the wrapper `wrapEntryPoint` adds.
-constexpr llvm::StringLiteral kEntryWrapperName = "__epl_entry";
+/// What a runner calls: one function, or the stage functions of an
+/// `epl.pipeline`, in stage order.
+struct StepFunctions {
+  /// The function's or the pipeline's symbol.
+  std::string name;
+  SmallVector<func::FuncOp> functions;
+  /// Null unless pipelined.
+  PipelineOp pipeline;
+};
 
-/// The function called `name`, or when `name` is empty the one function
-/// whose arguments carry `epl.arg`, else `main`. Errors say which functions
-/// there are.
-FailureOr<func::FuncOp> findEntryPoint(ModuleOp module, llvm::StringRef name,
-                                       std::string &error);
+/// The function or `epl.pipeline` called `name`; when `name` is empty, the
+/// module's one pipeline, else the one function whose arguments carry
+/// `epl.arg`, else `main`. Errors say which functions there are.
+FailureOr<StepFunctions> findEntryPoint(ModuleOp module, llvm::StringRef name,
+                                        std::string &error);
 
 /// Describes `entry`: every argument and result must be a statically shaped
 /// tensor.
 FailureOr<EntryPoint> describeEntryPoint(func::FuncOp entry,
                                          std::string &error);
 
-/// Adds `__epl_entry(args..., results...)` with the C interface: arguments
-/// as read-only buffers, results written into caller-provided buffers.
-void wrapEntryPoint(ModuleOp module, func::FuncOp entry);
+/// Describes the step: each function as a stage, the step's arguments by
+/// name (Arguments.h), the meshes, and for a pipeline its mesh and axis.
+FailureOr<Program> describeProgram(ModuleOp module, const StepFunctions &step,
+                                   std::string &error);
+
+/// The symbol of the wrapper `wrapEntryPoint` adds for stage `stage`.
+std::string entryWrapperName(size_t stage);
+
+/// Adds `entryWrapperName(stage)(args..., results...)` with the C
+/// interface: arguments as read-only buffers, results written into
+/// caller-provided buffers.
+void wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage);
 
 /// The meshes of `module`, in the order the runtime numbers them.
 std::vector<MeshInfo> collectMeshes(ModuleOp module);

@@ -2,12 +2,13 @@
 //
 // Part of EPL-MLIR.
 //
-// A runner calls one function of a compiled program on every rank. This
-// describes that function in the user's terms (arguments and results with
-// names, kinds, element types, global and per-device shapes, shards) and the
-// program's meshes, in plain C++: the run loop, the report and checkpoints
-// need no MLIR, so that the JIT (Compile.h) and an ahead-of-time runner
-// share them.
+// A runner calls one function of a compiled program on every rank, or for a
+// pipelined step (`epl.pipeline`) the function of the rank's stage. This
+// describes those functions in the user's terms (arguments and results with
+// names, kinds, element types, global and per-device shapes, shards), the
+// step's arguments by name and the program's meshes, in plain C++: the run
+// loop, the report and checkpoints need no MLIR, so that the JIT
+// (Compile.h) and an ahead-of-time runner share them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +79,21 @@ struct EntryPoint {
         results.begin(), results.end(),
         [](const EntryResult &r) { return r.kind == ResultKind::Param; });
   }
+
+  /// The result a run reports as the loss: the one tagged `loss`, else,
+  /// when no result says what it is, the first.
+  std::optional<size_t> lossResult() const {
+    for (size_t i = 0; i < results.size(); ++i)
+      if (results[i].kind == ResultKind::Loss)
+        return i;
+    bool tagged =
+        std::any_of(results.begin(), results.end(), [](const EntryResult &r) {
+          return r.kind != ResultKind::Other;
+        });
+    if (tagged || results.empty())
+      return std::nullopt;
+    return 0;
+  }
 };
 
 /// A mesh of the program, as the runtime numbers them (module order).
@@ -101,11 +117,51 @@ struct MeshInfo {
 /// each argument, then of each result (written by the callee), in order.
 using EntryFunction = void (*)(void **);
 
-/// A compiled step, ready to run.
-struct Program {
+/// What the devices of one pipeline stage call (every device, when the
+/// program is not pipelined).
+struct Stage {
   EntryPoint entry;
-  std::vector<MeshInfo> meshes;
+  /// The position in Program::args of each of `entry.args`.
+  std::vector<size_t> argIndices;
   EntryFunction call = nullptr;
+};
+
+/// A compiled step, ready to run. A program that is not pipelined is the
+/// one-stage case: every rank runs stage 0.
+struct Program {
+  /// The entry function's name, or the `epl.pipeline`'s.
+  std::string name;
+  /// The step's arguments, global, each once by name: the stages' in
+  /// order of first use (stage 0 first). Stage::argIndices point here.
+  std::vector<EntryArg> args;
+  std::vector<Stage> stages;
+  std::vector<MeshInfo> meshes;
+  /// The mesh the ranks number row-major: shards are cut over it, and the
+  /// stages are laid out along its axis `stageAxis` (-1: one stage).
+  size_t mesh = 0;
+  int64_t stageAxis = -1;
+
+  bool isPipelined() const { return stageAxis >= 0; }
+
+  /// The stage `rank` runs: its coordinate along the stage axis.
+  int stageOf(int rank) const {
+    if (!isPipelined())
+      return 0;
+    const std::vector<int64_t> &sizes = meshes[mesh].sizes;
+    int64_t inner = 1;
+    for (size_t a = stageAxis + 1; a < sizes.size(); ++a)
+      inner *= sizes[a];
+    return static_cast<int>(rank / inner % sizes[stageAxis]);
+  }
+
+  /// The ranks, of `worldSize`, that run stage `stage`.
+  std::vector<int> ranksOf(int stage, int worldSize) const {
+    std::vector<int> ranks;
+    for (int r = 0; r < worldSize; ++r)
+      if (stageOf(r) == stage)
+        ranks.push_back(r);
+    return ranks;
+  }
 };
 
 } // namespace mlir::epl

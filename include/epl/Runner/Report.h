@@ -3,10 +3,10 @@
 // Part of EPL-MLIR.
 //
 // The lines a run prints (one per step, then a summary) and the files it
-// writes: the JSON report, the dump of the entry's results and the
-// checkpoint. Every file is written atomically (to a temporary file, then
-// renamed); a file that cannot be written ends the run (rt::fatalError).
-// docs/epl-run.md describes the formats.
+// writes: the JSON report, the Chrome trace, the dump of the entry's results
+// and the checkpoint. Every file is written atomically (to a temporary file,
+// then renamed); a file that cannot be written ends the run
+// (rt::fatalError). docs/epl-run.md describes the formats.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,39 +18,68 @@
 
 namespace mlir::epl {
 
+/// What one rank did in one step, from the runtime's events.
+struct StepActivity {
+  /// Time in pipeline actions, and blocked in receives.
+  double busyMs = 0, waitMs = 0;
+  /// Steady-clock nanoseconds from the first action's start to the last
+  /// one's end; both 0 when the step ran no action.
+  int64_t firstBegin = 0, lastEnd = 0;
+};
+
 /// One step on one rank.
 struct StepRecord {
   int step;
-  /// The first result when it is a scalar float (a training step's loss).
+  /// The loss (EntryPoint::lossResult) when it is a scalar float.
   std::optional<double> loss;
   double timeMs;
+  StepActivity activity;
+};
+
+/// What one rank measured over the run.
+struct RankReport {
+  int stage = 0;
+  int64_t peakBytes = 0;
+  /// Point-to-point payload.
+  int64_t p2pSentBytes = 0, p2pReceivedBytes = 0;
+  /// Means over the steps.
+  double busyMs = 0, waitMs = 0;
+  /// The mean over steps of 1 - busy / span, where a step's span runs from
+  /// the first action's start to the last action's end over all ranks;
+  /// std::nullopt when no step ran an action.
+  std::optional<double> bubble;
 };
 
 /// "step <k> loss <value> time_ms <t>", or without the loss.
 void printStep(const StepRecord &step);
 
-/// "epl-run: <n> steps of @<entry> on <r> ranks (<backend>): mean step ...,
-/// peak memory ... per rank".
-void printSummary(const std::string &entry, int numSteps,
-                  const std::vector<StepRecord> &steps, int ranks,
-                  const char *backend, const std::vector<int64_t> &peakBytes);
+/// "epl-run: <n> steps of @<name> on <r> ranks (<backend>): mean step ...,
+/// peak memory ... per rank", then for a pipelined program a line per rank.
+void printSummary(const Program &program, int numSteps,
+                  const std::vector<StepRecord> &steps, const char *backend,
+                  const std::vector<RankReport> &ranks);
 
-/// The JSON report: steps, ranks, backend, peak memory per rank and what
+/// The JSON report: steps, ranks, backend, what each rank measured and what
 /// rank 0 communicated (`stats`), with mesh and axis names from `meshes`.
 void writeReport(const std::string &path, const std::vector<StepRecord> &steps,
-                 int ranks, const char *backend,
-                 const std::vector<int64_t> &peakBytes,
+                 const char *backend, const std::vector<RankReport> &ranks,
                  const ::epl::rt::RankStats &stats,
                  const std::vector<MeshInfo> &meshes);
 
-/// The entry's results: `results` are rank 0's (named `result<i>`),
-/// `allResults[i]` the bytes of result i on every rank. A sharded result
-/// is put back together; a whole one is written as rank 0's `result<i>`
-/// and every other rank's `rank<r>/result<i>`.
-void writeResults(const std::string &path, const EntryPoint &entry,
-                  const std::vector<HostTensor> &results,
-                  const std::vector<std::vector<std::vector<char>>> &allResults,
-                  const MeshInfo &mesh, int ranks);
+/// A Chrome trace (Perfetto opens it) of every rank's `events`.
+void writeTrace(const std::string &path, const Program &program,
+                const std::vector<std::vector<::epl::rt::Event>> &events);
+
+/// The bytes of one value on every rank, indexed by rank.
+using RankParts = std::vector<std::vector<char>>;
+
+/// The results of every stage: `parts[s][i]`, result i of stage s on every
+/// rank (meaningful on the ranks of stage s). A sharded result is put back
+/// together; of a whole one, the stage's first rank's is written as
+/// `result<i>`, every other's as `rank<r>/result<i>`. Pipelined programs
+/// prefix each name with `stage<s>/`.
+void writeResults(const std::string &path, const Program &program,
+                  const std::vector<std::vector<RankParts>> &parts, int ranks);
 
 /// A checkpoint of global `tensors` (parameters and optimizer state), which
 /// a parameters file of a later run resumes from.

@@ -2,12 +2,14 @@
 //
 // Part of EPL-MLIR.
 //
-// The run loop shared by every runner: cuts each rank's shards from the
-// global arguments, packs them with result buffers for the entry's C
-// interface, calls the step, feeds a training step's new parameters and
-// optimizer state back into its arguments, and at the end prints the
-// summary and writes the report, the results dump and the checkpoint
-// (Report.h). No MLIR: a Program is all it needs.
+// The run loop shared by every runner: each rank runs its stage's function
+// (every rank the one function, unless pipelined). It cuts the rank's
+// shards of the arguments its stage takes from the global arguments, packs
+// them with result buffers for the function's C interface, calls it, feeds
+// a training step's new parameters and optimizer state back into its
+// arguments, and at the end prints the summary and writes the report, the
+// trace, the results dump and the checkpoint (Report.h). No MLIR: a Program
+// is all it needs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,12 +28,18 @@ struct RunOptions {
   /// Backend, ranks and timeout.
   ::epl::rt::Options ranks;
   int steps = 1;
-  /// Where to write the JSON report, the results and the checkpoint after
-  /// the last step; empty: not written.
+  /// Where to write the JSON report, the Chrome trace, the results and the
+  /// checkpoint after the last step; empty: not written.
   std::string reportFile;
+  std::string traceFile;
   std::string dumpFile;
   std::string saveFile;
 };
+
+/// Checks that each file `options` names can be written (by creating and
+/// removing a temporary file next to it), so that a bad path fails before
+/// anything runs.
+llvm::LogicalResult checkOutputs(const RunOptions &options, std::string &error);
 
 /// How many devices a run with `options` has: the launcher's processes
 /// under MPI, else the threads.
@@ -48,8 +56,10 @@ llvm::LogicalResult checkMeshes(const std::vector<MeshInfo> &meshes,
                                 std::string &error);
 
 /// Runs `options.steps` steps of `program` from the global `args`
-/// (Arguments.h) on every rank. Rank 0 prints a line per step and the
-/// summary, and writes the files `options` asks for. Returns the exit code.
+/// (Arguments.h, in the order of `program.args`) on every rank. Rank 0
+/// prints a line per step (with the loss from the stage that returns it)
+/// and the summary, and writes the files `options` asks for. Returns the
+/// exit code.
 int runProgram(const Program &program, std::vector<HostTensor> args,
                const RunOptions &options);
 

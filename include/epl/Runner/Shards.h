@@ -23,11 +23,13 @@ namespace mlir::epl {
 HostTensor sliceShard(const HostTensor &global, const Shard &shard,
                       const MeshInfo &mesh, int rank);
 
-/// The global tensor of shape `shape` whose shards, in rank order, are
-/// `parts`.
+/// The global tensor of shape `shape` (named and typed like `like`) whose
+/// shards are `parts[r]` for each rank r of `ranks`, the ranks that hold
+/// it (all, or a pipeline stage's); `parts` is indexed by rank.
 HostTensor assembleShards(const HostTensor &like, llvm::ArrayRef<int64_t> shape,
                           const Shard &shard, const MeshInfo &mesh,
-                          const std::vector<std::vector<char>> &parts);
+                          const std::vector<std::vector<char>> &parts,
+                          llvm::ArrayRef<int> ranks);
 
 } // namespace mlir::epl
 

@@ -89,6 +89,24 @@ struct CollectiveStat {
   int64_t count = 0;
   int64_t bytes = 0;
 };
+
+/// A timed slice of one rank's run, for the trace and the report. Plain
+/// data, so that ranks gather them as bytes.
+struct Event {
+  enum class Kind : int32_t { Action, Send, RecvWait };
+  Kind kind = Kind::Action;
+  /// Action: the phase (EplPhase), micro-batch and stage it ran.
+  int32_t phase = 0;
+  int64_t microBatch = 0, stage = 0;
+  /// Send, RecvWait: the peer's global rank, the tag and the bytes moved.
+  int64_t peer = 0, tag = 0, bytes = 0;
+  /// Steady-clock nanoseconds (the host's monotonic clock).
+  int64_t begin = 0, end = 0;
+};
+
+/// The steady clock events are stamped with, in nanoseconds.
+int64_t nowNanoseconds();
+
 struct RankStats {
   int64_t currentBytes = 0;
   int64_t peakBytes = 0;
@@ -104,10 +122,15 @@ struct RankStats {
     }
   };
   std::map<Key, CollectiveStat> collectives;
+  /// Actions, sends and receive waits in the order they began. Recorded
+  /// always (a push per call, no lock: each rank has its own); the host
+  /// takes them after each step.
+  std::vector<Event> events;
   /// Forgets the counters, keeps current memory (buffers still live).
   void resetCounters() {
     peakBytes = currentBytes;
     collectives.clear();
+    events.clear();
   }
 };
 

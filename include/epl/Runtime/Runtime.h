@@ -113,6 +113,20 @@ void memrefCopy(int64_t elemSize, EplUnrankedMemRef *src,
 /// Timers for instrumented programs: seconds since an arbitrary origin.
 double epl_rt_now(void);
 
+/// Phases of a pipeline action; the values match `mlir::epl::Phase`.
+typedef enum {
+  EPL_RT_FORWARD = 0,
+  EPL_RT_BACKWARD_INPUT = 1,
+  EPL_RT_BACKWARD_WEIGHT = 2
+} EplPhase;
+
+/// Bracket one action of a pipeline schedule (the call of a stage's forward,
+/// input-gradient or weight-gradient function for one micro-batch) so that
+/// the runtime times it for the trace and the report. Actions do not nest.
+void _mlir_ciface_epl_rt_action_begin(int32_t phase, int64_t micro_batch,
+                                      int64_t stage);
+void _mlir_ciface_epl_rt_action_end(void);
+
 /// Allocation entry points of `finalize-memref-to-llvm{use-generic-functions}`:
 /// every buffer of a lowered program goes through them, which is how the
 /// runtime knows each rank's current and peak memory.

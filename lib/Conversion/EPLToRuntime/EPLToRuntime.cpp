@@ -300,6 +300,25 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
   return l.transposes;
 }
 
+/// Brackets a call of a pipeline schedule's action with the runtime's
+/// action_begin / action_end, which time it for the trace, and drops
+/// `epl.action`: the runtime calls carry it from here.
+void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
+  OpBuilder b(call);
+  Location loc = call.getLoc();
+  api.call(
+      b, loc, RuntimeAPI::function("action_begin"),
+      {arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                    static_cast<int64_t>(action.getPhase())),
+       arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                    action.getMicroBatch()),
+       arith::ConstantIntOp::create(b, loc, b.getI64Type(),
+                                    action.getStage())});
+  b.setInsertionPointAfter(call);
+  api.call(b, loc, RuntimeAPI::function("action_end"), {});
+  call->removeAttr(EPLDialect::kActionAttrName);
+}
+
 struct EPLLowerToRuntimePass
     : mlir::epl::impl::EPLLowerToRuntimePassBase<EPLLowerToRuntimePass> {
   void runOnOperation() override {
@@ -317,24 +336,43 @@ struct EPLLowerToRuntimePass
       numTransposes += *transposes;
     }
 
+    SmallVector<std::pair<func::CallOp, ActionAttr>> actions;
+    module.walk([&](func::CallOp call) {
+      if (auto action =
+              call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName))
+        actions.push_back({call, action});
+    });
+    for (auto [call, action] : actions)
+      lowerAction(api, call, action);
+    numActions += actions.size();
+
     // On one device (no partitioning ran), a sharding constraint is the
     // identity.
     module.walk([](ShardingConstraintOp c) {
       c.getResult().replaceAllUsesWith(c.getInput());
       c.erase();
     });
-    // Below this level, values are buffers of one device: how they were a
-    // shard of a global value is the runner's business, read before.
+    // Below this level, values are buffers of one device: what they are in
+    // the step (names, kinds, how they shard a global value) is the
+    // runner's business, read before. LLVM would warn about each.
+    auto withoutEPL = [](DictionaryAttr attrs) {
+      SmallVector<NamedAttribute> kept;
+      if (attrs)
+        llvm::copy_if(attrs, std::back_inserter(kept), [](NamedAttribute a) {
+          return !a.getName().strref().starts_with("epl.");
+        });
+      return kept;
+    };
     for (auto fn : module.getOps<func::FuncOp>()) {
-      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-        fn.removeArgAttr(i, EPLDialect::kShardAttrName);
-        fn.removeArgAttr(i, EPLDialect::kShardingAttrName);
-      }
-      for (unsigned i = 0; i < fn.getNumResults(); ++i) {
-        fn.removeResultAttr(i, EPLDialect::kShardAttrName);
-        fn.removeResultAttr(i, EPLDialect::kShardingAttrName);
-      }
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+        fn.setArgAttrs(i, withoutEPL(fn.getArgAttrDict(i)));
+      for (unsigned i = 0; i < fn.getNumResults(); ++i)
+        fn.setResultAttrs(i, withoutEPL(fn.getResultAttrDict(i)));
     }
+    // Which stage function each device runs is the runner's business too.
+    for (PipelineOp pipeline :
+         llvm::make_early_inc_range(module.getOps<PipelineOp>()))
+      pipeline.erase();
     // Meshes only describe groups, which the descriptors now carry.
     for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
       if (SymbolTable::symbolKnownUseEmpty(mesh, module))

@@ -69,8 +69,8 @@ struct PendingSend {
 
 class MPICommunicator final : public Communicator {
 public:
-  MPICommunicator(MPIWorld &world, MPI_Comm comm, Group group)
-      : world(world), comm(comm), group(std::move(group)) {}
+  MPICommunicator(MPIWorld &world, Group group)
+      : world(world), group(std::move(group)) {}
   ~MPICommunicator() override {
     if (comm != MPI_COMM_NULL)
       MPI_Comm_free(&comm);
@@ -99,9 +99,33 @@ private:
   void wait(MPI_Request &request, const char *what);
 
   MPIWorld &world;
-  MPI_Comm comm;
+  /// Created by the first collective (agree): point-to-point goes through
+  /// the world and needs none.
+  MPI_Comm comm = MPI_COMM_NULL;
   Group group;
 };
+
+/// The communicator of `group`, created by its members alone (not a split,
+/// collective over the world): the stages of a pipeline run different
+/// programs, which meet their groups in different orders. Concurrent
+/// creations of overlapping groups are told apart by a tag, a hash of the
+/// members.
+MPI_Comm createCommunicator(const Group &group) {
+  int *upperBound = nullptr, found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &upperBound, &found);
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (int m : group.members)
+    hash = (hash ^ static_cast<uint64_t>(m)) * 0x100000001b3ull;
+  int tag = static_cast<int>(hash % (found ? *upperBound : 32767));
+  MPI_Group world, members;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, group.size(), group.members.data(), &members);
+  MPI_Comm comm;
+  MPI_Comm_create_group(MPI_COMM_WORLD, members, tag, &comm);
+  MPI_Group_free(&members);
+  MPI_Group_free(&world);
+  return comm;
+}
 
 class MPIWorld final : public Backend {
 public:
@@ -113,11 +137,7 @@ public:
     auto it = communicators.find(group.members);
     if (it != communicators.end())
       return *it->second;
-    // Every rank reaches the first use of a set of axes at the same program
-    // point, so this split is collective over the world, as MPI requires.
-    MPI_Comm comm;
-    MPI_Comm_split(MPI_COMM_WORLD, group.members.front(), group.index, &comm);
-    auto created = std::make_unique<MPICommunicator>(*this, comm, group);
+    auto created = std::make_unique<MPICommunicator>(*this, group);
     return *communicators.emplace(group.members, std::move(created))
                 .first->second;
   }
@@ -214,6 +234,8 @@ void MPICommunicator::wait(MPI_Request &request, const char *what) {
 
 void MPICommunicator::agree(int64_t op, size_t count, EplDType dtype, int kind,
                             int root) {
+  if (comm == MPI_COMM_NULL)
+    comm = createCommunicator(group);
   int64_t mine[5] = {op, static_cast<int64_t>(count), dtype, kind, root};
   std::vector<int64_t> all(5 * group.size());
   MPI_Request request;
