@@ -830,8 +830,11 @@ int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
           ? static_cast<double>(groupSize(mesh, batch))
           : 1.0;
   auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
-  // Gradient reductions by axes and element type, in result order.
-  llvm::MapVector<std::pair<Attribute, Type>, SmallVector<AllReduceOp>>
+  // Gradient reductions by axes, element type and pipeline stage device
+  // (each stage reduces its own), in result order.
+  std::optional<int64_t> stageDevices = mesh.getAxisSize("stage");
+  llvm::MapVector<std::tuple<Attribute, Type, int64_t>,
+                  SmallVector<AllReduceOp>>
       reductions;
   SmallVector<unsigned> unreduced;
   for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i) {
@@ -844,8 +847,12 @@ int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
         ar && llvm::any_of(ar.getAxes(), [&](Attribute axis) {
           return llvm::is_contained(batch, cast<StringAttr>(axis).getValue());
         });
+    int64_t device = 0;
+    if (stageDevices)
+      device = pipelineStageOf(ar.getInput()).value_or(0) % *stageDevices;
     if (dataParallel)
-      reductions[{ar.getAxes(), ar.getType().getElementType()}].push_back(ar);
+      reductions[{ar.getAxes(), ar.getType().getElementType(), device}]
+          .push_back(ar);
     else
       unreduced.push_back(i);
   }

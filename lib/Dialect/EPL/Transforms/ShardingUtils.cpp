@@ -7,9 +7,12 @@
 #include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -173,4 +176,35 @@ Linearity mlir::epl::linearityOf(linalg::GenericOp op, ArrayRef<bool> linear) {
       deps[r] = out;
   }
   return depOf(body.getTerminator()->getOperand(0));
+}
+
+std::optional<int64_t> mlir::epl::pipelineStageOf(Value v) {
+  llvm::DenseMap<Value, std::optional<int64_t>> memo;
+  std::function<std::optional<int64_t>(Value)> stageOf =
+      [&](Value v) -> std::optional<int64_t> {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    memo[v] = std::nullopt; // Loop-carried cycles end here.
+    std::optional<int64_t> stage;
+    Operation *def = v.getDefiningOp();
+    if (!def) {
+      // A loop's accumulator is on the stage of what the loop adds to it.
+      auto arg = cast<BlockArgument>(v);
+      if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+          loop && arg.getArgNumber() > 0)
+        stage = stageOf(loop.getYieldedValues()[arg.getArgNumber() - 1]);
+    } else if (auto s = def->getAttrOfType<StageAttr>(
+                   EPLDialect::kStageAttrName)) {
+      stage = s.getIndex();
+    } else if (auto loop = dyn_cast<scf::ForOp>(def)) {
+      stage = stageOf(
+          loop.getYieldedValues()[cast<OpResult>(v).getResultNumber()]);
+    } else {
+      for (Value operand : def->getOperands())
+        if (std::optional<int64_t> s = stageOf(operand))
+          stage = std::max(stage.value_or(*s), *s);
+    }
+    return memo[v] = stage;
+  };
+  return stageOf(v);
 }

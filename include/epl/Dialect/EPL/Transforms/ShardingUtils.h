@@ -72,6 +72,11 @@ bool isCheap(Value v, llvm::DenseMap<Value, bool> *cache = nullptr);
 enum class Linearity { Constant, Linear, Nonlinear };
 Linearity linearityOf(linalg::GenericOp op, ArrayRef<bool> linear);
 
+/// The pipeline stage `v` is made on: its op's `epl.stage`, else the
+/// latest stage of what the op reads (through a loop's results, what the
+/// loop yields), or std::nullopt when it depends on no stage.
+std::optional<int64_t> pipelineStageOf(Value v);
+
 /// Product of the sizes of `axes` in `mesh`.
 int64_t groupSize(MeshOp mesh, ArrayRef<StringRef> axes);
 
