@@ -352,6 +352,39 @@ def EPLPipelinePartitionPass : Pass<"epl-pipeline-partition", "ModuleOp"> {
     "::mlir::func::FuncDialect",
   ];
 }
+def EPLSimulatePipelinePass : Pass<"epl-simulate-pipeline", "ModuleOp"> {
+  let summary = "Prints how long each pipeline of a module takes, from its stage programs";
+  let description = [{
+    For each `epl.pipeline` (see `epl-pipeline-partition`), reads the
+    stage programs back into the schedule simulator: each call tagged
+    `epl.action` is a compute of the given cost (per stage: a stage of an
+    interleaved schedule is a chunk of a device's share), each `epl.send`
+    and `epl.recv` a message that arrives `send` after it leaves. Prints to
+    standard output the makespan and, per stage device, its busy and idle
+    time, its bubble (idle / makespan) and its peak number of micro-batches
+    in flight (forwarded, input gradient not yet computed). The IR is left
+    unchanged; a program that would wait forever is an error.
+    ```
+    $ epl-opt model.mlir --epl-parallelize=devices=4 \
+        --epl-simulate-pipeline="forward=1 backward-input=1 backward-weight=1" -o /dev/null
+    pipeline @model: ZeroBubbleH1, 4 stage devices, 8 micro-batches
+    makespan 27
+    device       busy       idle  bubble  peak in flight
+         0         24          3   11.1%               4
+    ...
+    ```
+  }];
+  let options = [
+    Option<"forward", "forward", "double", /*default=*/"1",
+           "Cost of one stage's forward of one micro-batch">,
+    Option<"backwardInput", "backward-input", "double", /*default=*/"1",
+           "Cost of one stage's input gradients of one micro-batch">,
+    Option<"backwardWeight", "backward-weight", "double", /*default=*/"1",
+           "Cost of one stage's weight gradients of one micro-batch">,
+    Option<"send", "send", "double", /*default=*/"0",
+           "Time from a send to the arrival of its message">,
+  ];
+}
 def EPLDecomposeAggregatesPass : Pass<"epl-decompose-aggregates"> {
   let summary = "Decomposes aggregated linalg ops (linalg.softmax) into generics";
   let description = [{

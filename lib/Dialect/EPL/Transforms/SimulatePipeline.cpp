@@ -1,0 +1,61 @@
+//===- SimulatePipeline.cpp - Timing the stage programs of a pipeline -----===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLOps.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/StagePrograms.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLSIMULATEPIPELINEPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+struct EPLSimulatePipelinePass
+    : public mlir::epl::impl::EPLSimulatePipelinePassBase<
+          EPLSimulatePipelinePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    pipeline::Costs costs;
+    costs.forward = forward;
+    costs.backwardInput = backwardInput;
+    costs.backwardWeight = backwardWeight;
+    costs.send = send;
+    for (PipelineOp pipe : getOperation().getOps<PipelineOp>()) {
+      SmallVector<func::FuncOp> programs = pipe.getStageFunctions();
+      // The stages are the ones the programs' actions name.
+      int64_t stages = 0;
+      for (func::FuncOp program : programs)
+        program.walk([&](func::CallOp call) {
+          if (auto action = call->getAttrOfType<ActionAttr>(
+                  EPLDialect::kActionAttrName))
+            stages = std::max(stages, action.getStage() + 1);
+        });
+      FailureOr<pipeline::Program> events = scheduleOf(programs, stages);
+      if (failed(events))
+        return signalPassFailure();
+      std::string error;
+      FailureOr<pipeline::Simulation> simulation =
+          pipeline::simulate(*events, costs, error);
+      if (failed(simulation)) {
+        pipe.emitError() << "epl-simulate-pipeline: " << error;
+        return signalPassFailure();
+      }
+      llvm::outs() << "pipeline @" << pipe.getSymName() << ": "
+                   << pipe.getStrategy() << ", " << programs.size()
+                   << " stage devices, " << stages << " stages, "
+                   << pipe.getMicroBatches() << " micro-batches\n";
+      pipeline::print(*simulation, llvm::outs());
+    }
+  }
+};
+} // namespace
