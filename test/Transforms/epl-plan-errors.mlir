@@ -37,17 +37,6 @@ module {
 
 // -----
 
-module {
-  // expected-error @+1 {{epl-plan: 2 pipeline stages; pipeline parallelism is not planned yet}}
-  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"}) -> tensor<8x16xf32> {
-    %a = arith.addf %x, %x {epl.scope = #epl.replicate<devices = 1, name = "stage_0">} : tensor<8x16xf32>
-    %b = arith.addf %a, %a {epl.scope = #epl.replicate<devices = 1, name = "stage_1">} : tensor<8x16xf32>
-    return %b : tensor<8x16xf32>
-  }
-}
-
-// -----
-
 module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
   // expected-error @+1 {{epl-plan: the batch of argument 0 (8) is not divisible by 4 devices x 4 micro-batches ("pipeline.num_micro_batch")}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"}) -> tensor<8x16xf32> {
@@ -64,5 +53,81 @@ module {
     // expected-error @+1 {{epl-plan: this split scope splits nothing: no contraction in it multiplies by a parameter (directly or through a transpose), so every device would compute all of it}}
     %a = arith.addf %x, %x {epl.scope = #epl.split<devices = 4>} : tensor<8x16xf32>
     return %a : tensor<8x16xf32>
+  }
+}
+
+// -----
+
+// A stage may only use values of earlier stages: stages are numbered in
+// the order the model first uses their names.
+module {
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "first">} : tensor<8x4xf32>
+    // expected-note @+1 {{the value of stage 1 is made here}}
+    %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "second">} : tensor<8x4xf32>
+    // expected-error @+1 {{epl-plan: this op of pipeline stage 0 uses a value of the later stage 1; a stage may only use values of earlier stages}}
+    %c = arith.addf %a, %b {epl.scope = #epl.replicate<devices = 1, name = "first">} : tensor<8x4xf32>
+    return %c : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+// 4 devices do not hold 3 stages.
+module {
+  // expected-error @+1 {{epl-plan: 4 devices are not divisible by 3 stage devices x 1 device(s) per stage}}
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
+    %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "b">} : tensor<8x4xf32>
+    %c = math.exp %b {epl.scope = #epl.replicate<devices = 1, name = "c">} : tensor<8x4xf32>
+    return %c : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+// Stages use as many devices each, as in EPL.
+module {
+  // expected-error @+1 {{epl-plan: pipeline stage 0 uses 1 device(s) but another uses 2; every stage must use as many devices}}
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
+    %b = math.exp %a {epl.scope = #epl.replicate<devices = 2, name = "b">} : tensor<8x4xf32>
+    return %b : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+// Virtual stages are for the interleaved schedule only.
+module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64}} {
+  // expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 needs "pipeline.strategy" = "Interleaved1F1B", not "PreferBackward"}}
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
+    %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "b">} : tensor<8x4xf32>
+    return %b : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipeline.strategy" = "Interleaved1F1B"}} {
+  // expected-error @+1 {{epl-plan: 3 pipeline stages are not divisible by "pipeline.num_virtual_stages" = 2}}
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
+    %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "b">} : tensor<8x4xf32>
+    %c = math.exp %b {epl.scope = #epl.replicate<devices = 1, name = "c">} : tensor<8x4xf32>
+    return %c : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+// Each device of a stage cuts its micro-batches from its shard of the batch.
+module attributes {epl.config = {"pipeline.num_micro_batch" = 3 : i64}} {
+  // expected-error @+1 {{epl-plan: the batch of argument 0 (8) is not divisible by 2 devices x 3 micro-batches ("pipeline.num_micro_batch")}}
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
+    %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "b">} : tensor<8x4xf32>
+    return %b : tensor<8x4xf32>
   }
 }

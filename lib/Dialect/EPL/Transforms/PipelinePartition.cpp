@@ -208,6 +208,7 @@ private:
   LogicalResult findLoop();
   LogicalResult classify();
   LogicalResult formPieces();
+  LogicalResult checkPieces();
   LogicalResult assignValues();
   void outlinePieces();
   LogicalResult writeStagePrograms();
@@ -236,6 +237,15 @@ private:
   Block *body = nullptr;
   int64_t numDevices = 1, numStages = 1, microBatches = 1;
   llvm::DenseMap<Operation *, PieceKey> pieceOfOp;
+  /// The first op that reads a value no schedule has made by then, and
+  /// that value's op.
+  struct Misordered {
+    Operation *user;
+    PieceKey userKey;
+    Operation *def;
+    PieceKey defKey;
+  };
+  std::optional<Misordered> misordered;
   llvm::DenseMap<int64_t, StringAttr> stageNames;
   std::map<PieceKey, Piece> pieces;
   /// Values moved between devices, numbered: the number is the tag of the
@@ -363,16 +373,8 @@ LogicalResult Partitioner::formPieces() {
           if (Operation *top = body->findAncestorOpInBlock(*u);
               top && mine.contains(top))
             user = top;
-        if (!mayUse(key, *from)) {
-          InFlightDiagnostic diag =
-              (user ? user : piece.ops.front())->emitError()
-              << "epl-pipeline-partition: this op (stage " << key.stage
-              << ", " << phaseName(key.phase) << ") uses a value of stage "
-              << from->stage << " (" << phaseName(from->phase)
-              << ") that no pipeline schedule has made by then";
-          diag.attachNote(def->getLoc()) << "the value is made here";
-          return diag;
-        }
+        if (!mayUse(key, *from) && !misordered)
+          misordered = {user ? user : piece.ops.front(), key, def, *from};
         piece.inputs.insert(v);
         pieces[*from].outputs.insert(v);
         continue;
@@ -412,6 +414,42 @@ LogicalResult Partitioner::formPieces() {
     piece.inputs = llvm::SetVector<Value>(sorted.begin(), sorted.end());
   }
   return success();
+}
+
+LogicalResult Partitioner::checkPieces() {
+  // Parameters belong to one stage device: a shared one (tied weights)
+  // would also show as gradients flowing between stages, reported below
+  // in less direct terms.
+  llvm::DenseMap<unsigned, llvm::SmallSetVector<int64_t, 2>> readBy;
+  for (auto &[key, piece] : pieces)
+    for (Value v : piece.inputs)
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg.getOwner() == &fn.front() &&
+          getArgKind(fn, arg.getArgNumber()) == "param")
+        readBy[arg.getArgNumber()].insert(deviceOf(key.stage));
+  for (BlockArgument arg : fn.getArguments()) {
+    auto it = readBy.find(arg.getArgNumber());
+    if (it == readBy.end() || it->second.size() < 2)
+      continue;
+    auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                EPLDialect::kNameAttrName);
+    return fn.emitError() << "epl-pipeline-partition: parameter '"
+                          << (name ? name.getValue() : StringRef("?"))
+                          << "' is used on stage devices " << it->second[0]
+                          << " and " << it->second[1]
+                          << "; pipeline stages cannot share a parameter";
+  }
+  if (!misordered)
+    return success();
+  InFlightDiagnostic diag =
+      misordered->user->emitError()
+      << "epl-pipeline-partition: this op (stage " << misordered->userKey.stage
+      << ", " << phaseName(misordered->userKey.phase)
+      << ") uses a value of stage " << misordered->defKey.stage << " ("
+      << phaseName(misordered->defKey.phase)
+      << ") that no pipeline schedule has made by then";
+  diag.attachNote(misordered->def->getLoc()) << "the value is made here";
+  return diag;
 }
 
 LogicalResult Partitioner::assignValues() {
@@ -721,7 +759,7 @@ LogicalResult Partitioner::checkProgram() {
 LogicalResult Partitioner::run() {
   numDevices = *mesh.getAxisSize(kStageAxis);
   if (failed(findLoop()) || failed(classify()) || failed(formPieces()) ||
-      failed(assignValues()))
+      failed(checkPieces()) || failed(assignValues()))
     return failure();
   outlinePieces();
   if (failed(writeStagePrograms()))
