@@ -1,0 +1,152 @@
+"""Pipeline parallelism: for every schedule, 2 and 4 stages and 1, 4 and 8
+micro-batches, the pipelined run's per-step losses and final parameters
+equal the 1-rank run of the same model on the same global batch (stages in
+sequence, micro-batches as gradient accumulation), on threads and under
+mpirun; so do pipelines composed with data and tensor parallelism. Peak
+memory per stage follows the schedule: 1F1B holds p - s micro-batches on
+stage s, GPipe all of them."""
+
+import functools
+import json
+
+import numpy as np
+import pytest
+
+from conftest import epl_run, losses
+import epl
+from epl import safetensors
+
+STEPS = 4
+RTOL = 1e-5
+BATCH = 16
+STRATEGIES = ["PreferForward", "PreferBackward", "PreferBackwardOptimizer",
+              "ZeroBubbleH1", "Interleaved1F1B"]
+
+
+def model(scopes, micro_batches, strategy="PreferBackward", virtual=1, kind="pipeline",
+          batch=BATCH, width=8, features=6):
+    """`scopes` named stages of Dense layers (EPL's consecutive replicate
+    scopes); with kind "split" each stage is a Megatron pair in a named
+    split(2)."""
+    epl.init(epl.Config({"optimizer.type": "adam", "optimizer.lr": 0.01,
+                         "pipeline.num_micro_batch": micro_batches,
+                         "pipeline.strategy": strategy,
+                         "pipeline.num_virtual_stages": virtual}))
+    x = epl.input("x", (batch, features))
+    y = epl.label("y", (batch, 4))
+    h = x
+    for s in range(scopes):
+        if kind == "split":
+            with epl.split(device_count=2, name=f"stage_{s}"):
+                f = epl.layers.Dense(2 * width, activation="gelu", name=f"up{s}")(h)
+                h = epl.layers.Dense(width, activation="tanh", name=f"down{s}")(f)
+        else:
+            devices = 2 if kind == "data" else 1
+            with epl.replicate(device_count=devices, name=f"stage_{s}"):
+                h = epl.layers.Dense(width, activation="tanh", name=f"fc{s}")(h)
+    logits = epl.layers.Dense(4, name="head")(h)
+    return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
+
+
+def problem(batch=BATCH):
+    rng = np.random.default_rng(7)
+    return {"x": rng.standard_normal((batch, 6)).astype(np.float32),
+            "y": np.eye(4, dtype=np.float32)[rng.integers(0, 4, batch)]}
+
+
+def train(tmp_path, text, ranks, mpi=False, extra=()):
+    tag = f"{abs(hash(text))}.{ranks}.{int(mpi)}"
+    path = tmp_path / f"m{tag}.mlir"
+    path.write_text(text)
+    data = tmp_path / "data.safetensors"
+    if not data.exists():
+        safetensors.save(data, problem())
+    save = tmp_path / f"p{tag}.safetensors"
+    report = tmp_path / f"r{tag}.json"
+    out = epl_run(path, "--data", data, "--steps", STEPS, "--seed", 3, "--save", save,
+                  "--report", report, *extra, ranks=ranks, mpi=mpi)
+    return losses(out.stdout), safetensors.load(save), json.loads(report.read_text())
+
+
+@functools.lru_cache(maxsize=None)
+def reference(scopes, micro_batches, kind="pipeline"):
+    """The 1-rank run: the same model and global batch, stages in sequence."""
+    import tempfile, pathlib
+    with tempfile.TemporaryDirectory() as tmp:
+        got_losses, params, _ = train(pathlib.Path(tmp), model(scopes, micro_batches, kind=kind), 1)
+    return got_losses, params
+
+
+def assert_same(tmp_path, got, scopes, micro_batches, kind="pipeline"):
+    got_losses, got_params, report = got
+    want_losses, want_params = reference(scopes, micro_batches, kind)
+    np.testing.assert_allclose(got_losses, want_losses, rtol=RTOL)
+    assert sorted(got_params) == sorted(want_params)
+    for name, value in want_params.items():
+        np.testing.assert_allclose(got_params[name], value, rtol=RTOL, atol=1e-6,
+                                   err_msg=name)
+    assert want_losses[-1] < want_losses[0]
+    return report
+
+
+CASES = [(p, m, s) for p in (2, 4) for m in (1, 4, 8) for s in STRATEGIES
+         if not (s == "Interleaved1F1B" and m % p)]
+
+
+@pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
+@pytest.mark.parametrize("stages, micro_batches, strategy", CASES,
+                         ids=[f"{p}stages-{m}mb-{s}" for p, m, s in CASES])
+def test_pipeline_equals_one_rank(tmp_path, stages, micro_batches, strategy, mpi):
+    # Interleaved: twice the scopes, two per stage device, round-robin.
+    virtual = 2 if strategy == "Interleaved1F1B" else 1
+    scopes = stages * virtual
+    got = train(tmp_path, model(scopes, micro_batches, strategy, virtual), stages, mpi=mpi)
+    report = assert_same(tmp_path, got, scopes, micro_batches)
+    ranks = report["per_rank"]
+    assert [r["stage"] for r in ranks] == list(range(stages))
+    # Activations forward, their gradients backward, every micro-batch.
+    assert all(r["p2p_sent_bytes"] > 0 and r["p2p_received_bytes"] > 0 for r in ranks)
+
+
+@pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
+@pytest.mark.parametrize("kind", ["data", "split"])
+def test_pipeline_composes(tmp_path, kind, mpi):
+    # 2 stages x 2 replicas (each stage's gradients reduced over its
+    # replicas), or 2 stages x split(2) inside each stage: 4 ranks.
+    got = train(tmp_path, model(2, 4, kind=kind), 4, mpi=mpi)
+    report = assert_same(tmp_path, got, 2, 4, kind=kind)
+    assert [r["stage"] for r in report["per_rank"]] == [0, 0, 1, 1]
+    assert report["collectives"], "replicas and splits communicate within a stage"
+
+
+def test_memory_follows_the_schedule(tmp_path):
+    # 4 stages of equal width, 8 micro-batches: under 1F1B stage s holds
+    # p - s micro-batches of activations, so peak memory falls with s and
+    # stays below GPipe's, which holds all 8 on every stage.
+    peaks = {}
+    for strategy in ("PreferForward", "PreferBackward"):
+        # Activations (micro-batches of 256 x 32) outweigh the weights.
+        text = model(4, 8, strategy, batch=2048, width=32, features=32)
+        path = tmp_path / f"{strategy}.mlir"
+        path.write_text(text)
+        report = tmp_path / f"{strategy}.json"
+        epl_run(path, "--steps", 1, "--report", report, ranks=4)
+        peaks[strategy] = [r["peak_bytes"] for r in json.loads(report.read_text())["per_rank"]]
+    one_f_one_b, gpipe = peaks["PreferBackward"], peaks["PreferForward"]
+    assert one_f_one_b[0] > one_f_one_b[1] > one_f_one_b[2], one_f_one_b
+    assert all(a < g for a, g in zip(one_f_one_b[:3], gpipe[:3])), (one_f_one_b, gpipe)
+
+
+def test_trace_shows_the_schedule(tmp_path):
+    text = model(2, 4, "PreferForward")
+    path = tmp_path / "gpipe.mlir"
+    path.write_text(text)
+    trace = tmp_path / "trace.json"
+    epl_run(path, "--steps", 1, "--trace", trace, ranks=2)
+    events = json.loads(trace.read_text())["traceEvents"]
+    for rank in (0, 1):
+        names = [e["name"] for e in events
+                 if e.get("ph") == "X" and e["tid"] == rank and e["name"][0] in "FBW"]
+        # GPipe: every forward, then every backward.
+        assert names == ["F0", "F1", "F2", "F3", "B0", "W0", "B1", "W1", "B2", "W2",
+                         "B3", "W3"], names
