@@ -31,9 +31,19 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Private functions (a pipeline stage's pieces) write their results into
+  // buffers their caller allocates: the caller then owns every buffer it
+  // holds, and frees each at its last use (below) instead of at its end.
+  bufferization::BufferResultsToOutParamsPassOptions outParams;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   bufferization::buildBufferDeallocationPipeline(pm);
   // Clones the deallocation pipeline leaves become allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // Buffers die at their last use, not at the end of the step: a pipeline
+  // stage holds only the micro-batches its schedule has in flight.
+  pm.addNestedPass<func::FuncOp>(
+      bufferization::createOptimizeAllocationLivenessPass());
 
   if (options.blas)
     pm.addPass(createEPLMatmulToRuntimePass());

@@ -120,9 +120,11 @@ def test_pipeline_composes(tmp_path, kind, mpi):
 
 
 def test_memory_follows_the_schedule(tmp_path):
-    # 4 stages of equal width, 8 micro-batches: under 1F1B stage s holds
-    # p - s micro-batches of activations, so peak memory falls with s and
-    # stays below GPipe's, which holds all 8 on every stage.
+    # 4 stages of equal width, 8 micro-batches: under 1F1B stage s holds the
+    # activations of p - s micro-batches, so peak memory falls with s, and
+    # stays below GPipe's, which holds all 8 on every stage. (Stage 0 keeps
+    # less per micro-batch: its input is a slice of the step's argument, not
+    # a received buffer; it is compared with GPipe only.)
     peaks = {}
     for strategy in ("PreferForward", "PreferBackward"):
         # Activations (micro-batches of 256 x 32) outweigh the weights.
@@ -133,8 +135,8 @@ def test_memory_follows_the_schedule(tmp_path):
         epl_run(path, "--steps", 1, "--report", report, ranks=4)
         peaks[strategy] = [r["peak_bytes"] for r in json.loads(report.read_text())["per_rank"]]
     one_f_one_b, gpipe = peaks["PreferBackward"], peaks["PreferForward"]
-    assert one_f_one_b[0] > one_f_one_b[1] > one_f_one_b[2], one_f_one_b
-    assert all(a < g for a, g in zip(one_f_one_b[:3], gpipe[:3])), (one_f_one_b, gpipe)
+    assert one_f_one_b[1] > one_f_one_b[2] > one_f_one_b[3], one_f_one_b
+    assert all(a < g for a, g in zip(one_f_one_b, gpipe)), (one_f_one_b, gpipe)
 
 
 def test_trace_shows_the_schedule(tmp_path):
