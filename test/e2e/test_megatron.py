@@ -37,7 +37,8 @@ def megatron_block():
 def transformer(devices, scope, micro_batches=1, batch=4):
     """Two pre-LN blocks (LayerNorm, 4-head attention, GELU MLP): with
     `scope` "parts" the attention and the MLP are each split, with "block"
-    the whole block (LayerNorms too)."""
+    the whole block (LayerNorms too), with "stages" each block is a
+    pipeline stage."""
     # Momentum, not Adam: the key bias's true gradient is zero (softmax does
     # not see a shift of all keys), and Adam would turn each run's rounding
     # noise in it into full-size steps.
@@ -48,7 +49,15 @@ def transformer(devices, scope, micro_batches=1, batch=4):
     y = epl.label("y", (batch * seq, 8))
     h = x
     for i in range(2):
-        if scope == "block":
+        if scope == "stages":
+            # Each block a pipeline stage (EPL's named replicate scopes).
+            with epl.replicate(device_count=1, name=f"block{i}"):
+                a = epl.layers.LayerNorm(name=f"ln1_{i}")(h)
+                h = epl.layers.add(h, epl.layers.MultiHeadAttention(4, name=f"attn{i}")(a))
+                a = epl.layers.LayerNorm(name=f"ln2_{i}")(h)
+                f = epl.layers.Dense(4 * dim, activation="gelu", name=f"fc1_{i}")(a)
+                h = epl.layers.add(h, epl.layers.Dense(dim, name=f"fc2_{i}")(f))
+        elif scope == "block":
             with epl.split(device_count=devices):
                 a = epl.layers.LayerNorm(name=f"ln1_{i}")(h)
                 h = epl.layers.add(h, epl.layers.MultiHeadAttention(4, name=f"attn{i}")(a))
@@ -150,6 +159,23 @@ def test_transformer_under_split_on_mpi(tmp_path):
     four, comm, _ = train(written, data, 4, mpi=True)
     assert counts(comm) == [("all_reduce", ("tensor",), 2 * (2 + 2) * STEPS)]
     np.testing.assert_allclose(four, one, rtol=RTOL)
+
+
+@pytest.mark.parametrize("strategy", ["PreferBackward", "ZeroBubbleH1"])
+def test_transformer_pipeline(tmp_path, strategy):
+    # Two pre-LN blocks as two stages, 4 micro-batches, written and after
+    # --cse --canonicalize: the 2-rank pipeline equals the 1-rank run.
+    text = transformer(1, "stages", micro_batches=4, batch=8).replace(
+        '"pipeline.num_micro_batch"',
+        f'"pipeline.strategy" = "{strategy}", "pipeline.num_micro_batch"')
+    written, canonical, data = write_models(tmp_path, text)
+    one_losses, _, one_params = train(written, data, 1)
+    for model in (written, canonical):
+        got_losses, _, got_params = train(model, data, 2)
+        np.testing.assert_allclose(got_losses, one_losses, rtol=1e-5)
+        for name, value in one_params.items():
+            np.testing.assert_allclose(got_params[name], value, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"{model.name}: {name}")
 
 
 def test_transformer_data_times_split_with_micro_batches(tmp_path):
