@@ -152,3 +152,46 @@ def test_trace_shows_the_schedule(tmp_path):
         # GPipe: every forward, then every backward.
         assert names == ["F0", "F1", "F2", "F3", "B0", "W0", "B1", "W1", "B2", "W2",
                          "B3", "W3"], names
+
+
+def test_pipeline_trains_like_pytorch(tmp_path):
+    # The 2-stage pipeline (4 micro-batches, 1F1B) against PyTorch's
+    # accumulation loop on the same weights and data, written here with
+    # torch.nn: each micro-batch's mean loss scaled by 1/4, one Adam step.
+    import torch
+    rng = np.random.default_rng(11)
+    params = {}
+    for name, fan_in, fan_out in (("fc0", 6, 8), ("fc1", 8, 8), ("head", 8, 4)):
+        params[f"{name}/kernel"] = (rng.standard_normal((fan_in, fan_out)) /
+                                    np.sqrt(fan_in)).astype(np.float32)
+        params[f"{name}/bias"] = (0.1 * rng.standard_normal(fan_out)).astype(np.float32)
+    safetensors.save(tmp_path / "p.safetensors", params)
+    safetensors.save(tmp_path / "d.safetensors", problem())
+    (tmp_path / "m.mlir").write_text(model(2, 4))
+    ours = losses(epl_run(tmp_path / "m.mlir", "--params", tmp_path / "p.safetensors",
+                          "--data", tmp_path / "d.safetensors", "--steps", STEPS,
+                          ranks=2).stdout)
+
+    layers = []
+    for name, fan_in, fan_out in (("fc0", 6, 8), ("fc1", 8, 8), ("head", 8, 4)):
+        layer = torch.nn.Linear(fan_in, fan_out)
+        with torch.no_grad():
+            layer.weight.copy_(torch.from_numpy(params[f"{name}/kernel"]).T)
+            layer.bias.copy_(torch.from_numpy(params[f"{name}/bias"]))
+        layers.append(layer)
+    opt = torch.optim.Adam([p for l in layers for p in l.parameters()], lr=0.01)
+    data = problem()
+    xs = torch.from_numpy(data["x"]).chunk(4)
+    ys = torch.from_numpy(data["y"]).argmax(1).chunk(4)
+    theirs = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        total = 0.0
+        for x, y in zip(xs, ys):
+            h = torch.tanh(layers[1](torch.tanh(layers[0](x))))
+            loss = torch.nn.functional.cross_entropy(layers[2](h), y)
+            (loss / 4).backward()
+            total += loss.item() / 4
+        opt.step()
+        theirs.append(total)
+    np.testing.assert_allclose(ours, theirs, rtol=RTOL)
