@@ -40,20 +40,6 @@ using namespace mlir::epl;
 namespace {
 constexpr StringLiteral kStageAxis = "stage";
 
-StringRef phaseName(Phase phase) {
-  switch (phase) {
-  case Phase::Forward:
-    return "forward";
-  case Phase::BackwardInput:
-    return "backward_input";
-  case Phase::BackwardWeight:
-    return "backward_weight";
-  case Phase::Optimizer:
-    return "optimizer";
-  }
-  llvm_unreachable("unknown phase");
-}
-
 Phase phaseOf(pipeline::ActionKind kind) {
   switch (kind) {
   case pipeline::ActionKind::Forward:
@@ -444,9 +430,9 @@ LogicalResult Partitioner::checkPieces() {
   InFlightDiagnostic diag =
       misordered->user->emitError()
       << "epl-pipeline-partition: this op (stage " << misordered->userKey.stage
-      << ", " << phaseName(misordered->userKey.phase)
+      << ", " << stringifyPhase(misordered->userKey.phase)
       << ") uses a value of stage " << misordered->defKey.stage << " ("
-      << phaseName(misordered->defKey.phase)
+      << stringifyPhase(misordered->defKey.phase)
       << ") that no pipeline schedule has made by then";
   diag.attachNote(misordered->def->getLoc()) << "the value is made here";
   return diag;
@@ -578,7 +564,7 @@ void Partitioner::outlinePieces() {
     for (Value v : piece.outputs)
       outputTypes.push_back(v.getType());
     std::string name = (fn.getSymName() + "_s" + Twine(key.stage) + "_" +
-                        phaseName(key.phase))
+                        stringifyPhase(key.phase))
                            .str();
     auto piecefn = func::FuncOp::create(
         b, fn.getLoc(), name, FunctionType::get(ctx, inputTypes, outputTypes));
@@ -679,9 +665,9 @@ Partitioner::writeStageProgram(int64_t device,
       if (deviceOf(from->stage) == device)
         return fn.emitError()
                << "epl-pipeline-partition: the schedule runs "
-               << phaseName(piece.key.phase) << " of micro-batch "
+               << stringifyPhase(piece.key.phase) << " of micro-batch "
                << action.microBatch << " on stage " << piece.key.stage
-               << " before " << phaseName(from->phase) << " of stage "
+               << " before " << stringifyPhase(from->phase) << " of stage "
                << from->stage << " that it needs";
       auto recv = RecvOp::create(
           pb, v.getLoc(), v.getType(), meshRef, stageAxes,
