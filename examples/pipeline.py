@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """EPL's pipeline example: two named replicate scopes are two stages, fed
-4 micro-batches per step.
+4 micro-batches per step. It trains on 2 CPU ranks, one per stage (the
+default: stages x the largest scope's devices), with the 1F1B schedule
+(pipeline.strategy's default), and prints the plan that ran.
 
     python3 examples/pipeline.py
+
+See docs/pipeline.md for the schedules, the trace and the simulator.
 """
 
 import pathlib

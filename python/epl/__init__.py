@@ -82,8 +82,9 @@ def to_mlir(loss):
 
 def train(loss, steps=10, seed=0, params=None, data=None, devices=None):
     """Compiles the default model and trains it `steps` steps with epl-run on
-    `devices` CPU ranks (default: what the largest scope asks for), planned
-    and partitioned by epl-parallelize; returns a TrainResult (per-step
+    `devices` CPU ranks (default: what the model asks for, its pipeline's
+    stage devices times its largest scope), planned and partitioned by
+    epl-parallelize; returns a TrainResult (per-step
     losses, the plan that ran, the output). `params` and `data` are
     optional dicts of numpy arrays by name."""
     from .runner import train_module

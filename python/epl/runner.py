@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -67,43 +68,95 @@ def _save(path, arrays):
     safetensors.save(path, arrays)
 
 
-def _mesh_of(model, devices):
-    """The mesh epl-plan makes for `devices`, as text, or None."""
-    planned = run_tool("epl-opt", model, f"--epl-plan=devices={devices}")
-    for line in planned.splitlines():
-        if line.strip().startswith("epl.mesh"):
-            return line.strip()
-    return None
+#: What each pipeline.strategy is called in the literature.
+SCHEDULES = {
+    "PreferForward": "GPipe",
+    "PreferBackward": "1F1B",
+    "PreferBackwardOptimizer": "1F1B, each stage updating as soon as its backward ends",
+    "Interleaved1F1B": "interleaved 1F1B",
+    "ZeroBubbleH1": "zero bubble ZB-H1",
+}
+
+
+def pipeline_stages(scopes):
+    """The model's pipeline stages as epl-plan finds them: the names of its
+    named scopes (replicate or split) in the order the model first uses
+    them, when there are at least two; else []."""
+    names = []
+    for scope in scopes:
+        if scope.name and scope.name not in names:
+            names.append(scope.name)
+    return names if len(names) > 1 else []
+
+
+def default_devices(scopes, config_items):
+    """The devices a model asks for: its stage devices (the stages, or the
+    stages over pipeline.num_virtual_stages) times its largest scope."""
+    largest = max([s.device_count for s in scopes] + [1])
+    stages = len(pipeline_stages(scopes))
+    chunks = config_items.get("pipeline.num_virtual_stages", 1)
+    if stages and stages % chunks == 0:
+        stages //= chunks
+    return max(stages, 1) * largest
+
+
+def _compiled(model, devices):
+    """The mesh and the `epl.pipeline` op of the training step epl-run
+    builds for `devices` (the same pipeline: epl-training-step), as text;
+    None for what it does not have."""
+    step = run_tool("epl-opt", model, f"--epl-training-step=devices={devices}")
+    mesh = pipeline = None
+    for line in step.splitlines():
+        line = line.strip()
+        if line.startswith("epl.mesh") and mesh is None:
+            mesh = line
+        elif line.startswith("epl.pipeline") and pipeline is None:
+            pipeline = line
+    return mesh, pipeline
+
+
+def _pipeline_note(pipeline, stages, devices):
+    """What the compiled `epl.pipeline` op says ran, in words."""
+    strategy = re.search(r'strategy "(\w+)"', pipeline).group(1)
+    micro = int(re.search(r"micro_batches (\d+)", pipeline).group(1))
+    stage_devices = len(re.search(r"stages \[([^]]*)\]", pipeline).group(1).split(","))
+    shape = []
+    if len(stages) != stage_devices:
+        shape.append(f"{len(stages) // stage_devices} per stage device")
+    if devices != stage_devices:
+        shape.append(f"{stage_devices} stage devices x {devices // stage_devices} "
+                     "devices each")
+    where = f"on {devices} devices" + (f" ({'; '.join(shape)})" if shape else "")
+    return (f"{len(stages)} pipeline stages ({', '.join(stages)}) {where}, "
+            f"{micro} micro-batches, schedule {strategy} "
+            f"({SCHEDULES.get(strategy, strategy)})")
 
 
 def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
                  scopes=(), config=None):
     """Trains an L0 module with epl-run on `devices` CPU ranks (threads);
-    `devices=None` uses as many as the largest scope asks for, or one
-    when the model cannot be partitioned (pipeline stages)."""
+    `devices=None` uses what the model asks for: its stage devices times
+    its largest scope (a pipeline of two replicate(1) stages: 2)."""
     config_items = dict(config.items()) if config else {}
-    asked = max([s.device_count for s in scopes] + [1])
-    stages = [s.name for s in scopes if s.kind == "replicate" and s.name]
+    stages = pipeline_stages(scopes)
     notes = []
     if devices is None:
-        devices = asked
+        devices = default_devices(scopes, config_items)
     micro = config_items.get("pipeline.num_micro_batch", 1)
-    if len(set(stages)) > 1 and devices > 1:
-        notes.append(f"{len(set(stages))} pipeline stages ({', '.join(stages)}) are not "
-                     f"partitioned yet (pipeline parallelism): ran on 1 device")
-        devices = 1
-    elif len(set(stages)) > 1:
-        notes.append(f"{len(set(stages))} pipeline stages ({', '.join(stages)}) ran in "
+    if stages and devices == 1:
+        notes.append(f"{len(stages)} pipeline stages ({', '.join(stages)}) ran in "
                      f"sequence on one device" + (f"; {micro} micro-batches as gradient "
                                                   "accumulation" if micro > 1 else ""))
-    elif micro > 1:
+    elif micro > 1 and not stages:
         notes.append(f"{micro} micro-batches per device (gradient accumulation)")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         model = tmp / "model.mlir"
         model.write_text(mlir)
         run_tool("epl-opt", model, "-o", os.devnull)   # verify before running
-        mesh = _mesh_of(model, devices) if devices > 1 else None
+        mesh, pipeline = _compiled(model, devices) if devices > 1 else (None, None)
+        if pipeline:
+            notes.append(_pipeline_note(pipeline, stages, devices))
         if mesh:
             notes.append(f"partitioned by epl-parallelize: {mesh}")
         args = [model, "--steps", steps, "--seed", seed, "--ranks", devices]

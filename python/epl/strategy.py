@@ -67,7 +67,7 @@ class replicate(Strategy):  # noqa: N801 - EPL's name
 
 class split(Strategy):  # noqa: N801 - EPL's name
     """Tensor parallelism: the enclosed part is split across
-    `device_count` devices."""
+    `device_count` devices; a named split is a pipeline stage too."""
     kind = "split"
 
 

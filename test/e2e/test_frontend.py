@@ -43,6 +43,17 @@ def test_config_accepts_epl_keys_and_defaults():
     assert config["communication.gradients_reduce_method"] == "mean"
 
 
+@pytest.mark.parametrize("strategy", ["PreferForward", "PreferBackward",
+                                      "PreferBackwardOptimizer", "Interleaved1F1B",
+                                      "ZeroBubbleH1"])
+def test_config_accepts_every_pipeline_schedule(strategy):
+    config = epl.Config({"pipeline.strategy": strategy, "pipeline.num_virtual_stages": 2})
+    assert config["pipeline.strategy"] == strategy
+    assert config["pipeline.num_virtual_stages"] == 2
+    assert epl.Config()["pipeline.strategy"] == "PreferBackward"   # 1F1B, as in EPL
+    assert epl.Config()["pipeline.num_virtual_stages"] == 1
+
+
 def test_config_unknown_key_names_it_and_suggests():
     with pytest.raises(epl.ConfigError) as e:
         epl.Config({"pipeline.num_micro_batches": 4})  # marker: unknown-key
@@ -59,6 +70,9 @@ def test_config_unknown_key_names_it_and_suggests():
     ("zero.level", "v3", 'expects one of "", "v0", "v1", "v2"'),
     ("optimizer.type", "lamb", 'expects one of "sgd", "momentum", "adam", "adamw"'),
     ("optimizer.beta2", 1.0, "must be less than 1"),
+    ("pipeline.strategy", "1F1B", 'expects one of "PreferForward", "PreferBackward", '
+     '"PreferBackwardOptimizer", "Interleaved1F1B", "ZeroBubbleH1", got \'1F1B\''),
+    ("pipeline.num_virtual_stages", 0, "must be at least 1"),
 ])
 def test_config_wrong_values_say_what_was_expected(key, value, expected):
     with pytest.raises(epl.ConfigError, match=re.escape(expected)):
@@ -247,6 +261,60 @@ def test_gradient_accumulation_on_devices_trains_like_one_device():
     assert "ran on 4 device(s)" in plan and "2 micro-batches per device" in plan
 
 
+# --- pipelines through the API --------------------------------------------------
+
+def pipelined(stages=2, device_count=1, kind="replicate", devices=None, **config):
+    """A chain of `stages` named scopes, one tanh Dense layer each, trained 3
+    steps on `devices` (None: the default)."""
+    epl.init(epl.Config({"pipeline.num_micro_batch": 4, **config}))
+    x, y = epl.input("x", (16, 8)), epl.label("y", (16, 4))
+    h = x
+    scope = epl.replicate if kind == "replicate" else epl.split
+    for s in range(stages):
+        with scope(device_count=device_count, name=f"stage_{s}"):
+            h = epl.layers.Dense(8, activation="tanh", name=f"fc{s}")(h)
+    with scope(device_count=device_count, name=f"stage_{stages - 1}"):
+        loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(4, name="head")(h), y)
+    return epl.train(loss, steps=3, devices=devices)
+
+
+@pytest.mark.parametrize("setup, devices, note, mesh", [
+    (dict(), 2, "2 pipeline stages (stage_0, stage_1) on 2 devices, 4 micro-batches, "
+     "schedule PreferBackward (1F1B)", '["stage" = 2]'),
+    (dict(stages=4, **{"pipeline.strategy": "PreferForward"}), 4,
+     "4 pipeline stages (stage_0, stage_1, stage_2, stage_3) on 4 devices, "
+     "4 micro-batches, schedule PreferForward (GPipe)", '["stage" = 4]'),
+    (dict(stages=4, **{"pipeline.strategy": "ZeroBubbleH1"}), 4,
+     "schedule ZeroBubbleH1 (zero bubble ZB-H1)", '["stage" = 4]'),
+    (dict(stages=4, **{"pipeline.strategy": "Interleaved1F1B",
+                       "pipeline.num_virtual_stages": 2}), 2,
+     "4 pipeline stages (stage_0, stage_1, stage_2, stage_3) on 2 devices "
+     "(2 per stage device), 4 micro-batches, schedule Interleaved1F1B", '["stage" = 2]'),
+    (dict(device_count=2), 4, "on 4 devices (2 stage devices x 2 devices each)",
+     '["stage" = 2, "data" = 2]'),
+    (dict(device_count=2, kind="split"), 4, "on 4 devices (2 stage devices x 2 devices "
+     "each)", '["stage" = 2, "tensor" = 2]'),
+], ids=["1f1b", "gpipe-4", "zb-h1-4", "interleaved-4-on-2", "data-2", "split-2"])
+def test_pipeline_runs_on_its_devices_and_trains_like_one_device(setup, devices, note, mesh):
+    """By default a pipeline runs on its stage devices x its largest scope,
+    the plan says so, and the step equals the one-device step."""
+    ran = pipelined(**setup)
+    plan = str(ran.plan)
+    assert ran.plan.devices == devices and f"ran on {devices} device(s)" in plan
+    assert note in plan
+    assert f"partitioned by epl-parallelize: epl.mesh @mesh {mesh}" in plan
+    one = pipelined(devices=1, **setup)
+    assert "ran in sequence on one device; 4 micro-batches as gradient accumulation" \
+        in str(one.plan)
+    np.testing.assert_allclose(ran.losses, one.losses, rtol=1e-5)
+
+
+def test_pipeline_on_a_device_count_its_stages_do_not_divide():
+    with pytest.raises(epl.ToolError, match="3 devices are not divisible by 2 stage "
+                                            "devices x 1 device"):
+        pipelined(devices=3)
+
+
 # --- a 2-block transformer through the API equals torch.nn ----------------------
 
 def test_transformer_through_the_api_trains_like_pytorch():
@@ -299,8 +367,9 @@ def test_transformer_through_the_api_trains_like_pytorch():
 @pytest.mark.parametrize("example, expected", [
     ("data_parallel.py", ["epl.replicate(device_count=1)", "ran on 4 device(s)",
                           'epl.mesh @mesh ["data" = 4]']),
-    ("pipeline.py", ["name='stage_0'", "name='stage_1'", "4 micro-batches",
-                     "ran on 1 device(s)"]),
+    ("pipeline.py", ["name='stage_0'", "name='stage_1'", "ran on 2 device(s)",
+                     "2 pipeline stages (stage_0, stage_1) on 2 devices, 4 micro-batches, "
+                     "schedule PreferBackward (1F1B)", 'epl.mesh @mesh ["stage" = 2]']),
     ("split.py", ["epl.replicate(device_count=8)", "epl.split(device_count=8)",
                   "ran on 8 device(s)", 'epl.mesh @mesh ["tensor" = 8]']),
 ])
