@@ -284,6 +284,9 @@ def pipelined(stages=2, device_count=1, kind="replicate", devices=None, **config
     (dict(stages=4, **{"pipeline.strategy": "PreferForward"}), 4,
      "4 pipeline stages (stage_0, stage_1, stage_2, stage_3) on 4 devices, "
      "4 micro-batches, schedule PreferForward (GPipe)", '["stage" = 4]'),
+    (dict(**{"pipeline.strategy": "PreferBackwardOptimizer"}), 2,
+     "schedule PreferBackwardOptimizer (1F1B, each stage updating as soon as its backward "
+     "ends)", '["stage" = 2]'),
     (dict(stages=4, **{"pipeline.strategy": "ZeroBubbleH1"}), 4,
      "schedule ZeroBubbleH1 (zero bubble ZB-H1)", '["stage" = 4]'),
     (dict(stages=4, **{"pipeline.strategy": "Interleaved1F1B",
@@ -294,7 +297,8 @@ def pipelined(stages=2, device_count=1, kind="replicate", devices=None, **config
      '["stage" = 2, "data" = 2]'),
     (dict(device_count=2, kind="split"), 4, "on 4 devices (2 stage devices x 2 devices "
      "each)", '["stage" = 2, "tensor" = 2]'),
-], ids=["1f1b", "gpipe-4", "zb-h1-4", "interleaved-4-on-2", "data-2", "split-2"])
+], ids=["1f1b", "gpipe-4", "1f1b-optimizer", "zb-h1-4", "interleaved-4-on-2", "data-2",
+       "split-2"])
 def test_pipeline_runs_on_its_devices_and_trains_like_one_device(setup, devices, note, mesh):
     """By default a pipeline runs on its stage devices x its largest scope,
     the plan says so, and the step equals the one-device step."""
