@@ -110,6 +110,7 @@ Event recv(Action a, int64_t from, int64_t tag) {
 /// write it.
 Program twoStages() {
   return {2,
+          true,
           {{compute(F(0, 0)), send(F(0, 0), 1, 0), recv(B(1, 0), 1, 1),
             compute(B(0, 0)), compute(W(0, 0))},
            {recv(F(0, 0), 0, 0), compute(F(1, 0)), compute(B(1, 0)),
@@ -374,6 +375,7 @@ TEST(PipelineSimulate, MissingInputIsAnError) {
 // matching hands each receive the other's message.
 TEST(PipelineSimulate, OutOfOrderStreamIsAnError) {
   Program program{2,
+                  true,
                   {{compute(F(0, 0)), send(F(0, 0), 1, 0), compute(F(0, 1)),
                     send(F(0, 1), 1, 0)},
                    {recv(F(0, 1), 0, 0), recv(F(0, 0), 0, 0)}}};
@@ -381,6 +383,20 @@ TEST(PipelineSimulate, OutOfOrderStreamIsAnError) {
             "device 1, event 0: the receive of F(stage 0, micro-batch 1) from "
             "device 0 (tag 0) gets the message of event 1 of device 0, which "
             "carries F(stage 0, micro-batch 0)");
+}
+
+// A program read back from IR: stage 1 does not read stage 0 and stage 0
+// gets no gradient; without the schedules' dependencies it runs, with them
+// it is rejected.
+TEST(PipelineSimulate, ProgramsFromIRNeedOnlyTheirMessages) {
+  Program program{2,
+                  false,
+                  {{compute(F(0, 0)), compute(B(0, 0))},
+                   {compute(F(1, 0)), compute(B(1, 0))}}};
+  std::string error;
+  EXPECT_TRUE(succeeded(simulate(program, Costs(), error))) << error;
+  program.scheduleDependencies = true;
+  EXPECT_NE(simulationError(program), "");
 }
 
 TEST(PipelineSimulate, RejectsUnknownDevicesAndStages) {

@@ -44,6 +44,13 @@ struct Program {
   /// Stages of the model (p * v): the last one's B needs no gradient from
   /// downstream.
   int64_t virtualStages = 0;
+  /// Whether each compute needs on its device what the schedules'
+  /// dependencies name (F(s) needs F(s - 1), B(s) needs B(s + 1) and F(s),
+  /// W(s) needs B(s)): true for a program built from a schedule, false for
+  /// one read back from IR, whose sends and receives are the dependencies
+  /// between devices (a stage need not read its predecessor, and one with
+  /// nothing to differentiate sends no gradient).
+  bool scheduleDependencies = true;
   std::vector<std::vector<Event>> devices;
 };
 

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <tuple>
 #include <mutex>
 #include <thread>
 
@@ -104,14 +105,16 @@ public:
 
   Communicator &getCommunicator(const Group &group) override {
     std::lock_guard<std::mutex> lock(mutex);
-    auto key = std::make_pair(group.members[group.index], group.members);
+    // Host-side gathers (mesh -1) rendezvous apart from the program's
+    // collectives over the same ranks (a pipeline's stage axis spans every
+    // rank), so that a rank gathering results is not mistaken for a peer in
+    // the program's next collective.
+    bool host = group.meshId < 0;
+    auto key = std::make_tuple(group.members[group.index], host, group.members);
     auto it = communicators.find(key);
     if (it != communicators.end())
       return *it->second;
-    // Host-side gathers (mesh -1) rendezvous apart from the program's
-    // collectives, so that a rank gathering results is not mistaken for a
-    // peer in the program's next collective.
-    auto &state = states[{group.meshId < 0, group.members}];
+    auto &state = states[{host, group.members}];
     if (!state)
       state = std::make_unique<GroupState>(group.members);
     auto comm = std::make_unique<ThreadsCommunicator>(*this, *state, group);
@@ -145,7 +148,7 @@ private:
   std::mutex mutex;
   std::map<std::pair<bool, std::vector<int>>, std::unique_ptr<GroupState>>
       states;
-  std::map<std::pair<int, std::vector<int>>,
+  std::map<std::tuple<int, bool, std::vector<int>>,
            std::unique_ptr<ThreadsCommunicator>>
       communicators;
 };

@@ -848,7 +848,7 @@ int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
           return llvm::is_contained(batch, cast<StringAttr>(axis).getValue());
         });
     int64_t device = 0;
-    if (stageDevices)
+    if (stageDevices && ar)
       device = pipelineStageOf(ar.getInput()).value_or(0) % *stageDevices;
     if (dataParallel)
       reductions[{ar.getAxes(), ar.getType().getElementType(), device}]

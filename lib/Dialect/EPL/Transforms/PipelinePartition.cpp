@@ -125,6 +125,7 @@ mlir::epl::scheduleOf(ArrayRef<func::FuncOp> stagePrograms,
   // made by the action whose call defines it.
   pipeline::Program events;
   events.virtualStages = virtualStages;
+  events.scheduleDependencies = false;
   events.devices.resize(stagePrograms.size());
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<pipeline::Action>>
       streams;
@@ -244,6 +245,11 @@ private:
   /// The devices of the function's arguments, and of its results.
   SmallVector<llvm::SmallSetVector<int64_t, 2>> argDevices;
   SmallVector<int64_t> resultDevice;
+  /// The micro-batches each (sender, receiver, tag) stream carries, in the
+  /// order the sender sends them and in the order the receiver expects
+  /// them: messages match in FIFO order, so the two must agree.
+  std::map<std::tuple<int64_t, int64_t, int64_t>, SmallVector<int64_t>> sent,
+      expected;
   /// Each device's schedule, and the program it became.
   std::vector<std::vector<pipeline::Action>> schedule;
   SmallVector<func::FuncOp> programs;
@@ -439,17 +445,15 @@ LogicalResult Partitioner::checkPieces() {
 }
 
 LogicalResult Partitioner::assignValues() {
-  // Accumulators belong to the device of the piece that yields them.
+  // Accumulators belong to the device of the piece that yields them; one
+  // that depends on no stage (the zero gradient of a parameter the loss
+  // does not use) to the device of the parameter, decided below.
   auto yield = cast<scf::YieldOp>(body->getTerminator());
-  for (auto [k, v] : llvm::enumerate(yield.getOperands())) {
+  for (Value v : yield.getOperands()) {
     std::optional<PieceKey> from = pieceOf(v);
-    if (!from)
-      return loop.emitError()
-             << "epl-pipeline-partition: loop-carried value " << k
-             << " depends on no pipeline stage; every accumulated value must "
-                "come from one stage";
-    pieces[*from].outputs.insert(v);
-    accumulatorDevice.push_back(deviceOf(from->stage));
+    if (from)
+      pieces[*from].outputs.insert(v);
+    accumulatorDevice.push_back(from ? deviceOf(from->stage) : -1);
   }
   for (auto [k, acc] : llvm::enumerate(loop.getRegionIterArgs()))
     for (auto &[key, piece] : pieces)
@@ -470,6 +474,12 @@ LogicalResult Partitioner::assignValues() {
       readers[v].insert(deviceOf(key.stage));
     }
 
+  // The MPI backend tells streams apart by tag (up to 4096, with the
+  // element type).
+  if (transfers.size() > 4096)
+    return fn.emitError() << "epl-pipeline-partition: " << transfers.size()
+                          << " values cross stages; at most 4096 can";
+
   // The step's arguments go where they are read; its results come from
   // the device that makes them.
   argDevices.resize(fn.getNumArguments());
@@ -478,11 +488,42 @@ LogicalResult Partitioner::assignValues() {
       if (auto arg = dyn_cast<BlockArgument>(v);
           arg && arg.getOwner() == &fn.front())
         argDevices[arg.getArgNumber()].insert(deviceOf(key.stage));
+  auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+  // The device of the parameter result `i` updates, if any reads it.
+  auto deviceOfResult = [&](unsigned i) -> int64_t {
+    auto name =
+        fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
+    for (BlockArgument arg : fn.getArguments())
+      if (name &&
+          fn.getArgAttr(arg.getArgNumber(), EPLDialect::kNameAttrName) ==
+              name &&
+          !argDevices[arg.getArgNumber()].empty())
+        return argDevices[arg.getArgNumber()].front();
+    return 0;
+  };
+  for (auto [k, r] : llvm::enumerate(loop.getResults())) {
+    if (accumulatorDevice[k] >= 0)
+      continue;
+    // The result of the step it becomes (through the gradient reduction).
+    accumulatorDevice[k] = 0;
+    SmallVector<Value> worklist = {r};
+    llvm::DenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (!seen.insert(v).second)
+        continue;
+      for (OpOperand &use : v.getUses()) {
+        if (use.getOwner() == ret)
+          accumulatorDevice[k] = deviceOfResult(use.getOperandNumber());
+        else
+          llvm::append_range(worklist, use.getOwner()->getResults());
+      }
+    }
+  }
   // After the loop: each op on the device of what it reads.
   llvm::DenseMap<Value, int64_t> deviceOfValue;
   for (auto [k, r] : llvm::enumerate(loop.getResults()))
     deviceOfValue[r] = accumulatorDevice[k];
-  auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
   for (Operation *op = loop->getNextNode(); op != ret; op = op->getNextNode()) {
     std::optional<int64_t> device;
     SmallVector<Value> read = valuesRead(op);
@@ -506,15 +547,9 @@ LogicalResult Partitioner::assignValues() {
     int64_t device = 0;
     if (auto it = deviceOfValue.find(v); it != deviceOfValue.end()) {
       device = it->second;
-    } else if (auto name = fn.getResultAttrOfType<StringAttr>(
-                   i, EPLDialect::kNameAttrName)) {
-      // A gradient that depends on no stage (a parameter the loss does not
-      // use): the device that reads the parameter, or the first.
-      for (BlockArgument arg : fn.getArguments())
-        if (fn.getArgAttr(arg.getArgNumber(), EPLDialect::kNameAttrName) ==
-                name &&
-            !argDevices[arg.getArgNumber()].empty())
-          device = argDevices[arg.getArgNumber()].front();
+    } else {
+      // A result that depends on no stage: the device of its parameter.
+      device = deviceOfResult(i);
     }
     resultDevice.push_back(device);
   }
@@ -673,6 +708,8 @@ Partitioner::writeStageProgram(int64_t device,
           pb, v.getLoc(), v.getType(), meshRef, stageAxes,
           pb.getI64IntegerAttr(deviceOf(from->stage)),
           pb.getI64IntegerAttr(transfers.lookup(v)));
+      expected[{deviceOf(from->stage), device, transfers.lookup(v)}].push_back(
+          action.microBatch);
       mine[v] = recv.getResult();
       args.push_back(recv.getResult());
     }
@@ -687,10 +724,29 @@ Partitioner::writeStageProgram(int64_t device,
         if (y == v)
           acc[k] = r;
       if (auto readersOf = readers.find(v); readersOf != readers.end())
-        for (int64_t to : readersOf->second)
+        for (int64_t to : readersOf->second) {
           SendOp::create(pb, v.getLoc(), r, meshRef, stageAxes,
                          pb.getI64IntegerAttr(to),
                          pb.getI64IntegerAttr(transfers.lookup(v)));
+          sent[{device, to, transfers.lookup(v)}].push_back(action.microBatch);
+        }
+    }
+  }
+
+  // Accumulators no stage adds to (a zero gradient) are made here, one
+  // micro-batch after the other.
+  auto yield = cast<scf::YieldOp>(body->getTerminator());
+  for (auto [k, v] : llvm::enumerate(yield.getOperands())) {
+    if (pieceOf(v) || accumulatorDevice[k] != device)
+      continue;
+    for (int64_t mb = 0; mb < microBatches; ++mb) {
+      IRMapping map = outer;
+      map.map(loop.getInductionVar(),
+              arith::ConstantIndexOp::create(pb, fn.getLoc(), mb));
+      for (auto [j, arg] : llvm::enumerate(loop.getRegionIterArgs()))
+        if (acc[j])
+          map.map(arg, acc[j]);
+      acc[k] = materialize(v, pb, map);
     }
   }
 
@@ -726,6 +782,10 @@ LogicalResult Partitioner::writeStagePrograms() {
       return failure();
     programs.push_back(*program);
   }
+  if (sent != expected)
+    return fn.emitError() << "epl-pipeline-partition: the " << strategyName
+                          << " schedule receives a value's micro-batches in "
+                             "another order than it sends them";
   return checkProgram();
 }
 
