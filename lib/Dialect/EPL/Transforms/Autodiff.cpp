@@ -270,12 +270,33 @@ void StepBuilder::accumulate(Value forward, Value contribution) {
     slot = contribution;
     return;
   }
+  // The gradient of a value is summed where the value is made, whichever
+  // user's adjoint comes last: on a pipeline, contributions flow back to
+  // the value's stage.
+  Attribute userStage = tagger.stage;
+  if (Operation *def = forward.getDefiningOp())
+    if (Attribute stage = def->getAttr(EPLDialect::kStageAttrName))
+      tagger.stage = stage;
   auto type = cast<RankedTensorType>(forward.getType());
   Value init = tensor::EmptyOp::create(b, forward.getLoc(), type.getShape(),
                                        type.getElementType());
-  slot = linalg::AddOp::create(b, forward.getLoc(), TypeRange{type},
-                               ValueRange{slot, contribution}, ValueRange{init})
+  // A generic, not linalg.add: generalizing a named op later drops its
+  // stage and origin.
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  slot = linalg::GenericOp::create(
+             b, forward.getLoc(), TypeRange{type},
+             ValueRange{slot, contribution}, ValueRange{init},
+             SmallVector<AffineMap>(3, id),
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])
+                                  .getResult()});
+             })
              .getResult(0);
+  tagger.stage = userStage;
 }
 
 LogicalResult StepBuilder::backward() {
@@ -480,6 +501,15 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
   tagger.phase = phaseFor(forward);
   auto type = cast<RankedTensorType>(forward.getType());
   Value gradInit = grads.lookup(forward);
+  // A contribution made on another pipeline stage than the gradient so far
+  // is added where the value is made (accumulate), not into its buffer:
+  // the stages' backward would otherwise read each other out of order.
+  Value earlier;
+  if (Operation *def = gradInit ? gradInit.getDefiningOp() : nullptr;
+      def && def->getAttr(EPLDialect::kStageAttrName) != tagger.stage) {
+    earlier = gradInit;
+    gradInit = Value();
+  }
   if (!gradInit)
     gradInit = zerosLike(type);
 
@@ -559,6 +589,11 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
     return failure();
   if (independent) {
     bwd.erase();
+    return success();
+  }
+  if (earlier) {
+    grads[forward] = earlier;
+    accumulate(forward, bwd.getResult(0));
     return success();
   }
   grads[forward] = bwd.getResult(0);
