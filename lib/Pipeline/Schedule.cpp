@@ -134,6 +134,10 @@ FailureOr<Schedule> mlir::epl::pipeline::buildSchedule(Strategy strategy,
         "interleaved 1F1B schedule (Interleaved1F1B); {3} runs one stage "
         "per device",
         p * v, p, v, toString(strategy)));
+  // With one stage per device the interleaved schedule is 1F1B; Megatron's
+  // warm-up of 2 (p - s - 1) would only hold more micro-batches.
+  if (strategy == Strategy::Interleaved1F1B && v == 1)
+    strategy = Strategy::OneFOneB;
   if (strategy == Strategy::Interleaved1F1B && m % p != 0)
     return fail(llvm::formatv(
         "interleaved 1F1B needs a number of micro-batches that is a multiple "

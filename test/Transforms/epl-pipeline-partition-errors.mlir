@@ -45,3 +45,4 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 3 : i64, "pipeline
     return %l : tensor<f32>
   }
 }
+

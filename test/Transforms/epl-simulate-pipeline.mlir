@@ -1,6 +1,10 @@
 // RUN: epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-parallelize=devices=4 --epl-simulate-pipeline="forward=1 backward-input=2 backward-weight=0" -o /dev/null | FileCheck %s --check-prefix=WHOLE
 // RUN: epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-parallelize=devices=4 --epl-simulate-pipeline="forward=1 backward-input=1 backward-weight=1" -o /dev/null | FileCheck %s --check-prefix=SPLIT
 // RUN: epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-parallelize=devices=4 --epl-simulate-pipeline="forward=0.5 backward-input=1 backward-weight=0" -o /dev/null | FileCheck %s --check-prefix=CHUNKS
+// RUN: not epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-simulate-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNPARTITIONED
+
+// Forgetting to partition is an error, not an empty report.
+// UNPARTITIONED: error: epl-simulate-pipeline: the module has no epl.pipeline to simulate; partition a model with stages first
 
 // The simulator on the stage programs epl-pipeline-partition writes for
 // p = 4 stage devices and m = 8 micro-batches reproduces the closed forms.

@@ -203,11 +203,6 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                 "\"pipeline.num_virtual_stages\" = "
              << chunks;
     int64_t p = numStages / chunks;
-    if (numDevices % (p * stageDevices) != 0)
-      return fn.emitError()
-             << "epl-plan: " << numDevices << " devices are not divisible by "
-             << p << " stage devices x " << stageDevices
-             << " device(s) per stage";
 
     auto nameOf = [&](int64_t stage) {
       return stage < static_cast<int64_t>(names.size())
@@ -255,12 +250,36 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       for (Value r : op.getResults())
         stageOf[r] = stage;
     }
+    // An op that reads no stage's value but computes something (a layer
+    // outside every scope before the first stage) runs on the first stage
+    // that uses it, which sends it on: made again in every piece and stage
+    // that reads it, its parameters would be shared between stages.
+    llvm::DenseMap<Value, bool> cheap;
+    for (Operation &op : llvm::reverse(fn.front().without_terminator())) {
+      if (op.hasAttr(EPLDialect::kStageAttrName) ||
+          llvm::all_of(op.getResults(),
+                       [&](Value r) { return isCheap(r, &cheap); }))
+        continue;
+      std::optional<int64_t> first;
+      for (Operation *user : op.getUsers())
+        if (Operation *top = fn.front().findAncestorOpInBlock(*user))
+          if (auto s = top->getAttrOfType<StageAttr>(EPLDialect::kStageAttrName))
+            first = std::min(first.value_or(s.getIndex()), s.getIndex());
+      if (first)
+        op.setAttr(EPLDialect::kStageAttrName,
+                   StageAttr::get(ctx, *first, nameOf(*first)));
+    }
     for (int64_t stage = 0; stage < numStages; ++stage)
       if (scopeDevices[stage] > 0 && scopeDevices[stage] != stageDevices)
         return fn.emitError()
                << "epl-plan: pipeline stage " << stage << " uses "
                << scopeDevices[stage] << " device(s) but another uses "
                << stageDevices << "; every stage must use as many devices";
+    if (numDevices % (p * stageDevices) != 0)
+      return fn.emitError()
+             << "epl-plan: " << numDevices << " devices are not divisible by "
+             << p << " stage devices x " << stageDevices
+             << " device(s) per stage";
     return p;
   }
 

@@ -30,6 +30,13 @@ struct EPLSimulatePipelinePass
     costs.backwardInput = backwardInput;
     costs.backwardWeight = backwardWeight;
     costs.send = send;
+    if (getOperation().getOps<PipelineOp>().empty()) {
+      getOperation().emitError(
+          "epl-simulate-pipeline: the module has no epl.pipeline to simulate; "
+          "partition a model with stages first (epl-pipeline-partition, as "
+          "--epl-parallelize=devices=N does)");
+      return signalPassFailure();
+    }
     for (PipelineOp pipe : getOperation().getOps<PipelineOp>()) {
       SmallVector<func::FuncOp> programs = pipe.getStageFunctions();
       // The stages are the ones the programs' actions name.
