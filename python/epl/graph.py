@@ -199,6 +199,13 @@ class Graph:
         scope = strategy.current()
         return f"epl.scope = {scope.attribute}" if scope else None
 
+    def scope_dict(self):
+        """` {epl.scope = ...}` for ops printed with a trailing attribute
+        dictionary (reshapes, slices, concatenations, softmax), so that
+        they stay in the user's scope and pipeline stage; "" outside."""
+        attr = self._scope_attr()
+        return f" {{{attr}}}" if attr else ""
+
     def emit(self, text, shape, dtype=None):
         """Appends `text` (with {r} for the result) and returns its value."""
         ssa = self._fresh()
@@ -318,17 +325,18 @@ class Graph:
         if not shape or not x.shape:  # to or from a scalar: no groups
             op = "collapse_shape" if not shape else "expand_shape"
             out = "" if not shape else f" output_shape [{', '.join(map(str, shape))}]"
-            return self.emit(f"{{r}} = tensor.{op} {x.ssa} []{out} : {x.type} into "
+            return self.emit(f"{{r}} = tensor.{op} {x.ssa} []{out}{self.scope_dict()} : {x.type} into "
                              f"{_tensor_type(shape, x.dtype)}", shape, x.dtype)
         common, src_groups, dst_groups = _common_shape(x.shape, shape)
         y = x
         if common != x.shape:
-            y = self.emit(f"{{r}} = tensor.collapse_shape {y.ssa} {_groups(src_groups)} : "
+            y = self.emit(f"{{r}} = tensor.collapse_shape {y.ssa} {_groups(src_groups)}"
+                          f"{self.scope_dict()} : "
                           f"{y.type} into {_tensor_type(common, x.dtype)}",
                           common, x.dtype)
         if common != shape:
             y = self.emit(f"{{r}} = tensor.expand_shape {y.ssa} {_groups(dst_groups)} "
-                          f"output_shape [{', '.join(map(str, shape))}] : "
+                          f"output_shape [{', '.join(map(str, shape))}]{self.scope_dict()} : "
                           f"{y.type} into {_tensor_type(shape, x.dtype)}",
                           shape, x.dtype)
         return y
@@ -336,7 +344,8 @@ class Graph:
     def slice(self, x, offsets, sizes):
         """x[offsets[d] : offsets[d] + sizes[d]] along every dimension."""
         return self.emit(f"{{r}} = tensor.extract_slice {x.ssa}[{', '.join(map(str, offsets))}] "
-                         f"[{', '.join(map(str, sizes))}] [{', '.join('1' for _ in sizes)}] : "
+                         f"[{', '.join(map(str, sizes))}] [{', '.join('1' for _ in sizes)}]"
+                         f"{self.scope_dict()} : "
                          f"{x.type} to {_tensor_type(sizes, x.dtype)}", sizes, x.dtype)
 
     def insert(self, source, dest, offsets):
@@ -344,7 +353,7 @@ class Graph:
         sizes = ", ".join(map(str, source.shape))
         return self.emit(f"{{r}} = tensor.insert_slice {source.ssa} into {dest.ssa}"
                          f"[{', '.join(map(str, offsets))}] [{sizes}] "
-                         f"[{', '.join('1' for _ in source.shape)}] : "
+                         f"[{', '.join('1' for _ in source.shape)}]{self.scope_dict()} : "
                          f"{source.type} into {dest.type}", dest.shape, dest.dtype)
 
     def concat(self, tensors, axis):
@@ -352,7 +361,7 @@ class Graph:
         shape = list(tensors[0].shape)
         shape[axis] = sum(t.shape[axis] for t in tensors)
         return self.emit(f"{{r}} = tensor.concat dim({axis}) "
-                         f"{', '.join(t.ssa for t in tensors)} : "
+                         f"{', '.join(t.ssa for t in tensors)}{self.scope_dict()} : "
                          f"({', '.join(t.type for t in tensors)}) -> "
                          f"{_tensor_type(shape, tensors[0].dtype)}", shape, tensors[0].dtype)
 

@@ -71,7 +71,7 @@ def softmax(x, axis=-1):
     g = x.graph
     axis = axis % x.rank
     init = g.empty(x.shape, x.dtype)
-    return g.emit(f"{{r}} = linalg.softmax dimension({axis}) ins({x.ssa} : {x.type}) "
+    return g.emit(f"{{r}} = linalg.softmax{g.scope_dict()} dimension({axis}) ins({x.ssa} : {x.type}) "
                   f"outs({init.ssa} : {init.type}) -> {x.type}", x.shape, x.dtype)
 
 
