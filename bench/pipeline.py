@@ -33,7 +33,7 @@ For each one, epl-run trains the model on p threads with --report and
 * the textbook closed form (p - 1) / (m + p - 1) of GPipe and 1F1B, which
   counts the whole backward on the critical path. Our backward is split
   into B and W and the gradient leaves after B, so the simulator gives
-  both an idle time of (p - 1)(F + B) per device (test/Pipeline/
+  both an idle time of (p - 1)(F + B) per device (test/PipelineSchedule/
   ScheduleTest.cpp checks it for F = B = W), a bubble of
   (p - 1)(F + B) / (m (F + B + W) + (p - 1)(F + B)): below the textbook
   value.

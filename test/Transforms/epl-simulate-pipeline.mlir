@@ -28,14 +28,15 @@
 // WHOLE-NEXT: 3 24 9 27.3% 1
 
 // F = B = W: ZB-H1 idles p - 1 = 3 per device, a third of the 9 that 1F1B
-// idles on the same work done in one piece, with 1F1B's memory (p - s).
+// idles on the same work done in one piece, holding on every device the p
+// micro-batches 1F1B holds on its first (a deferred W still reads them).
 // SPLIT: pipeline @model: ZeroBubbleH1, 4 stage devices, 4 stages, 8 micro-batches
 // SPLIT-NEXT: makespan 27
 // SPLIT-NEXT: device busy idle bubble peak in flight
 // SPLIT-NEXT: 0 24 3 11.1% 4
-// SPLIT-NEXT: 1 24 3 11.1% 3
-// SPLIT-NEXT: 2 24 3 11.1% 2
-// SPLIT-NEXT: 3 24 3 11.1% 1
+// SPLIT-NEXT: 1 24 3 11.1% 4
+// SPLIT-NEXT: 2 24 3 11.1% 4
+// SPLIT-NEXT: 3 24 3 11.1% 4
 
 // Interleaved with v = 2 chunks per device, each chunk half a device's
 // work: the bubble is 1F1B's divided by v, 9 / 2.

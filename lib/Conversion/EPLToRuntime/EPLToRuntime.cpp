@@ -8,6 +8,7 @@
 #include "epl/Conversion/Passes.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/IR/EPLOps.h"
+#include "epl/Runtime/Runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -299,6 +300,13 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
     return failure();
   return l.transposes;
 }
+
+static_assert(static_cast<int>(Phase::Forward) == EPL_RT_FORWARD &&
+                  static_cast<int>(Phase::BackwardInput) ==
+                      EPL_RT_BACKWARD_INPUT &&
+                  static_cast<int>(Phase::BackwardWeight) ==
+                      EPL_RT_BACKWARD_WEIGHT,
+              "the runtime's phases are the dialect's");
 
 /// Brackets a call of a pipeline schedule's action with the runtime's
 /// action_begin / action_end, which time it for the trace, and drops

@@ -1,6 +1,6 @@
 // h (stage 0) is read first by a stage-1 op, then by a stage-0 op whose
-// result stage 1 reads. Forward is valid; the gradient of h sums a stage-1
-// and a stage-0 contribution, and the sum is put on stage 1.
+// result stage 1 reads: the gradient of h sums a stage-1 and a stage-0
+// contribution, on stage 0 (where h is made) whatever the users' order.
 module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64, "optimizer.type" = "sgd"}} {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
                    %w0: tensor<4x4xf32> {epl.arg = "param", epl.name = "w0"},

@@ -50,7 +50,8 @@ const ConfigKey kKeys[] = {
      "parameters as soon as its own backward ends, which on our runtime "
      "PreferBackward does too), Interleaved1F1B (1F1B over "
      "pipeline.num_virtual_stages model chunks per stage device) or "
-     "ZeroBubbleH1 (1F1B's memory, weight gradients deferred into the "
+     "ZeroBubbleH1 (the memory of 1F1B's first stage on every stage, weight "
+     "gradients deferred into the "
      "bubble)",
      "\"PreferBackward\"", kPipelineStrategies},
     {"pipeline.num_virtual_stages",

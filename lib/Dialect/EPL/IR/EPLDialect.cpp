@@ -199,8 +199,7 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kActionAttrName) {
-    if (!isa<ActionAttr>(attr.getValue()) ||
-        op->getName().getStringRef() != "func.call")
+    if (!isa<ActionAttr>(attr.getValue()) || !isa<func::CallOp>(op))
       return op->emitError()
              << "'" << name << "' expects an #epl.action on a func.call, got "
              << attr.getValue() << " on '" << op->getName() << "'";

@@ -76,9 +76,11 @@ struct InheritStrategy : public RewriterBase::Listener {
       if (Operation *def = v.getDefiningOp())
         inserted.push_back(def);
     for (Operation *to : inserted)
+      // Ops nested in the new ops' bodies belong to them, untagged.
       for (StringRef name :
            {EPLDialect::kScopeAttrName, EPLDialect::kStageAttrName})
-        if (Attribute a = op->getAttr(name); a && !to->hasAttr(name))
+        if (Attribute a = op->getAttr(name);
+            a && to->getBlock() == op->getBlock() && !to->hasAttr(name))
           to->setAttr(name, a);
     inserted.clear();
   }
@@ -193,6 +195,7 @@ LogicalResult StepBuilder::prepare() {
   if (failed(applyPartialConversion(fn, target, std::move(elementwise),
                                     config)))
     return failure();
+  inherit.inserted.clear();
 
   if (failed(decomposeAggregatedOps(fn, &inherit)))
     return failure();

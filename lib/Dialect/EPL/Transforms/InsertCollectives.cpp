@@ -832,7 +832,8 @@ int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
   auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
   // Gradient reductions by axes, element type and pipeline stage device
   // (each stage reduces its own), in result order.
-  std::optional<int64_t> stageDevices = mesh.getAxisSize("stage");
+  std::optional<int64_t> stageDevices =
+      mesh.getAxisSize(EPLDialect::kStageAxisName);
   llvm::MapVector<std::tuple<Attribute, Type, int64_t>,
                   SmallVector<AllReduceOp>>
       reductions;
@@ -847,9 +848,24 @@ int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
         ar && llvm::any_of(ar.getAxes(), [&](Attribute axis) {
           return llvm::is_contained(batch, cast<StringAttr>(axis).getValue());
         });
+    // A gradient no stage makes (a parameter the loss does not use)
+    // belongs where its parameter is read, as epl-pipeline-partition puts it.
     int64_t device = 0;
-    if (stageDevices && ar)
-      device = pipelineStageOf(ar.getInput()).value_or(0) % *stageDevices;
+    if (stageDevices && ar) {
+      std::optional<int64_t> stage = pipelineStageOf(ar.getInput());
+      auto name =
+          fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
+      for (BlockArgument arg : fn.getArguments())
+        if (!stage && name &&
+            fn.getArgAttr(arg.getArgNumber(), EPLDialect::kNameAttrName) ==
+                name)
+          for (Operation *user : arg.getUsers())
+            if (auto s = user->getAttrOfType<StageAttr>(
+                    EPLDialect::kStageAttrName);
+                s && !stage)
+              stage = s.getIndex();
+      device = stage.value_or(0) % *stageDevices;
+    }
     if (dataParallel)
       reductions[{ar.getAxes(), ar.getType().getElementType(), device}]
           .push_back(ar);

@@ -16,7 +16,7 @@
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 #include "epl/Dialect/EPL/Transforms/StagePrograms.h"
-#include "epl/Pipeline/Schedule.h"
+#include "epl/PipelineSchedule/Schedule.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -38,7 +38,7 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
-constexpr StringLiteral kStageAxis = "stage";
+constexpr StringLiteral kStageAxis = EPLDialect::kStageAxisName;
 
 Phase phaseOf(pipeline::ActionKind kind) {
   switch (kind) {
@@ -109,81 +109,6 @@ bool mayUse(PieceKey to, PieceKey from) {
   }
 }
 
-pipeline::ActionKind actionKindOf(Phase phase) {
-  return phase == Phase::Forward         ? pipeline::ActionKind::Forward
-         : phase == Phase::BackwardInput ? pipeline::ActionKind::BackwardInput
-                                         : pipeline::ActionKind::BackwardWeight;
-}
-
-} // namespace
-
-FailureOr<pipeline::Program>
-mlir::epl::scheduleOf(ArrayRef<func::FuncOp> stagePrograms,
-                      int64_t virtualStages) {
-  // Messages of one (sender, receiver, tag) stream arrive in the order they
-  // were sent: the k-th receive of a stream carries the k-th send's value,
-  // made by the action whose call defines it.
-  pipeline::Program events;
-  events.virtualStages = virtualStages;
-  events.scheduleDependencies = false;
-  events.devices.resize(stagePrograms.size());
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<pipeline::Action>>
-      streams;
-  auto actionOf = [](func::CallOp call) -> std::optional<pipeline::Action> {
-    auto action =
-        call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName);
-    if (!action)
-      return std::nullopt;
-    return pipeline::Action{actionKindOf(action.getPhase()),
-                            action.getStage(), action.getMicroBatch()};
-  };
-  for (auto [d, program] : llvm::enumerate(stagePrograms))
-    for (auto send : func::FuncOp(program).getOps<SendOp>()) {
-      auto call = send.getInput().getDefiningOp<func::CallOp>();
-      std::optional<pipeline::Action> action =
-          call ? actionOf(call) : std::nullopt;
-      if (!action)
-        return send.emitError()
-               << "sends a value no pipeline action made";
-      streams[std::make_tuple(static_cast<int64_t>(d),
-                              static_cast<int64_t>(send.getPeer()),
-                              static_cast<int64_t>(send.getTag()))]
-          .push_back(*action);
-    }
-  for (auto [d, program] : llvm::enumerate(stagePrograms))
-    for (Operation &op : func::FuncOp(program).front()) {
-      pipeline::Event e{};
-      if (auto call = dyn_cast<func::CallOp>(op)) {
-        std::optional<pipeline::Action> action = actionOf(call);
-        if (!action)
-          continue;
-        e.kind = pipeline::Event::Kind::Compute;
-        e.action = *action;
-      } else if (auto send = dyn_cast<SendOp>(op)) {
-        e.kind = pipeline::Event::Kind::Send;
-        e.action = *actionOf(send.getInput().getDefiningOp<func::CallOp>());
-        e.peer = send.getPeer();
-        e.tag = send.getTag();
-      } else if (auto recv = dyn_cast<RecvOp>(op)) {
-        auto &stream = streams[std::make_tuple(
-            static_cast<int64_t>(recv.getPeer()), static_cast<int64_t>(d),
-            static_cast<int64_t>(recv.getTag()))];
-        if (stream.empty())
-          return recv.emitError() << "receives a message nobody sends";
-        e.kind = pipeline::Event::Kind::Recv;
-        e.action = stream.front();
-        stream.pop_front();
-        e.peer = recv.getPeer();
-        e.tag = recv.getTag();
-      } else {
-        continue;
-      }
-      events.devices[d].push_back(e);
-    }
-  return events;
-}
-
-namespace {
 class Partitioner {
 public:
   Partitioner(func::FuncOp fn, MeshOp mesh, const Config &config)
@@ -196,6 +121,9 @@ private:
   LogicalResult classify();
   LogicalResult formPieces();
   LogicalResult checkPieces();
+  /// An error naming the first parameter read on two stage devices.
+  LogicalResult rejectSharedParameters(
+      ArrayRef<llvm::SmallSetVector<int64_t, 2>> devicesOfArg);
   LogicalResult assignValues();
   void outlinePieces();
   LogicalResult writeStagePrograms();
@@ -293,6 +221,7 @@ LogicalResult Partitioner::classify() {
   // written, else the latest of what it reads. Ops that read no staged
   // value float: each piece that needs one makes its own.
   llvm::DenseMap<Operation *, Phase> phaseOfOp;
+  Operation *latest = nullptr;
   int64_t maxStage = -1;
   for (Operation &op : body->without_terminator()) {
     std::optional<int64_t> stage;
@@ -302,8 +231,10 @@ LogicalResult Partitioner::classify() {
       if (s.getName())
         stageNames[s.getIndex()] = s.getName();
     }
-    if (auto p = op.getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName);
-        p && p.getValue() != Phase::Optimizer)
+    // Phases are ordered as a micro-batch runs them (forward < input
+    // gradients < weight gradients): an op without one takes the latest of
+    // what it reads. Optimizer ops come after this pass.
+    if (auto p = op.getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName))
       phase = p.getValue();
     SmallVector<Value> read = valuesRead(&op);
     for (Value v : read) {
@@ -318,16 +249,21 @@ LogicalResult Partitioner::classify() {
     }
     if (!stage)
       continue;
-    maxStage = std::max(maxStage, *stage);
+    if (*stage > maxStage) {
+      maxStage = *stage;
+      latest = &op;
+    }
     pieceOfOp[&op] = {*stage, phase.value_or(Phase::Forward)};
   }
   int64_t chunks = config.getInt("pipeline.num_virtual_stages");
   numStages = numDevices * chunks;
   if (maxStage >= numStages)
-    return fn.emitError() << "epl-pipeline-partition: an op is on stage "
-                          << maxStage << " but the mesh has " << numDevices
-                          << " stage devices x " << chunks
-                          << " virtual stages each";
+    return latest->emitError()
+           << "epl-pipeline-partition: this op is on stage " << maxStage
+           << " but the mesh has " << numDevices << " stage devices x "
+           << chunks
+           << " stages each (\"pipeline.num_virtual_stages\"); plan the model "
+              "for as many devices as it has stages";
   return success();
 }
 
@@ -342,9 +278,7 @@ LogicalResult Partitioner::formPieces() {
     auto it = pieceOfOp.find(&op);
     if (it == pieceOfOp.end())
       continue;
-    Piece &piece = pieces[it->second];
-    piece.key = it->second;
-    piece.ops.push_back(&op);
+    pieces[it->second].ops.push_back(&op);
   }
   // What each piece reads from outside itself, through floating ops.
   llvm::DenseSet<Operation *> floatingSeen;
@@ -408,29 +342,35 @@ LogicalResult Partitioner::formPieces() {
   return success();
 }
 
-LogicalResult Partitioner::checkPieces() {
-  // Parameters belong to one stage device: a shared one (tied weights)
-  // would also show as gradients flowing between stages, reported below
-  // in less direct terms.
-  llvm::DenseMap<unsigned, llvm::SmallSetVector<int64_t, 2>> readBy;
-  for (auto &[key, piece] : pieces)
-    for (Value v : piece.inputs)
-      if (auto arg = dyn_cast<BlockArgument>(v);
-          arg && arg.getOwner() == &fn.front() &&
-          getArgKind(fn, arg.getArgNumber()) == "param")
-        readBy[arg.getArgNumber()].insert(deviceOf(key.stage));
+LogicalResult Partitioner::rejectSharedParameters(
+    ArrayRef<llvm::SmallSetVector<int64_t, 2>> devicesOfArg) {
   for (BlockArgument arg : fn.getArguments()) {
-    auto it = readBy.find(arg.getArgNumber());
-    if (it == readBy.end() || it->second.size() < 2)
+    auto &devices = devicesOfArg[arg.getArgNumber()];
+    if (getArgKind(fn, arg.getArgNumber()) != "param" || devices.size() < 2)
       continue;
     auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                 EPLDialect::kNameAttrName);
     return fn.emitError() << "epl-pipeline-partition: parameter '"
                           << (name ? name.getValue() : StringRef("?"))
-                          << "' is used on stage devices " << it->second[0]
-                          << " and " << it->second[1]
+                          << "' is used on stage devices " << devices[0]
+                          << " and " << devices[1]
                           << "; pipeline stages cannot share a parameter";
   }
+  return success();
+}
+
+LogicalResult Partitioner::checkPieces() {
+  // Parameters belong to one stage device: a shared one (tied weights)
+  // would also show as gradients flowing between stages, reported below
+  // in less direct terms.
+  SmallVector<llvm::SmallSetVector<int64_t, 2>> readBy(fn.getNumArguments());
+  for (auto &[key, piece] : pieces)
+    for (Value v : piece.inputs)
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg.getOwner() == &fn.front())
+        readBy[arg.getArgNumber()].insert(deviceOf(key.stage));
+  if (failed(rejectSharedParameters(readBy)))
+    return failure();
   if (!misordered)
     return success();
   InFlightDiagnostic diag =
@@ -455,15 +395,6 @@ LogicalResult Partitioner::assignValues() {
       pieces[*from].outputs.insert(v);
     accumulatorDevice.push_back(from ? deviceOf(from->stage) : -1);
   }
-  for (auto [k, acc] : llvm::enumerate(loop.getRegionIterArgs()))
-    for (auto &[key, piece] : pieces)
-      if (piece.inputs.contains(acc) &&
-          deviceOf(key.stage) != accumulatorDevice[k])
-        return loop.emitError()
-               << "epl-pipeline-partition: loop-carried value " << k
-               << " is read on stage " << key.stage
-               << " but accumulated on stage device " << accumulatorDevice[k];
-
   // Values read on other devices travel; each is one stream of messages.
   for (auto &[key, piece] : pieces)
     for (Value v : piece.inputs) {
@@ -520,6 +451,17 @@ LogicalResult Partitioner::assignValues() {
       }
     }
   }
+  // An accumulator is read where it is accumulated.
+  for (auto [k, acc] : llvm::enumerate(loop.getRegionIterArgs()))
+    for (auto &[key, piece] : pieces)
+      if (piece.inputs.contains(acc) &&
+          deviceOf(key.stage) != accumulatorDevice[k])
+        return loop.emitError()
+               << "epl-pipeline-partition: stage " << key.stage
+               << " reads a sum over micro-batches (loop-carried value " << k
+               << ") that stage device " << accumulatorDevice[k]
+               << " accumulates";
+
   // After the loop: each op on the device of what it reads.
   llvm::DenseMap<Value, int64_t> deviceOfValue;
   for (auto [k, r] : llvm::enumerate(loop.getResults()))
@@ -534,9 +476,10 @@ LogicalResult Partitioner::assignValues() {
       if (device && *device != it->second)
         return op->emitError()
                << "epl-pipeline-partition: " << describe(op)
-               << " after the micro-batches combines values of stage devices "
-               << *device << " and " << it->second
-               << "; nothing may combine the results of two stages";
+               << " combines the gradients of stage devices " << *device
+               << " and " << it->second
+               << " after the micro-batches (as clipping by a global norm "
+                  "would); each pipeline stage updates its parameters alone";
       device = it->second;
     }
     if (device)
@@ -564,19 +507,7 @@ LogicalResult Partitioner::assignValues() {
           fn.getArgAttr(arg.getArgNumber(), EPLDialect::kNameAttrName) == name)
         argDevices[arg.getArgNumber()].insert(device);
   }
-  for (BlockArgument arg : fn.getArguments()) {
-    auto &devices = argDevices[arg.getArgNumber()];
-    if (getArgKind(fn, arg.getArgNumber()) != "param" || devices.size() < 2)
-      continue;
-    auto name =
-        fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), EPLDialect::kNameAttrName);
-    return fn.emitError()
-           << "epl-pipeline-partition: parameter '"
-           << (name ? name.getValue() : StringRef("?")) << "' is used on stage devices "
-           << devices[0] << " and " << devices[1]
-           << "; pipeline stages cannot share a parameter";
-  }
-  return success();
+  return rejectSharedParameters(argDevices);
 }
 
 Value Partitioner::materialize(Value v, OpBuilder &b, IRMapping &map) {
@@ -673,10 +604,10 @@ Partitioner::writeStageProgram(int64_t device,
   auto stageAxes = pb.getStrArrayAttr({kStageAxis});
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   // Values of each micro-batch this device has made or received.
-  std::vector<llvm::DenseMap<Value, Value>> have(microBatches);
+  std::vector<llvm::DenseMap<Value, Value>> valuesByMicroBatch(microBatches);
   for (const pipeline::Action &action : actions) {
     Piece &piece = pieces.at({action.virtualStage, phaseOf(action.kind)});
-    auto &mine = have[action.microBatch];
+    auto &local = valuesByMicroBatch[action.microBatch];
     SmallVector<Value> args;
     for (Value v : piece.inputs) {
       if (v == loop.getInductionVar()) {
@@ -688,8 +619,8 @@ Partitioner::writeStageProgram(int64_t device,
         args.push_back(acc[arg.getArgNumber() - 1]);
         continue;
       }
-      if (Value local = mine.lookup(v)) {
-        args.push_back(local);
+      if (Value made = local.lookup(v)) {
+        args.push_back(made);
         continue;
       }
       std::optional<PieceKey> from = pieceOf(v);
@@ -710,7 +641,7 @@ Partitioner::writeStageProgram(int64_t device,
           pb.getI64IntegerAttr(transfers.lookup(v)));
       expected[{deviceOf(from->stage), device, transfers.lookup(v)}].push_back(
           action.microBatch);
-      mine[v] = recv.getResult();
+      local[v] = recv.getResult();
       args.push_back(recv.getResult());
     }
     auto call = func::CallOp::create(pb, fn.getLoc(), piece.function, args);
@@ -719,7 +650,7 @@ Partitioner::writeStageProgram(int64_t device,
                                   piece.key.stage));
     auto yield = cast<scf::YieldOp>(body->getTerminator());
     for (auto [v, r] : llvm::zip(piece.outputs, call.getResults())) {
-      mine[v] = r;
+      local[v] = r;
       for (auto [k, y] : llvm::enumerate(yield.getOperands()))
         if (y == v)
           acc[k] = r;
@@ -792,7 +723,7 @@ LogicalResult Partitioner::writeStagePrograms() {
 LogicalResult Partitioner::checkProgram() {
   // The programs as the simulator sees them: a program that would wait
   // forever is a compiler error here, never a hang at run time.
-  FailureOr<pipeline::Program> sim = scheduleOf(programs, numStages);
+  FailureOr<pipeline::Program> sim = readStagePrograms(programs, numStages);
   std::string error;
   if (failed(sim) ||
       failed(pipeline::simulate(*sim, pipeline::Costs(), error)))

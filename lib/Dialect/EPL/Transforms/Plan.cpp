@@ -121,7 +121,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
 
     SmallVector<std::pair<StringRef, int64_t>> axes;
     if (pipelineDevices > 1)
-      axes.push_back({"stage", pipelineDevices});
+      axes.push_back({EPLDialect::kStageAxisName, pipelineDevices});
     if (replicas > 1)
       axes.push_back({"data", replicas});
     if (stageDevices > 1)
@@ -182,8 +182,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
   /// Checks the pipeline's numbers and puts `epl.stage` on the forward ops:
   /// an op in a named scope is on that scope's stage (or on the stage the
   /// user wrote), an op outside scopes on the latest stage of its operands,
-  /// an op that depends on no stage on none (each stage that uses it makes
-  /// its own). Returns the number of stage devices: the stages, or the
+  /// an op that reads no stage's value on the first stage that uses it,
+  /// unless it is cheap to make (then each stage makes its own). Returns the number of stage devices: the stages, or the
   /// stages over the virtual stages per device of an interleaved schedule.
   FailureOr<int64_t> planStages(func::FuncOp fn, const Config &config,
                                 ArrayRef<StringRef> names, int64_t numStages,

@@ -47,7 +47,7 @@ struct EPLSimulatePipelinePass
                   EPLDialect::kActionAttrName))
             stages = std::max(stages, action.getStage() + 1);
         });
-      FailureOr<pipeline::Program> events = scheduleOf(programs, stages);
+      FailureOr<pipeline::Program> events = readStagePrograms(programs, stages);
       if (failed(events))
         return signalPassFailure();
       std::string error;

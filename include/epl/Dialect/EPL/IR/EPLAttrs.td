@@ -125,14 +125,16 @@ def EPL_StageAttr : EPL_Attr<"Stage", "stage"> {
   let summary = "the pipeline stage an op of a training step runs on";
   let description = [{
     `epl-plan` puts `epl.stage` on every op of a model with several
-    pipeline stages: a forward op in a named `replicate` scope gets that
-    scope's stage (consecutive names are stages 0, 1, ..., in the order the
-    model first uses them, as in EPL), an op without a scope gets the
+    pipeline stages: a forward op in a named scope (`replicate` or `split`)
+    gets that scope's stage (names are stages 0, 1, ..., in the order the
+    model first uses them, as in EPL); an op without a scope gets the
     latest stage of its operands (the loss after the last stage is on the
-    last stage), and an op that depends on no stage (a constant, a fill, a
-    transform of the inputs alone) gets none: it runs in every stage that
-    uses it. Users may also write `epl.stage` directly instead of scopes.
-    `epl-autodiff` gives each backward op the stage of its forward origin.
+    last stage), or, when it reads no stage's value, the first stage that
+    uses it (a layer before the first scope); an op cheap to make (a
+    constant, a fill) gets none: every stage that uses it makes its own.
+    Users may also write `epl.stage` directly instead of scopes.
+    `epl-autodiff` gives each backward op the stage of its forward origin,
+    and the sum of a value's gradient contributions the value's stage.
     With interleaved schedules `index` is the virtual stage; it runs on
     stage device `index mod p`.
 

@@ -88,6 +88,8 @@ def EPL_Dialect : Dialect {
     /// call of a stage program is (#epl.action).
     static constexpr ::llvm::StringLiteral kStageAttrName = "epl.stage";
     static constexpr ::llvm::StringLiteral kActionAttrName = "epl.action";
+    /// The mesh axis epl-plan makes for pipeline stages.
+    static constexpr ::llvm::StringLiteral kStageAxisName = "stage";
 
     void registerAttributes();
   }];

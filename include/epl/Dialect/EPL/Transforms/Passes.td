@@ -38,8 +38,10 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
       verifier checks that it names a parameter of the same type). A
       parameter the loss does not use gets zeros.
 
-    With `pipeline.num_micro_batch` = M > 1 (gradient accumulation, one
-    stage), the forward program moves to a private function on 1/M of the
+    With `pipeline.num_micro_batch` = M > 1 (gradient accumulation), or any
+    M when ops carry pipeline stages (`epl.stage`, from `epl-plan`; each
+    backward op then gets its forward origin's stage, and a value's summed
+    gradient the value's stage), the forward program moves to a private function on 1/M of the
     batch (`@<model>_micro_batch`, the batch dimension followed through
     indexing maps and reshapes), differentiated as above, which the step
     calls in an `scf.for` over the M slices of the inputs and labels
@@ -157,6 +159,18 @@ def EPLPlanPass : Pass<"epl-plan", "ModuleOp"> {
     not divide its dimension, or a device count the stages do not divide,
     is an error naming both sizes.
 
+    Pipelines: with several named scopes (`replicate` or `split`, in the
+    order the model first uses them) or ops tagged `epl.stage`, the mesh
+    gains a leading `"stage"` axis, `["stage" = p, "data" = r,
+    "tensor" = t]`: p = the stages, or the stages over
+    `pipeline.num_virtual_stages` for Interleaved1F1B (stage k on stage
+    device k mod p). Every stage must use as many devices (its largest
+    scope). Each forward op gets `epl.stage` (see `#epl.stage`). Errors name
+    the numbers or ops: a stage reading a later stage's value, stages of
+    different device counts, devices not divisible by stages x devices per
+    stage, virtual stages without the interleaved schedule or not dividing
+    the stages.
+
     ```mlir
     // epl-opt --epl-plan="devices=4" on a model with split(2) scopes:
     epl.mesh @mesh ["data" = 2, "tensor" = 2]
@@ -272,8 +286,9 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
     sum all-reduces over them that make the step's gradients (the
     all-reduce behind each result tagged `epl.result = "grad"`, through
     reshapes, slices and element-wise scaling; no phase tag is read) are
-    fused into at most `communication.max_splits` buckets per set of axes
-    (flatten, concatenate, one `all_reduce`, slice back), sent in f16 with
+    fused into at most `communication.max_splits` buckets per set of axes,
+    element type and pipeline stage device (each stage reduces its own
+    gradients; flatten, concatenate, one `all_reduce`, slice back), sent in f16 with
     `communication.fp16` (scaled by `communication.fp16_scale` first).
     With `communication.gradients_reduce_method = "sum"`, every gradient is
     scaled by the number of batch shards (the sum of the replicas' own mean
@@ -316,8 +331,9 @@ def EPLPipelinePartitionPass : Pass<"epl-pipeline-partition", "ModuleOp"> {
       what other pieces and the accumulators need. Ops that read no stage's
       value (constants, fills, a micro-batch's slice of the inputs) are
       made again in each piece that reads them;
-    * a piece may read only what every schedule has made by then (F of an
-      earlier stage, B of a later one or its own stage's F): anything else
+    * a piece may read only what every schedule has made by then: F reads
+      F of earlier stages, B reads B of later stages and F of any stage, W
+      reads B of its own or later stages and F of any stage; anything else
       is an error naming the op;
     * stage device `d` runs `@<step>_stage<d>`: its arguments (the
       parameters, inputs and labels its pieces read, with their attributes),
@@ -362,12 +378,13 @@ def EPLSimulatePipelinePass : Pass<"epl-simulate-pipeline", "ModuleOp"> {
     and `epl.recv` a message that arrives `send` after it leaves. Prints to
     standard output the makespan and, per stage device, its busy and idle
     time, its bubble (idle / makespan) and its peak number of micro-batches
-    in flight (forwarded, input gradient not yet computed). The IR is left
+    in flight (forwarded, weight gradient not yet computed: the activations
+    it holds). The IR is left
     unchanged; a program that would wait forever is an error.
     ```
     $ epl-opt model.mlir --epl-parallelize=devices=4 \
         --epl-simulate-pipeline="forward=1 backward-input=1 backward-weight=1" -o /dev/null
-    pipeline @model: ZeroBubbleH1, 4 stage devices, 8 micro-batches
+    pipeline @model: ZeroBubbleH1, 4 stage devices, 4 stages, 8 micro-batches
     makespan 27
     device       busy       idle  bubble  peak in flight
          0         24          3   11.1%               4

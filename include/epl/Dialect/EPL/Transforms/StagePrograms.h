@@ -13,7 +13,7 @@
 #ifndef EPL_DIALECT_EPL_TRANSFORMS_STAGEPROGRAMS_H
 #define EPL_DIALECT_EPL_TRANSFORMS_STAGEPROGRAMS_H
 
-#include "epl/Pipeline/Simulate.h"
+#include "epl/PipelineSchedule/Simulate.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -23,8 +23,8 @@ namespace mlir::epl {
 /// `epl.action`, and its sends and receives (a receive matched to the
 /// send of its stream it gets, in FIFO order). Fails with an error on the
 /// op for a send of a value no action made, or a receive nobody sends.
-FailureOr<pipeline::Program> scheduleOf(ArrayRef<func::FuncOp> stagePrograms,
-                                        int64_t virtualStages);
+FailureOr<pipeline::Program>
+readStagePrograms(ArrayRef<func::FuncOp> stagePrograms, int64_t virtualStages);
 
 } // namespace mlir::epl
 

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "epl/Pipeline/Schedule.h"
+#include "epl/PipelineSchedule/Schedule.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "epl/Pipeline/Simulate.h"
+#include "epl/PipelineSchedule/Simulate.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -232,8 +232,8 @@ FailureOr<Simulation> mlir::epl::pipeline::simulate(const Program &program,
                                          action.microBatch};
         if (action.kind == ActionKind::Forward)
           state.inFlight.insert(pair);
-        else if (action.kind == ActionKind::BackwardInput)
-          state.inFlight.erase(pair);
+        else if (action.kind == ActionKind::BackwardWeight)
+          state.inFlight.erase(pair); // W reads the forward's activations.
         state.peakInFlight =
             std::max<int64_t>(state.peakInFlight, state.inFlight.size());
       }

@@ -17,10 +17,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef EPL_PIPELINE_SIMULATE_H
-#define EPL_PIPELINE_SIMULATE_H
+#ifndef EPL_PIPELINESCHEDULE_SIMULATE_H
+#define EPL_PIPELINESCHEDULE_SIMULATE_H
 
-#include "epl/Pipeline/Schedule.h"
+#include "epl/PipelineSchedule/Schedule.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -80,9 +80,9 @@ struct Simulation {
   double makespan = 0;
   /// Per device: time computing, and makespan - busy.
   std::vector<double> busy, idle;
-  /// Per device: the most (stage, micro-batch) pairs forwarded and not yet
-  /// backwarded (B) at any time, over all its stages: the activations it
-  /// holds.
+  /// Per device: the most (stage, micro-batch) pairs forwarded and whose
+  /// weight gradient (W) has not run yet, at any time, over all its stages:
+  /// the micro-batches whose activations it holds (W reads them too).
   std::vector<int64_t> peakInFlight;
 };
 
@@ -103,4 +103,4 @@ void print(const Simulation &simulation, llvm::raw_ostream &os);
 
 } // namespace mlir::epl::pipeline
 
-#endif // EPL_PIPELINE_SIMULATE_H
+#endif // EPL_PIPELINESCHEDULE_SIMULATE_H

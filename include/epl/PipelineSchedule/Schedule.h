@@ -18,8 +18,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef EPL_PIPELINE_SCHEDULE_H
-#define EPL_PIPELINE_SCHEDULE_H
+#ifndef EPL_PIPELINESCHEDULE_SCHEDULE_H
+#define EPL_PIPELINESCHEDULE_SCHEDULE_H
 
 #include "llvm/Support/LogicalResult.h"
 
@@ -42,9 +42,10 @@ enum class Strategy {
   /// point-to-point messages (Narayanan et al., "Efficient Large-Scale
   /// Language Model Training on GPU Clusters Using Megatron-LM", SC 2021).
   Interleaved1F1B,
-  /// 1F1B with W split from B and deferred into the cool-down bubble: 1F1B's
-  /// peak memory, a third of its bubble when F, B and W cost the same (Qi
-  /// et al., "Zero Bubble Pipeline Parallelism", ICLR 2024).
+  /// 1F1B with W split from B and deferred into the cool-down bubble: the
+  /// peak memory of 1F1B's busiest device (p micro-batches) on every
+  /// device, a third of its bubble when F, B and W cost the same (Qi et
+  /// al., "Zero Bubble Pipeline Parallelism", ICLR 2024).
   ZeroBubbleH1,
 };
 
@@ -109,4 +110,4 @@ llvm::FailureOr<Schedule> buildSchedule(Strategy strategy, ScheduleShape shape,
 
 } // namespace mlir::epl::pipeline
 
-#endif // EPL_PIPELINE_SCHEDULE_H
+#endif // EPL_PIPELINESCHEDULE_SCHEDULE_H
