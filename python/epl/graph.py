@@ -197,6 +197,8 @@ class Graph:
 
     def _scope_attr(self):
         scope = strategy.current()
+        if scope:
+            scope.has_ops = True
         return f"epl.scope = {scope.attribute}" if scope else None
 
     def scope_dict(self):

@@ -84,7 +84,8 @@ def pipeline_stages(scopes):
     them, when there are at least two; else []."""
     names = []
     for scope in scopes:
-        if scope.name and scope.name not in names:
+        # An empty scope marks no op, so epl-plan never sees it.
+        if scope.name and scope.has_ops and scope.name not in names:
             names.append(scope.name)
     return names if len(names) > 1 else []
 

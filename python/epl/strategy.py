@@ -28,6 +28,8 @@ class Strategy:
                                 "non-empty string")
         self.device_count = 1 if device_count is None else device_count
         self.name = name
+        #: Whether an op was traced in the scope: one without is no stage.
+        self.has_ops = False
 
     @property
     def attribute(self):
