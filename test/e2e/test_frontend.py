@@ -319,6 +319,23 @@ def test_pipeline_on_a_device_count_its_stages_do_not_divide():
         pipelined(devices=3)
 
 
+def test_an_empty_named_scope_is_no_stage():
+    # epl-plan sees stages on ops only: an empty scope must not make the
+    # frontend plan one more stage device than the compiler does.
+    epl.init(epl.Config({"pipeline.num_micro_batch": 2}))
+    x = epl.input("x", (8, 6))
+    y = epl.label("y", (8, 4))
+    with epl.replicate(device_count=1, name="a"):
+        h = epl.layers.Dense(4, name="fc0")(x)
+    with epl.replicate(device_count=1, name="unused"):
+        pass
+    with epl.replicate(device_count=1, name="b"):
+        h = epl.layers.Dense(4, name="fc1")(h)
+    result = epl.train(epl.layers.softmax_cross_entropy(h, y), steps=2)
+    assert result.plan.devices == 2
+    assert "2 pipeline stages (a, b)" in str(result.plan)
+
+
 # --- a 2-block transformer through the API equals torch.nn ----------------------
 
 def test_transformer_through_the_api_trains_like_pytorch():
