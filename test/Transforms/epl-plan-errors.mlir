@@ -63,9 +63,9 @@ module {
 module {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
     %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "first">} : tensor<8x4xf32>
-    // expected-note @+1 {{the value of stage 1 is made here}}
+    // expected-note @+1 {{the value of stage 1 ("second") is made here}}
     %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "second">} : tensor<8x4xf32>
-    // expected-error @+1 {{epl-plan: this op of pipeline stage 0 uses a value of the later stage 1; a stage may only use values of earlier stages}}
+    // expected-error @+1 {{epl-plan: this op of pipeline stage 0 ("first") uses a value of the later stage 1 ("second"); a stage may only use values of earlier stages}}
     %c = arith.addf %a, %b {epl.scope = #epl.replicate<devices = 1, name = "first">} : tensor<8x4xf32>
     return %c : tensor<8x4xf32>
   }
@@ -88,7 +88,7 @@ module {
 
 // Stages use as many devices each, as in EPL.
 module {
-  // expected-error @+1 {{epl-plan: pipeline stage 0 uses 1 device(s) but another uses 2; every stage must use as many devices}}
+  // expected-error @+1 {{epl-plan: pipeline stage 0 ("a") uses 1 device(s) but stage 1 ("b") uses 2; every stage must use as many devices}}
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
     %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
     %b = math.exp %a {epl.scope = #epl.replicate<devices = 2, name = "b">} : tensor<8x4xf32>

@@ -209,6 +209,13 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                  ? StringAttr::get(ctx, names[stage])
                  : StringAttr();
     };
+    // "stage 1 (\"decoder\")", as the user named it.
+    auto describeStage = [&](int64_t stage) {
+      std::string s = "stage " + std::to_string(stage);
+      if (StringAttr name = nameOf(stage))
+        s += " (\"" + name.str() + "\")";
+      return s;
+    };
     llvm::DenseMap<Value, int64_t> stageOf;
     SmallVector<int64_t> scopeDevices(numStages, 0);
     for (Operation &op : fn.front().without_terminator()) {
@@ -235,11 +242,11 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       if (latest > stage) {
         InFlightDiagnostic diag =
             op.emitError()
-            << "epl-plan: this op of pipeline stage " << stage
-            << " uses a value of the later stage " << latest
+            << "epl-plan: this op of pipeline " << describeStage(stage)
+            << " uses a value of the later " << describeStage(latest)
             << "; a stage may only use values of earlier stages";
         diag.attachNote(from->getLoc())
-            << "the value of stage " << latest << " is made here";
+            << "the value of " << describeStage(latest) << " is made here";
         return diag;
       }
       if (scope)
@@ -269,12 +276,14 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
         op.setAttr(EPLDialect::kStageAttrName,
                    StageAttr::get(ctx, *first, nameOf(*first)));
     }
+    int64_t widest = llvm::max_element(scopeDevices) - scopeDevices.begin();
     for (int64_t stage = 0; stage < numStages; ++stage)
       if (scopeDevices[stage] > 0 && scopeDevices[stage] != stageDevices)
         return fn.emitError()
-               << "epl-plan: pipeline stage " << stage << " uses "
-               << scopeDevices[stage] << " device(s) but another uses "
-               << stageDevices << "; every stage must use as many devices";
+               << "epl-plan: pipeline " << describeStage(stage) << " uses "
+               << scopeDevices[stage] << " device(s) but "
+               << describeStage(widest) << " uses " << stageDevices
+               << "; every stage must use as many devices";
     if (numDevices % (p * stageDevices) != 0)
       return fn.emitError()
              << "epl-plan: " << numDevices << " devices are not divisible by "
