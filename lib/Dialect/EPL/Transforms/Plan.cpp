@@ -204,10 +204,17 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
              << chunks;
     int64_t p = numStages / chunks;
 
+    // Stage names: the scopes', else those the user wrote on `epl.stage`.
+    llvm::DenseMap<int64_t, StringAttr> writtenNames;
+    fn.walk([&](Operation *op) {
+      if (auto s = op->getAttrOfType<StageAttr>(EPLDialect::kStageAttrName);
+          s && s.getName())
+        writtenNames[s.getIndex()] = s.getName();
+    });
     auto nameOf = [&](int64_t stage) {
       return stage < static_cast<int64_t>(names.size())
                  ? StringAttr::get(ctx, names[stage])
-                 : StringAttr();
+                 : writtenNames.lookup(stage);
     };
     // "stage 1 (\"decoder\")", as the user named it.
     auto describeStage = [&](int64_t stage) {
