@@ -165,6 +165,10 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
   std::optional<size_t> lossResult = call.stage.entry.lossResult();
   std::vector<rt::Event> &events = rt::currentStats().events;
   std::vector<StepRecord> steps;
+  // Times count from a moment every rank shares, right after a barrier:
+  // ranks on other hosts have other clocks, and bubbles compare them.
+  rt::allGatherBytes({});
+  int64_t origin = rt::nowNanoseconds();
   for (int step = 1; step <= numSteps; ++step) {
     auto start = std::chrono::steady_clock::now();
     call();
@@ -180,6 +184,10 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
       std::vector<char> reported = rt::allGatherBytes(mine)[lossRank];
       loss = reported.empty() ? std::nullopt
                               : std::optional(valuesOf<double>(reported)[0]);
+    }
+    for (rt::Event &e : events) {
+      e.begin -= origin;
+      e.end -= origin;
     }
     steps.push_back({step, loss, ms, activityOf(events)});
     if (trace)
