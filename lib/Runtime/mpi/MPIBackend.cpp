@@ -92,6 +92,8 @@ public:
   void barrier() override;
   /// The barrier every rank passes when its program has finished.
   void finish();
+  /// Names `other` (the same ranks) in this communicator's errors.
+  void describeAs(const Group &other) { group = other; }
 
 private:
   /// Exchanges headers and checks every member asked for the same thing.
@@ -135,8 +137,13 @@ public:
   int worldSize() override { return n; }
   Communicator &getCommunicator(const Group &group) override {
     auto it = communicators.find(group.members);
-    if (it != communicators.end())
+    if (it != communicators.end()) {
+      // One communicator serves every group of the same ranks (so that a
+      // rank that finishes is seen by peers in any of them); errors name
+      // the group the caller asked for.
+      it->second->describeAs(group);
       return *it->second;
+    }
     auto created = std::make_unique<MPICommunicator>(*this, group);
     return *communicators.emplace(group.members, std::move(created))
                 .first->second;
