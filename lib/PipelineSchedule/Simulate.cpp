@@ -211,10 +211,9 @@ FailureOr<Simulation> mlir::epl::pipeline::simulate(const Program &program,
               {action, state.time + costs.send, state.next});
           continue;
         }
-        for (const Action &input :
-             program.scheduleDependencies
-                 ? inputsOf(action, program.virtualStages)
-                 : llvm::SmallVector<Action, 2>())
+        for (const Action &input : program.scheduleDependencies
+                                       ? inputsOf(action, program.virtualStages)
+                                       : llvm::SmallVector<Action, 2>())
           if (!state.has(input))
             return fail(d, state.next,
                         toString(action) + " needs " + toString(input) +

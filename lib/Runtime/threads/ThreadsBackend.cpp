@@ -20,9 +20,9 @@
 #include <cstring>
 #include <deque>
 #include <map>
-#include <tuple>
 #include <mutex>
 #include <thread>
+#include <tuple>
 
 using namespace epl::rt;
 using namespace epl::rt::detail;

@@ -160,8 +160,8 @@ LogicalResult PipelineOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
     return failure();
   std::optional<int64_t> size = mesh->getAxisSize(getAxis());
   if (!size)
-    return emitOpError() << "mesh @" << mesh->getSymName()
-                         << " has no axis \"" << getAxis() << "\"";
+    return emitOpError() << "mesh @" << mesh->getSymName() << " has no axis \""
+                         << getAxis() << "\"";
   if (static_cast<int64_t>(getStages().size()) != *size)
     return emitOpError() << "lists " << getStages().size()
                          << " stage functions for the " << *size

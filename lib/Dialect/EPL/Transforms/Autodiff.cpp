@@ -192,8 +192,8 @@ LogicalResult StepBuilder::prepare() {
   InheritStrategy inherit;
   ConversionConfig config;
   config.listener = &inherit;
-  if (failed(applyPartialConversion(fn, target, std::move(elementwise),
-                                    config)))
+  if (failed(
+          applyPartialConversion(fn, target, std::move(elementwise), config)))
     return failure();
   inherit.inserted.clear();
 
@@ -286,19 +286,19 @@ void StepBuilder::accumulate(Value forward, Value contribution) {
   // A generic, not linalg.add: generalizing a named op later drops its
   // stage and origin.
   AffineMap id = b.getMultiDimIdentityMap(type.getRank());
-  slot = linalg::GenericOp::create(
-             b, forward.getLoc(), TypeRange{type},
-             ValueRange{slot, contribution}, ValueRange{init},
-             SmallVector<AffineMap>(3, id),
-             SmallVector<utils::IteratorType>(type.getRank(),
-                                              utils::IteratorType::parallel),
-             [](OpBuilder &nb, Location nl, ValueRange args) {
-               linalg::YieldOp::create(
-                   nb, nl,
-                   ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])
-                                  .getResult()});
-             })
-             .getResult(0);
+  slot =
+      linalg::GenericOp::create(
+          b, forward.getLoc(), TypeRange{type}, ValueRange{slot, contribution},
+          ValueRange{init}, SmallVector<AffineMap>(3, id),
+          SmallVector<utils::IteratorType>(type.getRank(),
+                                           utils::IteratorType::parallel),
+          [](OpBuilder &nb, Location nl, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, nl,
+                ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])
+                               .getResult()});
+          })
+          .getResult(0);
   tagger.stage = userStage;
 }
 

@@ -860,8 +860,8 @@ int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
             fn.getArgAttr(arg.getArgNumber(), EPLDialect::kNameAttrName) ==
                 name)
           for (Operation *user : arg.getUsers())
-            if (auto s = user->getAttrOfType<StageAttr>(
-                    EPLDialect::kStageAttrName);
+            if (auto s =
+                    user->getAttrOfType<StageAttr>(EPLDialect::kStageAttrName);
                 s && !stage)
               stage = s.getIndex();
       device = stage.value_or(0) % *stageDevices;

@@ -535,8 +535,9 @@ void Partitioner::outlinePieces() {
     auto piecefn = func::FuncOp::create(
         b, fn.getLoc(), name, FunctionType::get(ctx, inputTypes, outputTypes));
     piecefn.setPrivate();
-    piecefn->setAttr(EPLDialect::kStageAttrName,
-                     StageAttr::get(ctx, key.stage, stageNames.lookup(key.stage)));
+    piecefn->setAttr(
+        EPLDialect::kStageAttrName,
+        StageAttr::get(ctx, key.stage, stageNames.lookup(key.stage)));
     Block *entry = piecefn.addEntryBlock();
     OpBuilder pb = OpBuilder::atBlockEnd(entry);
     IRMapping map;
@@ -611,11 +612,12 @@ Partitioner::writeStageProgram(int64_t device,
     SmallVector<Value> args;
     for (Value v : piece.inputs) {
       if (v == loop.getInductionVar()) {
-        args.push_back(arith::ConstantIndexOp::create(pb, fn.getLoc(),
-                                                      action.microBatch));
+        args.push_back(
+            arith::ConstantIndexOp::create(pb, fn.getLoc(), action.microBatch));
         continue;
       }
-      if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body) {
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg.getOwner() == body) {
         args.push_back(acc[arg.getArgNumber() - 1]);
         continue;
       }
@@ -635,10 +637,10 @@ Partitioner::writeStageProgram(int64_t device,
                << action.microBatch << " on stage " << piece.key.stage
                << " before " << stringifyPhase(from->phase) << " of stage "
                << from->stage << " that it needs";
-      auto recv = RecvOp::create(
-          pb, v.getLoc(), v.getType(), meshRef, stageAxes,
-          pb.getI64IntegerAttr(deviceOf(from->stage)),
-          pb.getI64IntegerAttr(transfers.lookup(v)));
+      auto recv =
+          RecvOp::create(pb, v.getLoc(), v.getType(), meshRef, stageAxes,
+                         pb.getI64IntegerAttr(deviceOf(from->stage)),
+                         pb.getI64IntegerAttr(transfers.lookup(v)));
       expected[{deviceOf(from->stage), device, transfers.lookup(v)}].push_back(
           action.microBatch);
       local[v] = recv.getResult();
@@ -725,8 +727,7 @@ LogicalResult Partitioner::checkProgram() {
   // forever is a compiler error here, never a hang at run time.
   FailureOr<pipeline::Program> sim = readStagePrograms(programs, numStages);
   std::string error;
-  if (failed(sim) ||
-      failed(pipeline::simulate(*sim, pipeline::Costs(), error)))
+  if (failed(sim) || failed(pipeline::simulate(*sim, pipeline::Costs(), error)))
     return fn.emitError() << "epl-pipeline-partition: the stage programs "
                              "would not finish: "
                           << error;

@@ -75,9 +75,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       if (scope.getName())
         stageNames.insert(scope.getName().getValue());
     });
-    int64_t numStages =
-        std::max<int64_t>(userStages, stageNames.size() > 1 ? stageNames.size()
-                                                            : 0);
+    int64_t numStages = std::max<int64_t>(
+        userStages, stageNames.size() > 1 ? stageNames.size() : 0);
 
     Config config = Config::get(module);
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
@@ -183,8 +182,9 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
   /// an op in a named scope is on that scope's stage (or on the stage the
   /// user wrote), an op outside scopes on the latest stage of its operands,
   /// an op that reads no stage's value on the first stage that uses it,
-  /// unless it is cheap to make (then each stage makes its own). Returns the number of stage devices: the stages, or the
-  /// stages over the virtual stages per device of an interleaved schedule.
+  /// unless it is cheap to make (then each stage makes its own). Returns the
+  /// number of stage devices: the stages, or the stages over the virtual stages
+  /// per device of an interleaved schedule.
   FailureOr<int64_t> planStages(func::FuncOp fn, const Config &config,
                                 ArrayRef<StringRef> names, int64_t numStages,
                                 int64_t numDevices, int64_t stageDevices) {
@@ -197,11 +197,10 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
              << " needs \"pipeline.strategy\" = \"Interleaved1F1B\", not \""
              << strategy << "\"";
     if (numStages % chunks != 0)
-      return fn.emitError()
-             << "epl-plan: " << numStages
-             << " pipeline stages are not divisible by "
-                "\"pipeline.num_virtual_stages\" = "
-             << chunks;
+      return fn.emitError() << "epl-plan: " << numStages
+                            << " pipeline stages are not divisible by "
+                               "\"pipeline.num_virtual_stages\" = "
+                            << chunks;
     int64_t p = numStages / chunks;
 
     // Stage names: the scopes', else those the user wrote on `epl.stage`.
@@ -240,7 +239,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       int64_t stage = latest;
       auto scope =
           op.getAttrOfType<ScopeAttrInterface>(EPLDialect::kScopeAttrName);
-      if (auto written = op.getAttrOfType<StageAttr>(EPLDialect::kStageAttrName))
+      if (auto written =
+              op.getAttrOfType<StageAttr>(EPLDialect::kStageAttrName))
         stage = written.getIndex();
       else if (scope && scope.getName())
         stage = llvm::find(names, scope.getName().getValue()) - names.begin();
@@ -248,17 +248,17 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
         continue;
       if (latest > stage) {
         InFlightDiagnostic diag =
-            op.emitError()
-            << "epl-plan: this op of pipeline " << describeStage(stage)
-            << " uses a value of the later " << describeStage(latest)
-            << "; a stage may only use values of earlier stages";
+            op.emitError() << "epl-plan: this op of pipeline "
+                           << describeStage(stage)
+                           << " uses a value of the later "
+                           << describeStage(latest)
+                           << "; a stage may only use values of earlier stages";
         diag.attachNote(from->getLoc())
             << "the value of " << describeStage(latest) << " is made here";
         return diag;
       }
       if (scope)
-        scopeDevices[stage] =
-            std::max(scopeDevices[stage], scope.getDevices());
+        scopeDevices[stage] = std::max(scopeDevices[stage], scope.getDevices());
       op.setAttr(EPLDialect::kStageAttrName,
                  StageAttr::get(ctx, stage, nameOf(stage)));
       for (Value r : op.getResults())
@@ -277,7 +277,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       std::optional<int64_t> first;
       for (Operation *user : op.getUsers())
         if (Operation *top = fn.front().findAncestorOpInBlock(*user))
-          if (auto s = top->getAttrOfType<StageAttr>(EPLDialect::kStageAttrName))
+          if (auto s =
+                  top->getAttrOfType<StageAttr>(EPLDialect::kStageAttrName))
             first = std::min(first.value_or(s.getIndex()), s.getIndex());
       if (first)
         op.setAttr(EPLDialect::kStageAttrName,

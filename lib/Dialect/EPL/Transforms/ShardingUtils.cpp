@@ -193,12 +193,12 @@ std::optional<int64_t> mlir::epl::pipelineStageOf(Value v) {
       if (auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
           loop && arg.getArgNumber() > 0)
         stage = stageOf(loop.getYieldedValues()[arg.getArgNumber() - 1]);
-    } else if (auto s = def->getAttrOfType<StageAttr>(
-                   EPLDialect::kStageAttrName)) {
+    } else if (auto s =
+                   def->getAttrOfType<StageAttr>(EPLDialect::kStageAttrName)) {
       stage = s.getIndex();
     } else if (auto loop = dyn_cast<scf::ForOp>(def)) {
-      stage = stageOf(
-          loop.getYieldedValues()[cast<OpResult>(v).getResultNumber()]);
+      stage =
+          stageOf(loop.getYieldedValues()[cast<OpResult>(v).getResultNumber()]);
     } else {
       for (Value operand : def->getOperands())
         if (std::optional<int64_t> s = stageOf(operand))

@@ -43,8 +43,8 @@ struct EPLSimulatePipelinePass
       int64_t stages = 0;
       for (func::FuncOp program : programs)
         program.walk([&](func::CallOp call) {
-          if (auto action = call->getAttrOfType<ActionAttr>(
-                  EPLDialect::kActionAttrName))
+          if (auto action =
+                  call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName))
             stages = std::max(stages, action.getStage() + 1);
         });
       FailureOr<pipeline::Program> events = readStagePrograms(programs, stages);

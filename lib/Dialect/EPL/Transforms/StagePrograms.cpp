@@ -34,12 +34,11 @@ mlir::epl::readStagePrograms(ArrayRef<func::FuncOp> stagePrograms,
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<pipeline::Action>>
       streams;
   auto actionOf = [](func::CallOp call) -> std::optional<pipeline::Action> {
-    auto action =
-        call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName);
+    auto action = call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName);
     if (!action)
       return std::nullopt;
-    return pipeline::Action{actionKindOf(action.getPhase()),
-                            action.getStage(), action.getMicroBatch()};
+    return pipeline::Action{actionKindOf(action.getPhase()), action.getStage(),
+                            action.getMicroBatch()};
   };
   for (auto [d, program] : llvm::enumerate(stagePrograms))
     for (auto send : func::FuncOp(program).getOps<SendOp>()) {
@@ -47,8 +46,7 @@ mlir::epl::readStagePrograms(ArrayRef<func::FuncOp> stagePrograms,
       std::optional<pipeline::Action> action =
           call ? actionOf(call) : std::nullopt;
       if (!action)
-        return send.emitError()
-               << "sends a value no pipeline action made";
+        return send.emitError() << "sends a value no pipeline action made";
       streams[std::make_tuple(static_cast<int64_t>(d),
                               static_cast<int64_t>(send.getPeer()),
                               static_cast<int64_t>(send.getTag()))]
@@ -86,4 +84,3 @@ mlir::epl::readStagePrograms(ArrayRef<func::FuncOp> stagePrograms,
     }
   return events;
 }
-

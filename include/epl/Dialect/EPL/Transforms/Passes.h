@@ -24,8 +24,9 @@ namespace mlir::epl {
 
 /// Decomposes every aggregated linalg op under `root` (see
 /// `epl-decompose-aggregates`), telling `listener` what it rewrites.
-LogicalResult decomposeAggregatedOps(Operation *root,
-                                     RewriterBase::Listener *listener = nullptr);
+LogicalResult
+decomposeAggregatedOps(Operation *root,
+                       RewriterBase::Listener *listener = nullptr);
 
 #define GEN_PASS_REGISTRATION
 #include "epl/Dialect/EPL/Transforms/Passes.h.inc"
