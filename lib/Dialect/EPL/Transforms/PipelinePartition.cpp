@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
@@ -220,7 +221,13 @@ LogicalResult Partitioner::classify() {
   // it), else on the latest stage of what it reads; its phase is the one
   // written, else the latest of what it reads. Ops that read no staged
   // value float: each piece that needs one makes its own.
-  llvm::DenseMap<Operation *, Phase> phaseOfOp;
+  // Ops outside the pieces are made again wherever they are needed, or not
+  // at all: one with side effects would run several times or never.
+  for (Operation &op : fn.front().without_terminator())
+    if (&op != loop && !isMemoryEffectFree(&op))
+      return op.emitError() << "epl-pipeline-partition: " << describe(&op)
+                            << " has side effects outside the micro-batch "
+                               "loop; a pipelined step cannot place it";
   Operation *latest = nullptr;
   int64_t maxStage = -1;
   for (Operation &op : body->without_terminator()) {
@@ -247,8 +254,14 @@ LogicalResult Partitioner::classify() {
       if (!op.hasAttr(EPLDialect::kPhaseAttrName))
         phase = std::max(phase.value_or(Phase::Forward), it->second.phase);
     }
-    if (!stage)
+    if (!stage) {
+      if (!isMemoryEffectFree(&op))
+        return op.emitError()
+               << "epl-pipeline-partition: " << describe(&op)
+               << " has side effects but reads no stage's value; give it a "
+                  "stage (epl.stage) so that one stage runs it";
       continue;
+    }
     if (*stage > maxStage) {
       maxStage = *stage;
       latest = &op;
@@ -363,13 +376,14 @@ LogicalResult Partitioner::checkPieces() {
   // Parameters belong to one stage device: a shared one (tied weights)
   // would also show as gradients flowing between stages, reported below
   // in less direct terms.
-  SmallVector<llvm::SmallSetVector<int64_t, 2>> readBy(fn.getNumArguments());
+  // The step's arguments go where they are read.
+  argDevices.resize(fn.getNumArguments());
   for (auto &[key, piece] : pieces)
     for (Value v : piece.inputs)
       if (auto arg = dyn_cast<BlockArgument>(v);
           arg && arg.getOwner() == &fn.front())
-        readBy[arg.getArgNumber()].insert(deviceOf(key.stage));
-  if (failed(rejectSharedParameters(readBy)))
+        argDevices[arg.getArgNumber()].insert(deviceOf(key.stage));
+  if (failed(rejectSharedParameters(argDevices)))
     return failure();
   if (!misordered)
     return success();
@@ -411,14 +425,7 @@ LogicalResult Partitioner::assignValues() {
     return fn.emitError() << "epl-pipeline-partition: " << transfers.size()
                           << " values cross stages; at most 4096 can";
 
-  // The step's arguments go where they are read; its results come from
-  // the device that makes them.
-  argDevices.resize(fn.getNumArguments());
-  for (auto &[key, piece] : pieces)
-    for (Value v : piece.inputs)
-      if (auto arg = dyn_cast<BlockArgument>(v);
-          arg && arg.getOwner() == &fn.front())
-        argDevices[arg.getArgNumber()].insert(deviceOf(key.stage));
+  // The step's results come from the device that makes them.
   auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
   // The device of the parameter result `i` updates, if any reads it.
   auto deviceOfResult = [&](unsigned i) -> int64_t {
