@@ -101,13 +101,14 @@ def default_devices(scopes, config_items):
     return max(stages, 1) * largest
 
 
-def _compiled(model, devices):
-    """The mesh and the `epl.pipeline` op of the training step epl-run
-    builds for `devices` (the same pipeline: epl-training-step), as text;
-    None for what it does not have."""
-    step = run_tool("epl-opt", model, f"--epl-training-step=devices={devices}")
+def _compile(model, devices, step):
+    """Builds the training step of `model` for `devices` into the file
+    `step` (epl-training-step, what epl-run would build: epl-run then runs
+    it as it is, so the model is compiled once); returns its mesh and its
+    `epl.pipeline` op as text, None for what it does not have."""
+    run_tool("epl-opt", model, f"--epl-training-step=devices={devices}", "-o", step)
     mesh = pipeline = None
-    for line in step.splitlines():
+    for line in pathlib.Path(step).read_text().splitlines():
         line = line.strip()
         if line.startswith("epl.mesh") and mesh is None:
             mesh = line
@@ -154,8 +155,13 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         tmp = pathlib.Path(tmp)
         model = tmp / "model.mlir"
         model.write_text(mlir)
-        run_tool("epl-opt", model, "-o", os.devnull)   # verify before running
-        mesh, pipeline = _compiled(model, devices) if devices > 1 else (None, None)
+        mesh = pipeline = None
+        if devices > 1:
+            step = tmp / "step.mlir"
+            mesh, pipeline = _compile(model, devices, step)
+            model = step
+        else:
+            run_tool("epl-opt", model, "-o", os.devnull)   # verify before running
         if pipeline:
             notes.append(_pipeline_note(pipeline, stages, devices))
         if mesh:
