@@ -71,6 +71,7 @@ void mlir::epl::buildParallelizePipeline(OpPassManager &pm,
   plan.devices = options.devices;
   pm.addPass(createEPLPlanPass(plan));
   pm.addPass(createEPLAutodiffPass());
+  pm.addPass(createEPLRematerializePass());
   // Gradient accumulation calls the micro-batch's gradient function in a
   // loop: inlined, propagation sees one function (nothing else canonicalized).
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
@@ -90,6 +91,7 @@ void mlir::epl::buildTrainingStepPipeline(OpPassManager &pm,
   if (options.devices > 1)
     return buildParallelizePipeline(pm, options);
   pm.addPass(createEPLAutodiffPass());
+  pm.addPass(createEPLRematerializePass());
   pm.addPass(createEPLApplyOptimizerPass());
 }
 
@@ -104,13 +106,15 @@ void mlir::epl::registerEPLPassesAndPipelines() {
   PassPipelineRegistration<ParallelizeOptions>(
       "epl-parallelize",
       "Turns an L0 model into the training step one device runs: epl-plan, "
-      "epl-autodiff, epl-sharding-propagation, epl-insert-collectives, "
+      "epl-autodiff, epl-rematerialize, epl-sharding-propagation, "
+      "epl-insert-collectives, "
       "epl-pipeline-partition, epl-apply-optimizer",
       buildParallelizePipeline);
   PassPipelineRegistration<ParallelizeOptions>(
       "epl-training-step",
-      "Turns an L0 model into its training step: epl-autodiff and "
-      "epl-apply-optimizer on one device, epl-parallelize on several (what "
+      "Turns an L0 model into its training step: epl-autodiff, "
+      "epl-rematerialize and epl-apply-optimizer on one device, "
+      "epl-parallelize on several (what "
       "epl-run does)",
       buildTrainingStepPipeline);
 }

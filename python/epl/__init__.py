@@ -69,6 +69,16 @@ def param(name, shape, init="normal"):
     return _graph().param(name, shape, init=init)
 
 
+def checkpoint(tensor):
+    """Keeps `tensor` for the backward when gradient_checkpoint.type is
+    "collection" (EPL's collection of tensors to keep): everything else the
+    backward reads is recomputed from the nearest kept tensors. Returns
+    `tensor`, so it can wrap a layer's output."""
+    if not isinstance(tensor, Tensor) or tensor.graph is not _graph():
+        raise ShapeError("epl.checkpoint takes a tensor of the current model")
+    return _graph().checkpoint(tensor)
+
+
 def to_mlir(loss):
     """The L0 module of the default model with `loss`, and the config."""
     g = _graph()
@@ -94,6 +104,7 @@ def train(loss, steps=10, seed=0, params=None, data=None, devices=None):
 
 
 __all__ = ["init", "Config", "replicate", "split", "set_default_strategy", "input",
+           "checkpoint",
            "label", "param", "to_mlir", "train", "get_config", "layers", "nn", "Graph", "Tensor",
            "EPLError", "ConfigError", "StrategyError", "ShapeError", "ToolError",
            "Plan", "TrainResult", "run_tool", "tools_dir"]

@@ -167,6 +167,8 @@ class Graph:
         self.loss = None
         self.config = {}
         self._param_names = set()
+        # The line defining each SSA value the graph emitted.
+        self._defs = {}
 
     # -- arguments -----------------------------------------------------------
 
@@ -211,8 +213,38 @@ class Graph:
     def emit(self, text, shape, dtype=None):
         """Appends `text` (with {r} for the result) and returns its value."""
         ssa = self._fresh()
+        self._defs[ssa] = len(self.lines)
         self.lines.append(text.replace("{r}", ssa))
         return Tensor(self, ssa, shape, dtype or self.dtype)
+
+    def checkpoint(self, x):
+        """Marks the op making `x` with `epl.checkpoint`: with
+        gradient_checkpoint.type = "collection" the backward keeps it and
+        recomputes what else it reads. Arguments are always kept."""
+        index = self._defs.get(x.ssa)
+        if index is None:
+            return x
+        line = self.lines[index]
+        head, _, rest = line.partition("\n")
+        if "epl.checkpoint" in head:
+            return x
+        if " = linalg.generic " in head:
+            if " attrs = {" in head:
+                head = head.replace(" attrs = {", " attrs = {epl.checkpoint, ", 1)
+            else:
+                head = head[:-len(" {")] + " attrs = {epl.checkpoint} {"
+        elif " = linalg.fill" in head:
+            head = (head.replace("linalg.fill {", "linalg.fill {epl.checkpoint, ", 1)
+                    if "linalg.fill {" in head else
+                    head.replace("linalg.fill", "linalg.fill {epl.checkpoint}", 1))
+        elif "{epl.scope" in head:
+            head = head.replace("{epl.scope", "{epl.checkpoint, epl.scope", 1)
+        else:
+            # Reshapes, slices and concatenations print attributes before
+            # their first type.
+            head = head.replace(" : ", " {epl.checkpoint} : ", 1)
+        self.lines[index] = head + ("\n" + rest if rest else "")
+        return x
 
     def empty(self, shape, dtype=None):
         dtype = dtype or self.dtype

@@ -33,7 +33,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id', 'epl.origin', 'epl.micro_batch', 'epl.stage', 'epl.action', 'epl.shardings' or 'epl.loop_axes'}}
+  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id', 'epl.origin', 'epl.micro_batch', 'epl.stage', 'epl.action', 'epl.checkpoint', 'epl.shardings' or 'epl.loop_axes'}}
   %0 = arith.addf %x, %x {epl.scopes = #epl.split<devices = 2>} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -250,7 +250,15 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 func.func private @g(%x: tensor<4xf32>) -> tensor<4xf32>
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{a pipeline action is a forward, backward_input or backward_weight unit, not the optimizer}}
+  // expected-error @+1 {{a pipeline action is a forward, backward_input or backward_weight unit, not optimizer}}
   %0 = func.call @g(%x) {epl.action = #epl.action<phase = optimizer, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'epl.checkpoint' is a unit attribute (on ops whose results gradient checkpointing keeps)}}
+  %0 = arith.addf %x, %x {epl.checkpoint = 1 : i64} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }

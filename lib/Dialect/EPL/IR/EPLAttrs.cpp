@@ -78,9 +78,10 @@ LogicalResult StageAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult ActionAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  Phase phase, int64_t microBatch,
                                  int64_t stage) {
-  if (phase == Phase::Optimizer)
+  if (phase == Phase::Optimizer || phase == Phase::Recompute)
     return emitError() << "a pipeline action is a forward, backward_input or "
-                          "backward_weight unit, not the optimizer";
+                          "backward_weight unit, not "
+                       << stringifyPhase(phase);
   if (microBatch < 0 || stage < 0)
     return emitError() << "a pipeline action's micro-batch and stage count "
                           "from 0, got micro_batch = "

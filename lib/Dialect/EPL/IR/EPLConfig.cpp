@@ -65,6 +65,15 @@ const ConfigKey kKeys[] = {
      "gradient checkpointing: \"collection\" (user-marked tensors) or "
      "\"auto\" (chosen by the compiler); \"\" disables it",
      "\"\"", kCheckpointTypes},
+    {"gradient_checkpoint.memory_budget",
+     K::Float,
+     "auto: the most activation bytes the step holds for its backward (kept "
+     "tensors plus the largest run recomputed at once): a fraction of the "
+     "plain step's activations when at most 1, else bytes; 0 asks for the "
+     "least memory any plan needs",
+     "0",
+     {},
+     0.0},
     {"zero.level", K::String,
      "ZeRO: v0 shards optimizer states, v1 also gradients, v2 also "
      "parameters; \"\" disables it",
@@ -156,7 +165,6 @@ struct MissingFeature {
   const char *feature;
 };
 constexpr MissingFeature kMissingFeatures[] = {
-    {"gradient_checkpoint.type", "gradient checkpointing"},
     {"zero.level", "ZeRO"},
     {"offload.level", "offloading"},
     {"amp.level", "automatic mixed precision"},

@@ -219,13 +219,20 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' is a unit attribute of tensor.extract_slice";
     return success();
   }
+  if (name == kCheckpointAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' is a unit attribute (on ops whose results "
+                                "gradient checkpointing keeps)";
+    return success();
+  }
   return op->emitError() << "unknown EPL attribute '" << name
                          << "' on an operation; expected '" << kConfigAttrName
                          << "' (on the module), '" << kScopeAttrName << "', '"
                          << kPhaseAttrName << "', '" << kIdAttrName << "', '"
                          << kOriginAttrName << "', '" << kMicroBatchAttrName
                          << "', '" << kStageAttrName << "', '"
-                         << kActionAttrName
+                         << kActionAttrName << "', '" << kCheckpointAttrName
                          << "', 'epl.shardings' or 'epl.loop_axes'";
 }
 

@@ -63,7 +63,8 @@ struct PhaseTagger : public OpBuilder::Listener {
 
 /// Keeps the user's strategy on ops that normalization rewrites (a named
 /// op generalized, softmax decomposed, tensor arith made linalg): the ops
-/// that replace one inherit its scope and pipeline stage.
+/// that replace one inherit its scope and pipeline stage, and the op making
+/// its result its gradient checkpoint mark.
 struct InheritStrategy : public RewriterBase::Listener {
   SmallVector<Operation *> inserted;
 
@@ -82,6 +83,19 @@ struct InheritStrategy : public RewriterBase::Listener {
         if (Attribute a = op->getAttr(name);
             a && to->getBlock() == op->getBlock() && !to->hasAttr(name))
           to->setAttr(name, a);
+    // A kept tensor stays kept: the op that now makes it is marked, not
+    // the ops nested in it (conversions copy attributes into bodies).
+    if (op->hasAttr(EPLDialect::kCheckpointAttrName)) {
+      for (Operation *to : inserted)
+        to->walk([](Operation *nested) {
+          nested->removeAttr(EPLDialect::kCheckpointAttrName);
+        });
+      for (Value v : values)
+        if (Operation *def = v.getDefiningOp();
+            def && def->getBlock() == op->getBlock())
+          def->setAttr(EPLDialect::kCheckpointAttrName,
+                       UnitAttr::get(op->getContext()));
+    }
     inserted.clear();
   }
 };

@@ -242,7 +242,9 @@ LogicalResult Partitioner::classify() {
     // gradients < weight gradients): an op without one takes the latest of
     // what it reads. Optimizer ops come after this pass.
     if (auto p = op.getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName))
-      phase = p.getValue();
+      // Recomputed forward ops run with the backward that reads them.
+      phase = p.getValue() == Phase::Recompute ? Phase::BackwardInput
+                                               : p.getValue();
     SmallVector<Value> read = valuesRead(&op);
     for (Value v : read) {
       Operation *def = v.getDefiningOp();

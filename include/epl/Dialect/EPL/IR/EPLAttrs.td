@@ -46,6 +46,7 @@ def EPL_Phase : I32EnumAttr<"Phase", "the part of a training step an op is in", 
       I32EnumAttrCase<"BackwardInput", 1, "backward_input">,
       I32EnumAttrCase<"BackwardWeight", 2, "backward_weight">,
       I32EnumAttrCase<"Optimizer", 3, "optimizer">,
+      I32EnumAttrCase<"Recompute", 4, "recompute">,
     ]> {
   let cppNamespace = "::mlir::epl";
   let genSpecializedAttr = 0;
@@ -58,7 +59,10 @@ def EPL_PhaseAttr : EnumAttr<EPL_Dialect, EPL_Phase, "phase"> {
     phase, as `epl.phase`: `forward`, `backward_input` (gradients flowing
     to activations) or `backward_weight` (gradients of parameters, which
     zero-bubble pipeline schedules may delay); `epl-apply-optimizer` tags
-    the update `optimizer`. Backward ops also carry `epl.origin`, the
+    the update `optimizer`; `epl-rematerialize` tags the forward ops it
+    copies into the backward (gradient checkpointing) `recompute`: they run
+    with the backward, and pipeline schedules count them in its cost.
+    Backward and recomputed ops also carry `epl.origin`, the
     `epl.id` of the forward op they come from. Phases describe the step for
     readers and schedules; no pass finds gradients by them.
 

@@ -88,6 +88,11 @@ def EPL_Dialect : Dialect {
     /// call of a stage program is (#epl.action).
     static constexpr ::llvm::StringLiteral kStageAttrName = "epl.stage";
     static constexpr ::llvm::StringLiteral kActionAttrName = "epl.action";
+    /// On an op of an L0 model: keep its results for the backward under
+    /// gradient_checkpoint.type = "collection" (EPL's collection of
+    /// tensors to keep); everything else the backward reads is recomputed.
+    static constexpr ::llvm::StringLiteral kCheckpointAttrName =
+        "epl.checkpoint";
     /// The mesh axis epl-plan makes for pipeline stages.
     static constexpr ::llvm::StringLiteral kStageAxisName = "stage";
 

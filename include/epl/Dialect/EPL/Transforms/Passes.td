@@ -79,6 +79,75 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
   ];
 }
 
+def EPLRematerializePass : Pass<"epl-rematerialize", "ModuleOp"> {
+  let summary = "Recomputes activations in the backward instead of keeping them (gradient checkpointing)";
+  let description = [{
+    Runs after `epl-autodiff` when `gradient_checkpoint.type` is set. The
+    backward of a training step reads forward values, the activations,
+    which plain reverse mode keeps from the forward until their backward
+    use. This pass keeps some of them and recomputes the others: in each
+    function `epl-autodiff` built (the step, or its micro-batch function),
+    the forward ops a backward op needs are copied again right before the
+    first backward op that reads what they make, from the nearest kept
+    values (or arguments); the copies are tagged
+    `epl.phase = #epl.phase<recompute>` with `epl.origin` the id of the op
+    they copy, and keep its pipeline stage, so they run in that stage's
+    backward. The original forward values then die at their last forward
+    use. Values that cost nothing to keep or make are never recomputed:
+    constants, and views (reshapes, slices) of kept values.
+
+    Which activations to keep, by `gradient_checkpoint.type`:
+
+    * `"collection"`: those the user marked: results of ops with
+      `epl.checkpoint` (EPL's collection of tensors; the frontend's
+      `epl.checkpoint(t)`). Everything else the backward reads is
+      recomputed. A module that marks nothing is an error.
+    * `"auto"`: the activations (after views are traced to the tensor
+      they view) form a chain in forward order, each with its size in
+      bytes and the flops of computing it again (its op's loop trip count
+      times its body's ops, plus the ops before it that only it needs).
+      The cost model is Chen et al. 2016's: the backward holds the kept
+      activations plus one recomputed run at a time, so a plan needs the
+      kept bytes plus the largest run's bytes. Under
+      `gradient_checkpoint.memory_budget` (a fraction of all activation
+      bytes when at most 1, bytes above) the pass keeps the plan with the
+      least recompute flops, found exactly by a dynamic program over the
+      chain (lib/Checkpointing, checked against brute force); with no
+      budget, the cheapest plan of least memory (Chen's sqrt(n)
+      checkpoints on n equal layers). A budget below the least any plan
+      needs is an error naming both. With pipeline stages, each stage's
+      activations are planned on their own against the budget (each stage
+      device holds its own).
+
+    On a graph that is not a chain (residual connections) the plan's peak
+    is a model: recomputing an activation may need values of an earlier
+    run, which are then recomputed too (the result is always exact; only
+    the memory differs from the model).
+
+    ```mlir
+    %h = linalg.matmul ins(%x, %w1 ...) {epl.checkpoint, epl.phase = #epl.phase<forward>, epl.id = 1}
+    %a = linalg.generic ... ins(%h) {epl.phase = #epl.phase<forward>, epl.id = 2}   // relu
+    ...
+    %da = linalg.generic ... ins(%a, %dy) {epl.phase = #epl.phase<backward_input>, epl.origin = 3}
+    ```
+    with `"collection"` becomes
+    ```mlir
+    %a2 = linalg.generic ... ins(%h) {epl.phase = #epl.phase<recompute>, epl.origin = 2}
+    %da = linalg.generic ... ins(%a2, %dy) {epl.phase = #epl.phase<backward_input>, epl.origin = 3}
+    ```
+  }];
+  let dependentDialects = [];
+  let options = [
+    Option<"printPlan", "print-plan", "bool", /*default=*/"false",
+           "Print, for each function, the activations kept and recomputed, "
+           "their bytes and the plan's peak and recompute flops">,
+  ];
+  let statistics = [
+    Statistic<"numKept", "kept-activations", "Activations kept for the backward">,
+    Statistic<"numRecomputed", "recomputed-ops", "Forward ops copied into the backward">,
+  ];
+}
+
 def EPLApplyOptimizerPass : Pass<"epl-apply-optimizer", "ModuleOp"> {
   let summary = "Replaces each gradient a training step returns by its parameter's update";
   let description = [{

@@ -1,0 +1,190 @@
+//===- ChainPlan.cpp - Which activations to keep for the backward ---------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Checkpointing/ChainPlan.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+using namespace mlir::epl::checkpointing;
+
+int64_t mlir::epl::checkpointing::peakBytes(llvm::ArrayRef<ChainNode> nodes,
+                                            const std::vector<bool> &keep) {
+  int64_t kept = 0, run = 0, largestRun = 0;
+  for (auto [node, k] : llvm::zip_equal(nodes, keep)) {
+    if (k) {
+      kept += node.bytes;
+      run = 0;
+      continue;
+    }
+    run += node.bytes;
+    largestRun = std::max(largestRun, run);
+  }
+  return kept + largestRun;
+}
+
+double mlir::epl::checkpointing::recomputeCost(llvm::ArrayRef<ChainNode> nodes,
+                                               const std::vector<bool> &keep) {
+  double cost = 0;
+  for (auto [node, k] : llvm::zip_equal(nodes, keep))
+    if (!k)
+      cost += node.cost;
+  return cost;
+}
+
+namespace {
+/// Prefix sums of the node sizes: bytes of nodes [i, j) = at(j) - at(i).
+struct Prefix {
+  std::vector<int64_t> sums;
+  explicit Prefix(llvm::ArrayRef<ChainNode> nodes) : sums(nodes.size() + 1) {
+    for (size_t i = 0; i < nodes.size(); ++i)
+      sums[i + 1] = sums[i] + nodes[i].bytes;
+  }
+  int64_t bytes(size_t from, size_t to) const { return sums[to] - sums[from]; }
+};
+
+/// Every bound on the largest run worth trying: 0 and each run's size, at
+/// most `limit`, ascending.
+std::vector<int64_t> runBounds(const Prefix &prefix, size_t n, int64_t limit) {
+  std::vector<int64_t> bounds = {0};
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j <= n; ++j) {
+      int64_t b = prefix.bytes(i, j);
+      if (b > limit)
+        break;
+      bounds.push_back(b);
+    }
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  return bounds;
+}
+
+/// A partial plan whose last kept node is fixed: what it keeps, and where
+/// it came from (for reading the plan back).
+struct Entry {
+  int64_t keptBytes;
+  double keptCost;
+  /// The previous kept node (-1: none) and the entry there.
+  int prevNode;
+  int prevEntry;
+};
+
+/// Keeps the entries no other beats in both bytes (fewer) and cost kept
+/// (more).
+void prune(std::vector<Entry> &front) {
+  std::sort(front.begin(), front.end(), [](const Entry &a, const Entry &b) {
+    return a.keptBytes != b.keptBytes ? a.keptBytes < b.keptBytes
+                                      : a.keptCost > b.keptCost;
+  });
+  std::vector<Entry> kept;
+  for (const Entry &e : front)
+    if (kept.empty() || e.keptCost > kept.back().keptCost)
+      kept.push_back(e);
+  front = std::move(kept);
+}
+
+/// The plan keeping the most cost with runs of at most `bound` bytes and at
+/// most `cap` bytes kept, or std::nullopt.
+std::optional<ChainPlan> bestWithRunBound(llvm::ArrayRef<ChainNode> nodes,
+                                          const Prefix &prefix, int64_t bound,
+                                          int64_t cap) {
+  int n = static_cast<int>(nodes.size());
+  // fronts[i + 1]: node i is the last kept; fronts[0]: nothing kept yet.
+  std::vector<std::vector<Entry>> fronts(n + 1);
+  fronts[0].push_back({0, 0, -1, -1});
+  for (int i = 0; i < n; ++i) {
+    std::vector<Entry> &front = fronts[i + 1];
+    // The run between the previous kept node j and i: nodes (j, i).
+    for (int j = i - 1; j >= -1; --j) {
+      if (prefix.bytes(j + 1, i) > bound)
+        break;
+      for (int e = 0, ee = fronts[j + 1].size(); e < ee; ++e) {
+        const Entry &from = fronts[j + 1][e];
+        int64_t bytes = from.keptBytes + nodes[i].bytes;
+        if (bytes <= cap)
+          front.push_back(
+              {bytes, from.keptCost + nodes[i].cost, j, static_cast<int>(e)});
+      }
+    }
+    prune(front);
+  }
+  // The last run, after the last kept node, is bounded too.
+  int bestNode = -2, bestEntry = -1;
+  double bestCost = -1;
+  for (int j = n - 1; j >= -1; --j) {
+    if (prefix.bytes(j + 1, n) > bound)
+      break;
+    for (int e = 0, ee = fronts[j + 1].size(); e < ee; ++e)
+      if (fronts[j + 1][e].keptCost > bestCost) {
+        bestCost = fronts[j + 1][e].keptCost;
+        bestNode = j;
+        bestEntry = e;
+      }
+  }
+  if (bestNode == -2)
+    return std::nullopt;
+  ChainPlan plan;
+  plan.keep.assign(n, false);
+  for (int node = bestNode, e = bestEntry; node >= 0;) {
+    plan.keep[node] = true;
+    const Entry &entry = fronts[node + 1][e];
+    node = entry.prevNode;
+    e = entry.prevEntry;
+  }
+  plan.peakBytes = peakBytes(nodes, plan.keep);
+  plan.recomputeCost = recomputeCost(nodes, plan.keep);
+  return plan;
+}
+
+/// The fewest bytes kept with runs of at most `bound` bytes.
+int64_t leastKeptBytes(llvm::ArrayRef<ChainNode> nodes, const Prefix &prefix,
+                       int64_t bound) {
+  int n = static_cast<int>(nodes.size());
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  std::vector<int64_t> least(n + 1, kNone);
+  least[0] = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = i - 1; j >= -1 && prefix.bytes(j + 1, i) <= bound; --j)
+      if (least[j + 1] != kNone)
+        least[i + 1] = std::min(least[i + 1], least[j + 1] + nodes[i].bytes);
+  int64_t best = kNone;
+  for (int j = n - 1; j >= -1 && prefix.bytes(j + 1, n) <= bound; --j)
+    best = std::min(best, least[j + 1]);
+  return best;
+}
+} // namespace
+
+ChainPlan
+mlir::epl::checkpointing::leastMemoryPlan(llvm::ArrayRef<ChainNode> nodes) {
+  Prefix prefix(nodes);
+  int64_t total = prefix.bytes(0, nodes.size());
+  int64_t least = total;
+  for (int64_t bound : runBounds(prefix, nodes.size(), total)) {
+    int64_t kept = leastKeptBytes(nodes, prefix, bound);
+    if (kept != std::numeric_limits<int64_t>::max())
+      least = std::min(least, kept + bound);
+  }
+  return *cheapestPlan(nodes, least);
+}
+
+std::optional<ChainPlan>
+mlir::epl::checkpointing::cheapestPlan(llvm::ArrayRef<ChainNode> nodes,
+                                       int64_t budget) {
+  Prefix prefix(nodes);
+  std::optional<ChainPlan> best;
+  for (int64_t bound : runBounds(prefix, nodes.size(), budget)) {
+    std::optional<ChainPlan> plan =
+        bestWithRunBound(nodes, prefix, bound, budget - bound);
+    if (!plan)
+      continue;
+    if (!best || plan->recomputeCost < best->recomputeCost ||
+        (plan->recomputeCost == best->recomputeCost &&
+         plan->peakBytes < best->peakBytes))
+      best = std::move(plan);
+  }
+  return best;
+}

@@ -1,0 +1,372 @@
+//===- Rematerialize.cpp - Gradient checkpointing -------------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Checkpointing/ChainPlan.h"
+#include "epl/Dialect/EPL/IR/EPLAttrs.h"
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <map>
+
+#define DEBUG_TYPE "epl-rematerialize"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLREMATERIALIZEPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+using namespace mlir::epl;
+namespace ckpt = mlir::epl::checkpointing;
+
+namespace {
+std::optional<Phase> phaseOf(Operation *op) {
+  if (auto p = op->getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName))
+    return p.getValue();
+  return std::nullopt;
+}
+
+bool isBackward(Operation *op) {
+  std::optional<Phase> p = phaseOf(op);
+  return p == Phase::BackwardInput || p == Phase::BackwardWeight;
+}
+
+/// Ops whose result aliases their operand after bufferization: keeping the
+/// result costs what keeping the operand does.
+bool isView(Operation *op) {
+  return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
+             tensor::ExtractSliceOp>(op);
+}
+
+/// Bytes of a statically shaped tensor; std::nullopt for anything else.
+std::optional<int64_t> bytesOf(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  return (type.getNumElements() * type.getElementTypeBitWidth() + 7) / 8;
+}
+
+/// Flops of computing `op` again: loop trip count times body ops for linalg,
+/// the elements made otherwise.
+double flopsOf(Operation *op) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+    double trips = 1;
+    for (int64_t range : linalgOp.getStaticLoopRanges())
+      if (!ShapedType::isDynamic(range))
+        trips *= static_cast<double>(range);
+    double bodyOps = static_cast<double>(
+        llvm::range_size(linalgOp->getRegion(0).front().without_terminator()));
+    return trips * std::max(1.0, bodyOps);
+  }
+  double elements = 0;
+  for (Value r : op->getResults())
+    if (auto type = dyn_cast<RankedTensorType>(r.getType());
+        type && type.hasStaticShape())
+      elements += static_cast<double>(type.getNumElements());
+  return elements;
+}
+
+/// The values `op` reads: operands and values its regions use from outside.
+SmallVector<Value> valuesRead(Operation *op) {
+  SetVector<Value> read(op->getOperands().begin(), op->getOperands().end());
+  op->walk([&](Operation *inner) {
+    if (inner == op)
+      return;
+    for (Value v : inner->getOperands())
+      if (!op->isAncestor(v.getParentRegion()->getParentOp()))
+        read.insert(v);
+  });
+  return read.takeVector();
+}
+
+std::string describeBytes(int64_t bytes) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (bytes >= (1 << 20))
+    os << llvm::format("%.2f MiB", bytes / double(1 << 20));
+  else if (bytes >= (1 << 10))
+    os << llvm::format("%.1f KiB", bytes / double(1 << 10));
+  else
+    os << bytes << " B";
+  return s;
+}
+
+/// Gradient checkpointing of one function's forward and backward.
+class Rematerializer {
+public:
+  Rematerializer(func::FuncOp fn, StringRef type, double budget, bool printPlan)
+      : fn(fn), body(&fn.front()), type(type), budget(budget),
+        printPlan(printPlan) {}
+
+  /// Whether the function has a backward reading forward values.
+  bool analyze();
+  LogicalResult plan();
+  void rewrite();
+
+  int64_t numKept = 0, numRecomputed = 0;
+
+private:
+  /// The forward value `v` stands for in the chain: the tensor it views.
+  Value rootOf(Value v) const;
+  bool isForwardValue(Value v) const {
+    Operation *def = v.getDefiningOp();
+    return def && def->getBlock() == body && phaseOf(def) == Phase::Forward;
+  }
+  Value recompute(Value v, OpBuilder &b);
+
+  func::FuncOp fn;
+  Block *body;
+  StringRef type;
+  double budget;
+  bool printPlan;
+
+  /// Top-level ops in order.
+  DenseMap<Operation *, int64_t> position;
+  /// Forward values the backward reads, with the first backward op reading
+  /// each.
+  llvm::MapVector<Value, Operation *> needed;
+  /// The chain: roots of the needed values, in forward order.
+  SmallVector<Value> nodes;
+  DenseSet<Value> kept;
+  DenseMap<Value, Value> recomputed;
+};
+
+Value Rematerializer::rootOf(Value v) const {
+  while (isForwardValue(v) && isView(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  return v;
+}
+
+bool Rematerializer::analyze() {
+  Block &body = fn.front();
+  int64_t index = 0;
+  for (Operation &op : body)
+    position[&op] = index++;
+  for (Operation &op : body) {
+    if (!isBackward(&op))
+      continue;
+    for (Value v : valuesRead(&op))
+      if (isForwardValue(v) && !needed.count(v))
+        needed[v] = &op;
+  }
+  SetVector<Value> roots;
+  for (auto &[v, user] : needed) {
+    Value root = rootOf(v);
+    Operation *def = root.getDefiningOp();
+    if (!isForwardValue(root) || !bytesOf(root) ||
+        matchPattern(def, m_Constant()))
+      continue;
+    roots.insert(root);
+  }
+  nodes = roots.takeVector();
+  llvm::sort(nodes, [&](Value a, Value b) {
+    Operation *da = a.getDefiningOp(), *db = b.getDefiningOp();
+    if (da != db)
+      return position.lookup(da) < position.lookup(db);
+    return cast<OpResult>(a).getResultNumber() <
+           cast<OpResult>(b).getResultNumber();
+  });
+  return !nodes.empty();
+}
+
+LogicalResult Rematerializer::plan() {
+  if (type == "collection") {
+    for (Value node : nodes)
+      if (node.getDefiningOp()->hasAttr(EPLDialect::kCheckpointAttrName))
+        kept.insert(node);
+    // A marked view keeps what it views.
+    for (auto &[v, user] : needed)
+      if (Operation *def = v.getDefiningOp();
+          def->hasAttr(EPLDialect::kCheckpointAttrName))
+        kept.insert(rootOf(v));
+  } else {
+    // One chain per pipeline stage: each stage device holds its own.
+    std::map<int64_t, SmallVector<Value>> chains;
+    for (Value node : nodes) {
+      auto stage = node.getDefiningOp()->getAttrOfType<StageAttr>(
+          EPLDialect::kStageAttrName);
+      chains[stage ? stage.getIndex() : -1].push_back(node);
+    }
+    for (auto &[stage, chain] : chains) {
+      SmallVector<ckpt::ChainNode> chainNodes;
+      int64_t total = 0;
+      // Ops before a node that only recomputing it needs count in its cost.
+      int64_t from = 0;
+      for (Value node : chain) {
+        Operation *def = node.getDefiningOp();
+        double cost = 0;
+        for (Operation &op : llvm::make_range(
+                 std::next(fn.front().begin(), from), def->getIterator()))
+          if (phaseOf(&op) == Phase::Forward &&
+              !op.hasTrait<OpTrait::ConstantLike>() &&
+              llvm::none_of(op.getResults(),
+                            [&](Value r) { return needed.count(r); }))
+            cost += flopsOf(&op);
+        from = position.lookup(def) + 1;
+        int64_t bytes = *bytesOf(node);
+        total += bytes;
+        chainNodes.push_back({bytes, cost + flopsOf(def)});
+      }
+      std::optional<ckpt::ChainPlan> plan;
+      if (budget <= 0) {
+        plan = ckpt::leastMemoryPlan(chainNodes);
+      } else {
+        int64_t bytes = budget <= 1 ? static_cast<int64_t>(budget * total)
+                                    : static_cast<int64_t>(budget);
+        plan = ckpt::cheapestPlan(chainNodes, bytes);
+        if (!plan) {
+          InFlightDiagnostic diag =
+              fn.emitError()
+              << "epl-rematerialize: gradient_checkpoint.memory_budget of "
+              << bytes << " bytes";
+          if (budget <= 1)
+            diag << " (" << llvm::formatv("{0}", budget).str() << " of "
+                 << total << ")";
+          diag << " is below the least any plan needs, "
+               << ckpt::leastMemoryPlan(chainNodes).peakBytes
+               << " bytes of activations";
+          if (stage >= 0)
+            diag << " on pipeline stage " << stage;
+          return failure();
+        }
+      }
+      for (auto [node, keep] : llvm::zip_equal(chain, plan->keep))
+        if (keep)
+          kept.insert(node);
+      if (printPlan) {
+        llvm::outs() << "epl-rematerialize @" << fn.getSymName();
+        if (stage >= 0)
+          llvm::outs() << " stage " << stage;
+        llvm::outs() << ": keeps " << llvm::count(plan->keep, true) << " of "
+                     << chain.size() << " activations; activations peak "
+                     << plan->peakBytes << " of " << total << " bytes ("
+                     << describeBytes(plan->peakBytes) << " of "
+                     << describeBytes(total) << "), recompute "
+                     << llvm::format("%.4g", plan->recomputeCost) << " flops\n";
+      }
+    }
+  }
+  numKept = kept.size();
+  if (printPlan && type == "collection")
+    llvm::outs() << "epl-rematerialize @" << fn.getSymName() << ": keeps "
+                 << numKept << " of " << nodes.size()
+                 << " activations (marked epl.checkpoint)\n";
+  return success();
+}
+
+Value Rematerializer::recompute(Value v, OpBuilder &b) {
+  if (!isForwardValue(v) || kept.contains(v))
+    return v;
+  Operation *def = v.getDefiningOp();
+  // Keeping a view of a kept tensor costs nothing; constants are not
+  // computed.
+  if ((isView(def) && kept.contains(rootOf(v))) ||
+      def->hasTrait<OpTrait::ConstantLike>())
+    return v;
+  if (Value again = recomputed.lookup(v))
+    return again;
+  IRMapping mapping;
+  for (Value read : valuesRead(def))
+    mapping.map(read, recompute(read, b));
+  Operation *copy = b.clone(*def, mapping);
+  MLIRContext *ctx = def->getContext();
+  copy->setAttr(EPLDialect::kPhaseAttrName,
+                PhaseAttr::get(ctx, Phase::Recompute));
+  if (Attribute id = def->getAttr(EPLDialect::kIdAttrName))
+    copy->setAttr(EPLDialect::kOriginAttrName, id);
+  copy->removeAttr(EPLDialect::kIdAttrName);
+  copy->removeAttr(EPLDialect::kCheckpointAttrName);
+  ++numRecomputed;
+  for (auto [from, to] : llvm::zip(def->getResults(), copy->getResults()))
+    recomputed[from] = to;
+  return recomputed.lookup(v);
+}
+
+void Rematerializer::rewrite() {
+  // In the order the backward first reads them, so that what one recompute
+  // makes is in place (dominates) for the later ones that reuse it.
+  SmallVector<std::pair<Value, Operation *>> order(needed.begin(),
+                                                   needed.end());
+  llvm::stable_sort(order, [&](auto &a, auto &b) {
+    return position.lookup(a.second) < position.lookup(b.second);
+  });
+  OpBuilder b(fn.getContext());
+  for (auto [v, firstUser] : order) {
+    b.setInsertionPoint(firstUser);
+    Value again = recompute(v, b);
+    if (again == v)
+      continue;
+    v.replaceUsesWithIf(again, [&](OpOperand &use) {
+      Operation *top = fn.front().findAncestorOpInBlock(*use.getOwner());
+      return top && isBackward(top);
+    });
+  }
+}
+
+struct EPLRematerializePass
+    : public mlir::epl::impl::EPLRematerializePassBase<EPLRematerializePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    Config config = Config::get(module);
+    StringRef type = config.getString("gradient_checkpoint.type");
+    // The marks have done their work (or were not asked for).
+    llvm::scope_exit dropMarks([&] {
+      module.walk([](Operation *op) {
+        op->removeAttr(EPLDialect::kCheckpointAttrName);
+      });
+    });
+    if (type.empty())
+      return;
+    double budget =
+        config.getNumber("gradient_checkpoint.memory_budget").value_or(0);
+    if (type == "collection" &&
+        !module
+             .walk([](Operation *op) {
+               return op->hasAttr(EPLDialect::kCheckpointAttrName)
+                          ? WalkResult::interrupt()
+                          : WalkResult::advance();
+             })
+             .wasInterrupted()) {
+      module.emitError()
+          << "epl-rematerialize: gradient_checkpoint.type = \"collection\" "
+             "but no tensor is marked to keep: mark ops with epl.checkpoint "
+             "(frontend: epl.checkpoint(tensor)), or use \"auto\"";
+      return signalPassFailure();
+    }
+    if (budget > 0 && type != "auto") {
+      module.emitError() << "epl-rematerialize: "
+                            "gradient_checkpoint.memory_budget is for "
+                            "gradient_checkpoint.type = \"auto\", not \""
+                         << type << "\"";
+      return signalPassFailure();
+    }
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      Rematerializer remat(fn, type, budget, printPlan);
+      if (!remat.analyze())
+        continue;
+      if (failed(remat.plan()))
+        return signalPassFailure();
+      remat.rewrite();
+      numKept += remat.numKept;
+      numRecomputed += remat.numRecomputed;
+    }
+  }
+};
+} // namespace
