@@ -18,8 +18,8 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
 #include <map>
 
 #define DEBUG_TYPE "epl-rematerialize"
@@ -50,6 +50,15 @@ bool isBackward(Operation *op) {
 bool isView(Operation *op) {
   return isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
              tensor::ExtractSliceOp>(op);
+}
+
+/// Whether `a` and `b` run on the same pipeline stage. A stage recomputes
+/// only its own forward: what it reads from another stage arrived once, in
+/// the forward, and is kept.
+bool sameStage(Operation *a, Operation *b) {
+  Attribute sa = a->getAttr(EPLDialect::kStageAttrName),
+            sb = b->getAttr(EPLDialect::kStageAttrName);
+  return !sa || !sb || sa == sb;
 }
 
 /// Bytes of a statically shaped tensor; std::nullopt for anything else.
@@ -93,6 +102,13 @@ SmallVector<Value> valuesRead(Operation *op) {
   return read.takeVector();
 }
 
+/// `x` as a user writes it (0.5, 1e+06).
+std::string shortNumber(double x) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", x);
+  return buffer;
+}
+
 std::string describeBytes(int64_t bytes) {
   std::string s;
   llvm::raw_string_ostream os(s);
@@ -126,7 +142,7 @@ private:
     Operation *def = v.getDefiningOp();
     return def && def->getBlock() == body && phaseOf(def) == Phase::Forward;
   }
-  Value recompute(Value v, OpBuilder &b);
+  Value recompute(Value v, OpBuilder &b, Attribute stage);
 
   func::FuncOp fn;
   Block *body;
@@ -160,7 +176,8 @@ bool Rematerializer::analyze() {
     if (!isBackward(&op))
       continue;
     for (Value v : valuesRead(&op))
-      if (isForwardValue(v) && !needed.count(v))
+      if (isForwardValue(v) && !needed.count(v) &&
+          sameStage(v.getDefiningOp(), &op))
         needed[v] = &op;
   }
   SetVector<Value> roots;
@@ -234,8 +251,7 @@ LogicalResult Rematerializer::plan() {
               << "epl-rematerialize: gradient_checkpoint.memory_budget of "
               << bytes << " bytes";
           if (budget <= 1)
-            diag << " (" << llvm::formatv("{0}", budget).str() << " of "
-                 << total << ")";
+            diag << " (" << shortNumber(budget) << " of " << total << ")";
           diag << " is below the least any plan needs, "
                << ckpt::leastMemoryPlan(chainNodes).peakBytes
                << " bytes of activations";
@@ -268,20 +284,31 @@ LogicalResult Rematerializer::plan() {
   return success();
 }
 
-Value Rematerializer::recompute(Value v, OpBuilder &b) {
+Value Rematerializer::recompute(Value v, OpBuilder &b, Attribute stage) {
   if (!isForwardValue(v) || kept.contains(v))
     return v;
   Operation *def = v.getDefiningOp();
+  if (Attribute own = def->getAttr(EPLDialect::kStageAttrName);
+      own && stage && own != stage)
+    return v;
   // Keeping a view of a kept tensor costs nothing; constants are not
   // computed.
   if ((isView(def) && kept.contains(rootOf(v))) ||
       def->hasTrait<OpTrait::ConstantLike>())
     return v;
-  if (Value again = recomputed.lookup(v))
+  // What reads no tensor (empty tensors, fills) is made again for each
+  // use rather than shared: sharing would keep its buffer alive across
+  // the whole backward.
+  bool fresh = llvm::none_of(valuesRead(def), [](Value read) {
+    return isa<TensorType>(read.getType()) &&
+           !read.getDefiningOp<tensor::EmptyOp>();
+  });
+  if (Value again = recomputed.lookup(v); again && !fresh)
     return again;
   IRMapping mapping;
   for (Value read : valuesRead(def))
-    mapping.map(read, recompute(read, b));
+    mapping.map(read,
+                recompute(read, b, def->getAttr(EPLDialect::kStageAttrName)));
   Operation *copy = b.clone(*def, mapping);
   MLIRContext *ctx = def->getContext();
   copy->setAttr(EPLDialect::kPhaseAttrName,
@@ -307,12 +334,13 @@ void Rematerializer::rewrite() {
   OpBuilder b(fn.getContext());
   for (auto [v, firstUser] : order) {
     b.setInsertionPoint(firstUser);
-    Value again = recompute(v, b);
+    Value again =
+        recompute(v, b, firstUser->getAttr(EPLDialect::kStageAttrName));
     if (again == v)
       continue;
     v.replaceUsesWithIf(again, [&](OpOperand &use) {
       Operation *top = fn.front().findAncestorOpInBlock(*use.getOwner());
-      return top && isBackward(top);
+      return top && isBackward(top) && sameStage(v.getDefiningOp(), top);
     });
   }
 }
