@@ -219,6 +219,18 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
              << "'" << name << "' is a unit attribute of tensor.extract_slice";
     return success();
   }
+  if (name == kMemoryEstimateAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !dict ||
+        !llvm::all_of(dict, [](NamedAttribute entry) {
+          return isa<IntegerAttr>(entry.getValue());
+        }))
+      return op->emitError() << "'" << name
+                             << "' expects a dictionary of byte counts on a "
+                                "function, got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown EPL attribute '" << name
                          << "' on an operation; expected '" << kConfigAttrName
                          << "' (on the module), '" << kScopeAttrName << "', '"
@@ -226,7 +238,8 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                          << kOriginAttrName << "', '" << kMicroBatchAttrName
                          << "', '" << kStageAttrName << "', '"
                          << kActionAttrName
-                         << "', 'epl.shardings' or 'epl.loop_axes'";
+                         << "', 'epl.shardings', 'epl.loop_axes' or '"
+                         << kMemoryEstimateAttrName << "' (on a function)";
 }
 
 /// The attributes arguments and results share: `epl.name`, `epl.sharding`

@@ -88,6 +88,9 @@ def EPL_Dialect : Dialect {
     /// call of a stage program is (#epl.action).
     static constexpr ::llvm::StringLiteral kStageAttrName = "epl.stage";
     static constexpr ::llvm::StringLiteral kActionAttrName = "epl.action";
+    /// On a function: epl-estimate-memory's figures, in bytes.
+    static constexpr ::llvm::StringLiteral kMemoryEstimateAttrName =
+        "epl.memory_estimate";
     /// The mesh axis epl-plan makes for pipeline stages.
     static constexpr ::llvm::StringLiteral kStageAxisName = "stage";
 
