@@ -54,6 +54,9 @@ using namespace mlir::epl;
 
 namespace {
 constexpr int64_t kEnd = std::numeric_limits<int64_t>::max() / 2;
+/// Bufferization's allocations are 64-byte aligned, which the LLVM lowering
+/// does by asking the runtime for that much more.
+constexpr int64_t kAlignment = 64;
 
 /// Bytes of a statically shaped tensor; 0 for anything else.
 int64_t bytesOf(Type type) {
@@ -74,9 +77,11 @@ class Estimator {
 public:
   explicit Estimator(ModuleOp module) : symbols(module) {}
 
-  /// The peak of the buffers `func` allocates. With `outParams`, what it
-  /// returns is not counted: its caller allocates those buffers.
-  int64_t peakOf(func::FuncOp func, bool outParams);
+  /// The peak of the buffers `func` allocates, as the entry (its arguments
+  /// read-only, its results live to its end) or as a `callee` (its
+  /// arguments its caller's, writable, its results copied into buffers the
+  /// caller allocates).
+  int64_t peakOf(func::FuncOp func, bool callee);
 
 private:
   SymbolTable symbols;
@@ -89,9 +94,8 @@ private:
 class FunctionReplay {
 public:
   FunctionReplay(Estimator &estimator, SymbolTable &symbols, func::FuncOp func,
-                 bool outParams)
-      : estimator(estimator), symbols(symbols), func(func),
-        outParams(outParams) {}
+                 bool callee)
+      : estimator(estimator), symbols(symbols), func(func), callee(callee) {}
 
   int64_t run();
 
@@ -100,6 +104,8 @@ private:
     int64_t bytes;
     int64_t alloc;
     SmallVector<Value> values;
+    /// Lives through the whole function.
+    bool pinned = false;
   };
 
   void number(Operation *root);
@@ -108,9 +114,13 @@ private:
   /// The buffer `result` of `op` is written into: `dest`'s when nothing
   /// reads that buffer after `op`, else a fresh one.
   void writeInto(Operation *op, Value result, Value dest);
-  int newBuffer(Value value, int64_t at);
+  /// A buffer for `value` from `at`, of its size plus `padding`.
+  int newBuffer(Value value, int64_t at, int64_t padding = kAlignment);
   void alias(Value value, Value of);
   bool conflicts(int buffer, Operation *writer);
+  /// Whether `use` reads the buffer's contents (an init a linalg op's
+  /// payload ignores does not).
+  static bool reads(OpOperand &use);
   /// The position of `value`'s last use, loops accounted for.
   int64_t lastUse(Value value);
   /// A transient `bytes` during `op`.
@@ -124,11 +134,11 @@ private:
   Estimator &estimator;
   SymbolTable &symbols;
   func::FuncOp func;
-  bool outParams;
+  bool callee;
 
   DenseMap<Operation *, int64_t> pos, endPos;
-  /// The buffer of a value; values without one (arguments, constants,
-  /// empty tensors) are absent.
+  /// The buffer of a value; values without one (arguments, constants) are
+  /// absent. An empty tensor gets one at its first write.
   DenseMap<Value, int> bufferOf;
   DenseSet<Value> empties, stridedViews;
   SmallVector<Buffer> buffers;
@@ -148,14 +158,14 @@ void FunctionReplay::number(Operation *root) {
   });
 }
 
-int FunctionReplay::newBuffer(Value value, int64_t at) {
-  buffers.push_back({bytesOf(value.getType()), at, {value}});
+int FunctionReplay::newBuffer(Value value, int64_t at, int64_t padding) {
+  buffers.push_back({bytesOf(value.getType()) + padding, at, {value}});
   bufferOf[value] = buffers.size() - 1;
   return buffers.size() - 1;
 }
 
 void FunctionReplay::alias(Value value, Value of) {
-  if (empties.contains(of)) {
+  if (empties.contains(of) && !bufferOf.count(of)) {
     empties.insert(value);
     return;
   }
@@ -164,8 +174,9 @@ void FunctionReplay::alias(Value value, Value of) {
   auto it = bufferOf.find(of);
   if (it == bufferOf.end())
     return;
-  bufferOf[value] = it->second;
-  buffers[it->second].values.push_back(value);
+  int buffer = it->second;
+  bufferOf[value] = buffer;
+  buffers[buffer].values.push_back(value);
 }
 
 int64_t FunctionReplay::lastUse(Value value) {
@@ -180,7 +191,7 @@ int64_t FunctionReplay::lastUse(Value value) {
          p = p->getParentOp())
       if (isa<LoopLikeOpInterface>(p))
         at = std::max(at, endPos[p]);
-    if (!outParams && isa<func::ReturnOp>(user) && user->getParentOp() == func)
+    if (isa<func::ReturnOp>(user) && user->getParentOp() == func)
       at = kEnd;
     last = std::max(last, at);
   }
@@ -192,7 +203,7 @@ bool FunctionReplay::conflicts(int buffer, Operation *writer) {
   for (Value v : buffers[buffer].values)
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (user == writer || writer->isProperAncestor(user))
+      if (user == writer || writer->isProperAncestor(user) || !reads(use))
         continue;
       int64_t when = pos[user];
       Operation *owner = v.getDefiningOp();
@@ -208,20 +219,49 @@ bool FunctionReplay::conflicts(int buffer, Operation *writer) {
   return false;
 }
 
+bool FunctionReplay::reads(OpOperand &use) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner()))
+    if (linalgOp.isDpsInit(&use))
+      return linalgOp.payloadUsesValueFromOperand(&use);
+  return true;
+}
+
 void FunctionReplay::writeInto(Operation *op, Value result, Value dest) {
+  // An empty tensor's buffer is allocated at its first write (the
+  // allocation moves to its first use).
+  if (empties.contains(dest) && !bufferOf.count(dest)) {
+    int buffer = newBuffer(dest, pos[op]);
+    buffers[buffer].values.push_back(result);
+    bufferOf[result] = buffer;
+    return;
+  }
+  // The entry's arguments are read-only: writing into one writes into a
+  // copy the runner's wrapper makes before the call and frees after it.
+  auto arg = dyn_cast<BlockArgument>(dest);
+  if (arg && arg.getOwner() == &func.getBody().front() &&
+      !bufferOf.count(dest)) {
+    int buffer = newBuffer(dest, 0);
+    if (conflicts(buffer, op)) {
+      buffers.pop_back();
+      bufferOf.erase(dest);
+    } else {
+      buffers[buffer].pinned = true;
+    }
+  }
   auto it = bufferOf.find(dest);
   if (it == bufferOf.end() || conflicts(it->second, op)) {
     newBuffer(result, pos[op]);
     return;
   }
-  bufferOf[result] = it->second;
-  buffers[it->second].values.push_back(result);
+  int buffer = it->second;
+  bufferOf[result] = buffer;
+  buffers[buffer].values.push_back(result);
 }
 
 void FunctionReplay::contiguousOperands(Operation *op) {
   for (Value operand : op->getOperands())
     if (stridedViews.contains(operand))
-      transient(op, bytesOf(operand.getType()));
+      transient(op, bytesOf(operand.getType()) + kAlignment);
 }
 
 void FunctionReplay::visitBlock(Block &block) {
@@ -265,12 +305,13 @@ void FunctionReplay::visit(Operation *op) {
   }
   if (auto call = dyn_cast<func::CallOp>(op)) {
     contiguousOperands(op);
+    // buffer-results-to-out-params allocates them, without alignment.
     for (Value result : call.getResults())
       if (isa<RankedTensorType>(result.getType()))
-        newBuffer(result, pos[op]);
+        newBuffer(result, pos[op], /*padding=*/0);
     if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
       if (!callee.isExternal())
-        transient(op, estimator.peakOf(callee, /*outParams=*/true));
+        transient(op, estimator.peakOf(callee, /*callee=*/true));
     return;
   }
   if (isa<CollectiveOpInterface>(op)) {
@@ -279,7 +320,7 @@ void FunctionReplay::visit(Operation *op) {
     // dimension moves its data through one more buffer.
     auto moved = [&](int64_t dim, Value through) {
       if (dim != 0)
-        transient(op, bytesOf(through.getType()));
+        transient(op, bytesOf(through.getType()) + kAlignment);
     };
     if (auto gather = dyn_cast<AllGatherOp>(op))
       moved(gather.getDim(), gather.getResult());
@@ -287,9 +328,10 @@ void FunctionReplay::visit(Operation *op) {
       moved(scatter.getDim(), scatter.getInput());
     else if (auto a2a = dyn_cast<AllToAllOp>(op))
       moved(a2a.getSplitDim(), a2a.getInput());
+    // The lowering allocates the result without alignment.
     for (Value result : op->getResults())
       if (isa<RankedTensorType>(result.getType()))
-        newBuffer(result, pos[op]);
+        newBuffer(result, pos[op], /*padding=*/0);
     return;
   }
   if (isa<func::ReturnOp>(op)) {
@@ -301,7 +343,7 @@ void FunctionReplay::visit(Operation *op) {
       auto it = bufferOf.find(v);
       if (it != bufferOf.end() && returned.insert(it->second).second)
         continue;
-      if (!outParams)
+      if (!callee)
         newBuffer(v, pos[op]);
     }
     return;
@@ -318,20 +360,19 @@ void FunctionReplay::visit(Operation *op) {
 
 int64_t FunctionReplay::run() {
   number(func);
+  // A callee's arguments are its caller's buffers.
+  if (callee)
+    for (BlockArgument arg : func.getArguments())
+      if (isa<RankedTensorType>(arg.getType()))
+        buffers[newBuffer(arg, 0, 0)].bytes = 0;
   visitBlock(func.getBody().front());
   // (position, +bytes) at each allocation, (position, -bytes) after each
   // last use; frees first at a position.
   SmallVector<std::pair<int64_t, int64_t>> events;
   for (Buffer &buffer : buffers) {
-    int64_t end = buffer.alloc;
+    int64_t end = buffer.pinned ? kEnd : buffer.alloc;
     for (Value v : buffer.values)
       end = std::max(end, lastUse(v));
-    if (outParams && llvm::any_of(buffer.values, [&](Value v) {
-          return llvm::any_of(v.getUsers(), [&](Operation *user) {
-            return isa<func::ReturnOp>(user) && user->getParentOp() == func;
-          });
-        }))
-      continue;
     events.push_back({buffer.alloc, buffer.bytes});
     if (end < kEnd)
       events.push_back({end + 1, -buffer.bytes});
@@ -349,8 +390,8 @@ int64_t FunctionReplay::run() {
   return peak;
 }
 
-int64_t Estimator::peakOf(func::FuncOp func, bool outParams) {
-  if (outParams) {
+int64_t Estimator::peakOf(func::FuncOp func, bool callee) {
+  if (callee) {
     auto it = calleePeaks.find(func);
     if (it != calleePeaks.end())
       return it->second;
@@ -358,8 +399,8 @@ int64_t Estimator::peakOf(func::FuncOp func, bool outParams) {
     if (!inProgress.insert(func).second)
       return 0;
   }
-  int64_t peak = FunctionReplay(*this, symbols, func, outParams).run();
-  if (outParams) {
+  int64_t peak = FunctionReplay(*this, symbols, func, callee).run();
+  if (callee) {
     inProgress.erase(func);
     calleePeaks[func] = peak;
   }
@@ -436,7 +477,7 @@ struct EPLEstimateMemoryPass
       if (func.isPrivate() || func.isExternal())
         continue;
       Estimate e = holdings(func);
-      e.peak = estimator.peakOf(func, /*outParams=*/false);
+      e.peak = estimator.peakOf(func, /*callee=*/false);
       auto original = originals.lookup<func::FuncOp>(func.getSymName());
       Builder b(original);
       original->setAttr(
