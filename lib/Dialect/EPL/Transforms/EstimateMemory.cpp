@@ -200,7 +200,11 @@ int64_t FunctionReplay::lastUse(Value value) {
 
 bool FunctionReplay::conflicts(int buffer, Operation *writer) {
   int64_t at = pos[writer];
-  for (Value v : buffers[buffer].values)
+  for (Value v : buffers[buffer].values) {
+    // A loop's results hold what its body writes last.
+    if (Operation *def = v.getDefiningOp();
+        def && def->isProperAncestor(writer))
+      continue;
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
       if (user == writer || writer->isProperAncestor(user) || !reads(use))
@@ -216,6 +220,7 @@ bool FunctionReplay::conflicts(int buffer, Operation *writer) {
       if (when > at)
         return true;
     }
+  }
   return false;
 }
 
