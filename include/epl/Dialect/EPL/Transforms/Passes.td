@@ -480,10 +480,10 @@ def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
     (bytes) and, with `print` (the default), printed one line per function:
     ```
     $ epl-opt model.mlir --epl-training-step --epl-estimate-memory -o /dev/null
-    memory estimate @model: params 7.11 MiB, opt_state 7.11 MiB, inputs 0.78 MiB, grads 7.11 MiB, peak buffers 18.18 MiB (19059436 bytes)
+    memory estimate @mlp: params 7.11 MiB, opt_state 7.11 MiB, inputs 794.0 KiB, grads 7.11 MiB, peak buffers 18.18 MiB (19059436 bytes)
     ```
     ```mlir
-    func.func @model(...) attributes {epl.memory_estimate = {grads = 7454760 : i64,
+    func.func @mlp(...) attributes {epl.memory_estimate = {grads = 7454760 : i64,
         inputs = 813056 : i64, opt_state = 7454760 : i64,
         params = 7454760 : i64, peak = 19059436 : i64}}
     ```
