@@ -6,6 +6,7 @@
 
 #include "epl/Runner/Compile.h"
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/InitEPL.h"
 #include "epl/Pipelines/Pipelines.h"
@@ -95,6 +96,22 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   FailureOr<Program> program = describeProgram(module, *step, error);
   if (failed(program))
     return failure();
+  // The static estimate of each stage's peak, next to the measured one in
+  // the report.
+  {
+    PassManager pm(module.getContext());
+    EPLEstimateMemoryPassOptions estimate;
+    estimate.print = false;
+    pm.addPass(createEPLEstimateMemoryPass(estimate));
+    if (failed(pm.run(module)))
+      return failure();
+    for (auto [stage, function] : llvm::zip(program->stages, step->functions))
+      if (auto figures = function->getAttrOfType<DictionaryAttr>(
+              EPLDialect::kMemoryEstimateAttrName))
+        if (auto peak = figures.getAs<IntegerAttr>("peak"))
+          stage.estimatedPeakBytes = peak.getInt();
+    timer.done("estimate");
+  }
   // Gradients without an update (epl-autodiff's output run as it is): each
   // step repeats the same loss, which would pass for training.
   for (const Stage &stage : program->stages) {

@@ -35,24 +35,35 @@ void mlir::epl::printSummary(const Program &program, int numSteps,
   for (const StepRecord &s : steps)
     total += s.timeMs;
   int64_t peak = 0;
-  for (const RankReport &r : ranks)
+  std::optional<int64_t> estimated;
+  for (const RankReport &r : ranks) {
     peak = std::max(peak, r.peakBytes);
+    if (r.estimatedPeakBytes)
+      estimated = std::max(estimated.value_or(0), *r.estimatedPeakBytes);
+  }
   int n = static_cast<int>(ranks.size());
   std::printf("epl-run: %d step%s of @%s on %d rank%s (%s): mean step %.3f "
-              "ms, peak memory %.2f MiB per rank\n",
+              "ms, peak memory %.2f MiB per rank",
               numSteps, numSteps == 1 ? "" : "s", program.name.c_str(), n,
               n == 1 ? "" : "s", backend,
               steps.empty() ? 0.0 : total / steps.size(),
               peak / (1024.0 * 1024.0));
+  if (estimated)
+    std::printf(" (estimated %.2f MiB)", *estimated / (1024.0 * 1024.0));
+  std::printf("\n");
   if (program.isPipelined())
     for (auto [rank, r] : llvm::enumerate(ranks)) {
       std::printf("rank %zu (stage %d): busy %.3f ms, wait %.3f ms, ", rank,
                   r.stage, r.busyMs, r.waitMs);
       if (r.bubble)
         std::printf("bubble %.3f, ", *r.bubble);
-      std::printf("peak %.2f MiB, p2p sent %.1f KiB, received %.1f KiB\n",
+      std::printf("peak %.2f MiB, p2p sent %.1f KiB, received %.1f KiB",
                   r.peakBytes / (1024.0 * 1024.0), r.p2pSentBytes / 1024.0,
                   r.p2pReceivedBytes / 1024.0);
+      if (r.estimatedPeakBytes)
+        std::printf(", estimated peak %.2f MiB",
+                    *r.estimatedPeakBytes / (1024.0 * 1024.0));
+      std::printf("\n");
     }
   std::fflush(stdout);
 }
@@ -115,6 +126,9 @@ void mlir::epl::writeReport(const std::string &path,
         {"wait_ms", r.waitMs},
         {"bubble", r.bubble ? json::Value(*r.bubble) : json::Value(nullptr)},
         {"peak_bytes", r.peakBytes},
+        {"estimated_peak_bytes", r.estimatedPeakBytes
+                                     ? json::Value(*r.estimatedPeakBytes)
+                                     : json::Value(nullptr)},
         {"p2p_sent_bytes", r.p2pSentBytes},
         {"p2p_received_bytes", r.p2pReceivedBytes}});
   }

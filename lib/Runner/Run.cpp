@@ -244,6 +244,7 @@ rankReports(const Program &program,
     RankReport &report = reports[r];
     report.stage = program.stageOf(r);
     report.peakBytes = measures[r][0];
+    report.estimatedPeakBytes = program.stages[report.stage].estimatedPeakBytes;
     report.p2pSentBytes = measures[r][1];
     report.p2pReceivedBytes = measures[r][2];
     if (spanned)

@@ -124,6 +124,9 @@ struct Stage {
   /// The position in Program::args of each of `entry.args`.
   std::vector<size_t> argIndices;
   EntryFunction call = nullptr;
+  /// epl-estimate-memory's peak of the buffers the function allocates (what
+  /// the runtime counts as a rank's peak), when it was estimated.
+  std::optional<int64_t> estimatedPeakBytes;
 };
 
 /// A compiled step, ready to run. A program that is not pipelined is the

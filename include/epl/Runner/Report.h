@@ -40,6 +40,8 @@ struct StepRecord {
 struct RankReport {
   int stage = 0;
   int64_t peakBytes = 0;
+  /// The static estimate of peakBytes (Stage::estimatedPeakBytes).
+  std::optional<int64_t> estimatedPeakBytes;
   /// Point-to-point payload.
   int64_t p2pSentBytes = 0, p2pReceivedBytes = 0;
   /// Means over the steps.

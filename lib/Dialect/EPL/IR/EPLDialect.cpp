@@ -226,6 +226,18 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                                 "gradient checkpointing keeps)";
     return success();
   }
+  if (name == kMemoryEstimateAttrName) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!isa<FunctionOpInterface>(op) || !dict ||
+        !llvm::all_of(dict, [](NamedAttribute entry) {
+          return isa<IntegerAttr>(entry.getValue());
+        }))
+      return op->emitError() << "'" << name
+                             << "' expects a dictionary of byte counts on a "
+                                "function, got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown EPL attribute '" << name
                          << "' on an operation; expected '" << kConfigAttrName
                          << "' (on the module), '" << kScopeAttrName << "', '"
@@ -233,7 +245,8 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                          << kOriginAttrName << "', '" << kMicroBatchAttrName
                          << "', '" << kStageAttrName << "', '"
                          << kActionAttrName << "', '" << kCheckpointAttrName
-                         << "', 'epl.shardings' or 'epl.loop_axes'";
+                         << "', 'epl.shardings', 'epl.loop_axes' or '"
+                         << kMemoryEstimateAttrName << "' (on a function)";
 }
 
 /// The attributes arguments and results share: `epl.name`, `epl.sharding`

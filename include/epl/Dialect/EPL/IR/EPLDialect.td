@@ -93,6 +93,9 @@ def EPL_Dialect : Dialect {
     /// tensors to keep); everything else the backward reads is recomputed.
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "epl.checkpoint";
+    /// On a function: epl-estimate-memory's figures, in bytes.
+    static constexpr ::llvm::StringLiteral kMemoryEstimateAttrName =
+        "epl.memory_estimate";
     /// The mesh axis epl-plan makes for pipeline stages.
     static constexpr ::llvm::StringLiteral kStageAxisName = "stage";
 

@@ -526,4 +526,41 @@ def EPLOutlineKernelsPass : Pass<"epl-outline-kernels", "ModuleOp"> {
   ];
 }
 
+def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
+  let summary = "Estimates the memory each device's training step holds";
+  let description = [{
+    For each public function (the step one device runs; for a pipeline,
+    each stage device's program), computes from the tensor-level IR the
+    bytes of its parameters, optimizer state and inputs (arguments tagged
+    `epl.arg`), of its gradients (results tagged `grad`, or what the
+    optimizer's ops read that the step computed), and the peak of the
+    buffers the step allocates itself (activations and temporaries), by
+    replaying what the CPU lowering does: an op writes into its destination
+    operand when nothing reads that buffer afterwards (one-shot
+    bufferization), else into a fresh buffer; slices and reshapes are views;
+    collectives, receives and calls allocate their results, and a callee's
+    own buffers add to its caller's at the call; a buffer dies at its last
+    use, which inside a loop is the loop's end; what the step returns lives
+    to its end. The peak is what `epl-run` measures (`peak_bytes`: buffers
+    the step allocates; the runner holds the arguments). See
+    docs/memory.md.
+
+    The numbers are attached to the function as `epl.memory_estimate`
+    (bytes) and, with `print` (the default), printed one line per function:
+    ```
+    $ epl-opt model.mlir --epl-training-step --epl-estimate-memory -o /dev/null
+    memory estimate @mlp: params 7.11 MiB, opt_state 7.11 MiB, inputs 794.0 KiB, grads 7.11 MiB, peak buffers 18.18 MiB (19059436 bytes)
+    ```
+    ```mlir
+    func.func @mlp(...) attributes {epl.memory_estimate = {grads = 7454760 : i64,
+        inputs = 813056 : i64, opt_state = 7454760 : i64,
+        params = 7454760 : i64, peak = 19059436 : i64}}
+    ```
+  }];
+  let options = [
+    Option<"print", "print", "bool", /*default=*/"true",
+           "Print one line per function to standard output">,
+  ];
+}
+
 #endif // EPL_DIALECT_EPL_TRANSFORMS_PASSES_TD

@@ -1,0 +1,507 @@
+//===- EstimateMemory.cpp - Static per-rank memory of a training step -----===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+//
+// Estimates, from the tensor-level program each device runs, the bytes it
+// holds: its parameters, optimizer state and batch (what the runner passes
+// in), its gradients, and the peak of the buffers the step itself allocates
+// (activations and temporaries), by replaying what the CPU lowering does
+// with them (see docs/memory.md):
+//
+// * one-shot bufferization writes an op's result into its destination
+//   operand (linalg `outs`, insert_slice's dest, an scf.for iter_arg) when
+//   nothing reads that buffer afterwards, and into a fresh buffer
+//   otherwise; a destination that is a tensor.empty is always a fresh
+//   buffer; arguments and constants are never written; slices and reshapes
+//   are views of their source;
+// * collectives and receives allocate their result;
+// * a call's results are buffers its caller allocates
+//   (buffer-results-to-out-params), and the callee's own buffers add to the
+//   caller's at the call;
+// * a buffer dies at the last use of any value in it (the deallocation
+//   pipeline and optimize-allocation-liveness); a use inside a loop of a
+//   value from outside it lasts to the loop's end; what the step returns
+//   lives to its end (the runner copies it out);
+// * a strided view (a slice) passed to a call, a collective or a send is
+//   copied into a contiguous buffer for the duration of that op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/IR/EPLOps.h"
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <limits>
+
+#define DEBUG_TYPE "epl-estimate-memory"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLESTIMATEMEMORYPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+constexpr int64_t kEnd = std::numeric_limits<int64_t>::max() / 2;
+/// Bufferization's allocations are 64-byte aligned, which the LLVM lowering
+/// does by asking the runtime for that much more.
+constexpr int64_t kAlignment = 64;
+
+/// Bytes of a statically shaped tensor; 0 for anything else.
+int64_t bytesOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  Type element = tensor.getElementType();
+  int64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64;
+  return tensor.getNumElements() * ((bits + 7) / 8);
+}
+
+/// What one function holds; `peak` is the peak of its own buffers.
+struct Estimate {
+  int64_t params = 0, optState = 0, inputs = 0, grads = 0, peak = 0;
+};
+
+class Estimator {
+public:
+  explicit Estimator(ModuleOp module) : symbols(module) {}
+
+  /// The peak of the buffers `func` allocates, as the entry (its arguments
+  /// read-only, its results live to its end) or as a `callee` (its
+  /// arguments its caller's, writable, its results copied into buffers the
+  /// caller allocates).
+  int64_t peakOf(func::FuncOp func, bool callee);
+
+private:
+  SymbolTable symbols;
+  /// Callees' peaks without their results, computed once.
+  DenseMap<Operation *, int64_t> calleePeaks;
+  DenseSet<Operation *> inProgress;
+};
+
+/// The replay of one function.
+class FunctionReplay {
+public:
+  FunctionReplay(Estimator &estimator, SymbolTable &symbols, func::FuncOp func,
+                 bool callee)
+      : estimator(estimator), symbols(symbols), func(func), callee(callee) {}
+
+  int64_t run();
+
+private:
+  struct Buffer {
+    int64_t bytes;
+    int64_t alloc;
+    SmallVector<Value> values;
+    /// Lives through the whole function.
+    bool pinned = false;
+  };
+
+  void number(Operation *root);
+  void visitBlock(Block &block);
+  void visit(Operation *op);
+  /// The buffer `result` of `op` is written into: `dest`'s when nothing
+  /// reads that buffer after `op`, else a fresh one.
+  void writeInto(Operation *op, Value result, Value dest);
+  /// A buffer for `value` from `at`, of its size plus `padding`.
+  int newBuffer(Value value, int64_t at, int64_t padding = kAlignment);
+  void alias(Value value, Value of);
+  bool conflicts(int buffer, Operation *writer);
+  /// Whether `use` reads the buffer's contents (an init a linalg op's
+  /// payload ignores does not).
+  static bool reads(OpOperand &use);
+  /// The position of `value`'s last use, loops accounted for.
+  int64_t lastUse(Value value);
+  /// A transient `bytes` during `op`.
+  void transient(Operation *op, int64_t bytes) {
+    if (bytes > 0)
+      transients.push_back({pos[op], bytes});
+  }
+  /// Copies of strided views that `op` passes to the runtime or a call.
+  void contiguousOperands(Operation *op);
+
+  Estimator &estimator;
+  SymbolTable &symbols;
+  func::FuncOp func;
+  bool callee;
+
+  DenseMap<Operation *, int64_t> pos, endPos;
+  /// The buffer of a value; values without one (arguments, constants) are
+  /// absent. An empty tensor gets one at its first write.
+  DenseMap<Value, int> bufferOf;
+  DenseSet<Value> empties, stridedViews;
+  SmallVector<Buffer> buffers;
+  SmallVector<std::pair<int64_t, int64_t>> transients;
+};
+
+void FunctionReplay::number(Operation *root) {
+  int64_t next = 0;
+  root->walk<WalkOrder::PreOrder>([&](Operation *op) { pos[op] = next++; });
+  root->walk<WalkOrder::PostOrder>([&](Operation *op) {
+    int64_t end = pos[op];
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        if (!block.empty())
+          end = std::max(end, endPos[&block.back()]);
+    endPos[op] = end;
+  });
+}
+
+int FunctionReplay::newBuffer(Value value, int64_t at, int64_t padding) {
+  buffers.push_back({bytesOf(value.getType()) + padding, at, {value}});
+  bufferOf[value] = buffers.size() - 1;
+  return buffers.size() - 1;
+}
+
+void FunctionReplay::alias(Value value, Value of) {
+  if (empties.contains(of) && !bufferOf.count(of)) {
+    empties.insert(value);
+    return;
+  }
+  if (stridedViews.contains(of))
+    stridedViews.insert(value);
+  auto it = bufferOf.find(of);
+  if (it == bufferOf.end())
+    return;
+  int buffer = it->second;
+  bufferOf[value] = buffer;
+  buffers[buffer].values.push_back(value);
+}
+
+int64_t FunctionReplay::lastUse(Value value) {
+  Operation *owner = value.getDefiningOp();
+  if (!owner)
+    owner = value.getParentBlock()->getParentOp();
+  int64_t last = owner == func ? 0 : pos[owner];
+  for (Operation *user : value.getUsers()) {
+    int64_t at = pos[user];
+    // Used in a loop that does not define it: read on every iteration.
+    for (Operation *p = user->getParentOp(); p && !p->isAncestor(owner);
+         p = p->getParentOp())
+      if (isa<LoopLikeOpInterface>(p))
+        at = std::max(at, endPos[p]);
+    if (isa<func::ReturnOp>(user) && user->getParentOp() == func)
+      at = kEnd;
+    last = std::max(last, at);
+  }
+  return last;
+}
+
+bool FunctionReplay::conflicts(int buffer, Operation *writer) {
+  int64_t at = pos[writer];
+  for (Value v : buffers[buffer].values) {
+    // A loop's results hold what its body writes last.
+    if (Operation *def = v.getDefiningOp();
+        def && def->isProperAncestor(writer))
+      continue;
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == writer || writer->isProperAncestor(user) || !reads(use))
+        continue;
+      int64_t when = pos[user];
+      Operation *owner = v.getDefiningOp();
+      if (!owner)
+        owner = v.getParentBlock()->getParentOp();
+      for (Operation *p = user->getParentOp(); p && !p->isAncestor(owner);
+           p = p->getParentOp())
+        if (isa<LoopLikeOpInterface>(p))
+          when = std::max(when, endPos[p]);
+      if (when > at)
+        return true;
+    }
+  }
+  return false;
+}
+
+bool FunctionReplay::reads(OpOperand &use) {
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner()))
+    if (linalgOp.isDpsInit(&use))
+      return linalgOp.payloadUsesValueFromOperand(&use);
+  return true;
+}
+
+void FunctionReplay::writeInto(Operation *op, Value result, Value dest) {
+  // An empty tensor's buffer is allocated at its first write (the
+  // allocation moves to its first use).
+  if (empties.contains(dest) && !bufferOf.count(dest)) {
+    int buffer = newBuffer(dest, pos[op]);
+    buffers[buffer].values.push_back(result);
+    bufferOf[result] = buffer;
+    return;
+  }
+  // The entry's arguments are read-only: writing into one writes into a
+  // copy the runner's wrapper makes before the call and frees after it.
+  auto arg = dyn_cast<BlockArgument>(dest);
+  if (arg && arg.getOwner() == &func.getBody().front() &&
+      !bufferOf.count(dest)) {
+    int buffer = newBuffer(dest, 0);
+    if (conflicts(buffer, op)) {
+      buffers.pop_back();
+      bufferOf.erase(dest);
+    } else {
+      buffers[buffer].pinned = true;
+    }
+  }
+  auto it = bufferOf.find(dest);
+  if (it == bufferOf.end() || conflicts(it->second, op)) {
+    newBuffer(result, pos[op]);
+    return;
+  }
+  int buffer = it->second;
+  bufferOf[result] = buffer;
+  buffers[buffer].values.push_back(result);
+}
+
+void FunctionReplay::contiguousOperands(Operation *op) {
+  for (Value operand : op->getOperands())
+    if (stridedViews.contains(operand))
+      transient(op, bytesOf(operand.getType()) + kAlignment);
+}
+
+void FunctionReplay::visitBlock(Block &block) {
+  for (Operation &op : block)
+    visit(&op);
+}
+
+void FunctionReplay::visit(Operation *op) {
+  if (isa<tensor::EmptyOp>(op) ||
+      (isa<bufferization::AllocTensorOp>(op) && op->getNumOperands() == 0)) {
+    empties.insert(op->getResult(0));
+    return;
+  }
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    alias(slice.getResult(), slice.getSource());
+    stridedViews.insert(slice.getResult());
+    return;
+  }
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp,
+          tensor::ReshapeOp, ShardingConstraintOp>(op)) {
+    alias(op->getResult(0), op->getOperand(0));
+    return;
+  }
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+    for (OpResult result : op->getResults()) {
+      Value dest = dps.getTiedOpOperand(result)->get();
+      writeInto(op, result, dest);
+    }
+    return;
+  }
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    for (auto [init, arg, result] : llvm::zip(
+             loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults())) {
+      if (!isa<RankedTensorType>(init.getType()))
+        continue;
+      writeInto(op, result, init);
+      alias(arg, result);
+    }
+    visitBlock(*loop.getBody());
+    return;
+  }
+  if (auto call = dyn_cast<func::CallOp>(op)) {
+    contiguousOperands(op);
+    // buffer-results-to-out-params allocates them, without alignment.
+    for (Value result : call.getResults())
+      if (isa<RankedTensorType>(result.getType()))
+        newBuffer(result, pos[op], /*padding=*/0);
+    if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
+      if (!callee.isExternal())
+        transient(op, estimator.peakOf(callee, /*callee=*/true));
+    return;
+  }
+  if (isa<CollectiveOpInterface>(op)) {
+    contiguousOperands(op);
+    // The runtime moves whole chunks: a gather or scatter along an inner
+    // dimension moves its data through one more buffer.
+    auto moved = [&](int64_t dim, Value through) {
+      if (dim != 0)
+        transient(op, bytesOf(through.getType()) + kAlignment);
+    };
+    if (auto gather = dyn_cast<AllGatherOp>(op))
+      moved(gather.getDim(), gather.getResult());
+    else if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+      moved(scatter.getDim(), scatter.getInput());
+    else if (auto a2a = dyn_cast<AllToAllOp>(op))
+      moved(a2a.getSplitDim(), a2a.getInput());
+    // The lowering allocates the result without alignment.
+    for (Value result : op->getResults())
+      if (isa<RankedTensorType>(result.getType()))
+        newBuffer(result, pos[op], /*padding=*/0);
+    return;
+  }
+  if (isa<func::ReturnOp>(op)) {
+    // A returned argument, or a buffer returned twice, is copied.
+    DenseSet<int> returned;
+    for (Value v : op->getOperands()) {
+      if (!isa<RankedTensorType>(v.getType()))
+        continue;
+      auto it = bufferOf.find(v);
+      if (it != bufferOf.end() && returned.insert(it->second).second)
+        continue;
+      if (!callee)
+        newBuffer(v, pos[op]);
+    }
+    return;
+  }
+  // Anything else that makes a tensor (constants aside) allocates it.
+  if (!isa<arith::ConstantOp>(op))
+    for (Value result : op->getResults())
+      if (isa<RankedTensorType>(result.getType()))
+        newBuffer(result, pos[op]);
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      visitBlock(block);
+}
+
+int64_t FunctionReplay::run() {
+  number(func);
+  // A callee's arguments are its caller's buffers.
+  if (callee)
+    for (BlockArgument arg : func.getArguments())
+      if (isa<RankedTensorType>(arg.getType()))
+        buffers[newBuffer(arg, 0, 0)].bytes = 0;
+  visitBlock(func.getBody().front());
+  // (position, +bytes) at each allocation, (position, -bytes) after each
+  // last use; frees first at a position.
+  SmallVector<std::pair<int64_t, int64_t>> events;
+  for (Buffer &buffer : buffers) {
+    int64_t end = buffer.pinned ? kEnd : buffer.alloc;
+    for (Value v : buffer.values)
+      end = std::max(end, lastUse(v));
+    events.push_back({buffer.alloc, buffer.bytes});
+    if (end < kEnd)
+      events.push_back({end + 1, -buffer.bytes});
+  }
+  for (auto [at, bytes] : transients) {
+    events.push_back({at, bytes});
+    events.push_back({at + 1, -bytes});
+  }
+  llvm::sort(events);
+  int64_t live = 0, peak = 0;
+  for (auto [at, bytes] : events) {
+    live += bytes;
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
+
+int64_t Estimator::peakOf(func::FuncOp func, bool callee) {
+  if (callee) {
+    auto it = calleePeaks.find(func);
+    if (it != calleePeaks.end())
+      return it->second;
+    // A recursive call adds nothing: the estimate is of one activation.
+    if (!inProgress.insert(func).second)
+      return 0;
+  }
+  int64_t peak = FunctionReplay(*this, symbols, func, callee).run();
+  if (callee) {
+    inProgress.erase(func);
+    calleePeaks[func] = peak;
+  }
+  return peak;
+}
+
+/// Arguments by kind, and gradients: what the step returns as `grad`, or
+/// what the update reads that the step computed before it.
+Estimate holdings(func::FuncOp func) {
+  Estimate e;
+  for (auto [i, arg] : llvm::enumerate(func.getArguments())) {
+    auto kind = func.getArgAttrOfType<StringAttr>(i, EPLDialect::kArgAttrName);
+    if (!kind)
+      continue;
+    int64_t bytes = bytesOf(arg.getType());
+    if (kind.getValue() == "param")
+      e.params += bytes;
+    else if (kind.getValue() == "opt_state")
+      e.optState += bytes;
+    else if (kind.getValue() == "input" || kind.getValue() == "label")
+      e.inputs += bytes;
+  }
+  DenseSet<Value> grads;
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto kind =
+        func.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
+    if (kind && kind.getValue() == "grad")
+      e.grads += bytesOf(func.getResultTypes()[i]);
+  }
+  auto isOptimizer = [](Operation *op) {
+    auto phase = op->getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName);
+    return phase && phase.getValue() == Phase::Optimizer;
+  };
+  func.walk([&](Operation *op) {
+    if (!isOptimizer(op))
+      return;
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || isOptimizer(def) || isa<arith::ConstantOp>(def) ||
+          !isa<RankedTensorType>(operand.getType()))
+        continue;
+      if (grads.insert(operand).second)
+        e.grads += bytesOf(operand.getType());
+    }
+  });
+  return e;
+}
+
+std::string formatBytes(int64_t bytes) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (bytes >= 1024 * 1024)
+    os << llvm::format("%.2f MiB", bytes / (1024.0 * 1024.0));
+  else if (bytes >= 1024)
+    os << llvm::format("%.1f KiB", bytes / 1024.0);
+  else
+    os << bytes << " B";
+  return s;
+}
+
+struct EPLEstimateMemoryPass
+    : public mlir::epl::impl::EPLEstimateMemoryPassBase<EPLEstimateMemoryPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    // The lowering decomposes aggregates (softmax) first; so does the
+    // replay, on a copy.
+    OwningOpRef<ModuleOp> copy = getOperation().clone();
+    if (failed(decomposeAggregatedOps(*copy)))
+      return signalPassFailure();
+    Estimator estimator(*copy);
+    SymbolTable originals(getOperation());
+    for (func::FuncOp func : copy->getOps<func::FuncOp>()) {
+      if (func.isPrivate() || func.isExternal())
+        continue;
+      Estimate e = holdings(func);
+      e.peak = estimator.peakOf(func, /*callee=*/false);
+      auto original = originals.lookup<func::FuncOp>(func.getSymName());
+      Builder b(original);
+      original->setAttr(
+          EPLDialect::kMemoryEstimateAttrName,
+          b.getDictionaryAttr({
+              b.getNamedAttr("grads", b.getI64IntegerAttr(e.grads)),
+              b.getNamedAttr("inputs", b.getI64IntegerAttr(e.inputs)),
+              b.getNamedAttr("opt_state", b.getI64IntegerAttr(e.optState)),
+              b.getNamedAttr("params", b.getI64IntegerAttr(e.params)),
+              b.getNamedAttr("peak", b.getI64IntegerAttr(e.peak)),
+          }));
+      if (print)
+        llvm::outs() << "memory estimate @" << func.getSymName() << ": params "
+                     << formatBytes(e.params) << ", opt_state "
+                     << formatBytes(e.optState) << ", inputs "
+                     << formatBytes(e.inputs) << ", grads "
+                     << formatBytes(e.grads) << ", peak buffers "
+                     << formatBytes(e.peak) << " (" << e.peak << " bytes)\n";
+    }
+  }
+};
+} // namespace

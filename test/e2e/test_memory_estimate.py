@@ -1,0 +1,98 @@
+"""epl-estimate-memory's static peak of each rank's buffers is within 10% of
+the peak epl-run measures (the report's per_rank estimated_peak_bytes next
+to peak_bytes) for an MLP on one rank and data parallel on four, a
+transformer on one rank and split over two (Megatron), and a 2-stage
+pipeline; and epl-opt prints the same estimate as a line per rank."""
+
+import json
+
+import pytest
+
+from conftest import BUILD, epl_run, run
+import epl
+
+TOLERANCE = 0.10
+
+
+def mlp(batch=64, sizes=(784, 256, 256, 10)):
+    epl.init(epl.Config({"optimizer.type": "momentum", "optimizer.lr": 0.01}))
+    h = epl.input("x", (batch, sizes[0]))
+    y = epl.label("y", (batch, sizes[-1]))
+    for i, n in enumerate(sizes[1:-1]):
+        h = epl.layers.Dense(n, activation="relu", name=f"fc{i}")(h)
+    logits = epl.layers.Dense(sizes[-1], name="head")(h)
+    return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
+
+
+def transformer(split=1, batch=4, seq=8, dim=32):
+    """Two pre-LN blocks; with `split` > 1 attention and MLP are split
+    (Megatron), AdamW."""
+    epl.init(epl.Config({"optimizer.type": "adamw", "optimizer.lr": 1e-3}))
+    x = epl.input("x", (batch, seq, dim))
+    y = epl.label("y", (batch * seq, 8))
+    h = x
+    for i in range(2):
+        a = epl.layers.LayerNorm(name=f"ln1_{i}")(h)
+        with epl.split(device_count=split):
+            a = epl.layers.MultiHeadAttention(4, name=f"attn{i}")(a)
+        h = epl.layers.add(h, a)
+        a = epl.layers.LayerNorm(name=f"ln2_{i}")(h)
+        with epl.split(device_count=split):
+            f = epl.layers.Dense(4 * dim, activation="gelu", name=f"fc1_{i}")(a)
+            f = epl.layers.Dense(dim, name=f"fc2_{i}")(f)
+        h = epl.layers.add(h, f)
+    logits = epl.layers.Dense(8, name="head")(epl.layers.reshape(h, (batch * seq, dim)))
+    return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
+
+
+def pipeline(size=128, batch=32, micro_batches=4):
+    """Two stages (named replicate scopes) of Dense + tanh, 1F1B."""
+    epl.init(epl.Config({"pipeline.num_micro_batch": micro_batches,
+                         "pipeline.strategy": "PreferBackward",
+                         "optimizer.type": "momentum", "optimizer.lr": 0.01}))
+    h = epl.input("x", (batch, size))
+    for s in range(2):
+        with epl.replicate(device_count=1, name=f"stage_{s}"):
+            h = epl.layers.Dense(size, activation="tanh", name=f"fc{s}")(h)
+    return epl.to_mlir(epl.nn.mean(h))
+
+
+CASES = {
+    "mlp": (mlp, 1),
+    "mlp-data-parallel-4": (mlp, 4),
+    "transformer": (transformer, 1),
+    "transformer-split-2": (lambda: transformer(split=2), 2),
+    "pipeline-2-stages": (pipeline, 2),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_estimate_within_ten_percent(tmp_path, name):
+    build, ranks = CASES[name]
+    model = tmp_path / "model.mlir"
+    model.write_text(build())
+    report = tmp_path / "report.json"
+    out = epl_run(model, "--steps", "2", "--report", report, ranks=ranks).stdout
+    assert "(estimated " in out, out
+    per_rank = json.loads(report.read_text())["per_rank"]
+    assert len(per_rank) == ranks
+    for rank, r in enumerate(per_rank):
+        measured, estimated = r["peak_bytes"], r["estimated_peak_bytes"]
+        assert measured > 0 and estimated is not None, r
+        error = abs(estimated - measured) / measured
+        assert error <= TOLERANCE, (
+            f"{name} rank {rank}: estimated {estimated} B, measured {measured} B "
+            f"({error:.1%} off)")
+
+
+def test_epl_opt_prints_one_line_per_rank(tmp_path):
+    model = tmp_path / "model.mlir"
+    model.write_text(pipeline())
+    out = run([BUILD / "bin" / "epl-opt", model, "--epl-training-step=devices=2",
+               "--epl-estimate-memory", "-o", "/dev/null"]).stdout
+    lines = [l for l in out.splitlines() if l.startswith("memory estimate @")]
+    assert [l.split(":")[0] for l in lines] == [
+        "memory estimate @model_stage0", "memory estimate @model_stage1"], out
+    for line in lines:
+        for part in ("params ", "opt_state ", "inputs ", "grads ", "peak buffers "):
+            assert part in line, line
