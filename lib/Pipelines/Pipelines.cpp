@@ -77,6 +77,9 @@ void mlir::epl::buildParallelizePipeline(OpPassManager &pm,
   // Propagation reasons about linalg.generic only.
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
   pm.addPass(createEPLShardingPropagationPass());
+  // ZeRO: shardings over the data axes, propagated again, resolved like any
+  // other.
+  pm.addPass(createEPLZeroPass());
   // Gradients are reduced here, as the step's results...
   pm.addPass(createEPLInsertCollectivesPass());
   // A pipeline becomes one program per stage device...
@@ -90,6 +93,8 @@ void mlir::epl::buildTrainingStepPipeline(OpPassManager &pm,
   if (options.devices > 1)
     return buildParallelizePipeline(pm, options);
   pm.addPass(createEPLAutodiffPass());
+  // Rejects ZeRO on one device.
+  pm.addPass(createEPLZeroPass());
   pm.addPass(createEPLApplyOptimizerPass());
 }
 
@@ -104,7 +109,8 @@ void mlir::epl::registerEPLPassesAndPipelines() {
   PassPipelineRegistration<ParallelizeOptions>(
       "epl-parallelize",
       "Turns an L0 model into the training step one device runs: epl-plan, "
-      "epl-autodiff, epl-sharding-propagation, epl-insert-collectives, "
+      "epl-autodiff, epl-sharding-propagation, epl-zero, "
+      "epl-insert-collectives, "
       "epl-pipeline-partition, epl-apply-optimizer",
       buildParallelizePipeline);
   PassPipelineRegistration<ParallelizeOptions>(

@@ -157,11 +157,9 @@ struct MissingFeature {
 };
 constexpr MissingFeature kMissingFeatures[] = {
     {"gradient_checkpoint.type", "gradient checkpointing"},
-    {"zero.level", "ZeRO"},
     {"offload.level", "offloading"},
     {"amp.level", "automatic mixed precision"},
     {"amp.loss_scale", "automatic mixed precision"},
-    {"optimizer.num_apply_group", "grouped optimizer updates"},
     {"auto.auto_parallel", "automatic parallelism"},
 };
 

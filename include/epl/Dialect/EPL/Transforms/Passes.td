@@ -313,6 +313,73 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
   ];
 }
 
+def EPLZeroPass : Pass<"epl-zero", "ModuleOp"> {
+  let summary = "ZeRO by `zero.level`: optimizer state, gradients and parameters sharded over the data axes";
+  let description = [{
+    Reads `zero.level` from `epl.config` and, in each training step of a
+    planned module (after `epl-autodiff`, before
+    `epl-sharding-propagation`), shards what the ZeRO paper's stages shard
+    over the data-parallel axes (the axes of dimension 0 of the inputs'
+    and labels' `epl.sharding`; N = their devices). It only writes
+    shardings; propagation and `epl-insert-collectives` make the
+    communication, `epl-apply-optimizer` updates shards:
+
+    * every level: each parameter's gradient result gets an `epl.sharding`
+      split over the data axes: on the first dimension no other axis splits
+      that N divides, else after the axes of the first split dimension
+      (`tensor` x `data`) that they divide. Its all-reduce becomes a
+      reduce-scatter, and `epl-apply-optimizer` updates only that shard of
+      the parameter with a shard of its state (which is laid out like the
+      gradient: 1/N of it per device), then all-gathers the new parameter.
+      Communication: a reduce-scatter and an all-gather, the bytes of one
+      all-reduce. A parameter with no dimension N divides stays whole
+      (remark naming it);
+    * `v0` (optimizer state): with `pipeline.num_micro_batch` M > 1 the
+      micro-batch loop accumulates full gradients, reduce-scattered once
+      after the loop (ZeRO-1);
+    * `v1` (+ gradients): the loop's accumulator is a shard too (an
+      `epl.sharding_constraint` on what the loop yields): each micro-batch's
+      gradient is reduce-scattered into a 1/N accumulator (DeepSpeed's
+      ZeRO-2). With M = 1, v0 and v1 are the same program;
+    * `v2` (+ parameters): each parameter argument is the shard at rest
+      (its update needs no all-gather) and is gathered where it is used,
+      by an `epl.sharding_constraint` to its own layout before its first
+      user per block and phase: the backward gathers it again instead of
+      keeping the forward's copy (1.5x the communication of an all-reduce,
+      as ZeRO-3).
+
+    Checkpoints stay global: runners assemble and split arguments by their
+    shardings. Fewer than 2 data-parallel workers (one device, a mesh
+    without a batch split) is an error: ZeRO needs at least 2 (as EPL).
+
+    ```mlir
+    // zero.level = "v2", epl.mesh @mesh ["data" = 4]
+    func.func @model(%x: tensor<16x12xf32> {epl.arg = "input",
+                         epl.sharding = #epl.sharding<@mesh, [["data"], []]>},
+                     %w: tensor<12x32xf32> {epl.arg = "param", epl.name = "w"})
+        -> (tensor<f32> {epl.result = "loss"},
+            tensor<12x32xf32> {epl.name = "w", epl.result = "grad"})
+    ```
+    becomes
+    ```mlir
+    func.func @model(%x: ...,
+                     %w: tensor<12x32xf32> {epl.arg = "param", epl.name = "w",
+                         epl.sharding = #epl.sharding<@mesh, [["data"], []]>})
+        -> (tensor<f32> {epl.result = "loss"},
+            tensor<12x32xf32> {epl.name = "w", epl.result = "grad",
+                epl.sharding = #epl.sharding<@mesh, [["data"], []]>}) {
+      %wf = epl.sharding_constraint %w <@mesh, [[], []]> {epl.phase = #epl.phase<forward>} : tensor<12x32xf32>
+      ... forward uses of %wf ...
+      %wb = epl.sharding_constraint %w <@mesh, [[], []]> {epl.phase = #epl.phase<backward_input>} : tensor<12x32xf32>
+      ... backward uses of %wb ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numSharded", "sharded-params", "Parameters sharded over the data axes">,
+    Statistic<"numConstraints", "constraints", "Sharding constraints added">,
+  ];
+}
+
 def EPLPipelinePartitionPass : Pass<"epl-pipeline-partition", "ModuleOp"> {
   let summary = "Turns a pipelined training step into one program per stage device";
   let description = [{
