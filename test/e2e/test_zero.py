@@ -142,7 +142,16 @@ def test_report_memory_and_communication(tmp_path):
         moved = traffic(report, "reduce_scatter") + traffic(report, "all_gather")
         ratio = moved / all_reduce
         print(f"zero {level}: communication {ratio:.3f}x the plain all-reduce")
-        assert ratio == pytest.approx(1.5 if level == "v2" else 1.0), level
+        if level != "v2":
+            assert ratio == pytest.approx(1.0), level
+            continue
+        # v2 gathers each parameter again for the backward, if the backward
+        # reads it: of fc1 and head, only head/kernel (32x8) is (for the
+        # input gradient of head). ZeRO-3's 1.5x is the bound, reached
+        # when the backward reads every parameter.
+        backward = 32 * 8 * 4
+        assert ratio == pytest.approx(1.0 + 0.5 * backward / params)
+        assert ratio <= 1.5
 
 
 @pytest.mark.parametrize("kind", ["data", "data_split"])
