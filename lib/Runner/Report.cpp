@@ -44,6 +44,16 @@ void mlir::epl::printSummary(const Program &program, int numSteps,
               n == 1 ? "" : "s", backend,
               steps.empty() ? 0.0 : total / steps.size(),
               peak / (1024.0 * 1024.0));
+  if (program.isPipelined())
+    for (auto [rank, r] : llvm::enumerate(ranks)) {
+      std::printf("rank %zu (stage %d): busy %.3f ms, wait %.3f ms, ", rank,
+                  r.stage, r.busyMs, r.waitMs);
+      if (r.bubble)
+        std::printf("bubble %.3f, ", *r.bubble);
+      std::printf("peak %.2f MiB, p2p sent %.1f KiB, received %.1f KiB\n",
+                  r.peakBytes / (1024.0 * 1024.0), r.p2pSentBytes / 1024.0,
+                  r.p2pReceivedBytes / 1024.0);
+    }
   // Memory held between steps and communication per step: rank 0's, or
   // each stage's first rank's.
   for (auto [rank, r] : llvm::enumerate(ranks)) {
@@ -60,16 +70,6 @@ void mlir::epl::printSummary(const Program &program, int numSteps,
     }
     std::printf("\n");
   }
-  if (program.isPipelined())
-    for (auto [rank, r] : llvm::enumerate(ranks)) {
-      std::printf("rank %zu (stage %d): busy %.3f ms, wait %.3f ms, ", rank,
-                  r.stage, r.busyMs, r.waitMs);
-      if (r.bubble)
-        std::printf("bubble %.3f, ", *r.bubble);
-      std::printf("peak %.2f MiB, p2p sent %.1f KiB, received %.1f KiB\n",
-                  r.peakBytes / (1024.0 * 1024.0), r.p2pSentBytes / 1024.0,
-                  r.p2pReceivedBytes / 1024.0);
-    }
   std::fflush(stdout);
 }
 
