@@ -171,3 +171,21 @@ def test_zero_on_one_device_is_an_error(tmp_path):
     assert out.returncode == 1
     assert "ZeRO needs at least 2 data-parallel workers (EPL: >= 2 workers)" in out.stderr
     assert f"{path}:" in out.stderr  # located
+
+
+def test_composes_with_pipeline_stages(tmp_path):
+    """examples/pipeline.mlir on 2 stages x 2 data-parallel replicas: every
+    level trains like the plain pipeline."""
+    from conftest import ROOT
+    text = (ROOT / "examples" / "pipeline.mlir").read_text()
+
+    def run_level(level):
+        path = tmp_path / f"pipeline-{level or 'plain'}.mlir"
+        path.write_text(text.replace("epl.config = {", f'epl.config = {{"zero.level" = "{level}", ', 1))
+        save = path.with_suffix(".safetensors")
+        out = epl_run(path, "--steps", 3, "--seed", 1, "--save", save, ranks=4)
+        return losses(out.stdout), safetensors.load(save)
+
+    plain = run_level("")
+    for level in LEVELS:
+        assert_same(run_level(level), plain)
