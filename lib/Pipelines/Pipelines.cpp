@@ -78,6 +78,9 @@ void mlir::epl::buildParallelizePipeline(OpPassManager &pm,
   // Propagation reasons about linalg.generic only.
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
   pm.addPass(createEPLShardingPropagationPass());
+  // ZeRO: shardings over the data axes, propagated again, resolved like any
+  // other.
+  pm.addPass(createEPLZeroPass());
   // Gradients are reduced here, as the step's results...
   pm.addPass(createEPLInsertCollectivesPass());
   // A pipeline becomes one program per stage device...
@@ -92,6 +95,8 @@ void mlir::epl::buildTrainingStepPipeline(OpPassManager &pm,
     return buildParallelizePipeline(pm, options);
   pm.addPass(createEPLAutodiffPass());
   pm.addPass(createEPLRematerializePass());
+  // Rejects ZeRO on one device.
+  pm.addPass(createEPLZeroPass());
   pm.addPass(createEPLApplyOptimizerPass());
 }
 
@@ -106,7 +111,7 @@ void mlir::epl::registerEPLPassesAndPipelines() {
   PassPipelineRegistration<ParallelizeOptions>(
       "epl-parallelize",
       "Turns an L0 model into the training step one device runs: epl-plan, "
-      "epl-autodiff, epl-rematerialize, epl-sharding-propagation, "
+      "epl-autodiff, epl-rematerialize, epl-sharding-propagation, epl-zero, "
       "epl-insert-collectives, "
       "epl-pipeline-partition, epl-apply-optimizer",
       buildParallelizePipeline);

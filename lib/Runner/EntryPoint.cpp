@@ -171,6 +171,28 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
                         .Case("opt_state", ResultKind::OptState)
                         .Case("grad", ResultKind::Grad)
                         .Default(ResultKind::Other);
+    if (result.kind == ResultKind::Param && result.dtype) {
+      int64_t elements = 1;
+      for (int64_t n : result.localShape)
+        elements *= n;
+      if (auto grad = entry.getResultAttrOfType<ShardingAttr>(
+              i, EPLDialect::kGradShardAttrName)) {
+        // The global shape cut by the gradient's layout.
+        auto global = RankedTensorType::get(
+            result.shape,
+            cast<RankedTensorType>(entry.getResultTypes()[i]).getElementType());
+        auto mesh =
+            SymbolTable::lookupNearestSymbolFrom<MeshOp>(entry, grad.getMesh());
+        elements = global.getNumElements();
+        for (unsigned d = 0; d < grad.getDims().size(); ++d)
+          for (StringRef name : grad.getDimAxes(d))
+            for (auto [a, axis] : llvm::enumerate(mesh.getAxisNames()))
+              if (cast<StringAttr>(axis).getValue() == name)
+                elements /= mesh.getAxisSizes()[a];
+      }
+      result.gradBytes =
+          elements * static_cast<int64_t>(dtypeSize(*result.dtype));
+    }
     ep.results.push_back(std::move(result));
   }
   return ep;

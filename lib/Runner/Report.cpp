@@ -65,6 +65,22 @@ void mlir::epl::printSummary(const Program &program, int numSteps,
                     *r.estimatedPeakBytes / (1024.0 * 1024.0));
       std::printf("\n");
     }
+  // Memory held between steps and communication per step: rank 0's, or
+  // each stage's first rank's.
+  for (auto [rank, r] : llvm::enumerate(ranks)) {
+    if (rank != 0 && r.stage == ranks[rank - 1].stage)
+      continue;
+    std::printf("rank %zu: parameters %.1f KiB, optimizer state %.1f KiB, "
+                "gradients %.1f KiB",
+                rank, r.paramBytes / 1024.0, r.optStateBytes / 1024.0,
+                r.gradBytes / 1024.0);
+    if (!r.communication.empty()) {
+      std::printf("; per step sent (ring)");
+      for (const auto &[kind, c] : r.communication)
+        std::printf(" %s %.1f KiB", kind.c_str(), c.trafficBytes / 1024.0);
+    }
+    std::printf("\n");
+  }
   std::fflush(stdout);
 }
 
@@ -99,6 +115,7 @@ static json::Array collectivesJSON(const rt::RankStats &stats,
                                        {"axes", std::move(axes)},
                                        {"group_size", key.groupSize},
                                        {"bytes", stat.bytes},
+                                       {"traffic_bytes", stat.trafficBytes},
                                        {"count", stat.count}});
   }
   return collectives;
@@ -120,7 +137,17 @@ void mlir::epl::writeReport(const std::string &path,
   json::Array peakArray, rankArray;
   for (const RankReport &r : ranks) {
     peakArray.push_back(r.peakBytes);
+    json::Object communication;
+    for (const auto &[kind, c] : r.communication)
+      communication[kind] =
+          json::Object{{"count_per_step", c.count},
+                       {"bytes_per_step", c.bytes},
+                       {"traffic_bytes_per_step", c.trafficBytes}};
     rankArray.push_back(json::Object{
+        {"param_bytes", r.paramBytes},
+        {"opt_state_bytes", r.optStateBytes},
+        {"grad_bytes", r.gradBytes},
+        {"communication", std::move(communication)},
         {"stage", r.stage},
         {"busy_ms", r.busyMs},
         {"wait_ms", r.waitMs},

@@ -211,8 +211,30 @@ int64_t pointToPointBytes(const rt::RankStats &stats, const char *kind) {
   return bytes;
 }
 
-/// What each rank measured, from every rank's measures (`measures[r]`:
-/// peak, sent, received) and step activities (`activities[r]`).
+/// The collective kinds the report counts per rank.
+constexpr const char *kCollectiveKinds[] = {
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
+
+/// This rank's measures, as every rank gathers them: peak, p2p sent and
+/// received, then per collective kind its calls, bytes and traffic.
+std::vector<int64_t> measuresOf(const rt::RankStats &stats) {
+  std::vector<int64_t> m{stats.peakBytes, pointToPointBytes(stats, "send"),
+                         pointToPointBytes(stats, "recv")};
+  for (const char *kind : kCollectiveKinds) {
+    int64_t count = 0, bytes = 0, traffic = 0;
+    for (const auto &[key, stat] : stats.collectives)
+      if (key.kind == kind) {
+        count += stat.count;
+        bytes += stat.bytes;
+        traffic += stat.trafficBytes;
+      }
+    m.insert(m.end(), {count, bytes, traffic});
+  }
+  return m;
+}
+
+/// What each rank measured, from every rank's measures (`measures[r]`, see
+/// measuresOf) and step activities (`activities[r]`).
 std::vector<RankReport>
 rankReports(const Program &program,
             const std::vector<std::vector<int64_t>> &measures,
@@ -247,6 +269,28 @@ rankReports(const Program &program,
     report.estimatedPeakBytes = program.stages[report.stage].estimatedPeakBytes;
     report.p2pSentBytes = measures[r][1];
     report.p2pReceivedBytes = measures[r][2];
+    double steps = std::max<size_t>(numSteps, 1);
+    for (auto [k, kind] : llvm::enumerate(kCollectiveKinds)) {
+      const int64_t *m = &measures[r][3 + 3 * k];
+      if (m[0])
+        report.communication[kind] = {m[0] / steps, m[1] / steps, m[2] / steps};
+    }
+    // What the rank's stage holds between steps, from its entry's
+    // arguments and results.
+    const EntryPoint &entry = program.stages[report.stage].entry;
+    for (const EntryArg &a : entry.args) {
+      if (!a.dtype)
+        continue;
+      int64_t bytes = static_cast<int64_t>(dtypeSize(*a.dtype));
+      for (int64_t n : a.localShape)
+        bytes *= n;
+      if (a.kind == ArgKind::Param)
+        report.paramBytes += bytes;
+      else if (a.kind == ArgKind::OptState)
+        report.optStateBytes += bytes;
+    }
+    for (const EntryResult &res : entry.results)
+      report.gradBytes += res.gradBytes;
     if (spanned)
       report.bubble = bubbles[r] / spanned;
   }
@@ -261,9 +305,7 @@ void finishRun(const Program &program, RankCall &call,
                const MeshInfo &mesh, int rank) {
   const rt::RankStats &stats = rt::currentStats();
   std::vector<std::vector<int64_t>> measures;
-  for (auto &b : rt::allGatherBytes(bytesOf(std::vector<int64_t>{
-           stats.peakBytes, pointToPointBytes(stats, "send"),
-           pointToPointBytes(stats, "recv")})))
+  for (auto &b : rt::allGatherBytes(bytesOf(measuresOf(stats))))
     measures.push_back(valuesOf<int64_t>(b));
   std::vector<StepActivity> mine;
   for (const StepRecord &s : steps)

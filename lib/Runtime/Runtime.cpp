@@ -70,6 +70,22 @@ const char *epl::rt::reductionName(EplReduction kind) {
   return "?";
 }
 
+int64_t epl::rt::ringTrafficBytes(const std::string &kind, int64_t bytes,
+                                  int groupSize) {
+  int64_t n = groupSize;
+  if (n <= 1)
+    return 0;
+  if (kind == "all_reduce")
+    return 2 * (n - 1) * bytes / n;
+  if (kind == "all_gather")
+    return (n - 1) * bytes;
+  if (kind == "reduce_scatter" || kind == "all_to_all" || kind == "broadcast")
+    return (n - 1) * bytes / n;
+  if (kind == "send")
+    return bytes;
+  return 0; // recv: the sender counts it
+}
+
 int64_t epl::rt::nowNanoseconds() {
   using namespace std::chrono;
   return duration_cast<nanoseconds>(steady_clock::now().time_since_epoch())
@@ -317,6 +333,7 @@ void record(const char *kind, const Group &group, int64_t bytes) {
   CollectiveStat &stat = currentStats().collectives[key];
   stat.count += 1;
   stat.bytes += bytes;
+  stat.trafficBytes += ringTrafficBytes(kind, bytes, group.size());
 }
 
 std::string sizeMismatch(const char *op, const StridedView &in,

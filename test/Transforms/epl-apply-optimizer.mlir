@@ -115,7 +115,7 @@ module attributes {epl.config = {"optimizer.type" = "adam"}} {
   // CHECK-SAME: %{{.*}}: tensor<i64> {epl.arg = "opt_state", epl.name = "optimizer.step", epl.shard = #epl.sharding<@mesh, []>}
   // CHECK-SAME: %{{.*}}: tensor<2x3xf32> {epl.arg = "opt_state", epl.name = "w.exp_avg", epl.shard = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
   // CHECK-SAME: %{{.*}}: tensor<2x3xf32> {epl.arg = "opt_state", epl.name = "w.exp_avg_sq", epl.shard = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
-  // CHECK-SAME: tensor<2x3xf32> {epl.name = "w", epl.result = "param", epl.shard = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
+  // CHECK-SAME: tensor<2x3xf32> {epl.grad_shard = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>, epl.name = "w", epl.result = "param", epl.shard = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
   // CHECK-SAME: tensor<2x3xf32> {epl.name = "w.exp_avg", epl.result = "opt_state", epl.shard = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
   // CHECK-SAME: tensor<2x3xf32> {epl.name = "w.exp_avg_sq", epl.result = "opt_state", epl.shard = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
   // CHECK-SAME: tensor<i64> {epl.name = "optimizer.step", epl.result = "opt_state", epl.shard = #epl.sharding<@mesh, []>}
@@ -136,5 +136,29 @@ module attributes {epl.config = {"optimizer.type" = "momentum"}} {
   // CHECK: return
   func.func @constant(%x: tensor<f32> {epl.arg = "input"}) -> (tensor<f32> {epl.result = "loss"}) {
     return %x : tensor<f32>
+  }
+}
+
+// -----
+
+// optimizer.num_apply_group = 2: the updates in 2 groups of about equal
+// bytes (greedy, largest first: {b} and {c, a}), group by group, each in
+// argument order; the signature does not change.
+module attributes {epl.config = {"optimizer.num_apply_group" = 2 : i64}} {
+  // CHECK-LABEL: func.func @groups
+  // CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<2xf32> {{.*}}, %[[B:[a-z0-9]+]]: tensor<8xf32> {{.*}}, %[[C:[a-z0-9]+]]: tensor<6xf32>
+  // CHECK: %[[NB:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[B]] :
+  // CHECK: %[[NA:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[A]] :
+  // CHECK: %[[NC:.*]] = linalg.generic {{.*}} ins(%[[C]], %[[C]] :
+  // CHECK: return %{{.*}}, %[[NA]], %[[NB]], %[[NC]]
+  func.func @groups(%a: tensor<2xf32> {epl.arg = "param", epl.name = "a"},
+                    %b: tensor<8xf32> {epl.arg = "param", epl.name = "b"},
+                    %c: tensor<6xf32> {epl.arg = "param", epl.name = "c"})
+      -> (tensor<f32> {epl.result = "loss"},
+          tensor<2xf32> {epl.result = "grad", epl.name = "a"},
+          tensor<8xf32> {epl.result = "grad", epl.name = "b"},
+          tensor<6xf32> {epl.result = "grad", epl.name = "c"}) {
+    %l = tensor.empty() : tensor<f32>
+    return %l, %a, %b, %c : tensor<f32>, tensor<2xf32>, tensor<8xf32>, tensor<6xf32>
   }
 }

@@ -66,6 +66,9 @@ struct EntryArg : EntryValue {
 
 struct EntryResult : EntryValue {
   ResultKind kind = ResultKind::Other;
+  /// Of a new parameter: the bytes of the gradient its update read on one
+  /// device (`epl.grad_shard`; the parameter's own shard without it).
+  int64_t gradBytes = 0;
 };
 
 struct EntryPoint {

@@ -16,6 +16,8 @@
 #include "epl/Runner/Program.h"
 #include "epl/Runtime/Backend.h"
 
+#include <map>
+
 namespace mlir::epl {
 
 /// What one rank did in one step, from the runtime's events.
@@ -44,6 +46,16 @@ struct RankReport {
   std::optional<int64_t> estimatedPeakBytes;
   /// Point-to-point payload.
   int64_t p2pSentBytes = 0, p2pReceivedBytes = 0;
+  /// What the step holds on this rank between steps (its arguments and
+  /// results by kind): parameters, optimizer state, and the gradients the
+  /// updates read.
+  int64_t paramBytes = 0, optStateBytes = 0, gradBytes = 0;
+  /// Collectives per step by kind ("all_reduce", ...): calls, input bytes
+  /// and ring traffic (see rt::CollectiveStat).
+  struct Communication {
+    double count = 0, bytes = 0, trafficBytes = 0;
+  };
+  std::map<std::string, Communication> communication;
   /// Means over the steps.
   double busyMs = 0, waitMs = 0;
   /// The mean over steps of 1 - busy / span, where a step's span runs from

@@ -87,8 +87,18 @@ public:
 /// What the runtime measured on one rank.
 struct CollectiveStat {
   int64_t count = 0;
+  /// The bytes of the calls' inputs.
   int64_t bytes = 0;
+  /// What the calling rank sends with ring algorithms (bandwidth-optimal:
+  /// an all-reduce of B bytes over n ranks sends 2 (n-1)/n B, a
+  /// reduce-scatter of a B-byte input (n-1)/n B, an all-gather of a B-byte
+  /// shard (n-1) B), so that collectives compare by what they cost.
+  int64_t trafficBytes = 0;
 };
+
+/// The bytes one rank sends for a collective of `kind` whose input holds
+/// `bytes`, over `groupSize` ranks (see CollectiveStat::trafficBytes).
+int64_t ringTrafficBytes(const std::string &kind, int64_t bytes, int groupSize);
 
 /// A timed slice of one rank's run, for the trace and the report. Plain
 /// data, so that ranks gather them as bytes.

@@ -61,7 +61,7 @@ func.func @f(%x: tensor<4xf32> {epl.param}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op result 0: unknown EPL result attribute 'epl.arg'; expected 'epl.result', 'epl.name' or 'epl.sharding'}}
+// expected-error @+1 {{'func.func' op result 0: unknown EPL result attribute 'epl.arg'; expected 'epl.result', 'epl.name', 'epl.sharding', 'epl.shard' or 'epl.grad_shard'}}
 func.func @f() -> (tensor<4xf32> {epl.arg = "param"}) {
   %0 = tensor.empty() : tensor<4xf32>
   return %0 : tensor<4xf32>

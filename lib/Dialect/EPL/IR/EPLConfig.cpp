@@ -165,11 +165,9 @@ struct MissingFeature {
   const char *feature;
 };
 constexpr MissingFeature kMissingFeatures[] = {
-    {"zero.level", "ZeRO"},
     {"offload.level", "offloading"},
     {"amp.level", "automatic mixed precision"},
     {"amp.loss_scale", "automatic mixed precision"},
-    {"optimizer.num_apply_group", "grouped optimizer updates"},
     {"auto.auto_parallel", "automatic parallelism"},
 };
 

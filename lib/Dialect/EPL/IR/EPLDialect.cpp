@@ -77,7 +77,19 @@ LogicalResult verifyGradResult(Operation *op, unsigned index,
     return op->emitOpError() << what << ": a gradient of '" << name.getValue()
                              << "', but no parameter argument has that name";
   Type paramType = fn.getArgumentTypes()[*param];
-  if (index < fn.getNumResults() && fn.getResultTypes()[index] != paramType)
+  if (index >= fn.getNumResults())
+    return success();
+  // Per-device shards laid out differently (ZeRO's gradients are finer than
+  // their parameters) differ in shape, not in rank or element type.
+  Attribute resultShard = fn.getResultAttr(index, EPLDialect::kShardAttrName);
+  Attribute paramShard = fn.getArgAttr(*param, EPLDialect::kShardAttrName);
+  auto resultType = dyn_cast<RankedTensorType>(fn.getResultTypes()[index]);
+  auto paramTensor = dyn_cast<RankedTensorType>(paramType);
+  if (resultShard && resultShard != paramShard && resultType && paramTensor &&
+      resultType.getRank() == paramTensor.getRank() &&
+      resultType.getElementType() == paramTensor.getElementType())
+    return success();
+  if (fn.getResultTypes()[index] != paramType)
     return op->emitOpError() << what << ": the gradient of '" << name.getValue()
                              << "' is " << fn.getResultTypes()[index]
                              << " but the parameter is " << paramType;
@@ -316,6 +328,18 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
   if (std::optional<LogicalResult> shared =
           verifyValueAttr(op, attr, resultIndex, /*isResult=*/true, what))
     return *shared;
+  if (name == kGradShardAttrName) {
+    auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+    Type type = getFunctionValueType(op, resultIndex, /*isResult=*/true);
+    auto tensor = dyn_cast_or_null<RankedTensorType>(type);
+    if (!sharding || !tensor ||
+        static_cast<int64_t>(sharding.getDims().size()) != tensor.getRank())
+      return op->emitOpError()
+             << what << ": '" << name
+             << "' expects an #epl.sharding of the result's rank, got "
+             << attr.getValue();
+    return success();
+  }
   if (name == kResultAttrName) {
     auto kind = dyn_cast<StringAttr>(attr.getValue());
     if (!kind || !llvm::is_contained(kResultKinds, kind.getValue()))
@@ -329,8 +353,9 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
   }
   return op->emitOpError() << what << ": unknown EPL result attribute '" << name
                            << "'; expected '" << kResultAttrName << "', '"
-                           << kNameAttrName << "' or '" << kShardingAttrName
-                           << "'";
+                           << kNameAttrName << "', '" << kShardingAttrName
+                           << "', '" << kShardAttrName << "' or '"
+                           << kGradShardAttrName << "'";
 }
 
 StringRef mlir::epl::getArgKind(FunctionOpInterface fn, unsigned index) {

@@ -9,6 +9,7 @@
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/Transforms/Optimizers.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 #include "epl/Dialect/EPL/Transforms/TrainingStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -87,9 +88,112 @@ SmallVector<NamedAttribute> scalarLayout(ArrayRef<NamedAttribute> of) {
   return attrs;
 }
 
+/// The layout attribute (`epl.shard`, else `epl.sharding`) in `attrs`.
+ShardingAttr layoutIn(ArrayRef<NamedAttribute> attrs) {
+  for (NamedAttribute a : attrs)
+    if (auto s = dyn_cast<ShardingAttr>(a.getValue()))
+      return s;
+  return {};
+}
+
+/// How a parameter laid out as `param` is cut into the shards of its
+/// gradient, laid out as `grad` (ZeRO, see epl-zero): per dimension, the
+/// axes the gradient adds after the parameter's. Fails when the gradient's
+/// layout does not refine the parameter's.
+FailureOr<SmallVector<AxisList>> refinement(const Layout &param,
+                                            const Layout &grad) {
+  if (param.dims.size() != grad.dims.size())
+    return failure();
+  SmallVector<AxisList> extra(param.dims.size());
+  for (auto [d, p] : llvm::enumerate(param.dims)) {
+    const AxisList &g = grad.dims[d];
+    if (g.size() < p.size() ||
+        !llvm::equal(p, ArrayRef(g).take_front(p.size())))
+      return failure();
+    extra[d].append(g.begin() + p.size(), g.end());
+  }
+  return extra;
+}
+
+/// This device's part of local value `v` when dimension d is further split
+/// over `extra[d]`, the shape of `to`.
+Value sliceTo(OpBuilder &b, Location loc, Value v, RankedTensorType to,
+              FlatSymbolRefAttr mesh, ArrayRef<AxisList> extra) {
+  for (auto [d, axes] : llvm::enumerate(extra)) {
+    if (axes.empty())
+      continue;
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[d] = to.getDimSize(d);
+    auto sliced = RankedTensorType::get(shape, type.getElementType());
+    Value index =
+        GroupIndexOp::create(b, loc, mesh, axesAttr(b.getContext(), axes));
+    Value offset = arith::MulIOp::create(
+        b, loc, index, arith::ConstantIndexOp::create(b, loc, shape[d]));
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0)), sizes,
+        strides(type.getRank(), b.getIndexAttr(1));
+    offsets[d] = offset;
+    for (int64_t n : shape)
+      sizes.push_back(b.getIndexAttr(n));
+    v = tensor::ExtractSliceOp::create(b, loc, sliced, v, offsets, sizes,
+                                       strides);
+  }
+  return v;
+}
+
+/// The inverse of sliceTo: gathers the shards back into the shape of `to`.
+Value gatherTo(OpBuilder &b, Location loc, Value v, RankedTensorType to,
+               FlatSymbolRefAttr mesh, ArrayRef<AxisList> extra) {
+  for (auto [d, axes] : llvm::enumerate(extra)) {
+    if (axes.empty())
+      continue;
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[d] = to.getDimSize(d);
+    v = AllGatherOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), v, mesh,
+        axesAttr(b.getContext(), axes), b.getI64IntegerAttr(d));
+  }
+  return v;
+}
+
+/// Bytes of a tensor type.
+int64_t bytesOf(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  return t.getNumElements() *
+         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+/// Splits the updates (by their bytes, `sizes`) into at most `numGroups`
+/// groups of about equal bytes, greedily (largest first, into the lightest
+/// group); returns the update order: group by group, each in the original
+/// order.
+SmallVector<unsigned> groupedOrder(ArrayRef<int64_t> sizes, int64_t numGroups) {
+  SmallVector<unsigned> bySize;
+  for (unsigned i = 0; i < sizes.size(); ++i)
+    bySize.push_back(i);
+  llvm::stable_sort(
+      bySize, [&](unsigned a, unsigned b) { return sizes[a] > sizes[b]; });
+  numGroups = std::max<int64_t>(1, numGroups);
+  SmallVector<int64_t> load(numGroups, 0);
+  SmallVector<unsigned> groupOf(sizes.size());
+  for (unsigned i : bySize) {
+    unsigned g = std::min_element(load.begin(), load.end()) - load.begin();
+    groupOf[i] = g;
+    load[g] += sizes[i];
+  }
+  SmallVector<unsigned> order;
+  for (int64_t g = 0; g < numGroups; ++g)
+    for (unsigned i = 0; i < sizes.size(); ++i)
+      if (groupOf[i] == g)
+        order.push_back(i);
+  return order;
+}
+
 /// Replaces each gradient result of `fn` by its parameter's update.
 LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
-                             int64_t &numUpdated, int64_t &numOps) {
+                             int64_t numGroups, int64_t &numUpdated,
+                             int64_t &numOps) {
   MLIRContext *ctx = fn.getContext();
   Location loc = fn.getLoc();
   auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
@@ -138,38 +242,91 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     step = *s;
   }
 
+  // Each update reads the parameter in its gradient's layout: with ZeRO
+  // (epl-zero), the gradient is a finer shard than the parameter, and the
+  // update, its state included, works on that shard alone; the new
+  // parameter is then gathered back to the parameter's layout.
+  struct Update {
+    unsigned result, param;
+    std::string name;
+    SmallVector<NamedAttribute> paramLayout, gradLayout;
+    SmallVector<AxisList> extra;
+    SmallVector<Value> states, newStates;
+  };
+  std::vector<Update> updates;
+  SmallVector<int64_t> sizes;
+  for (auto [resultIndex, paramIndex] : grads) {
+    Update u{resultIndex,
+             paramIndex,
+             getArgName(fn, paramIndex),
+             layoutAttrs(fn, paramIndex, false),
+             layoutAttrs(fn, resultIndex, true),
+             {},
+             {},
+             {}};
+    ShardingAttr p = layoutIn(u.paramLayout), g = layoutIn(u.gradLayout);
+    if (g && (!p || p != g)) {
+      Layout pl = p ? Layout::of(p) : Layout::replicated(g.getDims().size());
+      FailureOr<SmallVector<AxisList>> extra = refinement(pl, Layout::of(g));
+      if (failed(extra))
+        return fn.emitError()
+               << "epl-apply-optimizer: the gradient of '" << u.name
+               << "' is laid out as " << g
+               << ", which does not split the parameter's layout " << p
+               << " further";
+      u.extra = std::move(*extra);
+    } else {
+      u.gradLayout = u.paramLayout;
+    }
+    Type type = ret.getOperand(resultIndex).getType();
+    for (StringRef suffix : optimizer.stateSuffixes()) {
+      FailureOr<Value> s =
+          addState(type, u.name + "." + suffix.str(), u.gradLayout);
+      if (failed(s))
+        return failure();
+      u.states.push_back(*s);
+    }
+    sizes.push_back(bytesOf(type));
+    updates.push_back(std::move(u));
+  }
+
   SmallVector<Value> results(ret.getOperands());
   SmallVector<DictionaryAttr> resultAttrs;
   fn.getAllResultAttrs(resultAttrs);
-  SmallVector<Value> newStates;
-  SmallVector<std::pair<std::string, SmallVector<NamedAttribute>>> stateTags;
-  for (auto [resultIndex, paramIndex] : grads) {
-    std::string name = getArgName(fn, paramIndex);
-    SmallVector<NamedAttribute> layout = layoutAttrs(fn, paramIndex, false);
-    Type type = fn.getArgumentTypes()[paramIndex];
-    SmallVector<Value> states;
-    for (StringRef suffix : optimizer.stateSuffixes()) {
-      stateTags.push_back({name + "." + suffix.str(), layout});
-      FailureOr<Value> s = addState(type, stateTags.back().first, layout);
-      if (failed(s))
-        return failure();
-      states.push_back(*s);
-    }
-    results[resultIndex] =
-        optimizer.update(b, loc, fn.getArgument(paramIndex),
-                         results[resultIndex], states, step, newStates);
-    resultAttrs[resultIndex] = withLayout(
-        getKindAndName(ctx, EPLDialect::kResultAttrName, "param", name),
-        layoutAttrs(fn, resultIndex, true));
+  // optimizer.num_apply_group: the updates in groups of about equal bytes,
+  // one group after the other.
+  for (unsigned i : groupedOrder(sizes, numGroups)) {
+    Update &u = updates[i];
+    Value grad = results[u.result];
+    auto gradType = cast<RankedTensorType>(grad.getType());
+    auto paramType = cast<RankedTensorType>(fn.getArgumentTypes()[u.param]);
+    ShardingAttr g = layoutIn(u.gradLayout);
+    FlatSymbolRefAttr mesh = g ? g.getMesh() : FlatSymbolRefAttr();
+    Value param = fn.getArgument(u.param);
+    if (!u.extra.empty())
+      param = sliceTo(b, loc, param, gradType, mesh, u.extra);
+    Value updated =
+        optimizer.update(b, loc, param, grad, u.states, step, u.newStates);
+    if (!u.extra.empty())
+      updated = gatherTo(b, loc, updated, paramType, mesh, u.extra);
+    results[u.result] = updated;
+    NamedAttrList attrs(withLayout(
+        getKindAndName(ctx, EPLDialect::kResultAttrName, "param", u.name),
+        u.paramLayout));
+    if (g)
+      attrs.set(EPLDialect::kGradShardAttrName, g);
+    resultAttrs[u.result] = attrs.getDictionary(ctx);
     ++numUpdated;
   }
-  for (auto [value, tag] : llvm::zip(newStates, stateTags)) {
-    results.push_back(value);
-    resultAttrs.push_back(
-        withLayout(getKindAndName(ctx, EPLDialect::kResultAttrName, "opt_state",
-                                  tag.first),
-                   tag.second));
-  }
+  for (Update &u : updates)
+    for (auto [value, suffix] :
+         llvm::zip(u.newStates, optimizer.stateSuffixes())) {
+      results.push_back(value);
+      resultAttrs.push_back(
+          withLayout(getKindAndName(ctx, EPLDialect::kResultAttrName,
+                                    "opt_state", u.name + "." + suffix.str()),
+                     u.gradLayout));
+    }
   if (step) {
     results.push_back(Optimizer::incrementStep(b, loc, step));
     resultAttrs.push_back(
@@ -212,10 +369,12 @@ struct EPLApplyOptimizerPass
                        "epl-autodiff first");
       return signalPassFailure();
     }
-    Optimizer optimizer = Optimizer::fromConfig(Config::get(module));
+    Config config = Config::get(module);
+    Optimizer optimizer = Optimizer::fromConfig(config);
+    int64_t groups = config.getInt("optimizer.num_apply_group");
     int64_t updated = 0, ops = 0;
     for (func::FuncOp fn : steps)
-      if (failed(applyOptimizer(fn, optimizer, updated, ops)))
+      if (failed(applyOptimizer(fn, optimizer, groups, updated, ops)))
         return signalPassFailure();
     numUpdated += updated;
     numOptimizer += ops;

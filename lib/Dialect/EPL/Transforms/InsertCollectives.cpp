@@ -133,10 +133,12 @@ private:
 
   /// Brings local value `v` to layout `to`; one reshard per value and
   /// layout, reused by later consumers (everything is in one block, so the
-  /// first one dominates the rest).
-  FailureOr<Value> reshard(Location loc, Value v, Layout to) {
+  /// first one dominates the rest), unless not `shared`: a sharding
+  /// constraint communicates where it stands, and keeps its copy to itself.
+  FailureOr<Value> reshard(Location loc, Value v, Layout to,
+                           bool shared = true) {
     auto key = std::make_pair(v, to.toAttr(fn.getContext(), mesh.getSymName()));
-    if (Value cached = resharded.lookup(key))
+    if (Value cached = resharded.lookup(key); cached && shared)
       return cached;
     // Cheap values are made again in the layout wanted, never sent (a sum
     // of a non-zero value over devices would count it once per device).
@@ -147,7 +149,7 @@ private:
                    isZeroTensor(v));
     FailureOr<Value> r =
         remake ? rematerialize(loc, v, to) : reshardUncached(loc, v, to);
-    if (succeeded(r))
+    if (succeeded(r) && shared)
       resharded[key] = *r;
     return r;
   }
@@ -220,14 +222,21 @@ private:
     if (!cur.partial.empty()) {
       AxisList p = cur.partial;
       std::optional<int64_t> scatterDim;
+      // Scattered along a dimension the consumer wants split over the
+      // partial axes, after any it is split over already (ZeRO's shards of
+      // a tensor-parallel gradient: ["tensor", "data"]).
       if (cur.kind == ReductionKind::Sum)
-        for (int64_t d = 0; d < (int64_t)to.dims.size(); ++d)
-          if (to.dims[d] == p && cur.dims[d].empty())
+        for (int64_t d = 0; d < (int64_t)to.dims.size(); ++d) {
+          ArrayRef<StringRef> want = to.dims[d], have = cur.dims[d];
+          if (want.size() == have.size() + p.size() &&
+              want.take_front(have.size()) == have &&
+              want.drop_front(have.size()) == ArrayRef<StringRef>(p))
             scatterDim = d;
+        }
       Layout next = cur;
       next.partial.clear();
       if (scatterDim) {
-        next.dims[*scatterDim] = p;
+        next.dims[*scatterDim].append(p.begin(), p.end());
         FailureOr<RankedTensorType> t = typeOf(next);
         if (failed(t))
           return failure();
@@ -563,7 +572,8 @@ private:
           b.setInsertionPoint(op);
           created.clear();
           FailureOr<Value> r =
-              reshard(op->getLoc(), c.getInput(), Layout::of(c.getSharding()));
+              reshard(op->getLoc(), c.getInput(), Layout::of(c.getSharding()),
+                      /*shared=*/false);
           if (failed(r))
             return failure();
           if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))

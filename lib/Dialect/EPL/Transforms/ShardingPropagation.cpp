@@ -513,6 +513,10 @@ private:
   /// optimizer state) must be laid out like it, to feed the next step; a
   /// parameter's gradient like the parameter, to update it element-wise.
   Layout resultLayout(unsigned index, Value v) {
+    // One given before propagation (epl-zero's sharded gradients) stays.
+    if (auto given = fn.getResultAttrOfType<ShardingAttr>(
+            index, EPLDialect::kShardingAttrName))
+      return Layout::of(given);
     auto name =
         fn.getResultAttrOfType<StringAttr>(index, EPLDialect::kNameAttrName);
     auto kind =

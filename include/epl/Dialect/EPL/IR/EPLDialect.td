@@ -80,6 +80,11 @@ def EPL_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kIdAttrName = "epl.id";
     static constexpr ::llvm::StringLiteral kOriginAttrName = "epl.origin";
     static constexpr ::llvm::StringLiteral kShardingAttrName = "epl.sharding";
+    /// On a new parameter (`epl.result = "param"`): the layout of the
+    /// gradient its update read (finer than the parameter's under ZeRO),
+    /// for reports.
+    static constexpr ::llvm::StringLiteral kGradShardAttrName =
+        "epl.grad_shard";
     /// On the batch slice of a micro-batch loop: each device takes its
     /// micro-batches from its own shard of the batch.
     static constexpr ::llvm::StringLiteral kMicroBatchAttrName =

@@ -170,7 +170,20 @@ def EPLApplyOptimizerPass : Pass<"epl-apply-optimizer", "ModuleOp"> {
     `epl.shard` (or `epl.sharding`), the step counter is replicated.
     Between `epl-autodiff` (or `epl-insert-collectives`, which reduces the
     gradients) and this pass, the gradients are the step's results, where
-    later passes (ZeRO, offload, grouped updates) can work on them.
+    later passes (ZeRO, offload) can work on them.
+
+    A gradient laid out more finely than its parameter (ZeRO, `epl-zero`:
+    `[["data"], []]` for a replicated parameter) is updated on its shard:
+    the parameter is sliced at the device's `epl.group_index`, its state is
+    laid out like the gradient (1/N of it per device), and the new
+    parameter is all-gathered back to the parameter's layout. Each new
+    parameter records the gradient's layout as `epl.grad_shard` (reports
+    count gradient bytes from it).
+
+    With `optimizer.num_apply_group` = G, the parameters are split into G
+    groups of about equal bytes (greedy, largest first, into the lightest
+    group) and the updates emitted group by group, each in argument order;
+    state arguments and results keep their order.
 
     ```mlir
     module attributes {epl.config = {"optimizer.type" = "momentum"}} {
@@ -301,7 +314,10 @@ def EPLShardingPropagationPass : Pass<"epl-sharding-propagation", "ModuleOp"> {
     model.mlir:20:10: remark: factors sharded as [[], ["tensor"], []]; factor 1 from operand 1 (a seed)
     ```
 
-    Each op gets `epl.shardings` (one per result) and each op with a rule
+    A result laid out like the argument of its name (a gradient like its
+    parameter) unless it has an `epl.sharding` already (`epl-zero`'s
+    sharded gradients). Each op gets `epl.shardings` (one per result) and
+    each op with a rule
     `epl.loop_axes` (the mesh axes of each factor), for
     `epl-insert-collectives`, which must run right after (it rejects ops
     without them).
@@ -333,11 +349,14 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
 
     * a pending partial value is resolved by `epl.all_reduce`, or by
       `epl.reduce_scatter` when the consumer wants it split over the same
-      axes; a sum accumulated into a partial sum over the same axes (how
+      axes (after any axes that dimension is split over already); a sum accumulated into a partial sum over the same axes (how
       autodiff adds up a gradient's contributions) stays partial;
     * values cheap to make (`tensor.empty`, splat constants, fills and
       element-wise generics of those) are made again in the layout each
       user needs, never communicated;
+    * each `epl.sharding_constraint` communicates where it stands: the copy
+      it makes is its own, never shared with another use of the value
+      (so `epl-zero` can gather a parameter again for the backward);
     * a dimension split where the consumer wants it whole is gathered
       (`epl.all_gather`); whole where it wants it split, sliced locally at
       the device's `epl.group_index`; split over other axes, moved
@@ -379,6 +398,74 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
   let statistics = [
     Statistic<"numCollectives", "collectives", "Collectives inserted">,
     Statistic<"numBuckets", "gradient-buckets", "Fused gradient all-reduces">,
+  ];
+}
+
+def EPLZeroPass : Pass<"epl-zero", "ModuleOp"> {
+  let summary = "ZeRO by `zero.level`: optimizer state, gradients and parameters sharded over the data axes";
+  let description = [{
+    Reads `zero.level` from `epl.config` and, in each training step of a
+    planned module (after `epl-sharding-propagation`, whose layouts of the
+    parameters it refines), shards what the ZeRO paper's stages shard over
+    the data-parallel axes (the axes of dimension 0 of the inputs' and
+    labels' `epl.sharding`; N = their devices), then runs propagation
+    again. It only writes shardings; `epl-insert-collectives` makes the
+    communication, `epl-apply-optimizer` updates shards (see
+    docs/zero.md):
+
+    * every level: each parameter's gradient result gets an `epl.sharding`
+      split over the data axes: on the first dimension no other axis splits
+      that N divides, else after the axes of the first split dimension
+      (`tensor` x `data`) that they divide. Its all-reduce becomes a
+      reduce-scatter, and `epl-apply-optimizer` updates only that shard of
+      the parameter with a shard of its state (which is laid out like the
+      gradient: 1/N of it per device), then all-gathers the new parameter.
+      Communication: a reduce-scatter and an all-gather, the bytes of one
+      all-reduce. A parameter with no dimension N divides stays whole
+      (remark naming it);
+    * `v0` (optimizer state): with `pipeline.num_micro_batch` M > 1 the
+      micro-batch loop accumulates full gradients, reduce-scattered once
+      after the loop (ZeRO-1);
+    * `v1` (+ gradients): the loop's accumulator is a shard too (an
+      `epl.sharding_constraint` on what the loop yields): each micro-batch's
+      gradient is reduce-scattered into a 1/N accumulator (DeepSpeed's
+      ZeRO-2). With M = 1, v0 and v1 are the same program;
+    * `v2` (+ parameters): each parameter argument is the shard at rest
+      (its update needs no all-gather) and is gathered where it is used,
+      by an `epl.sharding_constraint` to its own layout before its first
+      user per block and phase: the backward gathers it again instead of
+      keeping the forward's copy (1.5x the communication of an all-reduce,
+      as ZeRO-3).
+
+    Checkpoints stay global: runners assemble and split arguments by their
+    shardings. Fewer than 2 data-parallel workers (one device, a mesh
+    without a batch split) is an error: ZeRO needs at least 2 (as EPL).
+
+    ```mlir
+    // zero.level = "v2", epl.mesh @mesh ["data" = 4]
+    func.func @model(%x: tensor<16x12xf32> {epl.arg = "input",
+                         epl.sharding = #epl.sharding<@mesh, [["data"], []]>},
+                     %w: tensor<12x32xf32> {epl.arg = "param", epl.name = "w"})
+        -> (tensor<f32> {epl.result = "loss"},
+            tensor<12x32xf32> {epl.name = "w", epl.result = "grad"})
+    ```
+    becomes
+    ```mlir
+    func.func @model(%x: ...,
+                     %w: tensor<12x32xf32> {epl.arg = "param", epl.name = "w",
+                         epl.sharding = #epl.sharding<@mesh, [["data"], []]>})
+        -> (tensor<f32> {epl.result = "loss"},
+            tensor<12x32xf32> {epl.name = "w", epl.result = "grad",
+                epl.sharding = #epl.sharding<@mesh, [["data"], []]>}) {
+      %wf = epl.sharding_constraint %w <@mesh, [[], []]> {epl.phase = #epl.phase<forward>} : tensor<12x32xf32>
+      ... forward uses of %wf ...
+      %wb = epl.sharding_constraint %w <@mesh, [[], []]> {epl.phase = #epl.phase<backward_input>} : tensor<12x32xf32>
+      ... backward uses of %wb ...
+    ```
+  }];
+  let statistics = [
+    Statistic<"numSharded", "sharded-params", "Parameters sharded over the data axes">,
+    Statistic<"numConstraints", "constraints", "Sharding constraints added">,
   ];
 }
 
