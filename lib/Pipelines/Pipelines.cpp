@@ -23,6 +23,11 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
                                          const CPULoweringOptions &options) {
   pm.addPass(createEPLDecomposeAggregatesPass());
   pm.addPass(createEPLLowerToRuntimePass());
+  // epl-run's entry wrappers hold the step's body and write its results
+  // into the runner's buffers; what is left of the step is dead.
+  pm.addPass(createSymbolDCEPass());
+  // A result built in a fresh tensor is built in its destination instead.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
 
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -264,18 +265,26 @@ void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry,
     args.push_back(bufferization::ToTensorOp::create(
         b, loc, entry.getArgumentTypes()[i], body->getArgument(i),
         /*restrict=*/true, /*writable=*/false));
-  // One copy of the entry's body: inlined into the wrapper (and its C
-  // interface), a training step would be compiled two or three times.
-  entry->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
-  auto call = func::CallOp::create(b, loc, entry, args);
-  for (unsigned i = 0; i < entry.getNumResults(); ++i) {
+  // The entry's body moves into the wrapper, so that what it returns is
+  // written straight into the runner's result buffers (the lowering's
+  // empty-tensor elimination makes each result's producer write there)
+  // instead of into buffers of its own copied out at the end: a training
+  // step then holds no second copy of the new parameters and optimizer
+  // state. The entry is left private and unused (one copy is compiled).
+  IRMapping mapping;
+  mapping.map(entry.getArguments(), args);
+  for (Operation &op : entry.front().without_terminator())
+    b.clone(op, mapping);
+  auto ret = cast<func::ReturnOp>(entry.front().getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     auto op = bufferization::MaterializeInDestinationOp::create(
-        b, loc, call.getResult(i),
+        b, loc, mapping.lookupOrDefault(value),
         body->getArgument(entry.getNumArguments() + i));
     op.setRestrict(true);
     op.setWritable(true);
   }
   func::ReturnOp::create(b, loc);
+  entry.setPrivate();
 }
 
 std::vector<MeshInfo> mlir::epl::collectMeshes(ModuleOp module) {

@@ -164,17 +164,15 @@ int64_t bytesOf(Type type) {
          std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
 }
 
-/// Splits the updates (by their bytes, `sizes`) into at most `numGroups`
-/// groups of about equal bytes, greedily (largest first, into the lightest
-/// group); returns the update order: group by group, each in the original
-/// order.
-SmallVector<unsigned> groupedOrder(ArrayRef<int64_t> sizes, int64_t numGroups) {
+/// The group (0 .. numGroups - 1) of each update, as groupedOrder splits
+/// them.
+SmallVector<unsigned> groupsOf(ArrayRef<int64_t> sizes, int64_t numGroups) {
+  numGroups = std::max<int64_t>(1, numGroups);
   SmallVector<unsigned> bySize;
   for (unsigned i = 0; i < sizes.size(); ++i)
     bySize.push_back(i);
   llvm::stable_sort(
       bySize, [&](unsigned a, unsigned b) { return sizes[a] > sizes[b]; });
-  numGroups = std::max<int64_t>(1, numGroups);
   SmallVector<int64_t> load(numGroups, 0);
   SmallVector<unsigned> groupOf(sizes.size());
   for (unsigned i : bySize) {
@@ -182,8 +180,27 @@ SmallVector<unsigned> groupedOrder(ArrayRef<int64_t> sizes, int64_t numGroups) {
     groupOf[i] = g;
     load[g] += sizes[i];
   }
+  return groupOf;
+}
+
+/// The last op (in block order) of those making `values`.
+Operation *updatedLast(Value updated, ArrayRef<Value> states) {
+  Operation *last = updated.getDefiningOp();
+  for (Value v : states)
+    if (Operation *def = v.getDefiningOp();
+        def && (!last || last->isBeforeInBlock(def)))
+      last = def;
+  return last;
+}
+
+/// Splits the updates (by their bytes, `sizes`) into at most `numGroups`
+/// groups of about equal bytes, greedily (largest first, into the lightest
+/// group); returns the update order: group by group, each in the original
+/// order.
+SmallVector<unsigned> groupedOrder(ArrayRef<int64_t> sizes, int64_t numGroups) {
+  SmallVector<unsigned> groupOf = groupsOf(sizes, numGroups);
   SmallVector<unsigned> order;
-  for (int64_t g = 0; g < numGroups; ++g)
+  for (int64_t g = 0; g < std::max<int64_t>(1, numGroups); ++g)
     for (unsigned i = 0; i < sizes.size(); ++i)
       if (groupOf[i] == g)
         order.push_back(i);
@@ -291,12 +308,42 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
   }
 
   SmallVector<Value> results(ret.getOperands());
+  DenseMap<unsigned, Operation *> lastInserted;
   SmallVector<DictionaryAttr> resultAttrs;
   fn.getAllResultAttrs(resultAttrs);
   // optimizer.num_apply_group: the updates in groups of about equal bytes,
-  // one group after the other.
-  for (unsigned i : groupedOrder(sizes, numGroups)) {
+  // each group as soon as its gradients are final (right after the last
+  // op making one), so that with more groups gradients die earlier. With
+  // one group, all updates follow the last gradient.
+  Block &body = fn.front();
+  DenseMap<unsigned, Operation *> readyAfter;
+  SmallVector<unsigned> order = groupedOrder(sizes, numGroups);
+  SmallVector<unsigned> groupOf = groupsOf(sizes, numGroups);
+  for (unsigned i : order) {
+    Operation *def = results[updates[i].result].getDefiningOp();
+    Operation *top = def ? body.findAncestorOpInBlock(*def) : nullptr;
+    Operation *&ready = readyAfter[groupOf[i]];
+    if (top && (!ready || ready->isBeforeInBlock(top)))
+      ready = top;
+  }
+  Operation *previousGroupEnd = nullptr;
+  for (auto [k, i] : llvm::enumerate(order)) {
     Update &u = updates[i];
+    unsigned group = groupOf[i];
+    if (k > 0 && groupOf[order[k - 1]] != group)
+      previousGroupEnd = lastInserted.lookup(groupOf[order[k - 1]]);
+    // Group by group: after the group's gradients and the previous group;
+    // within a group, after its previous update.
+    Operation *after = readyAfter.lookup(group);
+    if (previousGroupEnd &&
+        (!after || after->isBeforeInBlock(previousGroupEnd)))
+      after = previousGroupEnd;
+    if (Operation *last = lastInserted.lookup(group))
+      after = last;
+    if (after)
+      b.setInsertionPointAfter(after);
+    else
+      b.setInsertionPointToStart(&body);
     Value grad = results[u.result];
     auto gradType = cast<RankedTensorType>(grad.getType());
     auto paramType = cast<RankedTensorType>(fn.getArgumentTypes()[u.param]);
@@ -310,6 +357,7 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     if (!u.extra.empty())
       updated = gatherTo(b, loc, updated, paramType, mesh, u.extra);
     results[u.result] = updated;
+    lastInserted[group] = updatedLast(updated, u.newStates);
     NamedAttrList attrs(withLayout(
         getKindAndName(ctx, EPLDialect::kResultAttrName, "param", u.name),
         u.paramLayout));
@@ -318,6 +366,7 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     resultAttrs[u.result] = attrs.getDictionary(ctx);
     ++numUpdated;
   }
+  b.setInsertionPoint(ret);
   for (Update &u : updates)
     for (auto [value, suffix] :
          llvm::zip(u.newStates, optimizer.stateSuffixes())) {

@@ -141,6 +141,8 @@ private:
   /// absent. An empty tensor gets one at its first write.
   DenseMap<Value, int> bufferOf;
   DenseSet<Value> empties, stridedViews;
+  /// Empty tensors the entry's results are built in.
+  DenseSet<Value> intoResults;
   SmallVector<Buffer> buffers;
   SmallVector<std::pair<int64_t, int64_t>> transients;
 };
@@ -236,6 +238,10 @@ void FunctionReplay::writeInto(Operation *op, Value result, Value dest) {
   // allocation moves to its first use).
   if (empties.contains(dest) && !bufferOf.count(dest)) {
     int buffer = newBuffer(dest, pos[op]);
+    // The runner's result buffer, not the step's (empty-tensor
+    // elimination in the lowering).
+    if (intoResults.contains(dest))
+      buffers[buffer].bytes = 0;
     buffers[buffer].values.push_back(result);
     bufferOf[result] = buffer;
     return;
@@ -365,6 +371,29 @@ void FunctionReplay::visit(Operation *op) {
 
 int64_t FunctionReplay::run() {
   number(func);
+  // The entry's results are written into the runner's buffers: a result
+  // built in an empty tensor (through destinations and loop inits, as
+  // the lowering's empty-tensor elimination traces it) is built in its
+  // result buffer.
+  if (!callee)
+    for (Value v : func.getBody().front().getTerminator()->getOperands())
+      while (auto result = dyn_cast<OpResult>(v)) {
+        Operation *def = result.getOwner();
+        if (isa<tensor::EmptyOp>(def)) {
+          intoResults.insert(v);
+          break;
+        }
+        if (def->getParentOp() != func)
+          break;
+        if (auto loop = dyn_cast<scf::ForOp>(def)) {
+          v = loop.getInitArgs()[result.getResultNumber()];
+          continue;
+        }
+        auto dps = dyn_cast<DestinationStyleOpInterface>(def);
+        if (!dps)
+          break;
+        v = dps.getTiedOpOperand(result)->get();
+      }
   // A callee's arguments are its caller's buffers.
   if (callee)
     for (BlockArgument arg : func.getArguments())

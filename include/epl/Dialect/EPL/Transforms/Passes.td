@@ -182,8 +182,11 @@ def EPLApplyOptimizerPass : Pass<"epl-apply-optimizer", "ModuleOp"> {
 
     With `optimizer.num_apply_group` = G, the parameters are split into G
     groups of about equal bytes (greedy, largest first, into the lightest
-    group) and the updates emitted group by group, each in argument order;
-    state arguments and results keep their order.
+    group); each group's updates, in argument order, go right after the
+    last op making one of its gradients, so that with more groups updates
+    start earlier and gradients die earlier (with one group, all updates
+    follow the last gradient). State arguments and results keep their
+    order.
 
     ```mlir
     module attributes {epl.config = {"optimizer.type" = "momentum"}} {
