@@ -2,19 +2,20 @@
 """Gradient checkpointing: peak memory and step time, epl-run against
 PyTorch, side by side.
 
-Model: 16 identical blocks Dense(W) + tanh on a batch of B rows, then a
+Model: 16 identical blocks, each two layers Dense(W) + tanh (an MLP block,
+four activations the backward reads), on a batch of B rows, then a
 Dense(10) head and softmax cross-entropy, momentum SGD, fp32. EPL: the
 plain step, `gradient_checkpoint.type = "auto"` with no budget (the least
 memory), and with a budget of a third of the plain step's measured peak.
 PyTorch: the plain step and torch.utils.checkpoint.checkpoint_sequential
-over 4 segments (Chen's sqrt(n) for 16 blocks). Same threads for both.
+over 8 segments (Chen's sqrt(n) for 64 modules). Same threads for both.
 
 Memory: epl-run's peak is what the runtime counted for the step's buffers
 (activations, gradients, temporaries; parameters and optimizer state are
 held by epl-run outside it); PyTorch's is the growth of the process's
-resident high-water mark over the steps, measured in a fresh process, minus
-the parameters, gradients and momentum it holds (4 copies of the
-weights), so that both count the same things.
+resident high-water mark over the steps (reset after the model is built),
+in a fresh process, minus the momentum buffers the first step creates, so
+that both count activations, gradients and temporaries.
 
 usage: bench/memory.py [--batch B] [--width W] [--steps K] [--threads N]
 Prints each run's median step time and peak, and the ratios to the plain
@@ -47,7 +48,7 @@ torch.set_num_threads(threads)
 def hwm():
     return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) * 1024
 layers = []
-for _ in range(blocks):
+for _ in range(2 * blocks):
     layers += [torch.nn.Linear(width, width), torch.nn.Tanh()]
 body = torch.nn.Sequential(*layers)
 head = torch.nn.Linear(width, 10)
@@ -55,7 +56,13 @@ params = list(body.parameters()) + list(head.parameters())
 opt = torch.optim.SGD(params, lr=0.01, momentum=0.9)
 x = torch.randn(batch, width)
 y = torch.randint(0, 10, (batch,))
-base = hwm()
+def rss():
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) * 1024
+# Peak resident memory from here on (Linux: writing 5 to clear_refs resets
+# the high-water mark to the current resident size).
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+base = rss()
 times = []
 for _ in range(steps):
     start = time.perf_counter()
@@ -65,7 +72,9 @@ for _ in range(steps):
     loss.backward()
     opt.step()
     times.append((time.perf_counter() - start) * 1000)
-held = 4 * sum(p.numel() * 4 for p in params)
+# The momentum buffers the steps create; epl-run holds its optimizer state
+# outside the step's buffers.
+held = sum(p.numel() * 4 for p in params)
 print(" ".join(map(str, times[1:])), hwm() - base - held)
 """
 
@@ -77,7 +86,8 @@ def model(batch, width, checkpointing):
     y = epl.label("y", (batch, 10))
     h = x
     for i in range(BLOCKS):
-        h = epl.layers.Dense(width, activation="tanh", name=f"fc{i}")(h)
+        for j in range(2):
+            h = epl.layers.Dense(width, activation="tanh", name=f"fc{i}_{j}")(h)
     logits = epl.layers.Dense(10, name="head")(h)
     return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
 
@@ -103,7 +113,7 @@ def torch_run(args, segments):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--batch", type=int, default=2048)
+    parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--width", type=int, default=256)
     parser.add_argument("--steps", type=int, default=8)
     parser.add_argument("--threads", type=int, default=1)
@@ -125,9 +135,9 @@ def main():
                                 "gradient_checkpoint.memory_budget": float(budget)}), budget)]
     torch_plain = torch_run(args, 0)
     torch_rows = [("PyTorch plain", torch_plain, None),
-                  ("PyTorch checkpoint_sequential(4)", torch_run(args, 4), None)]
+                  ("PyTorch checkpoint_sequential(8)", torch_run(args, 8), None)]
 
-    print(f"memory: {BLOCKS} blocks Dense({args.width}) + tanh, batch {args.batch}, fp32, "
+    print(f"memory: {BLOCKS} blocks of 2 x (Dense({args.width}) + tanh), batch {args.batch}, fp32, "
           f"momentum SGD, {args.threads} thread(s), median of {args.steps - 1} steps")
     for (name, (ms, peak), b), base in ([(r, plain) for r in rows] +
                                        [(r, torch_plain) for r in torch_rows]):
