@@ -1,8 +1,9 @@
 """epl-estimate-memory's static peak of each rank's buffers is within 10% of
 the peak epl-run measures (the report's per_rank estimated_peak_bytes next
 to peak_bytes) for an MLP on one rank and data parallel on four, a
-transformer on one rank and split over two (Megatron), and a 2-stage
-pipeline; and epl-opt prints the same estimate as a line per rank."""
+transformer on one rank and split over two (Megatron), a 2-stage
+pipeline, every ZeRO level on four ranks and gradient checkpointing; and
+epl-opt prints the same estimate as a line per rank."""
 
 import json
 
@@ -14,8 +15,8 @@ import epl
 TOLERANCE = 0.10
 
 
-def mlp(batch=64, sizes=(784, 256, 256, 10)):
-    epl.init(epl.Config({"optimizer.type": "momentum", "optimizer.lr": 0.01}))
+def mlp(batch=64, sizes=(784, 256, 256, 10), **config):
+    epl.init(epl.Config({"optimizer.type": "momentum", "optimizer.lr": 0.01, **config}))
     h = epl.input("x", (batch, sizes[0]))
     y = epl.label("y", (batch, sizes[-1]))
     for i, n in enumerate(sizes[1:-1]):
@@ -63,6 +64,10 @@ CASES = {
     "transformer": (transformer, 1),
     "transformer-split-2": (lambda: transformer(split=2), 2),
     "pipeline-2-stages": (pipeline, 2),
+    **{f"mlp-zero-{level}-4": (lambda level=level: mlp(**{"zero.level": level,
+                                                          "optimizer.type": "adam"}), 4)
+       for level in ("v0", "v1", "v2")},
+    "mlp-checkpointing-auto": (lambda: mlp(**{"gradient_checkpoint.type": "auto"}), 1),
 }
 
 
