@@ -7,7 +7,9 @@ momentum SGD; the L0 module of bench/cpu_forward.py, trained by epl-run
 torch.optim.SGD. Same threads for both, interleaved rounds.
 
 Memory: epl-run's peak is what the runtime counted for the step's buffers
-plus the parameters, optimizer state and batch the host holds; PyTorch's is
+plus what epl-run holds for the step (the report's host_bytes: parameters,
+optimizer state and batch; the step writes the new parameters and state
+over the old ones); PyTorch's is
 the growth of the process's resident high-water mark over one run of the
 same steps, measured in a fresh process.
 
@@ -70,7 +72,8 @@ def epl_step_times(model, steps, threads):
                         str(steps), "--report", str(report)], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         data = json.loads(report.read_text())
-    return [s["time_ms"] for s in data["steps"]][1:], max(data["peak_bytes"])
+    return ([s["time_ms"] for s in data["steps"]][1:], max(data["peak_bytes"]),
+            data["per_rank"][0]["host_bytes"])
 
 
 def main():
@@ -83,15 +86,15 @@ def main():
     text = mlp_module(BATCH, SIZES).replace(
         "module {", "module attributes {epl.config = {\"optimizer.type\" = \"momentum\", "
         f"\"optimizer.lr\" = {LR!r} : f64, \"optimizer.momentum\" = {MOMENTUM!r} : f64}}}} {{")
-    params = sum(SIZES[i] * SIZES[i + 1] + SIZES[i + 1] for i in range(len(SIZES) - 1))
-    # Parameters and momentum buffers, as arguments and as results, and the batch.
-    host_bytes = 4 * (4 * params + BATCH * (SIZES[0] + SIZES[-1]))
     with tempfile.TemporaryDirectory() as tmp:
         model = pathlib.Path(tmp) / "mlp.mlir"
         model.write_text(text)
         epl, pt, epl_peak, pt_peak = [], [], 0, 0
         for _ in range(args.rounds):
-            t, peak = epl_step_times(model, args.steps, args.threads)
+            # host_bytes: what epl-run holds for the step (parameters,
+            # momentum and batch; new parameters and momentum are written
+            # over the old ones).
+            t, peak, host_bytes = epl_step_times(model, args.steps, args.threads)
             epl += t
             epl_peak = max(epl_peak, peak)
             out = subprocess.run([sys.executable, "-c", TORCH_STEPS, str(args.threads),

@@ -231,7 +231,7 @@ FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
                                                 PhaseTimer &timer,
                                                 std::string &error) {
   for (auto [k, function] : llvm::enumerate(step.functions))
-    wrapEntryPoint(module, function, k);
+    step.program.stages[k].inPlace = wrapEntryPoint(module, function, k);
   PassManager pm(module.getContext());
   CPULoweringOptions lowering;
   lowering.blas = options.blas;

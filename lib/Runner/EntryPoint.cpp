@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -237,8 +239,43 @@ std::string mlir::epl::entryWrapperName(size_t stage) {
   return "__epl_entry_" + std::to_string(stage);
 }
 
-void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry,
-                               size_t stage) {
+/// Whether the buffer of `arg` may also hold `result`, which `update`
+/// makes: `update` is element-wise (identity maps, parallel loops) and
+/// every other op reading `arg` (through views) comes before it, so that
+/// writing the result over the argument changes nothing anyone reads.
+static bool mayUpdateInPlace(Block &body, Value arg, Value result) {
+  auto update = result.getDefiningOp<linalg::GenericOp>();
+  if (!update || update->getBlock() != &body ||
+      !llvm::all_of(update.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }) ||
+      update.getNumReductionLoops() != 0)
+    return false;
+  SmallVector<Value> worklist = {arg};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *top = body.findAncestorOpInBlock(*use.getOwner());
+      if (!top)
+        return false;
+      if (top == update) {
+        // Read as an input, element by element, not written into.
+        if (use.getOwner() != update || update.isDpsInit(&use))
+          return false;
+        continue;
+      }
+      if (!top->isBeforeInBlock(update))
+        return false;
+      // A view reads the buffer when its users do.
+      if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+              tensor::CollapseShapeOp, tensor::CastOp>(use.getOwner()))
+        worklist.push_back(use.getOwner()->getResult(0));
+    }
+  }
+  return true;
+}
+
+std::vector<std::pair<size_t, size_t>>
+mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage) {
   // The parsed model need not have loaded the dialect the wrapper uses.
   module.getContext()->getOrLoadDialect<bufferization::BufferizationDialect>();
   Location loc = entry.getLoc();
@@ -276,6 +313,27 @@ void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry,
   for (Operation &op : entry.front().without_terminator())
     b.clone(op, mapping);
   auto ret = cast<func::ReturnOp>(entry.front().getTerminator());
+  std::vector<std::pair<size_t, size_t>> inPlace;
+  for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
+    auto kind =
+        entry.getResultAttrOfType<StringAttr>(r, EPLDialect::kResultAttrName);
+    auto name =
+        entry.getResultAttrOfType<StringAttr>(r, EPLDialect::kNameAttrName);
+    if (!kind || !name ||
+        (kind.getValue() != "param" && kind.getValue() != "opt_state"))
+      continue;
+    for (unsigned a = 0; a < entry.getNumArguments(); ++a) {
+      auto argKind =
+          entry.getArgAttrOfType<StringAttr>(a, EPLDialect::kArgAttrName);
+      auto argName =
+          entry.getArgAttrOfType<StringAttr>(a, EPLDialect::kNameAttrName);
+      if (argKind && argKind.getValue() == kind.getValue() && argName &&
+          argName == name &&
+          entry.getArgumentTypes()[a] == entry.getResultTypes()[r] &&
+          mayUpdateInPlace(*body, args[a], mapping.lookupOrDefault(value)))
+        inPlace.push_back({r, a});
+    }
+  }
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     auto op = bufferization::MaterializeInDestinationOp::create(
         b, loc, mapping.lookupOrDefault(value),
@@ -285,6 +343,7 @@ void mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry,
   }
   func::ReturnOp::create(b, loc);
   entry.setPrivate();
+  return inPlace;
 }
 
 std::vector<MeshInfo> mlir::epl::collectMeshes(ModuleOp module) {

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <map>
 
 using namespace mlir::epl;
 namespace rt = ::epl::rt;
@@ -91,18 +92,26 @@ public:
                                    stage.entry.args[a].shard, mesh, rank));
     for (size_t a = 0; a < stage.argIndices.size(); ++a)
       args.push_back(ownArgs ? &owned[a] : &global[stage.argIndices[a]]);
-    for (const EntryResult &er : stage.entry.results) {
-      HostTensor r;
-      r.name = er.name;
-      r.dtype = *er.dtype;
-      r.shape = er.localShape;
-      r.data.assign(r.numElements() * dtypeSize(r.dtype), 0);
-      results.push_back(std::move(r));
+    // A result updated in place is written over its argument (only a
+    // rank's own copy: with shared host arguments nothing is written).
+    if (ownArgs)
+      for (auto [r, a] : stage.inPlace)
+        inPlace[r] = a;
+    for (auto [r, er] : llvm::enumerate(stage.entry.results)) {
+      HostTensor t;
+      t.name = er.name;
+      t.dtype = *er.dtype;
+      t.shape = er.localShape;
+      if (!inPlace.count(r))
+        t.data.assign(t.numElements() * dtypeSize(t.dtype), 0);
+      results.push_back(std::move(t));
     }
     for (HostTensor *a : args)
       descriptors.push_back(descriptorOf(a->data.data(), a->shape));
-    for (HostTensor &r : results)
-      descriptors.push_back(descriptorOf(r.data.data(), r.shape));
+    for (auto [r, t] : llvm::enumerate(results))
+      descriptors.push_back(descriptorOf(
+          inPlace.count(r) ? args[inPlace[r]]->data.data() : t.data.data(),
+          t.shape));
     for (auto &d : descriptors)
       descriptorPtrs.push_back(d.data());
     for (void *&p : descriptorPtrs)
@@ -111,6 +120,19 @@ public:
   RankCall(const RankCall &) = delete;
 
   void operator()() { stage.call(packed.data()); }
+
+  /// The bytes of result `r` after a call.
+  const std::vector<char> &resultData(size_t r) const {
+    auto it = inPlace.find(r);
+    return it == inPlace.end() ? results[r].data : args[it->second]->data;
+  }
+
+  /// Whether result `r` is written over its argument `a` (nothing to copy
+  /// back).
+  bool updatesInPlace(size_t r, size_t a) const {
+    auto it = inPlace.find(r);
+    return it != inPlace.end() && it->second == a;
+  }
 
   /// This rank's value of the step's argument `index` (Program::args), or
   /// null when its stage does not take it.
@@ -127,6 +149,8 @@ public:
 
 private:
   std::vector<HostTensor> owned;
+  /// Results written over an argument: result -> argument.
+  std::map<size_t, size_t> inPlace;
   std::vector<std::vector<int64_t>> descriptors;
   std::vector<void *> descriptorPtrs;
   std::vector<void *> packed;
@@ -194,8 +218,9 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
       trace->insert(trace->end(), events.begin(), events.end());
     events.clear();
     for (auto [r, a] : feedback)
-      std::memcpy(call.args[a]->data.data(), call.results[r].data.data(),
-                  call.results[r].data.size());
+      if (!call.updatesInPlace(r, a))
+        std::memcpy(call.args[a]->data.data(), call.results[r].data.data(),
+                    call.results[r].data.size());
     if (rank == 0)
       printStep(steps.back());
   }
@@ -288,9 +313,19 @@ rankReports(const Program &program,
         report.paramBytes += bytes;
       else if (a.kind == ArgKind::OptState)
         report.optStateBytes += bytes;
+      report.hostBytes += bytes;
     }
-    for (const EntryResult &res : entry.results)
+    const auto &inPlace = program.stages[report.stage].inPlace;
+    for (auto [i, res] : llvm::enumerate(entry.results)) {
       report.gradBytes += res.gradBytes;
+      if (!res.dtype ||
+          llvm::any_of(inPlace, [&](auto pair) { return pair.first == i; }))
+        continue;
+      int64_t bytes = static_cast<int64_t>(dtypeSize(*res.dtype));
+      for (int64_t n : res.localShape)
+        bytes *= n;
+      report.hostBytes += bytes;
+    }
     if (spanned)
       report.bubble = bubbles[r] / spanned;
   }
@@ -324,7 +359,7 @@ void finishRun(const Program &program, RankCall &call,
     for (auto [s, stage] : llvm::enumerate(program.stages))
       for (size_t i = 0; i < stage.entry.results.size(); ++i)
         results[s].push_back(rt::allGatherBytes(static_cast<int>(s) == myStage
-                                                    ? call.results[i].data
+                                                    ? call.resultData(i)
                                                     : std::vector<char>()));
   // Checkpoints hold global values: put the shards of the stage that owns
   // each back together.

@@ -62,8 +62,12 @@ std::string entryWrapperName(size_t stage);
 
 /// Adds `entryWrapperName(stage)(args..., results...)` with the C
 /// interface: arguments as read-only buffers, results written into
-/// caller-provided buffers.
-void wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage);
+/// caller-provided buffers. Returns the (result, argument) pairs whose
+/// buffers may be one: a new parameter or optimizer state made by an
+/// element-wise op that every other reader of the old value precedes, so
+/// the runner can update it in place instead of holding two copies.
+std::vector<std::pair<size_t, size_t>>
+wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage);
 
 /// The meshes of `module`, in the order the runtime numbers them.
 std::vector<MeshInfo> collectMeshes(ModuleOp module);

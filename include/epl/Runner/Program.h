@@ -130,6 +130,9 @@ struct Stage {
   /// epl-estimate-memory's peak of the buffers the function allocates (what
   /// the runtime counts as a rank's peak), when it was estimated.
   std::optional<int64_t> estimatedPeakBytes;
+  /// (result, argument) pairs of `entry` that share a buffer: the new
+  /// parameter or state overwrites the old one (wrapEntryPoint).
+  std::vector<std::pair<size_t, size_t>> inPlace;
 };
 
 /// A compiled step, ready to run. A program that is not pipelined is the

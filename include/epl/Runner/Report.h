@@ -50,6 +50,9 @@ struct RankReport {
   /// results by kind): parameters, optimizer state, and the gradients the
   /// updates read.
   int64_t paramBytes = 0, optStateBytes = 0, gradBytes = 0;
+  /// The buffers the runner holds for the rank's calls: its arguments, and
+  /// the result buffers of the results not updated in place.
+  int64_t hostBytes = 0;
   /// Collectives per step by kind ("all_reduce", ...): calls, input bytes
   /// and ring traffic (see rt::CollectiveStat).
   struct Communication {
