@@ -17,11 +17,12 @@ int64_t mlir::epl::checkpointing::peakBytes(llvm::ArrayRef<ChainNode> nodes,
   int64_t kept = 0, run = 0, largestRun = 0;
   for (auto [node, k] : llvm::zip_equal(nodes, keep)) {
     if (k) {
-      kept += node.bytes;
+      if (__builtin_add_overflow(kept, node.bytes, &kept))
+        kept = std::numeric_limits<int64_t>::max() / 2;
       run = 0;
       continue;
     }
-    run += node.bytes;
+    run += node.bytesInRun();
     largestRun = std::max(largestRun, run);
   }
   return kept + largestRun;
@@ -37,18 +38,25 @@ double mlir::epl::checkpointing::recomputeCost(llvm::ArrayRef<ChainNode> nodes,
 }
 
 namespace {
+/// Chains up to this long are planned exactly; longer ones try at most
+/// kMaxRunBounds bounds on the largest run and keep at most kMaxFront
+/// entries of each Pareto front (evenly spread over the kept bytes).
+constexpr size_t kExactNodes = 64;
+constexpr size_t kMaxRunBounds = 32;
+constexpr size_t kMaxFront = 16;
+
 /// Prefix sums of the node sizes: bytes of nodes [i, j) = at(j) - at(i).
 struct Prefix {
   std::vector<int64_t> sums;
   explicit Prefix(llvm::ArrayRef<ChainNode> nodes) : sums(nodes.size() + 1) {
     for (size_t i = 0; i < nodes.size(); ++i)
-      sums[i + 1] = sums[i] + nodes[i].bytes;
+      sums[i + 1] = sums[i] + nodes[i].bytesInRun();
   }
   int64_t bytes(size_t from, size_t to) const { return sums[to] - sums[from]; }
 };
 
 /// Every bound on the largest run worth trying: 0 and each run's size, at
-/// most `limit`, ascending.
+/// most `limit`, ascending; at most kMaxRunBounds of them.
 std::vector<int64_t> runBounds(const Prefix &prefix, size_t n, int64_t limit) {
   std::vector<int64_t> bounds = {0};
   for (size_t i = 0; i < n; ++i)
@@ -60,7 +68,15 @@ std::vector<int64_t> runBounds(const Prefix &prefix, size_t n, int64_t limit) {
     }
   std::sort(bounds.begin(), bounds.end());
   bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-  return bounds;
+  if (n <= kExactNodes || bounds.size() <= kMaxRunBounds)
+    return bounds;
+  // Long chains: evenly spread bounds, the smallest and largest among them
+  // (each bound costs a dynamic program over the chain).
+  std::vector<int64_t> spread;
+  for (size_t k = 0; k < kMaxRunBounds; ++k)
+    spread.push_back(bounds[k * (bounds.size() - 1) / (kMaxRunBounds - 1)]);
+  spread.erase(std::unique(spread.begin(), spread.end()), spread.end());
+  return spread;
 }
 
 /// A partial plan whose last kept node is fixed: what it keeps, and where
@@ -75,7 +91,7 @@ struct Entry {
 
 /// Keeps the entries no other beats in both bytes (fewer) and cost kept
 /// (more).
-void prune(std::vector<Entry> &front) {
+void prune(std::vector<Entry> &front, bool exact) {
   std::sort(front.begin(), front.end(), [](const Entry &a, const Entry &b) {
     return a.keptBytes != b.keptBytes ? a.keptBytes < b.keptBytes
                                       : a.keptCost > b.keptCost;
@@ -84,6 +100,12 @@ void prune(std::vector<Entry> &front) {
   for (const Entry &e : front)
     if (kept.empty() || e.keptCost > kept.back().keptCost)
       kept.push_back(e);
+  if (!exact && kept.size() > kMaxFront) {
+    std::vector<Entry> spread;
+    for (size_t k = 0; k < kMaxFront; ++k)
+      spread.push_back(kept[k * (kept.size() - 1) / (kMaxFront - 1)]);
+    kept = std::move(spread);
+  }
   front = std::move(kept);
 }
 
@@ -110,7 +132,7 @@ std::optional<ChainPlan> bestWithRunBound(llvm::ArrayRef<ChainNode> nodes,
               {bytes, from.keptCost + nodes[i].cost, j, static_cast<int>(e)});
       }
     }
-    prune(front);
+    prune(front, nodes.size() <= kExactNodes);
   }
   // The last run, after the last kept node, is bounded too.
   int bestNode = -2, bestEntry = -1;
@@ -149,8 +171,10 @@ int64_t leastKeptBytes(llvm::ArrayRef<ChainNode> nodes, const Prefix &prefix,
   least[0] = 0;
   for (int i = 0; i < n; ++i)
     for (int j = i - 1; j >= -1 && prefix.bytes(j + 1, i) <= bound; --j)
-      if (least[j + 1] != kNone)
-        least[i + 1] = std::min(least[i + 1], least[j + 1] + nodes[i].bytes);
+      if (int64_t sum;
+          least[j + 1] != kNone &&
+          !__builtin_add_overflow(least[j + 1], nodes[i].bytes, &sum))
+        least[i + 1] = std::min(least[i + 1], sum);
   int64_t best = kNone;
   for (int j = n - 1; j >= -1 && prefix.bytes(j + 1, n) <= bound; --j)
     best = std::min(best, least[j + 1]);
@@ -165,10 +189,17 @@ mlir::epl::checkpointing::leastMemoryPlan(llvm::ArrayRef<ChainNode> nodes) {
   int64_t least = total;
   for (int64_t bound : runBounds(prefix, nodes.size(), total)) {
     int64_t kept = leastKeptBytes(nodes, prefix, bound);
-    if (kept != std::numeric_limits<int64_t>::max())
-      least = std::min(least, kept + bound);
+    if (int64_t sum; kept != std::numeric_limits<int64_t>::max() &&
+                     !__builtin_add_overflow(kept, bound, &sum))
+      least = std::min(least, sum);
   }
-  return *cheapestPlan(nodes, least);
+  if (std::optional<ChainPlan> plan = cheapestPlan(nodes, least))
+    return *plan;
+  // (Long chains, planned over some bounds only: keep everything.)
+  ChainPlan all;
+  all.keep.assign(nodes.size(), true);
+  all.peakBytes = peakBytes(nodes, all.keep);
+  return all;
 }
 
 std::optional<ChainPlan>

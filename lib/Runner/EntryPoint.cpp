@@ -240,35 +240,52 @@ std::string mlir::epl::entryWrapperName(size_t stage) {
 }
 
 /// Whether the buffer of `arg` may also hold `result`, which `update`
-/// makes: `update` is element-wise (identity maps, parallel loops) and
-/// every other op reading `arg` (through views) comes before it, so that
-/// writing the result over the argument changes nothing anyone reads.
+/// makes: `update` is element-wise in both (it reads `arg` and writes its
+/// result through identity maps, over parallel loops) and every other op
+/// that reads the buffer comes before it, so that writing the result over
+/// the argument changes nothing anyone reads. What reads the buffer: the
+/// users of `arg`, and of every value that may share its buffer (anything
+/// made from it other than by a linalg op or a collective reading it as
+/// an input, which make fresh buffers).
 static bool mayUpdateInPlace(Block &body, Value arg, Value result) {
   auto update = result.getDefiningOp<linalg::GenericOp>();
   if (!update || update->getBlock() != &body ||
-      !llvm::all_of(update.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }) ||
-      update.getNumReductionLoops() != 0)
+      update.getNumReductionLoops() != 0 ||
+      !update
+           .getMatchingIndexingMap(update.getDpsInitOperand(
+               cast<OpResult>(result).getResultNumber()))
+           .isIdentity())
     return false;
   SmallVector<Value> worklist = {arg};
+  DenseSet<Value> seen;
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
     for (OpOperand &use : v.getUses()) {
-      Operation *top = body.findAncestorOpInBlock(*use.getOwner());
+      Operation *user = use.getOwner();
+      Operation *top = body.findAncestorOpInBlock(*user);
       if (!top)
         return false;
-      if (top == update) {
-        // Read as an input, element by element, not written into.
-        if (use.getOwner() != update || update.isDpsInit(&use))
+      if (user == update) {
+        // Read as an input, element by element, never written into.
+        if (v != arg || update.isDpsInit(&use) ||
+            !update.getMatchingIndexingMap(&use).isIdentity())
           return false;
         continue;
       }
-      if (!top->isBeforeInBlock(update))
+      if (top == update || !top->isBeforeInBlock(update))
         return false;
-      // A view reads the buffer when its users do.
-      if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-              tensor::CollapseShapeOp, tensor::CastOp>(use.getOwner()))
-        worklist.push_back(use.getOwner()->getResult(0));
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
+      bool fresh = (linalgOp && !linalgOp.isDpsInit(&use)) ||
+                   isa<CollectiveOpInterface>(user);
+      if (!fresh)
+        for (Value r : user->getResults())
+          worklist.push_back(r);
+      // What a region yields, its op returns (a loop's results).
+      if (user->hasTrait<OpTrait::IsTerminator>() && user->getParentOp())
+        for (Value r : user->getParentOp()->getResults())
+          worklist.push_back(r);
     }
   }
   return true;
@@ -313,7 +330,16 @@ mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage) {
   for (Operation &op : entry.front().without_terminator())
     b.clone(op, mapping);
   auto ret = cast<func::ReturnOp>(entry.front().getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto op = bufferization::MaterializeInDestinationOp::create(
+        b, loc, mapping.lookupOrDefault(value),
+        body->getArgument(entry.getNumArguments() + i));
+    op.setRestrict(true);
+    op.setWritable(true);
+  }
+  // (After the copies into the result buffers: they read too.)
   std::vector<std::pair<size_t, size_t>> inPlace;
+  DenseMap<unsigned, int> feeds;
   for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
     auto kind =
         entry.getResultAttrOfType<StringAttr>(r, EPLDialect::kResultAttrName);
@@ -327,20 +353,16 @@ mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage) {
           entry.getArgAttrOfType<StringAttr>(a, EPLDialect::kArgAttrName);
       auto argName =
           entry.getArgAttrOfType<StringAttr>(a, EPLDialect::kNameAttrName);
-      if (argKind && argKind.getValue() == kind.getValue() && argName &&
-          argName == name &&
-          entry.getArgumentTypes()[a] == entry.getResultTypes()[r] &&
+      if (!argKind || argKind.getValue() != kind.getValue() || argName != name)
+        continue;
+      ++feeds[a];
+      if (entry.getArgumentTypes()[a] == entry.getResultTypes()[r] &&
           mayUpdateInPlace(*body, args[a], mapping.lookupOrDefault(value)))
         inPlace.push_back({r, a});
     }
   }
-  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
-    auto op = bufferization::MaterializeInDestinationOp::create(
-        b, loc, mapping.lookupOrDefault(value),
-        body->getArgument(entry.getNumArguments() + i));
-    op.setRestrict(true);
-    op.setWritable(true);
-  }
+  // Two results feeding one argument: neither overwrites it.
+  llvm::erase_if(inPlace, [&](auto pair) { return feeds[pair.second] > 1; });
   func::ReturnOp::create(b, loc);
   entry.setPrivate();
   return inPlace;

@@ -11,6 +11,7 @@ A key may also be set by EPL's environment-variable form, EPL_<SECTION>_<KEY>
 """
 
 import difflib
+import math
 import json
 import os
 
@@ -88,6 +89,9 @@ def validate(key, value):
         raise ConfigError(f'EPL config key "{key}" expects {_describe(entry)}, '
                           f"got {value!r}")
     if kind in ("integer", "number") and not isinstance(value, str):
+        if not math.isfinite(value):
+            raise ConfigError(f'EPL config key "{key}" must be a finite number, '
+                              f"got {value!r}")
         low = entry.get("min")
         if low is not None:
             bad = value <= low if entry.get("min_exclusive") else value < low

@@ -233,10 +233,12 @@ class Graph:
                 head = head.replace(" attrs = {", " attrs = {epl.checkpoint, ", 1)
             else:
                 head = head[:-len(" {")] + " attrs = {epl.checkpoint} {"
-        elif " = linalg.fill" in head:
-            head = (head.replace("linalg.fill {", "linalg.fill {epl.checkpoint, ", 1)
-                    if "linalg.fill {" in head else
-                    head.replace("linalg.fill", "linalg.fill {epl.checkpoint}", 1))
+        elif " = linalg.fill" in head or " = linalg.softmax" in head:
+            # Attributes right after the op's name.
+            op = "linalg.fill" if " = linalg.fill" in head else "linalg.softmax"
+            head = (head.replace(op + " {", op + " {epl.checkpoint, ", 1)
+                    if op + " {" in head else
+                    head.replace(op, op + " {epl.checkpoint}", 1))
         elif "{epl.scope" in head:
             head = head.replace("{epl.scope", "{epl.checkpoint, epl.scope", 1)
         else:

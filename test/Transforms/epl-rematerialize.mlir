@@ -7,7 +7,7 @@
 // arguments where tanh's gradient reads it. Each recompute gets its own
 // zero fill (sharing one would keep it alive through the backward); the
 // marks are gone.
-// CHECK: epl-rematerialize @model: keeps 1 of 6 activations (marked epl.checkpoint)
+// CHECK: epl-rematerialize @model: keeps 1 of 7 forward tensors (marked epl.checkpoint)
 // CHECK-LABEL: func.func @model
 // CHECK-NOT: epl.checkpoint
 // CHECK: %[[A1:.*]] = linalg.generic {{.*}} ins(%[[H1:.*]] : tensor<8x16xf32>) {{.*}} {epl.id = 4 : i64, epl.phase = #epl.phase<forward>}
@@ -59,11 +59,13 @@ module attributes {epl.config = {"gradient_checkpoint.type" = "collection"}} {
 // -----
 
 // "auto" with no budget: the least memory any plan needs. Eight equal
-// activations of 512 bytes (h1 a1 h2 a2 h3 a3 h4 a4): k kept plus runs of
-// (8 - k) / (k + 1) need the least at two kept and runs of two, 2 KiB. The
-// only such plan keeps h2 and a3 and recomputes the other six, run by run
-// from the loss backwards: h4 a4 from a3, a2 h3 from h2, h1 a1 from x.
-// CHECK: epl-rematerialize @model: keeps 2 of 8 activations; activations peak 2048 of 4096 bytes (2.0 KiB of 4.0 KiB), recompute 1.293e+04 flops
+// activations of 512 bytes the backward reads (h1 a1 h2 a2 h3 a3 h4 a4,
+// each a cut point of this chain; the loss is the ninth forward tensor): k
+// kept plus runs of (8 - k) / (k + 1) need the least at two kept and runs
+// of two, 2 KiB. The only such plan keeps h2 and a3 and recomputes the
+// other six, run by run from the loss backwards: h4 a4 from a3, a2 h3 from
+// h2, h1 a1 from x.
+// CHECK: epl-rematerialize @model: keeps 2 of 9 forward tensors; activations peak 2048 of 4096 bytes (2.0 KiB of 4.0 KiB), recompute 1.319e+04 flops
 // CHECK-LABEL: func.func @model
 // CHECK-NOT: epl.origin = {{5|8}} : i64, epl.phase = #epl.phase<recompute>
 // CHECK: epl.origin = 9 : i64, epl.phase = #epl.phase<recompute>

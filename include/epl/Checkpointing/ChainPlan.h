@@ -32,10 +32,16 @@
 namespace mlir::epl::checkpointing {
 
 struct ChainNode {
-  /// Bytes the activation holds.
+  /// Bytes the activation holds when kept.
   int64_t bytes = 0;
   /// What computing it again costs (any unit; the pass uses flops).
   double cost = 0;
+  /// Bytes it holds in a run, while its run's backward runs; -1: `bytes`.
+  /// (A value the backward does not read lives only until the next one is
+  /// recomputed from it: 0.)
+  int64_t runBytes = -1;
+
+  int64_t bytesInRun() const { return runBytes < 0 ? bytes : runBytes; }
 };
 
 struct ChainPlan {
@@ -54,14 +60,18 @@ double recomputeCost(llvm::ArrayRef<ChainNode> nodes,
                      const std::vector<bool> &keep);
 
 /// The least peak any plan reaches, with the cheapest plan that reaches it
-/// (Chen's sqrt(n) checkpoints on equal nodes).
+/// (Chen's sqrt(n) checkpoints on equal nodes); on long chains, as
+/// cheapestPlan, the least over the bounds tried.
 ChainPlan leastMemoryPlan(llvm::ArrayRef<ChainNode> nodes);
 
 /// The cheapest plan whose peak is at most `budget` bytes, or std::nullopt
-/// when no plan fits (the budget is below leastMemoryPlan's peak). Exact:
-/// for each bound on the largest run, a dynamic program over the chain
-/// keeps the Pareto front of (kept bytes, kept cost) for each last kept
-/// node.
+/// when no plan fits (the budget is below leastMemoryPlan's peak). For each
+/// bound on the largest run, a dynamic program over the chain keeps the
+/// Pareto front of (kept bytes, kept cost) for each last kept node. Exact
+/// on chains of up to 64 nodes; on longer ones the bound takes at most 32
+/// values spread evenly over the runs' sizes and each front keeps 16
+/// entries spread over its bytes, so that they are planned in about n^2
+/// time (a plan that fits, not always the cheapest).
 std::optional<ChainPlan> cheapestPlan(llvm::ArrayRef<ChainNode> nodes,
                                       int64_t budget);
 

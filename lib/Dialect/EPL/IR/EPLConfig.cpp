@@ -15,9 +15,11 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -266,6 +268,9 @@ LogicalResult verifyValue(const ConfigKey &key, Attribute value,
     std::optional<double> number = asNumber(value);
     if (!number)
       return wrongKind();
+    if (!std::isfinite(*number))
+      return emitError() << "EPL config key \"" << key.name
+                         << "\" must be a finite number, got " << value;
     if (key.min &&
         (key.minExclusive ? *number <= *key.min : *number < *key.min))
       return emitError() << "EPL config key \"" << key.name << "\" must be "

@@ -20,7 +20,9 @@
 #include "llvm/Support/Format.h"
 
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <set>
 
 #define DEBUG_TYPE "epl-rematerialize"
 
@@ -102,6 +104,15 @@ SmallVector<Value> valuesRead(Operation *op) {
   return read.takeVector();
 }
 
+/// Whether `op` computes from data: reads a tensor other than an empty one
+/// (fills and empty tensors are made again for free).
+bool readsData(Operation *op) {
+  return llvm::any_of(valuesRead(op), [](Value read) {
+    return isa<TensorType>(read.getType()) &&
+           !read.getDefiningOp<tensor::EmptyOp>();
+  });
+}
+
 /// `x` as a user writes it (0.5, 1e+06).
 std::string shortNumber(double x) {
   char buffer[32];
@@ -120,6 +131,10 @@ std::string describeBytes(int64_t bytes) {
     os << bytes << " B";
   return s;
 }
+
+/// The kept size of a value no plan may keep: above any budget, and small
+/// enough that a few sums of it do not overflow.
+constexpr int64_t kNeverKept = std::numeric_limits<int64_t>::max() / 8;
 
 /// Gradient checkpointing of one function's forward and backward.
 class Rematerializer {
@@ -155,8 +170,11 @@ private:
   /// Forward values the backward reads, with the first backward op reading
   /// each.
   llvm::MapVector<Value, Operation *> needed;
-  /// The chain: roots of the needed values, in forward order.
+  /// What the needed values view.
+  DenseSet<Value> neededRoots;
+  /// The chain: the tensors the forward computes, in forward order.
   SmallVector<Value> nodes;
+  DenseSet<Value> cuts;
   DenseSet<Value> kept;
   DenseMap<Value, Value> recomputed;
 };
@@ -180,16 +198,58 @@ bool Rematerializer::analyze() {
           sameStage(v.getDefiningOp(), &op))
         needed[v] = &op;
   }
+  for (auto &[v, user] : needed)
+    neededRoots.insert(rootOf(v));
+  // The chain: every tensor the forward computes (views stand for what
+  // they view; constants, empty tensors and fills are made again for
+  // free). Keeping one the backward does not read can still pay: the
+  // residual stream of a transformer, from which each block's activations
+  // are recomputed.
   SetVector<Value> roots;
-  for (auto &[v, user] : needed) {
-    Value root = rootOf(v);
-    Operation *def = root.getDefiningOp();
-    if (!isForwardValue(root) || !bytesOf(root) ||
-        matchPattern(def, m_Constant()))
+  for (Operation &op : body) {
+    if (phaseOf(&op) != Phase::Forward || isView(&op) ||
+        op.hasTrait<OpTrait::ConstantLike>() || !readsData(&op))
       continue;
-    roots.insert(root);
+    for (Value r : op.getResults())
+      if (bytesOf(r))
+        roots.insert(r);
   }
   nodes = roots.takeVector();
+  // Cut points: after them the forward reads nothing computed earlier
+  // but them (every layer output of a chain, the residual stream of a
+  // transformer between blocks). Only they can end a recomputed run:
+  // recomputing from any other kept value would need values before it.
+  DenseMap<Value, int64_t> lastForwardUse;
+  for (Value node : nodes)
+    lastForwardUse[node] = position.lookup(node.getDefiningOp());
+  for (Operation &op : body) {
+    if (phaseOf(&op) != Phase::Forward)
+      continue;
+    for (Value v : valuesRead(&op)) {
+      Value root = isForwardValue(v) ? rootOf(v) : v;
+      auto it = lastForwardUse.find(root);
+      if (it != lastForwardUse.end())
+        it->second = std::max(it->second, position.lookup(&op));
+    }
+  }
+  // Sweep in forward order: a node is a cut when it is the only node made
+  // so far still read later.
+  int64_t live = 0;
+  std::multiset<int64_t> ends;
+  for (Value node : nodes) {
+    int64_t at = position.lookup(node.getDefiningOp());
+    while (!ends.empty() && *ends.begin() <= at) {
+      ends.erase(ends.begin());
+      --live;
+    }
+    int64_t end = lastForwardUse.lookup(node);
+    if (end > at) {
+      ends.insert(end);
+      ++live;
+    }
+    if (live == (end > at ? 1 : 0))
+      cuts.insert(node);
+  }
   llvm::sort(nodes, [&](Value a, Value b) {
     Operation *da = a.getDefiningOp(), *db = b.getDefiningOp();
     if (da != db)
@@ -197,19 +257,19 @@ bool Rematerializer::analyze() {
     return cast<OpResult>(a).getResultNumber() <
            cast<OpResult>(b).getResultNumber();
   });
-  return !nodes.empty();
+  return !neededRoots.empty();
 }
 
 LogicalResult Rematerializer::plan() {
   if (type == "collection") {
-    for (Value node : nodes)
-      if (node.getDefiningOp()->hasAttr(EPLDialect::kCheckpointAttrName))
-        kept.insert(node);
-    // A marked view keeps what it views.
-    for (auto &[v, user] : needed)
-      if (Operation *def = v.getDefiningOp();
-          def->hasAttr(EPLDialect::kCheckpointAttrName))
-        kept.insert(rootOf(v));
+    // Whatever the user marked, read by the backward or not (a marked view
+    // keeps what it views).
+    for (Operation &op : fn.front())
+      if (phaseOf(&op) == Phase::Forward &&
+          op.hasAttr(EPLDialect::kCheckpointAttrName))
+        for (Value r : op.getResults())
+          if (isa<RankedTensorType>(r.getType()))
+            kept.insert(rootOf(r));
   } else {
     // One chain per pipeline stage: each stage device holds its own.
     std::map<int64_t, SmallVector<Value>> chains;
@@ -235,15 +295,23 @@ LogicalResult Rematerializer::plan() {
             cost += flopsOf(&op);
         from = position.lookup(def) + 1;
         int64_t bytes = *bytesOf(node);
-        total += bytes;
-        chainNodes.push_back({bytes, cost + flopsOf(def)});
+        // A value the backward does not read is held in a run only while
+        // the next one is recomputed from it.
+        bool read = neededRoots.contains(node);
+        if (read)
+          total += bytes;
+        // Only cut points can be kept (a value that is not one costs more
+        // than any budget).
+        chainNodes.push_back({cuts.contains(node) ? bytes : kNeverKept,
+                              cost + flopsOf(def), read ? bytes : 0});
       }
       std::optional<ckpt::ChainPlan> plan;
       if (budget <= 0) {
         plan = ckpt::leastMemoryPlan(chainNodes);
       } else {
-        int64_t bytes = budget <= 1 ? static_cast<int64_t>(budget * total)
-                                    : static_cast<int64_t>(budget);
+        // (A budget above every plan's need keeps everything.)
+        double wanted = budget <= 1 ? budget * total : budget;
+        int64_t bytes = wanted >= total ? total : static_cast<int64_t>(wanted);
         plan = ckpt::cheapestPlan(chainNodes, bytes);
         if (!plan) {
           InFlightDiagnostic diag =
@@ -268,7 +336,7 @@ LogicalResult Rematerializer::plan() {
         if (stage >= 0)
           llvm::outs() << " stage " << stage;
         llvm::outs() << ": keeps " << llvm::count(plan->keep, true) << " of "
-                     << chain.size() << " activations; activations peak "
+                     << chain.size() << " forward tensors; activations peak "
                      << plan->peakBytes << " of " << total << " bytes ("
                      << describeBytes(plan->peakBytes) << " of "
                      << describeBytes(total) << "), recompute "
@@ -280,7 +348,7 @@ LogicalResult Rematerializer::plan() {
   if (printPlan && type == "collection")
     llvm::outs() << "epl-rematerialize @" << fn.getSymName() << ": keeps "
                  << numKept << " of " << nodes.size()
-                 << " activations (marked epl.checkpoint)\n";
+                 << " forward tensors (marked epl.checkpoint)\n";
   return success();
 }
 
@@ -299,10 +367,7 @@ Value Rematerializer::recompute(Value v, OpBuilder &b, Attribute stage) {
   // What reads no tensor (empty tensors, fills) is made again for each
   // use rather than shared: sharing would keep its buffer alive across
   // the whole backward.
-  bool fresh = llvm::none_of(valuesRead(def), [](Value read) {
-    return isa<TensorType>(read.getType()) &&
-           !read.getDefiningOp<tensor::EmptyOp>();
-  });
+  bool fresh = !readsData(def);
   if (Value again = recomputed.lookup(v); again && !fresh)
     return again;
   IRMapping mapping;
@@ -358,10 +423,17 @@ struct EPLRematerializePass
         op->removeAttr(EPLDialect::kCheckpointAttrName);
       });
     });
-    if (type.empty())
-      return;
     double budget =
         config.getNumber("gradient_checkpoint.memory_budget").value_or(0);
+    if (type.empty()) {
+      if (budget > 0) {
+        module.emitError() << "epl-rematerialize: "
+                              "gradient_checkpoint.memory_budget needs "
+                              "gradient_checkpoint.type = \"auto\"";
+        return signalPassFailure();
+      }
+      return;
+    }
     if (type == "collection" &&
         !module
              .walk([](Operation *op) {

@@ -102,27 +102,31 @@ def EPLRematerializePass : Pass<"epl-rematerialize", "ModuleOp"> {
       `epl.checkpoint` (EPL's collection of tensors; the frontend's
       `epl.checkpoint(t)`). Everything else the backward reads is
       recomputed. A module that marks nothing is an error.
-    * `"auto"`: the activations (after views are traced to the tensor
-      they view) form a chain in forward order, each with its size in
-      bytes and the flops of computing it again (its op's loop trip count
-      times its body's ops, plus the ops before it that only it needs).
+    * `"auto"`: the tensors the forward computes form a chain in forward
+      order (views stand for what they view), each with its size in bytes
+      and the flops of computing it again (its op's loop trip count times
+      its body's ops, plus the ops before it that only it needs). Only cut
+      points can be kept: tensors after which the forward reads nothing
+      computed earlier but them (every layer output of an MLP, the
+      residual stream between a transformer's blocks), so that a run of
+      tensors not kept is recomputed from the kept cut point before it.
       The cost model is Chen et al. 2016's: the backward holds the kept
-      activations plus one recomputed run at a time, so a plan needs the
-      kept bytes plus the largest run's bytes. Under
-      `gradient_checkpoint.memory_budget` (a fraction of all activation
-      bytes when at most 1, bytes above) the pass keeps the plan with the
-      least recompute flops, found exactly by a dynamic program over the
-      chain (lib/Checkpointing, checked against brute force); with no
-      budget, the cheapest plan of least memory (Chen's sqrt(n)
-      checkpoints on n equal layers). A budget below the least any plan
-      needs is an error naming both. With pipeline stages, each stage's
-      activations are planned on their own against the budget (each stage
-      device holds its own).
+      tensors plus one recomputed run at a time (of a run, the tensors the
+      backward reads), so a plan needs the kept bytes plus the largest
+      run's. Under `gradient_checkpoint.memory_budget` (a fraction of the
+      activations the plain step keeps when at most 1, bytes above) the
+      pass keeps the plan with the least recompute flops, found by a
+      dynamic program over the chain (lib/Checkpointing: exact on chains
+      of up to 64 tensors, checked against brute force; longer chains are
+      planned over sampled bounds); with no budget, the cheapest plan of
+      least memory (Chen's sqrt(n) checkpoints on n equal layers). A budget
+      below the least any plan needs is an error naming both. With
+      pipeline stages, each stage's tensors are planned on their own
+      against the budget (each stage device holds its own).
 
-    On a graph that is not a chain (residual connections) the plan's peak
-    is a model: recomputing an activation may need values of an earlier
-    run, which are then recomputed too (the result is always exact; only
-    the memory differs from the model).
+    Recomputation is exact whatever is kept; memory follows the model when
+    runs are recomputed from cut points (always under `"auto"`; under
+    `"collection"` when the marks are cut points).
 
     ```mlir
     %h = linalg.matmul ins(%x, %w1 ...) {epl.checkpoint, epl.phase = #epl.phase<forward>, epl.id = 1}
