@@ -16,6 +16,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::epl;
 
@@ -239,6 +241,35 @@ std::string mlir::epl::entryWrapperName(size_t stage) {
   return "__epl_entry_" + std::to_string(stage);
 }
 
+/// Whether what `call` returns never shares a buffer with what it is
+/// passed: every value the callee returns is made in a buffer of its own
+/// (a pipeline stage's pieces compute their results).
+static bool returnsFreshValues(func::CallOp call) {
+  if (!call)
+    return false;
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      call, call.getCalleeAttr());
+  if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
+    return false;
+  // Made in a buffer of the callee's own: an empty tensor or constant, a
+  // linalg op or a collective writing into one, or a view of one.
+  std::function<bool(Value)> isFresh = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != &callee.front())
+      return false;
+    if (isa<tensor::EmptyOp, CollectiveOpInterface>(def) ||
+        def->hasTrait<OpTrait::ConstantLike>())
+      return true;
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(def))
+      return llvm::all_of(linalgOp.getDpsInits(), isFresh);
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+            tensor::ExtractSliceOp, tensor::CastOp>(def))
+      return isFresh(def->getOperand(0));
+    return false;
+  };
+  return llvm::all_of(callee.front().getTerminator()->getOperands(), isFresh);
+}
+
 /// Whether the buffer of `arg` may also hold `result`, which `update`
 /// makes: `update` is element-wise in both (it reads `arg` and writes its
 /// result through identity maps, over parallel loops) and every other op
@@ -278,7 +309,8 @@ static bool mayUpdateInPlace(Block &body, Value arg, Value result) {
         return false;
       auto linalgOp = dyn_cast<linalg::LinalgOp>(user);
       bool fresh = (linalgOp && !linalgOp.isDpsInit(&use)) ||
-                   isa<CollectiveOpInterface>(user);
+                   isa<CollectiveOpInterface>(user) ||
+                   returnsFreshValues(dyn_cast<func::CallOp>(user));
       if (!fresh)
         for (Value r : user->getResults())
           worklist.push_back(r);
