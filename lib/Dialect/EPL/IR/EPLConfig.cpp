@@ -76,6 +76,10 @@ const ConfigKey kKeys[] = {
      "0",
      {},
      0.0},
+    {"gradient_checkpoint.check_gradients", K::Bool,
+     "compare the checkpointed step's gradients with those of the step "
+     "that keeps every activation (EPL)",
+     "false"},
     {"zero.level", K::String,
      "ZeRO: v0 shards optimizer states, v1 also gradients, v2 also "
      "parameters; \"\" disables it",
@@ -167,6 +171,7 @@ struct MissingFeature {
   const char *feature;
 };
 constexpr MissingFeature kMissingFeatures[] = {
+    {"gradient_checkpoint.check_gradients", "checking checkpointed gradients"},
     {"offload.level", "offloading"},
     {"amp.level", "automatic mixed precision"},
     {"amp.loss_scale", "automatic mixed precision"},
