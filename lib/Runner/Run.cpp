@@ -12,6 +12,8 @@
 #include "llvm/Support/FileSystem.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -442,6 +444,96 @@ llvm::LogicalResult mlir::epl::checkMeshes(const std::vector<MeshInfo> &meshes,
   return llvm::success();
 }
 
+/// The largest relative difference between two results' values (f32 or
+/// f64), relative to the largest magnitude of `want`.
+static double relativeDifference(const HostTensor &got,
+                                 const std::vector<char> &gotData,
+                                 const std::vector<char> &wantData) {
+  auto compare = [&](auto *a, auto *b, size_t n) {
+    double diff = 0, scale = 0;
+    for (size_t i = 0; i < n; ++i) {
+      diff = std::max(diff, std::abs(double(a[i]) - double(b[i])));
+      scale = std::max(scale, std::abs(double(b[i])));
+    }
+    return scale > 0 ? diff / scale : diff;
+  };
+  size_t n = got.numElements();
+  if (got.dtype == DType::F32)
+    return compare(reinterpret_cast<const float *>(gotData.data()),
+                   reinterpret_cast<const float *>(wantData.data()), n);
+  if (got.dtype == DType::F64)
+    return compare(reinterpret_cast<const double *>(gotData.data()),
+                   reinterpret_cast<const double *>(wantData.data()), n);
+  return gotData == wantData ? 0 : 1;
+}
+
+/// gradient_checkpoint.check_gradients: one step of `program` and of
+/// `reference` (the same step keeping every activation) on copies of the
+/// arguments; fails the run unless every loss, parameter and state result
+/// agrees within `tolerance` on every rank. Leaves the statistics as they
+/// were before.
+static void checkAgainstReference(const Program &program,
+                                  const Program &reference,
+                                  std::vector<HostTensor> &args,
+                                  const MeshInfo &mesh, int rank,
+                                  double tolerance) {
+  const Stage &stage = program.stages[program.stageOf(rank)];
+  const Stage &plain = reference.stages[reference.stageOf(rank)];
+  rt::RankStats before = rt::currentStats();
+  // Own copies of the arguments: neither call may update them in place.
+  RankCall got(stage, args, /*ownArgs=*/true, mesh, rank);
+  RankCall want(plain, args, /*ownArgs=*/true, mesh, rank);
+  want();
+  got();
+  double worst = 0;
+  int64_t worstResult = -1;
+  for (auto [i, result] : llvm::enumerate(stage.entry.results)) {
+    if (result.kind != ResultKind::Loss && result.kind != ResultKind::Param &&
+        result.kind != ResultKind::OptState)
+      continue;
+    double d = relativeDifference(got.results[i], got.resultData(i),
+                                  want.resultData(i));
+    if (d > worst || worstResult < 0) {
+      worst = d;
+      worstResult = static_cast<int64_t>(i);
+    }
+  }
+  std::vector<double> mine = {worst, static_cast<double>(worstResult)};
+  double all = 0;
+  int allRank = 0;
+  int64_t allResult = -1;
+  for (auto [r, bytes] : llvm::enumerate(rt::allGatherBytes(bytesOf(mine)))) {
+    std::vector<double> theirs = valuesOf<double>(bytes);
+    if (theirs[1] >= 0 && (allResult < 0 || theirs[0] > all)) {
+      all = theirs[0];
+      allRank = static_cast<int>(r);
+      allResult = static_cast<int64_t>(theirs[1]);
+    }
+  }
+  const Stage &worstStage = program.stages[program.stageOf(allRank)];
+  std::string name;
+  if (allResult >= 0) {
+    const EntryResult &r = worstStage.entry.results[allResult];
+    name = r.kind == ResultKind::Loss ? "loss" : r.name;
+  }
+  if (!(all <= tolerance))
+    rt::fatalError("gradient_checkpoint.check_gradients: the checkpointed "
+                   "step's '" +
+                   name +
+                   "' differs from the step keeping every activation "
+                   "by " +
+                   std::to_string(all) + " (relative; at most " +
+                   std::to_string(tolerance) + ")");
+  if (rank == 0) {
+    std::printf("gradient_checkpoint.check_gradients: the checkpointed step "
+                "equals the step keeping every activation (largest relative "
+                "difference %.3g, '%s')\n",
+                all, name.c_str());
+    std::fflush(stdout);
+  }
+  rt::currentStats() = before;
+}
+
 int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
                           const RunOptions &options) {
   std::vector<rt::MeshName> meshNames;
@@ -458,6 +550,9 @@ int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
     // while read-only, copied when training updates them.
     bool sharded = llvm::any_of(
         stage.entry.args, [](const EntryArg &a) { return !a.shard.isWhole(); });
+    if (options.reference)
+      checkAgainstReference(program, *options.reference, args, mesh, rank,
+                            options.checkTolerance);
     RankCall call(stage, args, !feedback.empty() || sharded, mesh, rank);
     std::vector<rt::Event> trace;
     std::vector<StepRecord> steps =

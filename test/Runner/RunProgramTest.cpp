@@ -4,7 +4,10 @@
 //
 // Runs hand-written steps through EPLRunnerCore, as an ahead-of-time runner
 // would: seeded arguments, per-rank shards, feedback of parameters into
-// arguments, pipeline stages, the report and the checkpoint. This executable
+// arguments, pipeline stages, the report and the checkpoint, and the check
+// of a step against its reference (gradient_checkpoint.check_gradients),
+// which passes on equal steps and ends the run on different ones. This
+// executable
 // links neither MLIR nor the JIT.
 //
 //===----------------------------------------------------------------------===//
@@ -228,5 +231,67 @@ TEST(RunProgram, MeshesMustMatchTheRanks) {
   EXPECT_TRUE(llvm::failed(checkMeshes(meshes, ranks, error)));
   EXPECT_EQ(error, "mesh @mesh has 4 devices but the run has 2 rank(s); pass "
                    "--ranks 4");
+}
+} // namespace
+
+namespace {
+/// `accumulate`, off by 1e-3 in the new w: a checkpointed step that went
+/// wrong.
+void accumulateWrongly(void **packed) {
+  accumulate(packed);
+  float *next = data(packed, 3);
+  for (int64_t i = 0; i < size(packed, 0); ++i)
+    next[i] += 1e-3f;
+}
+
+/// `accumulate` on 2 ranks checked against `reference` first
+/// (gradient_checkpoint.check_gradients).
+int runChecked(EntryFunction checked, EntryFunction reference) {
+  auto programOf = [](EntryFunction call) {
+    Stage stage;
+    stage.entry.name = "step";
+    stage.entry.args = {value<EntryArg>("w", ArgKind::Param, {4}, {4}),
+                        value<EntryArg>("x", ArgKind::Input, {4}, {4})};
+    stage.entry.args[0].init = "ones";
+    stage.entry.results = {
+        value<EntryResult>("loss", ResultKind::Loss, {}, {}),
+        value<EntryResult>("w", ResultKind::Param, {4}, {4})};
+    stage.call = call;
+    Program program;
+    program.name = "step";
+    program.stages = {stage};
+    program.meshes = {{"mesh", {"x"}, {2}, false}};
+    return program;
+  };
+  Program program = programOf(checked), plain = programOf(reference);
+  std::string error;
+  if (failed(collectArguments(program, error)) ||
+      failed(collectArguments(plain, error)))
+    return 2;
+  auto args = prepareArguments(program, {"", "", 7}, error);
+  if (failed(args))
+    return 2;
+  RunOptions options;
+  options.ranks.ranks = 2;
+  options.steps = 2;
+  options.reference = &plain;
+  return runProgram(program, std::move(*args), options);
+}
+
+TEST(RunProgram, CheckGradientsPassesOnEqualSteps) {
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(runChecked(accumulate, accumulate), 0);
+  EXPECT_NE(testing::internal::GetCapturedStdout().find(
+                "the checkpointed step equals the step keeping every "
+                "activation (largest relative difference 0"),
+            std::string::npos);
+}
+
+TEST(RunProgramDeathTest, CheckGradientsFailsOnDifferentSteps) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(runChecked(accumulateWrongly, accumulate),
+              testing::ExitedWithCode(1),
+              "gradient_checkpoint.check_gradients: the checkpointed step's "
+              "'w' differs from the step keeping every activation");
 }
 } // namespace

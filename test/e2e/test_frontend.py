@@ -80,7 +80,6 @@ def test_config_wrong_values_say_what_was_expected(key, value, expected):
 
 
 @pytest.mark.parametrize("key, value, feature", [
-    ("gradient_checkpoint.check_gradients", True, "checking checkpointed gradients"),
     ("amp.level", "O1", "automatic mixed precision"),
     ("offload.level", "v0", "offloading"),
     ("auto.auto_parallel", True, "automatic parallelism"),

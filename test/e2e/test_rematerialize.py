@@ -218,3 +218,25 @@ def test_residual_models_save_memory(tmp_path, build, shapes):
         assert_same(got, plain)
         peak, plain_peak = (r[2]["per_rank"][0]["peak_bytes"] for r in (got, plain))
         assert peak < 0.65 * plain_peak, (setting, peak, plain_peak)
+
+
+@pytest.mark.parametrize("kind, ranks, mpi", [("single", 1, False), ("data", 4, False),
+                                              ("stages", 2, True)],
+                         ids=["one-rank", "data-4", "stages-2-mpi"])
+def test_check_gradients(tmp_path, kind, ranks, mpi):
+    # EPL's gradient_checkpoint.check_gradients: epl-run runs one step with
+    # and one without checkpointing first and says they agree; training
+    # then goes on as without the check.
+    SETTINGS["checked"] = {"gradient_checkpoint.type": "auto",
+                           "gradient_checkpoint.check_gradients": True}
+    micro_batches = 4 if kind == "stages" else 1
+    path = tmp_path / "checked.mlir"
+    path.write_text(mlp("checked", kind, micro_batches=micro_batches))
+    data = tmp_path / "data.safetensors"
+    safetensors.save(data, problem({"x": (16, 16), "y": (16, 8)}))
+    out = epl_run(path, "--data", data, "--steps", STEPS, "--seed", 3, ranks=ranks, mpi=mpi)
+    assert out.stdout.count("gradient_checkpoint.check_gradients: the checkpointed step "
+                            "equals the step keeping every activation") == 1, out.stdout
+    want = train(tmp_path, mlp("auto", kind, micro_batches=micro_batches), "auto",
+                 ranks=ranks, mpi=mpi)
+    np.testing.assert_allclose(losses(out.stdout), want[0], rtol=RTOL)

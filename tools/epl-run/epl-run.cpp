@@ -14,6 +14,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/InitEPL.h"
 #include "epl/Runner/Arguments.h"
 #include "epl/Runner/Compile.h"
@@ -169,6 +171,34 @@ int main(int argc, char **argv) {
       prepareArguments(step->program, {paramsFile, dataFile, seed}, error);
   if (failed(args))
     return exitWith(error);
+  // gradient_checkpoint.check_gradients: the same step without
+  // checkpointing, to compare the first step with.
+  Config config = Config::get(module.get());
+  OwningOpRef<ModuleOp> plainModule;
+  FailureOr<LoadedProgram> plain = failure();
+  if (compile.train && config.getBool("gradient_checkpoint.check_gradients") &&
+      !config.getString("gradient_checkpoint.type").empty()) {
+    plainModule = module.get().clone();
+    NamedAttrList keys(module.get()->getAttrOfType<DictionaryAttr>(
+        EPLDialect::kConfigAttrName));
+    for (StringRef key :
+         {"gradient_checkpoint.type", "gradient_checkpoint.memory_budget",
+          "gradient_checkpoint.check_gradients"})
+      keys.erase(key);
+    plainModule->getOperation()->setAttr(
+        EPLDialect::kConfigAttrName,
+        keys.getDictionary(plainModule->getContext()));
+    PhaseTimer quiet(false);
+    FailureOr<Step> plainStep =
+        buildStep(plainModule.get(), compile, quiet, error);
+    if (failed(plainStep))
+      return exitWith(error);
+    plain = loadProgram(plainModule.get(), std::move(*plainStep), compile,
+                        quiet, error);
+    if (failed(plain))
+      return exitWith(error);
+    run.reference = &plain->program;
+  }
   FailureOr<LoadedProgram> loaded =
       loadProgram(module.get(), std::move(*step), compile, timer, error);
   if (failed(loaded))

@@ -34,6 +34,13 @@ struct RunOptions {
   std::string traceFile;
   std::string dumpFile;
   std::string saveFile;
+  /// gradient_checkpoint.check_gradients: the same step without gradient
+  /// checkpointing. Before training, every rank runs one step of each on
+  /// the same arguments; the run fails unless their results (loss, new
+  /// parameters and optimizer state, all functions of the gradients) agree
+  /// within `checkTolerance`, relative.
+  const Program *reference = nullptr;
+  double checkTolerance = 1e-5;
 };
 
 /// Checks that each file `options` names can be written (by creating and
