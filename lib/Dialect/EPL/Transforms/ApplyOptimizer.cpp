@@ -313,8 +313,9 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
   fn.getAllResultAttrs(resultAttrs);
   // optimizer.num_apply_group: the updates in groups of about equal bytes,
   // each group as soon as its gradients are final (right after the last
-  // op making one), so that with more groups gradients die earlier. With
-  // one group, all updates follow the last gradient.
+  // op making one), groups in the order they become ready, so that with
+  // more groups gradients die earlier. With one group, all updates follow
+  // the last gradient.
   Block &body = fn.front();
   DenseMap<unsigned, Operation *> readyAfter;
   SmallVector<unsigned> order = groupedOrder(sizes, numGroups);
@@ -326,6 +327,14 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     if (top && (!ready || ready->isBeforeInBlock(top)))
       ready = top;
   }
+  // Groups in the order they become ready (ties: by group).
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    Operation *ra = readyAfter.lookup(groupOf[a]),
+              *rb = readyAfter.lookup(groupOf[b]);
+    if (ra != rb)
+      return !ra || (rb && ra->isBeforeInBlock(rb));
+    return groupOf[a] < groupOf[b];
+  });
   Operation *previousGroupEnd = nullptr;
   for (auto [k, i] : llvm::enumerate(order)) {
     Update &u = updates[i];

@@ -187,9 +187,9 @@ def EPLApplyOptimizerPass : Pass<"epl-apply-optimizer", "ModuleOp"> {
     With `optimizer.num_apply_group` = G, the parameters are split into G
     groups of about equal bytes (greedy, largest first, into the lightest
     group); each group's updates, in argument order, go right after the
-    last op making one of its gradients, so that with more groups updates
-    start earlier and gradients die earlier (with one group, all updates
-    follow the last gradient). State arguments and results keep their
+    last op making one of its gradients (groups in the order they become
+    ready), so that with more groups updates start earlier and gradients
+    die earlier (with one group, all updates follow the last gradient). State arguments and results keep their
     order.
 
     ```mlir
