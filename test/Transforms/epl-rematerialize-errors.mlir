@@ -76,3 +76,21 @@ module attributes {epl.config = {"gradient_checkpoint.type" = "collection",
 // expected-error @+1 {{"gradient_checkpoint.type"}}
 module attributes {epl.config = {"gradient_checkpoint.type" = "selective"}} {
 }
+
+// -----
+
+// check_gradients without checkpointing would be read nowhere.
+// expected-error @+1 {{epl-rematerialize: gradient_checkpoint.check_gradients needs gradient_checkpoint.type ("collection" or "auto"): without checkpointing there is nothing to check}}
+module attributes {epl.config = {"gradient_checkpoint.check_gradients" = true}} {
+  func.func @model(%x: tensor<8xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<8xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %y = arith.mulf %x, %w : tensor<8xf32>
+    %zero = arith.constant dense<0.0> : tensor<f32>
+    %l = linalg.reduce ins(%y : tensor<8xf32>) outs(%zero : tensor<f32>) dimensions = [0]
+      (%a: f32, %b: f32) {
+        %s = arith.addf %a, %b : f32
+        linalg.yield %s : f32
+      }
+    return %l : tensor<f32>
+  }
+}

@@ -164,8 +164,9 @@ int64_t bytesOf(Type type) {
          std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
 }
 
-/// The group (0 .. numGroups - 1) of each update, as groupedOrder splits
-/// them.
+/// Splits the updates (by their bytes, `sizes`) into at most `numGroups`
+/// groups of about equal bytes, greedily (largest first, into the lightest
+/// group); returns the group (0 .. numGroups - 1) of each.
 SmallVector<unsigned> groupsOf(ArrayRef<int64_t> sizes, int64_t numGroups) {
   numGroups = std::max<int64_t>(1, numGroups);
   SmallVector<unsigned> bySize;
@@ -191,20 +192,6 @@ Operation *updatedLast(Value updated, ArrayRef<Value> states) {
         def && (!last || last->isBeforeInBlock(def)))
       last = def;
   return last;
-}
-
-/// Splits the updates (by their bytes, `sizes`) into at most `numGroups`
-/// groups of about equal bytes, greedily (largest first, into the lightest
-/// group); returns the update order: group by group, each in the original
-/// order.
-SmallVector<unsigned> groupedOrder(ArrayRef<int64_t> sizes, int64_t numGroups) {
-  SmallVector<unsigned> groupOf = groupsOf(sizes, numGroups);
-  SmallVector<unsigned> order;
-  for (int64_t g = 0; g < std::max<int64_t>(1, numGroups); ++g)
-    for (unsigned i = 0; i < sizes.size(); ++i)
-      if (groupOf[i] == g)
-        order.push_back(i);
-  return order;
 }
 
 /// Replaces each gradient result of `fn` by its parameter's update.
@@ -318,8 +305,8 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
   // the last gradient.
   Block &body = fn.front();
   DenseMap<unsigned, Operation *> readyAfter;
-  SmallVector<unsigned> order = groupedOrder(sizes, numGroups);
   SmallVector<unsigned> groupOf = groupsOf(sizes, numGroups);
+  auto order = llvm::to_vector(llvm::seq<unsigned>(0, updates.size()));
   for (unsigned i : order) {
     Operation *def = results[updates[i].result].getDefiningOp();
     Operation *top = def ? body.findAncestorOpInBlock(*def) : nullptr;
@@ -327,7 +314,8 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     if (top && (!ready || ready->isBeforeInBlock(top)))
       ready = top;
   }
-  // Groups in the order they become ready (ties: by group).
+  // Group by group, in the order they become ready (ties: by group), each
+  // in argument order.
   llvm::stable_sort(order, [&](unsigned a, unsigned b) {
     Operation *ra = readyAfter.lookup(groupOf[a]),
               *rb = readyAfter.lookup(groupOf[b]);

@@ -426,10 +426,19 @@ struct EPLRematerializePass
     double budget =
         config.getNumber("gradient_checkpoint.memory_budget").value_or(0);
     if (type.empty()) {
+      // Keys that would be read nowhere.
       if (budget > 0) {
         module.emitError() << "epl-rematerialize: "
                               "gradient_checkpoint.memory_budget needs "
                               "gradient_checkpoint.type = \"auto\"";
+        return signalPassFailure();
+      }
+      if (config.getBool("gradient_checkpoint.check_gradients")) {
+        module.emitError() << "epl-rematerialize: "
+                              "gradient_checkpoint.check_gradients needs "
+                              "gradient_checkpoint.type (\"collection\" or "
+                              "\"auto\"): without checkpointing there is "
+                              "nothing to check";
         return signalPassFailure();
       }
       return;
