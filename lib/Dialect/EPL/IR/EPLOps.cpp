@@ -6,7 +6,10 @@
 
 #include "epl/Dialect/EPL/IR/EPLOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/DenseSet.h"
@@ -385,4 +388,98 @@ LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &) {
 
 LogicalResult GroupIndexOp::verifySymbolUses(SymbolTableCollection &) {
   return failure(failed(verifyGroup(*this, getMeshAttr(), getAxes())));
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterAddOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScatterAddOp::verify() {
+  RankedTensorType updates = getUpdates().getType();
+  RankedTensorType dest = getDest().getType();
+  if (static_cast<int64_t>(getIndices().size()) != dest.getRank())
+    return emitOpError() << "has " << getIndices().size()
+                         << " index tensors for a destination of rank "
+                         << dest.getRank() << "; it needs one per dimension";
+  for (auto [i, index] : llvm::enumerate(getIndices()))
+    if (cast<RankedTensorType>(index.getType()).getShape() !=
+        updates.getShape())
+      return emitOpError() << "index tensor #" << i << " is "
+                           << index.getType()
+                           << "; it must have the shape of the updates, "
+                           << updates;
+  if (updates.getElementType() != dest.getElementType())
+    return emitOpError() << "adds " << updates.getElementType()
+                         << " updates into a " << dest.getElementType()
+                         << " destination";
+  return success();
+}
+
+FailureOr<SmallVector<Value>> ScatterAddOp::decomposeOperation(OpBuilder &b) {
+  Location loc = getLoc();
+  Value updates = getUpdates();
+  int64_t rank = getUpdates().getType().getRank();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> lbs(rank, zero), steps(rank, one), ubs;
+  for (int64_t d = 0; d < rank; ++d)
+    ubs.push_back(tensor::DimOp::create(b, loc, updates, d));
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{getDest()},
+      [&](OpBuilder &nb, Location l, ValueRange ivs,
+          ValueRange iters) -> scf::ValueVector {
+        Value acc = iters[0];
+        SmallVector<Value> at;
+        Value inBounds = arith::ConstantIntOp::create(nb, l, 1, 1);
+        for (auto [d, index] : llvm::enumerate(getIndices())) {
+          Value i = arith::IndexCastOp::create(
+              nb, l, nb.getIndexType(),
+              tensor::ExtractOp::create(nb, l, index, ivs));
+          Value size = tensor::DimOp::create(nb, l, acc, d);
+          // Unsigned: a negative index is out of bounds too.
+          inBounds = arith::AndIOp::create(
+              nb, l, inBounds,
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, i,
+                                    size));
+          at.push_back(i);
+        }
+        auto added = scf::IfOp::create(
+            nb, l, inBounds,
+            [&](OpBuilder &tb, Location tl) {
+              Value update = tensor::ExtractOp::create(tb, tl, updates, ivs);
+              Value old = tensor::ExtractOp::create(tb, tl, acc, at);
+              Value sum = arith::AddFOp::create(tb, tl, old, update);
+              scf::YieldOp::create(
+                  tb, tl,
+                  ValueRange{tensor::InsertOp::create(tb, tl, sum, acc, at)
+                                 .getResult()});
+            },
+            [&](OpBuilder &eb, Location el) {
+              scf::YieldOp::create(eb, el, acc);
+            });
+        return {added.getResult(0)};
+      });
+  return SmallVector<Value>{nest.results.front()};
+}
+
+FailureOr<ShardingRule> ScatterAddOp::getShardingRule() {
+  RankedTensorType updates = getUpdates().getType();
+  RankedTensorType dest = getDest().getType();
+  if (!updates.hasStaticShape() || !dest.hasStaticShape())
+    return failure();
+  using Kind = ShardingRule::FactorKind;
+  ShardingRule rule = ShardingRule::withOperands(getNumOperands());
+  // Positions are summed over; where each lands is data, so the
+  // destination stays whole.
+  rule.combiner = ReductionKind::Sum;
+  ShardingRule::Dims positions, whole;
+  for (int64_t size : updates.getShape())
+    positions.push_back({rule.addFactor(size, Kind::Reduction)});
+  for (int64_t size : dest.getShape())
+    whole.push_back({rule.addFactor(size, Kind::Whole)});
+  rule.operands[0] = whole;
+  for (unsigned i = 1; i < getNumOperands(); ++i)
+    rule.operands[i] = positions;
+  rule.results.push_back(whole);
+  return rule;
 }

@@ -115,6 +115,9 @@ struct GenericForm {
   SmallVector<utils::IteratorType> iterators;
   bool reduces = false, subtracts = false, initRead = false;
   Combiner combiner = Combiner::None;
+  /// `tensor.extract`s in the body reading a parameter-dependent tensor
+  /// from outside.
+  SmallVector<tensor::ExtractOp> gathers;
 };
 
 bool isFloatTensor(Value v) {
@@ -151,6 +154,8 @@ private:
   LogicalResult gradientThrough(const GenericForm &g, Value dout,
                                 BlockArgument wrt, Value forward,
                                 AffineMap wrtMap);
+  LogicalResult gatherAdjoint(const GenericForm &g, Value dout,
+                              tensor::ExtractOp gather);
   LogicalResult finish();
 
   /// Adds `contribution` to the gradient of `forward`.
@@ -336,8 +341,17 @@ LogicalResult StepBuilder::backward() {
     if (llvm::none_of(op->getResults(),
                       [&](Value r) { return grads.count(r); }))
       continue;
-    if (llvm::none_of(op->getOperands(),
-                      [&](Value v) { return varied.contains(v); }))
+    // Values captured by nested bodies count as operands: a body that
+    // reads a parameter from outside (a gather) has a gradient too.
+    bool reads = op->walk([&](Operation *nested) {
+                     return llvm::any_of(nested->getOperands(),
+                                         [&](Value v) {
+                                           return varied.contains(v);
+                                         })
+                                ? WalkResult::interrupt()
+                                : WalkResult::advance();
+                   }).wasInterrupted();
+    if (!reads)
       continue;
     tagger.origin = ids.lookup(op);
     tagger.stage = op->getAttr(EPLDialect::kStageAttrName);
@@ -452,19 +466,33 @@ FailureOr<GenericForm> StepBuilder::analyzeGeneric(linalg::GenericOp op) {
   g.init = op.getDpsInitOperand(0)->get();
   g.initRead = !g.reduces && !g.acc.use_empty();
 
-  // A captured value that depends on a parameter would need a gradient the
-  // body cannot express.
+  // A value the body captures from outside that depends on a parameter
+  // gets a gradient only as the tensor a gather (`tensor.extract` directly
+  // in the body) reads: anything else would be silently dropped.
   WalkResult captured = g.body->walk([&](Operation *nested) {
-    for (Value v : nested->getOperands())
-      if (varied.contains(v) &&
-          !v.getParentRegion()->isAncestor(&op.getRegion()))
-        return WalkResult::interrupt();
+    for (Value v : nested->getOperands()) {
+      if (!varied.contains(v) ||
+          op.getRegion().isAncestor(v.getParentRegion()))
+        continue;
+      auto gather = dyn_cast<tensor::ExtractOp>(nested);
+      if (gather && gather->getBlock() == g.body && v == gather.getTensor() &&
+          isFloatTensor(v)) {
+        g.gathers.push_back(gather);
+        continue;
+      }
+      InFlightDiagnostic diag =
+          op.emitError() << "epl-autodiff: cannot differentiate the body of "
+                            "this op: its '"
+                         << nested->getName()
+                         << "' uses a value that depends on a parameter from "
+                            "outside the body; pass it as an input";
+      diag.attachNote(v.getLoc()) << "the value is defined here";
+      return WalkResult::interrupt();
+    }
     return WalkResult::advance();
   });
   if (captured.wasInterrupted())
-    return op.emitError("epl-autodiff: the body of this op uses a value "
-                        "that depends on a parameter from outside; pass it "
-                        "as an input");
+    return failure();
   if (!g.reduces)
     return g;
 
@@ -500,6 +528,72 @@ FailureOr<GenericForm> StepBuilder::analyzeGeneric(linalg::GenericOp op) {
   return g;
 }
 
+/// The operands of a backward generic of `g`: dout, every forward input,
+/// the forward init (when the body reads it) and the forward result
+/// (max/min: who won), with their indexing maps.
+struct BackwardInputs {
+  SmallVector<Value> values;
+  SmallVector<AffineMap> maps;
+  int64_t initIndex = -1, outIndex = -1;
+};
+
+static BackwardInputs backwardInputs(const GenericForm &g, Value dout) {
+  BackwardInputs in;
+  in.values.push_back(dout);
+  in.maps.push_back(g.outMap);
+  for (unsigned j = 0; j < g.numInputs; ++j) {
+    in.values.push_back(g.op->getOperand(j));
+    in.maps.push_back(g.maps[j]);
+  }
+  if (g.initRead) {
+    in.initIndex = in.values.size();
+    in.values.push_back(g.init);
+    in.maps.push_back(g.outMap);
+  }
+  if (g.combiner == Combiner::Max || g.combiner == Combiner::Min) {
+    in.outIndex = in.values.size();
+    in.values.push_back(g.out);
+    in.maps.push_back(g.outMap);
+  }
+  return in;
+}
+
+/// In the body of a backward generic made from `in` (block arguments
+/// `args`): recomputes the forward body and returns dout times the
+/// derivative of its yielded value with respect to forward body value
+/// `wrt` (null when it does not depend on it).
+static FailureOr<Value> bodyAdjoint(const GenericForm &g,
+                                    const BackwardInputs &in, OpBuilder &nb,
+                                    Location nl, ValueRange args, Value wrt,
+                                    IRMapping &primal) {
+  for (unsigned j = 0; j < g.numInputs; ++j)
+    primal.map(g.body->getArgument(j), args[1 + j]);
+  Type element = g.acc.getType();
+  Value accValue =
+      in.initIndex >= 0  ? args[in.initIndex]
+      : in.outIndex >= 0 ? args[in.outIndex]
+                         : arith::ConstantOp::create(nb, nl, element,
+                                                     nb.getZeroAttr(element))
+                               .getResult();
+  primal.map(g.acc, accValue);
+  BodyDifferentiator differentiate(nb, nl, *g.body, primal);
+  differentiate.clonePrimal();
+  Value seed = args[0];
+  if (g.subtracts)
+    seed = arith::NegFOp::create(nb, nl, seed);
+  FailureOr<Value> adjoint =
+      differentiate.adjoint(g.target, seed, wrt, linalg::GenericOp(g.op));
+  if (failed(adjoint) || !*adjoint || in.outIndex < 0)
+    return adjoint;
+  // Only the elements that won the max (min) get the gradient.
+  Value contribution = *adjoint;
+  Value won = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                    primal.lookup(g.target), args[in.outIndex]);
+  Value zero = arith::ConstantOp::create(
+      nb, nl, contribution.getType(), nb.getZeroAttr(contribution.getType()));
+  return arith::SelectOp::create(nb, nl, won, contribution, zero).getResult();
+}
+
 /// The gradient of forward block argument `wrt` of `g`, flowing to
 /// `forward` through indexing map `wrtMap`: a generic over the same loops
 /// (loops `wrtMap` drops become reductions) whose body is the scalar
@@ -530,26 +624,8 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
   if (!gradInit)
     gradInit = zerosLike(type);
 
-  // Inputs: dout, every forward input, the forward init (when the body
-  // reads it) and the forward result (max/min: who won).
-  SmallVector<Value> inputs = {dout};
-  SmallVector<AffineMap> bwdMaps = {g.outMap};
-  for (unsigned j = 0; j < g.numInputs; ++j) {
-    inputs.push_back(op.getDpsInputOperand(j)->get());
-    bwdMaps.push_back(g.maps[j]);
-  }
-  int64_t initIndex = -1, outIndex = -1;
-  if (g.initRead) {
-    initIndex = inputs.size();
-    inputs.push_back(g.init);
-    bwdMaps.push_back(g.outMap);
-  }
-  if (g.combiner == Combiner::Max || g.combiner == Combiner::Min) {
-    outIndex = inputs.size();
-    inputs.push_back(g.out);
-    bwdMaps.push_back(g.outMap);
-  }
-  bwdMaps.push_back(wrtMap);
+  BackwardInputs in = backwardInputs(g, dout);
+  in.maps.push_back(wrtMap);
   SmallVector<utils::IteratorType> bwdIterators;
   for (unsigned d = 0; d < g.iterators.size(); ++d)
     bwdIterators.push_back(wrtMap.isFunctionOfDim(d)
@@ -558,48 +634,21 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
 
   bool failedBody = false, independent = false;
   auto bwd = linalg::GenericOp::create(
-      b, op.getLoc(), TypeRange{type}, inputs, ValueRange{gradInit}, bwdMaps,
+      b, op.getLoc(), TypeRange{type}, in.values, ValueRange{gradInit}, in.maps,
       bwdIterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
         IRMapping primal;
-        for (unsigned j = 0; j < g.numInputs; ++j)
-          primal.map(g.body->getArgument(j), args[1 + j]);
-        Type element = g.acc.getType();
-        Value accValue =
-            initIndex >= 0  ? args[initIndex]
-            : outIndex >= 0 ? args[outIndex]
-                            : arith::ConstantOp::create(nb, nl, element,
-                                                        nb.getZeroAttr(element))
-                                  .getResult();
-        primal.map(g.acc, accValue);
-        BodyDifferentiator differentiate(nb, nl, *g.body, primal);
-        differentiate.clonePrimal();
-        Value seed = args[0];
-        if (g.subtracts)
-          seed = arith::NegFOp::create(nb, nl, seed);
-        FailureOr<Value> adjoint =
-            differentiate.adjoint(g.target, seed, wrt, op);
+        FailureOr<Value> contribution =
+            bodyAdjoint(g, in, nb, nl, args, wrt, primal);
         Value gradAcc = args.back();
-        if (failed(adjoint) || !*adjoint) {
-          failedBody = failed(adjoint);
+        if (failed(contribution) || !*contribution) {
+          failedBody = failed(contribution);
           independent = !failedBody;
           linalg::YieldOp::create(nb, nl, gradAcc);
           return;
         }
-        Value contribution = *adjoint;
-        if (outIndex >= 0) {
-          // Only the elements that won the max (min) get the gradient.
-          Value won =
-              arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                    primal.lookup(g.target), args[outIndex]);
-          Value zero =
-              arith::ConstantOp::create(nb, nl, contribution.getType(),
-                                        nb.getZeroAttr(contribution.getType()));
-          contribution =
-              arith::SelectOp::create(nb, nl, won, contribution, zero);
-        }
         linalg::YieldOp::create(
             nb, nl,
-            ValueRange{arith::AddFOp::create(nb, nl, gradAcc, contribution)
+            ValueRange{arith::AddFOp::create(nb, nl, gradAcc, *contribution)
                            .getResult()});
       });
   if (failedBody)
@@ -617,6 +666,71 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
   return success();
 }
 
+/// The gradient of the tensor a gather in the body of `g` reads: the
+/// contribution and the indices of every forward loop iteration (a generic
+/// over the same loops, all parallel), then an `epl.scatter_add` of the
+/// contributions at those indices.
+LogicalResult StepBuilder::gatherAdjoint(const GenericForm &g, Value dout,
+                                         tensor::ExtractOp gather) {
+  linalg::GenericOp op = g.op;
+  Value source = gather.getTensor();
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
+  if (ShapedType::isDynamicShape(loops))
+    return op.emitError("epl-autodiff: cannot differentiate a gather in the "
+                        "body of an op with dynamic loop bounds");
+  tagger.phase = phaseFor(source);
+  Location loc = op.getLoc();
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  BackwardInputs in = backwardInputs(g, dout);
+  AffineMap identity = b.getMultiDimIdentityMap(loops.size());
+  SmallVector<Type> resultTypes = {
+      RankedTensorType::get(loops, sourceType.getElementType())};
+  resultTypes.append(gather.getIndices().size(),
+                     RankedTensorType::get(loops, b.getI64Type()));
+  SmallVector<Value> inits;
+  for (Type t : resultTypes) {
+    auto type = cast<RankedTensorType>(t);
+    inits.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
+                                            type.getElementType()));
+    in.maps.push_back(identity);
+  }
+
+  bool failedBody = false, independent = false;
+  auto contributions = linalg::GenericOp::create(
+      b, loc, resultTypes, in.values, inits, in.maps,
+      SmallVector<utils::IteratorType>(loops.size(),
+                                       utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        IRMapping primal;
+        FailureOr<Value> contribution =
+            bodyAdjoint(g, in, nb, nl, args, gather.getResult(), primal);
+        failedBody = failed(contribution);
+        independent = succeeded(contribution) && !*contribution;
+        SmallVector<Value> yields;
+        if (failedBody || independent)
+          yields.assign(args.take_back(inits.size()).begin(),
+                        args.take_back(inits.size()).end());
+        else {
+          yields.push_back(*contribution);
+          for (Value index : gather.getIndices())
+            yields.push_back(arith::IndexCastOp::create(
+                nb, nl, nb.getI64Type(), primal.lookupOrDefault(index)));
+        }
+        linalg::YieldOp::create(nb, nl, yields);
+      });
+  if (failedBody)
+    return failure();
+  if (independent) {
+    contributions.erase();
+    return success();
+  }
+  auto scatter = ScatterAddOp::create(b, loc, zerosLike(sourceType),
+                                      contributions.getResult(0),
+                                      contributions.getResults().drop_front());
+  accumulate(source, scatter.getResult());
+  return success();
+}
+
 LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
   FailureOr<GenericForm> form = analyzeGeneric(op);
   if (failed(form))
@@ -630,6 +744,9 @@ LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
     if (failed(gradientThrough(g, dout, g.body->getArgument(i), x, g.maps[i])))
       return failure();
   }
+  for (tensor::ExtractOp gather : g.gathers)
+    if (failed(gatherAdjoint(g, dout, gather)))
+      return failure();
 
   Value init = g.init;
   if (!varied.contains(init) || !isFloatTensor(init))

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -374,6 +375,31 @@ private:
            out.kind == ReductionKind::Sum && in.partial == out.partial;
   }
 
+  /// A tensor an op's body reads from outside (a gather's table) is
+  /// indexed with global positions: every device needs it whole.
+  LogicalResult replicateCaptured(Operation *op) {
+    llvm::SetVector<Value> captured;
+    for (Region &region : op->getRegions())
+      getUsedValuesDefinedAbove(region, captured);
+    for (Value v : captured) {
+      auto type = dyn_cast<RankedTensorType>(v.getType());
+      if (!type || !layouts.count(v) || layouts.lookup(v).isReplicated())
+        continue;
+      b.setInsertionPoint(op);
+      created.clear();
+      FailureOr<Value> whole =
+          reshard(op->getLoc(), v, Layout::replicated(type.getRank()));
+      if (failed(whole))
+        return failure();
+      if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))
+        for (Operation *c : created)
+          c->setAttr(EPLDialect::kPhaseAttrName, phase);
+      for (Region &region : op->getRegions())
+        replaceAllUsesInRegionWith(v, *whole, region);
+    }
+    return success();
+  }
+
   /// Partitions an op by its sharding rule: each operand is brought to
   /// the layout its factors give it, each result takes its local type.
   LogicalResult partitionByRule(Operation *op, const ShardingRule &rule) {
@@ -425,6 +451,8 @@ private:
       if (failed(require(op, i, want)))
         return failure();
     }
+    if (failed(replicateCaptured(op)))
+      return failure();
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       Layout out = layoutOfResult(op, i);
       // A sum over a sharded loop adds the initial value on every device:
@@ -608,6 +636,8 @@ private:
               return op->emitError() << "epl-insert-collectives: cannot "
                                         "partition '"
                                      << op->getName() << "'";
+          if (failed(replicateCaptured(op)))
+            return failure();
           // Any other op computes its tensors whole on every device.
           for (Value r : op->getResults())
             if (auto t = dyn_cast<RankedTensorType>(r.getType()))

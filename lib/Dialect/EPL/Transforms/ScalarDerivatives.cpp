@@ -28,12 +28,23 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
   // derivative rules (one TypeSwitch case per op), which reads best whole.
   // Only ops on a path from `wrt` to `target` matter.
   llvm::DenseSet<Value> dependsOnWrt = {wrt};
-  for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return dependsOnWrt.contains(v); }))
+  for (Operation &op : body.without_terminator()) {
+    // Values used inside an op's regions count as its operands, so that an
+    // op with a body (scf.if) that reads `wrt` has no derivative rule rather
+    // than a silently zero one.
+    bool depends = op.walk([&](Operation *nested) {
+                       return llvm::any_of(nested->getOperands(),
+                                           [&](Value v) {
+                                             return dependsOnWrt.contains(v);
+                                           })
+                                  ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+                     }).wasInterrupted();
+    if (depends)
       for (Value r : op.getResults())
         if (isa<FloatType>(r.getType()))
           dependsOnWrt.insert(r);
+  }
   if (!dependsOnWrt.contains(target))
     return Value();
 
@@ -64,11 +75,19 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
   };
 
   for (Operation &op : llvm::reverse(body.without_terminator())) {
-    if (op.getNumResults() != 1)
+    if (op.getNumResults() != 1) {
+      if (llvm::any_of(op.getResults(),
+                       [&](Value r) { return adjoints.count(r); }))
+        return diagnosticOp->emitError()
+               << "epl-autodiff: cannot differentiate '" << op.getName()
+               << "' (" << op.getNumResults()
+               << " results) in the body of this op";
       continue;
+    }
     Value result = op.getResult(0);
     Value g = adjoints.lookup(result);
-    if (!g)
+    // `wrt` may be an op's result (a gather's): its adjoint is complete.
+    if (!g || result == wrt)
       continue;
     Type type = result.getType();
     auto operand = [&](unsigned i) { return primalOf(op.getOperand(i)); };
@@ -199,6 +218,52 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               if (dependsOnWrt.contains(op.getOperand(1)))
                 accumulate(op.getOperand(1),
                            mul(g, mul(r, math::LogOp::create(b, loc, a))));
+              return success();
+            })
+            .Case([&](math::FPowIOp p) {
+              // d/dx x^n = n x^(n-1), n an integer.
+              Value n = p.getRhs();
+              Value nm1 = arith::SubIOp::create(
+                  b, loc, n,
+                  arith::ConstantOp::create(b, loc, n.getType(),
+                                            b.getIntegerAttr(n.getType(), 1)));
+              Value nf = arith::SIToFPOp::create(b, loc, type, n);
+              accumulate(op.getOperand(0),
+                         mul(g, mul(nf, math::FPowIOp::create(b, loc, operand(0),
+                                                              nm1))));
+              return success();
+            })
+            .Case([&](math::Exp2Op) {
+              accumulate(op.getOperand(0),
+                         mul(g, mul(r, constant(type, std::log(2.0)))));
+              return success();
+            })
+            .Case([&](math::ExpM1Op) {
+              // e^x = expm1(x) + 1
+              accumulate(op.getOperand(0),
+                         mul(g, arith::AddFOp::create(b, loc, r,
+                                                      constant(type, 1.0))));
+              return success();
+            })
+            .Case([&](math::Log1pOp) {
+              accumulate(op.getOperand(0),
+                         div(g, arith::AddFOp::create(b, loc, operand(0),
+                                                      constant(type, 1.0))));
+              return success();
+            })
+            .Case([&](math::Log2Op) {
+              accumulate(op.getOperand(0),
+                         div(g, mul(operand(0), constant(type, std::log(2.0)))));
+              return success();
+            })
+            .Case([&](math::Log10Op) {
+              accumulate(op.getOperand(0),
+                         div(g, mul(operand(0), constant(type, std::log(10.0)))));
+              return success();
+            })
+            .Case<math::FloorOp, math::CeilOp, math::RoundOp,
+                  math::RoundEvenOp, math::TruncOp>([&](Operation *) {
+              // Piecewise constant: zero almost everywhere, as in PyTorch.
               return success();
             })
             .Case([&](math::SinOp) {

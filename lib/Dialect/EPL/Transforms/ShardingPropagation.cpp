@@ -335,7 +335,10 @@ private:
 
   int64_t bytesOf(Value v) const {
     auto type = cast<RankedTensorType>(v.getType());
-    return type.getNumElements() * type.getElementTypeBitWidth();
+    // `index` has no fixed width; it is 64 bits on every target we run.
+    Type element = type.getElementType();
+    return type.getNumElements() *
+           (element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64);
   }
 
   /// The partial-sum axes an element-wise op keeps when it is linear in its

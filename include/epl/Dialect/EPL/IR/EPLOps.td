@@ -13,6 +13,8 @@ include "epl/Dialect/EPL/IR/EPLInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/IR/OpBase.td"
+include "mlir/Dialect/Linalg/IR/LinalgInterfaces.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -314,6 +316,58 @@ def EPL_GroupIndexOp : EPL_CollectiveOp<"group_index", [Pure]> {
   let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
   let results = (outs Index:$result);
   let assemblyFormat = "`on` $mesh `over` $axes attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Computation
+//===----------------------------------------------------------------------===//
+
+def EPL_ScatterAddOp : EPL_Op<"scatter_add", [
+    Pure, DestinationStyleOpInterface, AllTypesMatch<["dest", "result"]>,
+    DeclareOpInterfaceMethods<AggregatedOpInterface, ["decomposeOperation"]>,
+    DeclareOpInterfaceMethods<EPL_ShardingRuleOpInterface>]> {
+  let summary = "adds each update into the element its indices select";
+  let description = [{
+    The adjoint of a gather: `epl-autodiff` makes it for a `tensor.extract`
+    of a parameter-dependent tensor inside a `linalg.generic` body (an
+    embedding lookup, cross-entropy with integer labels). For every
+    position `p` of `updates`,
+
+    ```
+    result[indices#0[p], ..., indices#k[p]] += updates[p]
+    ```
+
+    starting from `dest`; there is one index tensor per dimension of
+    `dest`, each shaped like `updates` (signless i64, read as signed).
+    Positions whose indices fall outside `dest` add nothing (the forward
+    gather there had no value).
+
+    ```mlir
+    // d(sum_k w[i[k]])/dw: w = [1, 2, 3, 4], i = [1, 3] gives [0, 1, 0, 1].
+    %dw = epl.scatter_add %ones at (%i) into %zeros
+            : tensor<2xf32>, tensor<2xi64> into tensor<4xf32>
+    ```
+
+    Its sharding rule makes the positions of `updates` reduction factors
+    (summed) and every dimension of `dest` whole: split over the batch,
+    each device scatters its own positions and the result is a partial
+    sum. `epl-decompose-aggregates` lowers it to a loop nest.
+  }];
+  // `dest` first: the result type is inferred from a fixed operand.
+  let arguments = (ins RankedTensorOf<[AnyFloat]>:$dest,
+                       RankedTensorOf<[AnyFloat]>:$updates,
+                       Variadic<RankedTensorOf<[I64]>>:$indices);
+  let results = (outs RankedTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $updates `at` `(` $indices `)` `into` $dest attr-dict `:` type($updates)
+    `,` type($indices) `into` type($dest)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getDestMutable();
+    }
+  }];
 }
 
 #endif // EPL_OPS_TD

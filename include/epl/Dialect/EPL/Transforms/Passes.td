@@ -566,13 +566,14 @@ def EPLSimulatePipelinePass : Pass<"epl-simulate-pipeline", "ModuleOp"> {
   ];
 }
 def EPLDecomposeAggregatesPass : Pass<"epl-decompose-aggregates"> {
-  let summary = "Decomposes aggregated linalg ops (linalg.softmax) into generics";
+  let summary = "Decomposes aggregated ops (linalg.softmax, epl.scatter_add) into simpler ones";
   let description = [{
-    Replaces every op implementing `linalg::AggregatedOpInterface` (today
-    `linalg.softmax`) by the linalg ops it stands for: a max reduction, an
-    exponential of the shifted input, a sum reduction and a division. The
-    CPU lowering has no loops for aggregated ops, and `epl-autodiff`
-    differentiates the parts.
+    Replaces every op implementing `linalg::AggregatedOpInterface` by the
+    ops it stands for: `linalg.softmax` by a max reduction, an exponential
+    of the shifted input, a sum reduction and a division (`epl-autodiff`
+    differentiates the parts); `epl.scatter_add` by a loop nest of
+    `tensor.extract`/`tensor.insert`. The CPU lowering has no loops for
+    aggregated ops.
 
     ```mlir
     %p = linalg.softmax dimension(1) ins(%x : tensor<4x6xf32>)
@@ -585,6 +586,7 @@ def EPLDecomposeAggregatesPass : Pass<"epl-decompose-aggregates"> {
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }
