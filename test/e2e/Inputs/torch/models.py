@@ -29,6 +29,21 @@ class MLP(nn.Module):
         return self.loss(self.fc3(h), y)
 
 
+class Regression(nn.Module):
+    """The MLP with a hand-written mean squared error (no gather, no
+    math.fpowi: what the compiler trains today)."""
+
+    def __init__(self, features=12, hidden=16, out=8):
+        super().__init__()
+        self.fc1 = nn.Linear(features, hidden)
+        self.fc2 = nn.Linear(hidden, hidden)
+        self.fc3 = nn.Linear(hidden, out)
+
+    def forward(self, x, y):
+        d = self.fc3(torch.tanh(self.fc2(torch.tanh(self.fc1(x))))) - y
+        return (d * d).mean()
+
+
 class Attention(nn.Module):
     """Multi-head self-attention, by hand or through
     F.scaled_dot_product_attention."""
@@ -101,6 +116,14 @@ def mlp():
     return {"model": model, "inputs": {"x": x}, "labels": {"y": y}}
 
 
+def regression():
+    torch.manual_seed(3)
+    model = Regression()
+    x = torch.randn(8, 12)
+    y = torch.randn(8, 8)
+    return {"model": model, "inputs": {"x": x}, "labels": {"y": y}}
+
+
 def transformer(sdpa=False):
     torch.manual_seed(1)
     model = Transformer(sdpa=sdpa)
@@ -115,6 +138,7 @@ def gather():
 
 MODELS = {
     "mlp": mlp,
+    "regression": regression,
     "transformer": lambda: transformer(sdpa=False),
     "transformer-sdpa": lambda: transformer(sdpa=True),
     "gather": gather,
@@ -125,6 +149,8 @@ MODELS = {
 VARIANTS = {
     "mlp": {"": {"*": "replicate(1)"},
             "-split": {"fc3": "split(2)", "*": "replicate(1)"}},
+    "regression": {"": {"*": "replicate(1)"},
+                   "-split": {"fc3": "split(2)", "*": "replicate(1)"}},
     "transformer": {"": {"*": "replicate(1)"},
                     "-split": {"head": "split(2)", "*": "replicate(1)"}},
     "transformer-sdpa": {"": {"*": "replicate(1)"}},
