@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Creates the optional PyTorch frontend environment: a venv from Debian's
 # /usr/bin/python3 with a recent CPU torch and torch-mlir (PyPI package
-# `torch-mlir`): about 1 GB with PyTorch's CPU index, 5.7 GB from PyPI
-# alone (CUDA's libraries come along). Nothing in the default build or test needs it;
-# python/epl/torch.py (the importer) and scripts/export-torch-inputs.py run
+# `torch-mlir`): 5.7 GB from PyPI alone (CUDA's libraries come along),
+# much less with PyTorch's CPU index. Nothing in the default build or test
+# needs it; python/epl/torch.py (the importer) and scripts/export-torch-inputs.py run
 # inside it, and test/e2e/test_torch_mlir.py uses it when it exists.
 #
 #   scripts/setup-torch.sh            # venv in .venv-torch/ (git-ignored)
@@ -36,9 +36,8 @@ fi
 "$PY" -m venv "$VENV"
 PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
 
-# CPU torch from PyTorch's own index (no CUDA libraries: under 1 GB); where
-# that index is unreachable, PyPI's torch, which pulls in CUDA's libraries
-# (about 6 GB, unused here).
+# CPU torch from PyTorch's own index (no CUDA libraries); where that index is
+# unreachable, PyPI's torch, which pulls in CUDA's libraries (unused here).
 if curl -fsS -o /dev/null 2>/dev/null --max-time 20 "$TORCH_INDEX/"; then
   "${PIP[@]}" torch --index-url "$TORCH_INDEX"
 else
