@@ -1,0 +1,362 @@
+"""PyTorch models through torch-mlir into EPL-MLIR's L0 form.
+
+Runs where torch 2.x and torch-mlir are installed (`scripts/setup-torch.sh`
+makes such a venv); `import epl` never imports this module, so the rest of
+the package works without them.
+
+    import epl, epl.torch
+    exported = epl.torch.export(
+        model,                                  # nn.Module; forward returns the scalar loss
+        inputs={"x": x}, labels={"y": y},       # forward(x, y), in this order
+        strategy={"fc3": epl.split(2), "*": epl.replicate(1)},
+        config={"optimizer.type": "sgd", "optimizer.lr": 0.01})
+    exported.save("out/mlp")   # out/mlp.mlir, out/mlp.params.safetensors, out/mlp.data.safetensors
+
+How: the model is wrapped so that its parameters are arguments of the
+exported function (`torch.func.functional_call`), not frozen constants;
+`torch.export` traces it, torch-mlir's FX importer imports it and lowers
+it to linalg on tensors. Every FX node's location is made to name the
+module it ran in (`node.meta["nn_module_stack"]`), which survives torch-mlir's
+decompositions and lowering, so each linalg op is scoped by the strategy of
+its module. The function's arguments are then tagged with the L0 contract
+(`epl.arg`, `epl.name`) and the module gets `epl.config`.
+
+Command line (see `python -m epl.torch --help`):
+
+    python -m epl.torch examples/torch_mlp.py -o out/mlp --strategy 'fc2=split(2)'
+"""
+
+import argparse
+import fnmatch
+import importlib.util
+import json
+import os
+import re
+import sys
+
+import numpy as np
+
+from . import safetensors
+from .config import Config
+from .errors import EPLError, StrategyError
+from .graph import _config_value
+from .strategy import Strategy, replicate, split
+
+#: The attribute of the wrapper that holds the user's module; its prefix is
+#: stripped from module paths.
+_WRAPPED = "model"
+_LOC_PREFIX = "epl.module:"
+_LOC_RE = re.compile(r'"' + re.escape(_LOC_PREFIX) + r'([^:"]*):')
+
+
+class ExportError(EPLError):
+    """The model cannot be exported to L0 (naming what and why)."""
+
+
+class Exported:
+    """An exported model: the L0 module's text, the parameters and the data
+    (numpy arrays by their `epl.name`), and the module path of each
+    scoped op (for inspection)."""
+
+    def __init__(self, mlir, params, data, scopes):
+        self.mlir = mlir
+        self.params = params
+        self.data = data
+        #: {module path: strategy attribute} of the ops that were scoped.
+        self.scopes = scopes
+
+    def save(self, prefix):
+        """Writes PREFIX.mlir, PREFIX.params.safetensors and
+        PREFIX.data.safetensors; returns the three paths."""
+        prefix = os.fspath(prefix)
+        os.makedirs(os.path.dirname(prefix) or ".", exist_ok=True)
+        paths = (prefix + ".mlir", prefix + ".params.safetensors",
+                 prefix + ".data.safetensors")
+        with open(paths[0], "w") as f:
+            f.write(self.mlir)
+        safetensors.save(paths[1], self.params)
+        safetensors.save(paths[2], self.data)
+        return paths
+
+
+def parse_strategy(text):
+    """'split(2)', 'replicate', 'replicate(device_count=1, name="s")' ->
+    a Strategy."""
+    m = re.fullmatch(r"\s*(replicate|split)\s*(?:\((.*)\))?\s*", text)
+    if not m:
+        raise StrategyError(f"not a strategy: {text!r} (expected e.g. 'split(2)' "
+                            "or 'replicate(1)')")
+    kind = {"replicate": replicate, "split": split}[m.group(1)]
+    args, kwargs = [], {}
+    for part in filter(None, (p.strip() for p in (m.group(2) or "").split(","))):
+        key, eq, value = part.partition("=")
+        value = (value if eq else key).strip()
+        value = value.strip("'\"") if value[:1] in "'\"" else int(value)
+        if eq:
+            kwargs[key.strip()] = value
+        else:
+            args.append(value)
+    return kind(*args, **kwargs)
+
+
+def _strategies(strategy):
+    out = []
+    for pattern, s in (strategy or {}).items():
+        if isinstance(s, str):
+            s = parse_strategy(s)
+        if not isinstance(s, Strategy):
+            raise StrategyError(f"strategy for {pattern!r} must be epl.replicate(...) "
+                                f"or epl.split(...), got {s!r}")
+        out.append((pattern, s))
+    return out
+
+
+def scope_of(path, strategy):
+    """The strategy of an op that ran in module `path` ("" for the model
+    itself): the first pattern, in order, that matches the path or one of
+    its enclosing modules ("fc3" matches "fc3" and "fc3.act"; patterns are
+    fnmatch globs, "*" matches everything, the model itself included)."""
+    prefixes = [path]
+    while "." in prefixes[-1]:
+        prefixes.append(prefixes[-1].rsplit(".", 1)[0])
+    for pattern, s in strategy:
+        if pattern == "*" or any(fnmatch.fnmatchcase(p, pattern) for p in prefixes if p):
+            return s
+    return None
+
+
+def _module_path(node):
+    stack = node.meta.get("nn_module_stack") or {}
+    if not stack:
+        return ""
+    path = list(stack.values())[-1][0]
+    # torch versions spell the root differently ("model.fc1", "L['self'].model.fc1").
+    path = re.sub(r"^L\['self'\]\.?", "", path)
+    if path == _WRAPPED:
+        return ""
+    if path.startswith(_WRAPPED + "."):
+        return path[len(_WRAPPED) + 1:]
+    return path
+
+
+def export(model, inputs, labels=None, *, strategy=None, config=None,
+           func_name="model"):
+    """Exports `model` (an nn.Module whose forward takes the inputs then the
+    labels, positionally in dict order, and returns the scalar loss) to an
+    L0 module. Parameters are `model.named_parameters()` under those names;
+    buffers are frozen into the module as constants. `strategy` maps module
+    name patterns to epl.replicate/epl.split (or strings such as "split(2)");
+    `config` holds epl.config keys (validated by epl.Config)."""
+    import torch
+    from torch_mlir import fx, ir
+    from torch_mlir.dialects import torch as torch_d
+    from torch_mlir.extras.fx_importer import ContextCache, FxImporter
+
+    labels = labels or {}
+    clash = set(inputs) & set(labels)
+    if clash:
+        raise ExportError(f"{sorted(clash)} are both inputs and labels")
+    config_items = dict(Config(config or {}).items())
+    strategy = _strategies(strategy)
+    named = dict(model.named_parameters())
+    overlap = set(named) & (set(inputs) | set(labels))
+    if overlap:
+        raise ExportError(f"{sorted(overlap)} name both a parameter and an input")
+    names = list(named)
+
+    class Functional(torch.nn.Module):
+        """The model with its parameters as explicit arguments."""
+
+        def __init__(self):
+            super().__init__()
+            setattr(self, _WRAPPED, model)
+
+        def forward(self, *args):
+            params = dict(zip(names, args[:len(names)]))
+            return torch.func.functional_call(getattr(self, _WRAPPED), params,
+                                              tuple(args[len(names):]))
+
+    data = {**inputs, **labels}
+    args = tuple(p.detach() for p in named.values()) + tuple(
+        torch.as_tensor(v) for v in data.values())
+    with torch.no_grad():
+        loss = Functional()(*args)
+    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+        raise ExportError("the model's forward must return the scalar loss, got "
+                          f"{type(loss).__name__} of shape "
+                          f"{tuple(getattr(loss, 'shape', ()))}")
+    program = torch.export.export(Functional(), args, strict=False)
+
+    class ModuleLocations(ContextCache):
+        """Names each op after the module it ran in (the FX node's
+        nn_module_stack); torch-mlir's passes keep the location."""
+
+        def get_node_location(self, node):
+            loc = super().get_node_location(node) or ir.Location.unknown(context=self._c)
+            return ir.Location.name(f"{_LOC_PREFIX}{_module_path(node)}:{node.name}",
+                                    childLoc=loc, context=self._c)
+
+    context = ir.Context()
+    torch_d.register_dialect(context)
+    importer = FxImporter(context=context)
+    importer._cc = ModuleLocations(importer._c, py_attr_tracker=importer._py_attr_tracker)
+    module = fx.export_and_import(program, output_type="linalg-on-tensors",
+                                  fx_importer=importer, func_name=func_name)
+
+    context.allow_unregistered_dialects = True  # #epl.* attributes, opaque here
+    scopes = {}
+    with context, ir.Location.unknown():
+        funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
+        if len(funcs) != 1:
+            raise ExportError(f"torch-mlir produced {len(funcs)} functions, expected 1")
+        func = funcs[0].operation
+        kinds = (["param"] * len(names) + ["input"] * len(inputs)
+                 + ["label"] * len(labels))
+        arg_names = names + list(data)
+        if len(func.regions[0].blocks[0].arguments) != len(kinds):
+            raise ExportError(
+                f"@{func_name} takes {len(func.regions[0].blocks[0].arguments)} "
+                f"arguments, expected {len(kinds)} (parameters, inputs, labels); "
+                "an unused one may have been dropped")
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get([
+            ir.Attribute.parse(f'{{epl.arg = "{k}", epl.name = "{n}"}}')
+            for k, n in zip(kinds, arg_names)])
+        if config_items:
+            items = ", ".join(f'"{k}" = {_config_value(v)}' for k, v in config_items.items())
+            module.operation.attributes["epl.config"] = ir.Attribute.parse(f"{{{items}}}")
+        if strategy:
+            for op in func.regions[0].blocks[0].operations:
+                op = op.operation
+                dialect, _, name = op.name.partition(".")
+                if dialect not in ("linalg", "tensor") or op.name == "tensor.empty":
+                    continue
+                paths = _LOC_RE.findall(str(op.location))
+                path = paths[0] if paths else ""
+                s = scope_of(path, strategy)
+                if s is not None:
+                    op.attributes["epl.scope"] = ir.Attribute.parse(s.attribute)
+                    scopes.setdefault(path, s.attribute)
+
+    params = {n: p.detach().cpu().numpy() for n, p in named.items()}
+    data_np = {n: torch.as_tensor(v).detach().cpu().numpy() for n, v in data.items()}
+    return Exported(module.operation.get_asm(), params, data_np, scopes)
+
+
+def make_optimizer(parameters, config):
+    """The torch.optim optimizer with the semantics of EPL's `optimizer.*`
+    keys (docs/training.md): single-tensor (foreach=False) updates, weight
+    decay as EPL reads it (L2 in sgd/momentum/adam, decoupled in adamw)."""
+    import torch
+
+    c = Config(config or {})
+    kind, lr, wd = c["optimizer.type"], c["optimizer.lr"], c["optimizer.weight_decay"]
+    if kind == "sgd":
+        return torch.optim.SGD(parameters, lr=lr, weight_decay=wd, foreach=False)
+    if kind == "momentum":
+        return torch.optim.SGD(parameters, lr=lr, momentum=c["optimizer.momentum"],
+                               weight_decay=wd, foreach=False)
+    betas = (c["optimizer.beta1"], c["optimizer.beta2"])
+    cls = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW}[kind]
+    return cls(parameters, lr=lr, betas=betas, eps=c["optimizer.eps"],
+               weight_decay=wd, foreach=False)
+
+
+def torch_losses(model, inputs, labels=None, config=None, steps=5):
+    """Trains a deep copy of `model` for `steps` steps on the same batch,
+    as epl-run does, and returns the loss before each step's update."""
+    import copy
+
+    import torch
+
+    model = copy.deepcopy(model)
+    optimizer = make_optimizer(model.parameters(), config)
+    args = [torch.as_tensor(v) for v in {**inputs, **(labels or {})}.values()]
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = model(*args)
+        losses.append(float(loss.detach()))
+        loss.backward()
+        optimizer.step()
+    return losses
+
+
+def load_model_file(path, entry="epl_model"):
+    """Runs a Python file and calls its `entry()`, which returns export()'s
+    keyword arguments: {"model", "inputs", "labels", "strategy", "config"}."""
+    spec = importlib.util.spec_from_file_location("_epl_torch_model", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.pop(0)
+    if not hasattr(mod, entry):
+        raise ExportError(f"{path} defines no function {entry}() returning "
+                          "{'model': ..., 'inputs': {...}, 'labels': {...}}")
+    return getattr(mod, entry)()
+
+
+def _key_value(text):
+    key, eq, value = text.partition("=")
+    if not eq:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def _config_from_text(value):
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m epl.torch",
+        description="Exports a PyTorch model to EPL-MLIR's L0 form through "
+                    "torch-mlir: PREFIX.mlir, PREFIX.params.safetensors, "
+                    "PREFIX.data.safetensors.")
+    parser.add_argument("file", help="a Python file whose epl_model() returns "
+                        "{'model': nn.Module, 'inputs': {...}, 'labels': {...}, "
+                        "'strategy': {...}, 'config': {...}} (FILE:FUNC names "
+                        "another function)")
+    parser.add_argument("-o", "--output", required=True, help="output prefix")
+    parser.add_argument("--strategy", action="append", type=_key_value, default=[],
+                        metavar="PATTERN=STRATEGY",
+                        help="e.g. 'fc3=split(2)', '*=replicate(1)' (repeatable; "
+                             "replaces the file's strategy)")
+    parser.add_argument("--config", action="append", type=_key_value, default=[],
+                        metavar="KEY=VALUE",
+                        help="an epl.config key, e.g. optimizer.lr=0.1 (repeatable; "
+                             "added to the file's config)")
+    parser.add_argument("--torch-losses", type=int, default=0, metavar="STEPS",
+                        help="also train the model in PyTorch for STEPS steps with "
+                             "the config's optimizer and write PREFIX.losses.json")
+    args = parser.parse_args(argv)
+
+    path, _, entry = args.file.partition(":")
+    spec = dict(load_model_file(path, entry or "epl_model"))
+    if args.strategy:
+        spec["strategy"] = {k: parse_strategy(v) for k, v in args.strategy}
+    if args.config:
+        spec["config"] = {**(spec.get("config") or {}),
+                          **{k: _config_from_text(v) for k, v in args.config}}
+    try:
+        exported = export(spec["model"], spec["inputs"], spec.get("labels"),
+                          strategy=spec.get("strategy"), config=spec.get("config"))
+    except EPLError as e:
+        parser.exit(1, f"epl.torch: error: {e}\n")
+    for p in exported.save(args.output):
+        print(p)
+    if args.torch_losses:
+        losses = torch_losses(spec["model"], spec["inputs"], spec.get("labels"),
+                              spec.get("config"), args.torch_losses)
+        with open(args.output + ".losses.json", "w") as f:
+            json.dump({"config": spec.get("config") or {}, "losses": losses}, f, indent=1)
+        print(args.output + ".losses.json")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
