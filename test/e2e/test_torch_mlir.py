@@ -7,8 +7,10 @@ scripts/export-torch-inputs.py regenerates them inside the venv of
 scripts/setup-torch.sh, and test_fresh_export_* does so end to end when
 that venv exists (.venv-torch/, or EPL_TORCH_VENV).
 
-Cases the compiler gets wrong today are xfail(strict=True) with the reason:
-a fix flips them to failures that say "XPASS", and then the mark goes."""
+What these models need from the compiler, as torch-mlir writes them:
+gathers in generic bodies (integer-label cross-entropy, w[i]), keep-dim
+reduction maps, math.fpowi, argmax results nobody reads, f64 statistics,
+i1 masks crossing devices, and a gather's table split over devices."""
 
 import json
 import os
@@ -31,31 +33,6 @@ RTOL = 1e-5
 MODELS = ["mlp", "regression", "transformer", "transformer-sdpa", "gather"]
 #: The batch of each model's inputs (data parallelism splits it).
 BATCH = {"mlp": 8, "regression": 8, "transformer": 4, "transformer-sdpa": 4, "gather": 2}
-
-# Why cases fail today (epl-run's or epl-opt's message, or what goes wrong),
-# and what is known to come next once that is fixed.
-ZERO_GRADIENTS = ("gathers lowered to tensor.extract in a linalg.generic body (integer "
-                  "labels in cross-entropy, w[i]) get zero gradients: the loss never moves")
-CE_ZERO_GRADIENTS = (ZERO_GRADIENTS + "; behind it, log-softmax's keep-dim maps: "
-                     "epl-autodiff: cannot differentiate through the indexing map "
-                     "(d0, d1) -> (d0, 0); only projections are supported")
-FPOWI = ("epl-autodiff: cannot differentiate 'math.fpowi' in the body of this op "
-         "(F.mse_loss's square); behind it, LayerNorm's and softmax's keep-dim maps: "
-         "cannot differentiate through the indexing map (d0, d1, d2) -> (d0, d1, 0)")
-I1_ALL_GATHER = ("'epl.all_gather' op cannot run on the CPU runtime: it moves f32, f64, "
-                 "f16, i32 and i64 tensors, not 'i1' (cross-entropy's count of labels "
-                 "!= ignore_index, summed over the batch)")
-SPLIT_EXTRACT = ("split classifier: the label gather (tensor.extract at a global class "
-                 "index) reads the local shard of the class-split log-probabilities, "
-                 "so the forward loss is wrong (1.9596 instead of 1.9785)")
-
-TRAIN_XFAIL = {"mlp": CE_ZERO_GRADIENTS, "gather": ZERO_GRADIENTS,
-               "transformer": FPOWI, "transformer-sdpa": FPOWI}
-PARALLEL_XFAIL = {"mlp": I1_ALL_GATHER, "transformer": FPOWI,
-                  "transformer-sdpa": FPOWI, "gather": ZERO_GRADIENTS}
-SPLIT_XFAIL = {("mlp", 2): SPLIT_EXTRACT, ("mlp", 4): I1_ALL_GATHER,
-               ("transformer", 2): FPOWI, ("transformer", 4): FPOWI}
-
 
 def record(name, directory=INPUTS):
     return json.loads((directory / f"{name}.json").read_text())
@@ -85,13 +62,6 @@ def train(tmp_path, name, variant="", optimizer=None, ranks=1, steps=None,
                   "--data", directory / f"{name}.data.safetensors",
                   "--steps", steps or rec["steps"], *extra, ranks=ranks)
     return losses(out.stdout)
-
-
-def cases(xfails, items):
-    return [pytest.param(*item if isinstance(item, tuple) else (item,),
-                         marks=pytest.mark.xfail(strict=True, reason=xfails[item])
-                         if item in xfails else ())
-            for item in items]
 
 
 # -- the checked-in inputs ---------------------------------------------------
@@ -137,13 +107,8 @@ def test_gather_record_is_the_hand_computed_one():
 
 
 def _optimizer_cases():
-    out = []
-    for name in MODELS:
-        for optimizer in record(name)["optimizers"]:
-            reason = TRAIN_XFAIL.get(name)
-            marks = pytest.mark.xfail(strict=True, reason=reason) if reason else ()
-            out.append(pytest.param(name, optimizer, marks=marks, id=f"{name}-{optimizer}"))
-    return out
+    return [pytest.param(name, optimizer, id=f"{name}-{optimizer}")
+            for name in MODELS for optimizer in record(name)["optimizers"]]
 
 
 @pytest.mark.parametrize("name,optimizer", _optimizer_cases())
@@ -159,9 +124,7 @@ def test_training_equals_pytorch(tmp_path, name, optimizer):
 
 
 def _parallel_cases():
-    return [pytest.param(name, ranks, id=f"{name}-{ranks}",
-                         marks=pytest.mark.xfail(strict=True, reason=PARALLEL_XFAIL[name])
-                         if name in PARALLEL_XFAIL else ())
+    return [pytest.param(name, ranks, id=f"{name}-{ranks}")
             for name in MODELS for ranks in (2, 4) if BATCH[name] % ranks == 0]
 
 
@@ -176,9 +139,9 @@ def test_data_parallel_equals_one_rank(tmp_path, name, ranks):
                                rtol=RTOL)
 
 
-@pytest.mark.parametrize("name,ranks", cases(SPLIT_XFAIL, [
+@pytest.mark.parametrize("name,ranks", [
     ("mlp", 2), ("mlp", 4), ("regression", 2), ("regression", 4), ("transformer", 2),
-    ("transformer", 4)]))
+    ("transformer", 4)])
 def test_split_classifier_equals_one_rank(tmp_path, name, ranks):
     """The last layer (mlp's and regression's fc3, transformer's head) in split(2), the rest
     replicate(1): on 2 ranks tensor parallel, on 4 also data parallel; the
@@ -239,7 +202,7 @@ def fresh(tmp_path_factory):
 
 
 @needs_venv
-@pytest.mark.parametrize("name", cases(TRAIN_XFAIL, MODELS))
+@pytest.mark.parametrize("name", MODELS)
 def test_fresh_export_trains_like_pytorch(tmp_path, fresh, name):
     """Exports the models now, with the venv's torch and torch-mlir, and
     trains them: epl-run's losses equal the PyTorch losses recorded by the

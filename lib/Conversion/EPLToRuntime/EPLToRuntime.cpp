@@ -166,6 +166,70 @@ public:
 };
 
 /// Replaces `op` and returns the number of transposes added, or failure.
+/// Converts every element of `v` to `to` (an integer type) in one generic.
+static Value castElements(IRRewriter &b, Location loc, Value v, Type to) {
+  auto type = cast<RankedTensorType>(v.getType());
+  Type from = type.getElementType();
+  Value init = tensor::EmptyOp::create(b, loc, type.getShape(), to);
+  AffineMap id = b.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{v}, ValueRange{init},
+             SmallVector<AffineMap>{id, id},
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value x = args[0];
+               unsigned fromWidth = from.getIntOrFloatBitWidth(),
+                        toWidth = to.getIntOrFloatBitWidth();
+               // i1 is a flag (0 or 1), wider integers are signed.
+               if (toWidth < fromWidth)
+                 x = arith::TruncIOp::create(nb, nl, to, x);
+               else if (fromWidth == 1)
+                 x = arith::ExtUIOp::create(nb, nl, to, x);
+               else
+                 x = arith::ExtSIOp::create(nb, nl, to, x);
+               linalg::YieldOp::create(nb, nl, x);
+             })
+      .getResult(0);
+}
+
+/// The runtime moves no integer narrower than 32 bits (masks and flags,
+/// i1 from a comparison): such a collective moves them as i32. Only a sum
+/// would differ; it is refused.
+static LogicalResult widenNarrowIntegers(IRRewriter &b, Operation *op) {
+  auto isNarrow = [](Type t) {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    auto integer =
+        tensor ? dyn_cast<IntegerType>(tensor.getElementType()) : nullptr;
+    return integer && integer.getWidth() < 32;
+  };
+  if (llvm::none_of(op->getOperandTypes(), isNarrow) &&
+      llvm::none_of(op->getResultTypes(), isNarrow))
+    return success();
+  if (auto ar = dyn_cast<AllReduceOp>(op);
+      ar && (ar.getKind() == ReductionKind::Sum ||
+             ar.getKind() == ReductionKind::Mean))
+    return op->emitOpError() << "cannot sum " << ar.getType()
+                             << " on the runtime: a narrow integer sum "
+                                "would overflow";
+  Type i32 = b.getI32Type();
+  b.setInsertionPoint(op);
+  for (OpOperand &operand : op->getOpOperands())
+    if (isNarrow(operand.get().getType()))
+      operand.set(castElements(b, op->getLoc(), operand.get(), i32));
+  b.setInsertionPointAfter(op);
+  for (Value result : op->getResults()) {
+    auto type = dyn_cast<RankedTensorType>(result.getType());
+    if (!isNarrow(type))
+      continue;
+    result.setType(type.clone(i32));
+    Value narrow =
+        castElements(b, op->getLoc(), result, type.getElementType());
+    result.replaceAllUsesExcept(narrow, narrow.getDefiningOp());
+  }
+  return success();
+}
+
 FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
   auto groupOp = cast<CollectiveOpInterface>(op);
   rewriter.setInsertionPoint(op);
@@ -337,6 +401,8 @@ struct EPLLowerToRuntimePass
 
     IRRewriter rewriter(&getContext());
     for (Operation *op : ops) {
+      if (failed(widenNarrowIntegers(rewriter, op)))
+        return signalPassFailure();
       FailureOr<int64_t> transposes = lower(api, rewriter, op);
       if (failed(transposes))
         return signalPassFailure();

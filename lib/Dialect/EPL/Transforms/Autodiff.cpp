@@ -197,6 +197,73 @@ LogicalResult StepBuilder::checkSignature() {
   return success();
 }
 
+/// Drops the results of a linalg.generic nothing uses, when the others do
+/// not depend on them: torch-mlir's max reductions also compute an argmax
+/// nobody reads, and only single-result generics have an adjoint.
+static void dropDeadResults(linalg::GenericOp op, RewriterBase &rewriter) {
+  unsigned numInputs = op.getNumDpsInputs();
+  SmallVector<unsigned> kept;
+  for (OpResult r : op->getResults())
+    if (!r.use_empty())
+      kept.push_back(r.getResultNumber());
+  if (kept.size() == op->getNumResults() || kept.empty())
+    return;
+  // What the kept results' yields need, within the body.
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  llvm::DenseSet<Value> needed;
+  SmallVector<Value> worklist;
+  for (unsigned i : kept)
+    worklist.push_back(yield.getOperand(i));
+  // Ops without results (cf.assert) stay if they can.
+  for (Operation &nested : body->without_terminator())
+    if (nested.getNumResults() == 0)
+      llvm::append_range(worklist, nested.getOperands());
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    if (!needed.insert(v).second)
+      continue;
+    if (Operation *def = v.getDefiningOp(); def && def->getBlock() == body)
+      llvm::append_range(worklist, def->getOperands());
+  }
+  for (OpResult r : op->getResults())
+    if (r.use_empty() &&
+        needed.contains(body->getArgument(numInputs + r.getResultNumber())))
+      return;
+
+  SmallVector<Value> inits;
+  SmallVector<AffineMap> allMaps = op.getIndexingMapsArray();
+  SmallVector<AffineMap> maps(allMaps.begin(), allMaps.begin() + numInputs);
+  for (unsigned i : kept) {
+    inits.push_back(op.getDpsInitOperand(i)->get());
+    maps.push_back(allMaps[numInputs + i]);
+  }
+  rewriter.setInsertionPoint(op);
+  auto slim = linalg::GenericOp::create(
+      rewriter, op.getLoc(), ValueRange(inits).getTypes(), op.getDpsInputs(),
+      inits, maps, op.getIteratorTypesArray(),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        IRMapping map;
+        for (unsigned j = 0; j < numInputs; ++j)
+          map.map(body->getArgument(j), args[j]);
+        for (auto [k, i] : llvm::enumerate(kept))
+          map.map(body->getArgument(numInputs + i), args[numInputs + k]);
+        for (Operation &nested : body->without_terminator())
+          if (nested.getNumResults() == 0 ||
+              llvm::any_of(nested.getResults(),
+                           [&](Value r) { return needed.contains(r); }))
+            nb.clone(nested, map);
+        SmallVector<Value> yields;
+        for (unsigned i : kept)
+          yields.push_back(map.lookupOrDefault(yield.getOperand(i)));
+        linalg::YieldOp::create(nb, nl, yields);
+      });
+  slim->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  for (auto [k, i] : llvm::enumerate(kept))
+    rewriter.replaceAllUsesWith(op->getResult(i), slim->getResult(k));
+  rewriter.eraseOp(op);
+}
+
 LogicalResult StepBuilder::prepare() {
   // Element-wise arith and math on tensors become linalg.
   MLIRContext *ctx = fn.getContext();
@@ -231,6 +298,13 @@ LogicalResult StepBuilder::prepare() {
       return op.emitError("epl-autodiff: cannot generalize this op");
     inherit.inserted.clear();
   }
+  SmallVector<linalg::GenericOp> generics;
+  fn.walk([&](linalg::GenericOp op) {
+    if (op->getNumResults() > 1)
+      generics.push_back(op);
+  });
+  for (linalg::GenericOp op : generics)
+    dropDeadResults(op, rewriter);
   return success();
 }
 
@@ -602,7 +676,19 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
                                            BlockArgument wrt, Value forward,
                                            AffineMap wrtMap) {
   linalg::GenericOp op = g.op;
-  if (!wrtMap.isProjectedPermutation()) {
+  auto type = cast<RankedTensorType>(forward.getType());
+  // A keep-dim map (`(d0, d1) -> (d0, 0)` on a unit dimension, as
+  // torch-mlir writes reductions) is a projection too.
+  bool unitZeros = llvm::all_of(llvm::enumerate(wrtMap.getResults()),
+                                [&](auto e) {
+                                  auto c = dyn_cast<AffineConstantExpr>(
+                                      e.value());
+                                  return !c || (c.getValue() == 0 &&
+                                                type.getDimSize(e.index()) ==
+                                                    1);
+                                });
+  if (!wrtMap.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+      !unitZeros) {
     std::string map;
     llvm::raw_string_ostream(map) << wrtMap;
     return op.emitError() << "epl-autodiff: cannot differentiate through "
@@ -610,7 +696,6 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
                           << map << "; only projections are supported";
   }
   tagger.phase = phaseFor(forward);
-  auto type = cast<RankedTensorType>(forward.getType());
   Value gradInit = grads.lookup(forward);
   // A contribution made on another pipeline stage than the gradient so far
   // is added where the value is made (accumulate), not into its buffer:
