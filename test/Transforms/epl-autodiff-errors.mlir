@@ -263,3 +263,80 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// Every value a body captures that depends on a parameter is either
+// differentiated (a gather) or an error naming the op: never dropped.
+func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  // expected-note @+1 {{the value is defined here}}
+  %s = tensor.extract %w[%c0] : tensor<4xf32>
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{epl-autodiff: cannot differentiate the body of this op: its 'arith.mulf' uses a value that depends on a parameter from outside the body; pass it as an input}}
+  %r = linalg.generic {indexing_maps = [affine_map<(k) -> (k)>, affine_map<(k) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%w : tensor<4xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %m = arith.mulf %a, %s : f32
+    %sum = arith.addf %acc, %m : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// A gather nested deeper than the body (here in an scf.if) is not one the
+// adjoint can follow.
+func.func @f(%i: tensor<2xindex> {epl.arg = "input"},
+             %w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{epl-autodiff: cannot differentiate the body of this op: its 'tensor.extract' uses a value that depends on a parameter from outside the body}}
+  %r = linalg.generic {indexing_maps = [affine_map<(k) -> (k)>, affine_map<(k) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%i : tensor<2xindex>) outs(%f : tensor<f32>) {
+  ^bb0(%idx: index, %acc: f32):
+    %small = arith.cmpi ult, %idx, %c2 : index
+    %v = scf.if %small -> f32 {
+      %x = tensor.extract %w[%idx] : tensor<4xf32>
+      scf.yield %x : f32
+    } else {
+      scf.yield %zero : f32
+    }
+    %sum = arith.addf %acc, %v : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// An op with a region in a body that reads what the loss depends on has no
+// derivative rule: an error, not a zero.
+func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %true = arith.constant true
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  // expected-error @+1 {{epl-autodiff: cannot differentiate 'scf.if' in the body of this op}}
+  %r = linalg.generic {indexing_maps = [affine_map<(k) -> (k)>, affine_map<(k) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%w : tensor<4xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %v = scf.if %true -> f32 {
+      %d = arith.addf %a, %a : f32
+      scf.yield %d : f32
+    } else {
+      scf.yield %zero : f32
+    }
+    %sum = arith.addf %acc, %v : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}

@@ -257,3 +257,27 @@ epl.mesh @mesh ["stage" = 2]
 // expected-error @+1 {{'epl.pipeline' op stage @s1 is not a function of the module}}
 epl.pipeline @model on @mesh over "stage" stages [@s0, @s1] strategy "PreferBackward" micro_batches 4
 func.func @s0() { return }
+
+// -----
+
+func.func @scatter_add_rank(%u: tensor<3xf32>, %i: tensor<3xi64>, %d: tensor<5x4xf32>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{'epl.scatter_add' op has 1 index tensors for a destination of rank 2; it needs one per dimension}}
+  %r = epl.scatter_add %u at (%i) into %d : tensor<3xf32>, tensor<3xi64> into tensor<5x4xf32>
+  return %r : tensor<5x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_shape(%u: tensor<3xf32>, %i: tensor<2xi64>, %d: tensor<5xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'epl.scatter_add' op index tensor #0 is 'tensor<2xi64>'; it must have the shape of the updates, 'tensor<3xf32>'}}
+  %r = epl.scatter_add %u at (%i) into %d : tensor<3xf32>, tensor<2xi64> into tensor<5xf32>
+  return %r : tensor<5xf32>
+}
+
+// -----
+
+func.func @scatter_add_type(%u: tensor<3xf16>, %i: tensor<3xi64>, %d: tensor<5xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'epl.scatter_add' op adds 'f16' updates into a 'f32' destination}}
+  %r = epl.scatter_add %u at (%i) into %d : tensor<3xf16>, tensor<3xi64> into tensor<5xf32>
+  return %r : tensor<5xf32>
+}

@@ -110,3 +110,12 @@ func.func @stage0(%x: tensor<4xf32>) {
 }
 func.func private @stage0_forward(%i: index, %x: tensor<4xf32>) -> tensor<4xf32> attributes {epl.stage = #epl.stage<index = 0, name = "stage_0">}
 func.func @stage1() { return }
+
+// CHECK-LABEL: func.func @scatter_add
+// CHECK: epl.scatter_add %{{.*}} at (%{{.*}}, %{{.*}}) into %{{.*}} : tensor<3x2xf32>, tensor<3x2xi64>, tensor<3x2xi64> into tensor<5x4xf32>
+func.func @scatter_add(%u: tensor<3x2xf32>, %i: tensor<3x2xi64>, %j: tensor<3x2xi64>,
+                       %d: tensor<5x4xf32>) -> tensor<5x4xf32> {
+  %r = epl.scatter_add %u at (%i, %j) into %d
+         : tensor<3x2xf32>, tensor<3x2xi64>, tensor<3x2xi64> into tensor<5x4xf32>
+  return %r : tensor<5x4xf32>
+}

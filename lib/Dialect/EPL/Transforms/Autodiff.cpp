@@ -545,8 +545,10 @@ FailureOr<GenericForm> StepBuilder::analyzeGeneric(linalg::GenericOp op) {
   // in the body) reads: anything else would be silently dropped.
   WalkResult captured = g.body->walk([&](Operation *nested) {
     for (Value v : nested->getOperands()) {
+      // A shape is not a dependency.
       if (!varied.contains(v) ||
-          op.getRegion().isAncestor(v.getParentRegion()))
+          op.getRegion().isAncestor(v.getParentRegion()) ||
+          isa<tensor::DimOp>(nested))
         continue;
       auto gather = dyn_cast<tensor::ExtractOp>(nested);
       if (gather && gather->getBlock() == g.body && v == gather.getTensor() &&
@@ -560,7 +562,8 @@ FailureOr<GenericForm> StepBuilder::analyzeGeneric(linalg::GenericOp op) {
                          << nested->getName()
                          << "' uses a value that depends on a parameter from "
                             "outside the body; pass it as an input";
-      diag.attachNote(v.getLoc()) << "the value is defined here";
+      if (v.getDefiningOp())
+        diag.attachNote(v.getLoc()) << "the value is defined here";
       return WalkResult::interrupt();
     }
     return WalkResult::advance();

@@ -359,7 +359,7 @@ def EPL_ScatterAddOp : EPL_Op<"scatter_add", [
                        Variadic<RankedTensorOf<[I64]>>:$indices);
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
-    $updates `at` `(` $indices `)` `into` $dest attr-dict `:` type($updates)
+    $updates `at` ` ` `(` $indices `)` `into` $dest attr-dict `:` type($updates)
     `,` type($indices) `into` type($dest)
   }];
   let hasVerifier = 1;
