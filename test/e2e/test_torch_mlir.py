@@ -155,8 +155,23 @@ def test_split_classifier_equals_one_rank(tmp_path, name, ranks):
                                rtol=RTOL)
     params = epl.safetensors.load(INPUTS / f"{name}.params.safetensors")
     total = sum(v.nbytes for v in params.values())
-    per_rank = json.loads(report.read_text())["per_rank"][0]["param_bytes"]
-    assert per_rank < total, "split(2) on the classifier split no parameter"
+    rank0 = json.loads(report.read_text())["per_rank"][0]
+    assert rank0["param_bytes"] < total, "split(2) on the classifier split no parameter"
+    if ranks == 2:
+        # Tensor parallel only: the collectives the split layer needs, per
+        # step. Its output features are split: the input gradient is a
+        # partial sum (one all-reduce) and, for the squared error, so is
+        # the loss; cross-entropy's max and sum over the split classes
+        # reduce in the forward (max again where the backward reads it,
+        # sum for the max's gradient) and the label gather reads the
+        # log-probabilities whole (one all-gather).
+        counts = {kind: c["count_per_step"] for kind, c in rank0["communication"].items()}
+        assert counts == EXPECTED_SPLIT_COLLECTIVES[name], counts
+
+
+EXPECTED_SPLIT_COLLECTIVES = {"mlp": {"all_reduce": 5, "all_gather": 1},
+                              "regression": {"all_reduce": 2},
+                              "transformer": {"all_reduce": 2}}
 
 
 # -- the importer's pure-Python parts --------------------------------------------

@@ -417,8 +417,11 @@ private:
       return !f.value().empty() &&
              rule.factorKinds[f.index()] == ShardingRule::FactorKind::Reduction;
     });
+    // A reshape passes a pending max or min on as well (propagation
+    // decided so); only a sum is linear in its operands otherwise.
     bool passPartial =
-        !out0.partial.empty() && !reduces && out0.kind == ReductionKind::Sum;
+        !out0.partial.empty() && !reduces &&
+        (out0.kind == ReductionKind::Sum || rule.passesPartial);
     auto dps = dyn_cast<DestinationStyleOpInterface>(op);
     for (OpOperand &operand : op->getOpOperands()) {
       unsigned i = operand.getOperandNumber();
