@@ -551,6 +551,8 @@ struct EPLShardingPropagationPass
     MeshOp mesh = getMesh(module);
     if (!mesh)
       return; // One device: nothing to propagate.
+    if (failed(verifyUpstreamGapsIn(module, "epl-sharding-propagation")))
+      return signalPassFailure();
     int64_t sharded = 0, conflicts = 0;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal())
