@@ -387,6 +387,16 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
              << "' must be \"param\", \"input\", \"label\" or "
                 "\"opt_state\", got "
              << attr.getValue();
+    // Training differentiates and updates a parameter: its elements are
+    // floats (the lowered forms, buffers and pointers, are not checked).
+    auto shaped = dyn_cast_or_null<ShapedType>(
+        getFunctionValueType(op, argIndex, /*isResult=*/false));
+    if (kind.getValue() == "param" && shaped &&
+        !isa<FloatType>(shaped.getElementType()))
+      return op->emitOpError()
+             << what << ": a \"param\" is trained, so its elements must be "
+             << "floats, not " << shaped.getElementType() << " ("
+             << cast<Type>(shaped) << ")";
     return success();
   }
   if (name == kInitAttrName) {

@@ -137,6 +137,22 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
 
     MLIRContext *ctx = &getContext();
     MeshOp mesh = getMesh(module);
+    std::string wanted;
+    {
+      llvm::raw_string_ostream os(wanted);
+      llvm::interleaveComma(axes, os, [&](auto axis) {
+        os << '"' << axis.first << "\" = " << axis.second;
+      });
+    }
+    // A mesh the user wrote is the plan's only if it has the plan's axes:
+    // the seeds below name them.
+    if (mesh && llvm::any_of(axes, [&](auto axis) {
+          return mesh.getAxisSize(axis.first) != axis.second;
+        }))
+      return mesh.emitError()
+             << "epl-plan: the model's mesh @" << mesh.getSymName()
+             << " does not have the axes the plan for its scopes needs ("
+             << wanted << "); remove it and epl-plan makes one";
     if (!mesh) {
       OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
       SmallVector<Attribute> names;
@@ -145,7 +161,11 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
         names.push_back(b.getStringAttr(name));
         sizes.push_back(size);
       }
-      mesh = MeshOp::create(b, module.getLoc(), "mesh", b.getArrayAttr(names),
+      // Another symbol may be called @mesh already.
+      std::string name = "mesh";
+      for (int i = 0; SymbolTable::lookupSymbolIn(module, name); ++i)
+        name = "mesh_" + std::to_string(i);
+      mesh = MeshOp::create(b, module.getLoc(), name, b.getArrayAttr(names),
                             b.getDenseI64ArrayAttr(sizes));
     }
 
