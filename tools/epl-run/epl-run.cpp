@@ -157,6 +157,7 @@ int main(int argc, char **argv) {
   std::string error;
   if (failed(checkOutputs(run, error)))
     fail(error);
+  rt::injectFault("start", rt::launcherRank());
 
   CompileOptions compile;
   compile.entry = entryName;
