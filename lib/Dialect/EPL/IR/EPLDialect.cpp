@@ -44,6 +44,36 @@ std::optional<unsigned> mlir::epl::findParamArg(FunctionOpInterface fn,
   return std::nullopt;
 }
 
+FunctionAttrEdit::FunctionAttrEdit(FunctionOpInterface fn) : fn(fn) {
+  SmallVector<DictionaryAttr> dicts;
+  fn.getAllArgAttrs(dicts);
+  for (DictionaryAttr d : dicts)
+    args.emplace_back(d);
+  dicts.clear();
+  fn.getAllResultAttrs(dicts);
+  for (DictionaryAttr d : dicts)
+    results.emplace_back(d);
+}
+
+void FunctionAttrEdit::setArg(unsigned index, StringRef name, Attribute value) {
+  args[index].set(name, value);
+}
+
+void FunctionAttrEdit::setResult(unsigned index, StringRef name,
+                                 Attribute value) {
+  results[index].set(name, value);
+}
+
+void FunctionAttrEdit::apply() {
+  MLIRContext *ctx = fn->getContext();
+  auto dicts = [&](ArrayRef<NamedAttrList> lists) {
+    return llvm::map_to_vector(
+        lists, [&](const NamedAttrList &l) { return l.getDictionary(ctx); });
+  };
+  fn.setAllArgAttrs(dicts(args));
+  fn.setAllResultAttrs(dicts(results));
+}
+
 void EPLDialect::initialize() {
   addOperations<
 #define GET_OP_LIST

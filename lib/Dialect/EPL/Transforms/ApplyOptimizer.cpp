@@ -224,14 +224,16 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     grads.push_back({i, *param});
   }
 
+  // The state arguments are added to the body here and to the function's
+  // type and argument attributes once, after the last: inserting them one
+  // at a time rebuilds both per state, memory quadratic in the parameters.
+  SmallVector<DictionaryAttr> newArgAttrs;
   auto addState = [&](Type type, StringRef name,
                       ArrayRef<NamedAttribute> layout) -> FailureOr<Value> {
-    DictionaryAttr attrs = withLayout(
+    newArgAttrs.push_back(withLayout(
         getKindAndName(ctx, EPLDialect::kArgAttrName, "opt_state", name),
-        layout);
-    if (failed(fn.insertArgument(fn.getNumArguments(), type, attrs, loc)))
-      return failure();
-    return Value(fn.getArguments().back());
+        layout));
+    return Value(fn.front().addArgument(type, loc));
   };
 
   SmallVector<NamedAttribute> firstLayout =
@@ -292,6 +294,14 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     }
     sizes.push_back(bytesOf(type));
     updates.push_back(std::move(u));
+  }
+  {
+    SmallVector<DictionaryAttr> argAttrs;
+    fn.getAllArgAttrs(argAttrs);
+    argAttrs.append(newArgAttrs);
+    fn.setType(FunctionType::get(ctx, fn.front().getArgumentTypes(),
+                                 fn.getResultTypes()));
+    fn.setAllArgAttrs(argAttrs);
   }
 
   SmallVector<Value> results(ret.getOperands());

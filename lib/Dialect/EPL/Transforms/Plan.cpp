@@ -170,6 +170,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     }
 
     // Inputs and labels: the batch over the data axes.
+    FunctionAttrEdit edit(fn);
     for (BlockArgument arg : fn.getArguments()) {
       StringRef kind = getArgKind(fn, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
@@ -191,9 +192,10 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                << " micro-batches (\"pipeline.num_micro_batch\")";
       Layout l = Layout::replicated(type.getRank());
       l.dims[0] = batchAxes;
-      fn.setArgAttr(arg.getArgNumber(), EPLDialect::kShardingAttrName,
-                    l.toAttr(ctx, mesh.getSymName()));
+      edit.setArg(arg.getArgNumber(), EPLDialect::kShardingAttrName,
+                  l.toAttr(ctx, mesh.getSymName()));
     }
+    edit.apply();
 
     return seedSplitWeights(fn, mesh);
   }
@@ -370,6 +372,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     llvm::DenseSet<Value> featureSplit;
     Operation *firstSplit = nullptr;
     bool seeded = false;
+    FunctionAttrEdit edit(fn);
     WalkResult result = fn.walk([&](Operation *o) -> WalkResult {
       auto op = dyn_cast<linalg::LinalgOp>(o);
       auto scope = o->getAttrOfType<SplitAttr>(EPLDialect::kScopeAttrName);
@@ -411,8 +414,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                  << (name ? name.getValue() : StringRef("?")) << "'";
         Layout l = Layout::replicated(type.getRank());
         l.dims[weightDim] = {"tensor"};
-        fn.setArgAttr(weight.getArgNumber(), EPLDialect::kShardingAttrName,
-                      l.toAttr(ctx, mesh.getSymName()));
+        edit.setArg(weight.getArgNumber(), EPLDialect::kShardingAttrName,
+                    l.toAttr(ctx, mesh.getSymName()));
         weighted = seeded = true;
         if (!rowParallel)
           featureSplit.insert(op->getResult(0));
@@ -425,6 +428,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     });
     if (result.wasInterrupted())
       return failure();
+    edit.apply();
     if (firstSplit && !seeded)
       return firstSplit->emitError()
              << "epl-plan: this split scope splits nothing: no contraction in "

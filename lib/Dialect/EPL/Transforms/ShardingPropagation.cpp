@@ -148,10 +148,12 @@ public:
       }
     fn.setAllArgAttrs(argAttrs);
     auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+    FunctionAttrEdit edit(fn);
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
       if (isa<RankedTensorType>(v.getType()))
-        fn.setResultAttr(i, EPLDialect::kShardingAttrName,
-                         resultLayout(i, v).toAttr(ctx, mesh.getSymName()));
+        edit.setResult(i, EPLDialect::kShardingAttrName,
+                       resultLayout(i, v).toAttr(ctx, mesh.getSymName()));
+    edit.apply();
     return success();
   }
 
