@@ -168,7 +168,10 @@ int64_t bytesOf(Type type) {
 /// groups of about equal bytes, greedily (largest first, into the lightest
 /// group); returns the group (0 .. numGroups - 1) of each.
 SmallVector<unsigned> groupsOf(ArrayRef<int64_t> sizes, int64_t numGroups) {
-  numGroups = std::max<int64_t>(1, numGroups);
+  // More groups than updates would be empty ones (and a group count near
+  // 2^32 more than a vector holds).
+  numGroups =
+      std::clamp<int64_t>(numGroups, 1, std::max<int64_t>(1, sizes.size()));
   SmallVector<unsigned> bySize;
   for (unsigned i = 0; i < sizes.size(); ++i)
     bySize.push_back(i);
