@@ -7,6 +7,7 @@
 #include "epl/Runner/Compile.h"
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/IR/ShardingRule.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/InitEPL.h"
 #include "epl/Pipelines/Pipelines.h"
@@ -73,6 +74,9 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // forward under amp.level would silently run in f32).
   if (failed(Config::get(module).checkImplemented(
           module.getContext(), [&] { return module.emitError("epl-run: "); })))
+    return failure();
+  // What upstream's verifiers let through and the pipeline indexes with.
+  if (failed(verifyUpstreamGapsIn(module, "epl-run")))
     return failure();
   FailureOr<StepFunctions> step = findEntryPoint(module, options.entry, error);
   if (failed(step))

@@ -6,6 +6,7 @@
 
 #include "epl/Runner/Report.h"
 #include "epl/Runner/Shards.h"
+#include "epl/Support/Safetensors.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -87,16 +88,10 @@ void mlir::epl::printSummary(const Program &program, int numSteps,
 /// Writes `value` to `path` as JSON, atomically: to a temporary file, then
 /// renamed, as the safetensors files.
 static void writeJSON(const std::string &path, json::Value value) {
-  std::string temp = path + ".tmp";
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(temp, ec);
-    if (ec)
-      rt::fatalError("cannot write " + path + ": " + ec.message());
-    os << llvm::formatv("{0:2}", value) << "\n";
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0)
-    rt::fatalError("cannot write " + path);
+  if (llvm::Error e = writeFileAtomically(path, [&](llvm::raw_ostream &os) {
+        os << llvm::formatv("{0:2}", value) << "\n";
+      }))
+    rt::fatalError(llvm::toString(std::move(e)));
 }
 
 static json::Array collectivesJSON(const rt::RankStats &stats,

@@ -6,7 +6,13 @@
 
 #include "epl/Runtime/Backend.h"
 
+#include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
 
 bool epl::rt::launchedByMPI() {
   // Open MPI, MPICH/Hydra and PMIx-based launchers (srun) set these.
@@ -21,4 +27,34 @@ int epl::rt::launcherWorldSize() {
     if (const char *value = std::getenv(var))
       return std::atoi(value);
   return 1;
+}
+
+int epl::rt::launcherRank() {
+  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char *value = std::getenv(var))
+      return std::atoi(value);
+  return 0;
+}
+
+void epl::rt::injectFault(const char *point, int rank) {
+  const char *spec = std::getenv("EPL_RT_FAULT");
+  if (!spec)
+    return;
+  std::string s(spec);
+  size_t a = s.find(':'), b = s.find(':', a == std::string::npos ? a : a + 1);
+  if (a == std::string::npos || b == std::string::npos ||
+      std::atoi(s.substr(0, a).c_str()) != rank ||
+      s.substr(a + 1, b - a - 1) != point)
+    return;
+  std::string action = s.substr(b + 1);
+  std::fprintf(stderr, "epl-run: rank %d: injected fault: %s at %s\n", rank,
+               action.c_str(), point);
+  std::fflush(stderr);
+  if (action == "stop")
+    std::raise(SIGSTOP);
+  else if (action == "kill")
+    std::raise(SIGKILL);
+  else if (action.rfind("sleep=", 0) == 0)
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(std::atof(action.c_str() + 6)));
 }

@@ -11,9 +11,12 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cstring>
+#include <unistd.h>
 
 using namespace mlir::epl;
 using llvm::StringRef;
@@ -80,6 +83,37 @@ const HostTensor *SafetensorsFile::find(StringRef name) const {
   return nullptr;
 }
 
+/// How deep a header may nest arrays and objects. The format needs 3
+/// (header, tensor, shape); llvm::json's parser recurses per level, so a
+/// header nesting 100,000 arrays would overflow the stack.
+static constexpr int kMaxHeaderDepth = 64;
+
+/// Whether `json` nests arrays and objects deeper than kMaxHeaderDepth
+/// (brackets inside strings do not count).
+static bool nestsTooDeep(StringRef json) {
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (char c : json) {
+    if (inString) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        inString = false;
+      continue;
+    }
+    if (c == '"')
+      inString = true;
+    else if (c == '[' || c == '{') {
+      if (++depth > kMaxHeaderDepth)
+        return true;
+    } else if (c == ']' || c == '}')
+      --depth;
+  }
+  return false;
+}
+
 llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
@@ -100,6 +134,9 @@ llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
   StringRef header = bytes.substr(8, headerSize);
   StringRef data = bytes.substr(8 + headerSize);
 
+  if (nestsTooDeep(header))
+    return malformed(path, "header nests arrays and objects more than " +
+                               llvm::Twine(kMaxHeaderDepth) + " levels deep");
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);
   if (!json)
     return malformed(path,
@@ -188,38 +225,53 @@ llvm::Error mlir::epl::writeSafetensors(StringRef path,
   // Pad with spaces so the data starts 8-byte aligned, as the format allows.
   text.append((8 - text.size() % 8) % 8, ' ');
 
-  // Write next to the destination, then rename: a reader never sees half a
-  // file, and a failed run leaves the previous file intact.
-  llvm::SmallString<256> temp;
-  int fd;
-  StringRef dir = llvm::sys::path::parent_path(path);
-  llvm::SmallString<256> model(dir.empty() ? "." : dir);
-  llvm::sys::path::append(model,
-                          llvm::sys::path::filename(path) + ".tmp-%%%%%%");
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
-    return llvm::createStringError(ec, "cannot write " + path + ": " +
-                                           ec.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
     uint64_t size = text.size();
     for (int i = 0; i < 8; ++i)
       os << static_cast<char>((size >> (8 * i)) & 0xff);
     os << text;
     for (const HostTensor &t : file.tensors)
       os.write(t.data.data(), t.data.size());
+  });
+}
+
+llvm::Error mlir::epl::writeFileAtomically(
+    StringRef path, llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  // Next to the destination, so that the rename stays on one file system: a
+  // reader never sees half a file, and a failed run leaves the old one.
+  llvm::SmallString<256> temp;
+  int fd;
+  StringRef dir = llvm::sys::path::parent_path(path);
+  llvm::SmallString<256> model(dir.empty() ? "." : dir);
+  llvm::sys::path::append(model,
+                          llvm::sys::path::filename(path) + ".tmp-%%%%%%");
+  auto fail = [&](std::error_code ec) {
+    llvm::sys::fs::remove(temp);
+    llvm::sys::DontRemoveFileOnSignal(temp);
+    return llvm::createStringError(ec, "cannot write " + path + ": " +
+                                           ec.message());
+  };
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
+    return llvm::createStringError(ec, "cannot write " + path + ": " +
+                                           ec.message());
+  llvm::sys::RemoveFileOnSignal(temp);
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    write(os);
+    os.flush();
+    // The data is on disk before the name points at it: a crash of the
+    // machine after the rename leaves the new file, not an empty one.
+    if (!os.has_error() && ::fsync(fd) != 0)
+      return fail(std::error_code(errno, std::generic_category()));
     os.close();
     if (os.has_error()) {
       std::error_code ec = os.error();
       os.clear_error();
-      llvm::sys::fs::remove(temp);
-      return llvm::createStringError(ec, "cannot write " + path + ": " +
-                                             ec.message());
+      return fail(ec);
     }
   }
-  if (std::error_code ec = llvm::sys::fs::rename(temp, path)) {
-    llvm::sys::fs::remove(temp);
-    return llvm::createStringError(ec, "cannot write " + path + ": " +
-                                           ec.message());
-  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path))
+    return fail(ec);
+  llvm::sys::DontRemoveFileOnSignal(temp);
   return llvm::Error::success();
 }

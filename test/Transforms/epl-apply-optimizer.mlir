@@ -162,3 +162,18 @@ module attributes {epl.config = {"optimizer.num_apply_group" = 2 : i64}} {
     return %l, %a, %b, %c : tensor<f32>, tensor<2xf32>, tensor<8xf32>, tensor<6xf32>
   }
 }
+
+// -----
+
+// More groups than updates (here 2^32, found by test/fuzz/mutate.py: it
+// used to ask a vector for 2^32 entries and abort) are one group each.
+module attributes {epl.config = {"optimizer.num_apply_group" = 4294967296 : i64}} {
+  // CHECK-LABEL: func.func @many_groups
+  // CHECK: return
+  func.func @many_groups(%a: tensor<2xf32> {epl.arg = "param", epl.name = "a"})
+      -> (tensor<f32> {epl.result = "loss"},
+          tensor<2xf32> {epl.result = "grad", epl.name = "a"}) {
+    %l = tensor.empty() : tensor<f32>
+    return %l, %a : tensor<f32>, tensor<2xf32>
+  }
+}

@@ -10,3 +10,16 @@ module {
     return %c : tensor<4x4xf32>
   }
 }
+
+// -----
+
+// A reassociation index of 2^32 (upstream's verifier reads it as 0) is
+// reported, not indexed with.
+module {
+  epl.mesh @mesh ["tensor" = 2]
+  func.func @reassociation(%x: tensor<4x4xf32> {epl.sharding = #epl.sharding<@mesh, [["tensor"], []]>}) -> tensor<16xf32> {
+    // expected-error @+1 {{'tensor.collapse_shape' op epl-insert-collectives: reassociation [[4294967296, 1]] does not list the dimensions 0..1 of 'tensor<4x4xf32>' once each, in order}}
+    %c = tensor.collapse_shape %x [[4294967296, 1]] {epl.shardings = [#epl.sharding<@mesh, [["tensor"]]>]} : tensor<4x4xf32> into tensor<16xf32>
+    return %c : tensor<16xf32>
+  }
+}

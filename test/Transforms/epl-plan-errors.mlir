@@ -131,3 +131,16 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 3 : i64}} {
     return %b : tensor<8x4xf32>
   }
 }
+
+// -----
+
+// A mesh the model brings is the plan's only if it has the plan's axes
+// (the seeds name them): an error naming it, not arguments sharded over
+// axes it lacks (issue 16).
+module {
+  // expected-error @+1 {{epl-plan: the model's mesh @mesh does not have the axes the plan for its scopes needs ("data" = 4); remove it and epl-plan makes one}}
+  epl.mesh @mesh ["x" = 4]
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"}) -> tensor<8x16xf32> {
+    return %x : tensor<8x16xf32>
+  }
+}

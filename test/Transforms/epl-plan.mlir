@@ -74,3 +74,17 @@ module {
     return %y : tensor<8x12xf32>
   }
 }
+
+// -----
+
+// Another symbol called @mesh: the plan's mesh takes another name.
+// CHECK-LABEL: module
+// CHECK: epl.mesh @[[MESH:mesh_[0-9]+]] ["data" = 4]
+// CHECK: func.func private @mesh
+// CHECK: func.func @model(%{{.*}}: tensor<8x16xf32> {epl.arg = "input", epl.sharding = #epl.sharding<@[[MESH]], {{\[\[}}"data"], []]>})
+module {
+  func.func private @mesh()
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"}) -> tensor<8x16xf32> {
+    return %x : tensor<8x16xf32>
+  }
+}

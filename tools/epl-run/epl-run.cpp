@@ -101,6 +101,9 @@ cl::opt<bool> noTrain("no-train",
                                "building its training step"),
                       cl::init(false), cl::cat(category));
 
+/// The longest --timeout, in seconds: a year.
+constexpr double kMaxTimeout = 365.0 * 24 * 3600;
+
 [[noreturn]] void fail(const llvm::Twine &message) {
   llvm::errs() << "epl-run: error: " << message << "\n";
   std::exit(1);
@@ -138,8 +141,15 @@ int main(int argc, char **argv) {
   run.saveFile = saveFile;
   if (numRanks < 1)
     fail("--ranks must be at least 1");
-  if (!(timeout > 0))
-    fail("--timeout must be a positive number of seconds");
+  // NaN fails both comparisons; beyond a year, a deadline in nanoseconds
+  // from now comes close to overflowing (9.2e9 s).
+  if (!(timeout > 0) || !(timeout <= kMaxTimeout))
+    fail("--timeout must be a positive number of seconds, at most " +
+         llvm::Twine(static_cast<int64_t>(kMaxTimeout)) + " (a year)");
+  if (optLevel > 3)
+    fail("-O must be 0, 1, 2 or 3");
+  if (codegenOpt > 3)
+    fail("--codegen-opt must be 0, 1, 2 or 3");
   if (numSteps < 0)
     fail("--steps must not be negative");
   if (run.ranks.backend == rt::BackendKind::MPI && !rt::mpiAvailable())
@@ -147,6 +157,7 @@ int main(int argc, char **argv) {
   std::string error;
   if (failed(checkOutputs(run, error)))
     fail(error);
+  rt::injectFault("start", rt::launcherRank());
 
   CompileOptions compile;
   compile.entry = entryName;

@@ -159,6 +159,17 @@ struct Options {
 bool launchedByMPI();
 /// The number of processes the launcher started (1 without one).
 int launcherWorldSize();
+/// This process's rank as the launcher numbered it (0 without one): known
+/// before MPI_Init.
+int launcherRank();
+
+/// Fault injection for the fault tests: when the environment variable
+/// EPL_RT_FAULT is "RANK:POINT:ACTION" and `rank` is RANK and `point` is
+/// POINT, does ACTION to this rank: "stop" (SIGSTOP to this process),
+/// "kill" (SIGKILL), or "sleep=SECONDS" (this rank's thread). Points:
+/// "start" (epl-run, before compiling), "communicator" (before a rank
+/// creates its first communicator, i.e. before its first collective).
+void injectFault(const char *point, int rank);
 /// Whether the MPI backend was compiled in.
 bool mpiAvailable();
 

@@ -12,8 +12,10 @@
 #ifndef EPL_SUPPORT_SAFETENSORS_H
 #define EPL_SUPPORT_SAFETENSORS_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 #include <map>
@@ -56,6 +58,14 @@ llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path);
 /// Writes `file` to `path` atomically: either the whole file appears or the
 /// old one (if any) stays.
 llvm::Error writeSafetensors(llvm::StringRef path, const SafetensorsFile &file);
+
+/// Writes what `write` prints to `path` atomically: to a temporary file
+/// next to it (removed on failure, and on SIGINT or SIGTERM), flushed to
+/// disk (fsync), then renamed over `path`. Errors say "cannot write PATH:
+/// REASON".
+llvm::Error
+writeFileAtomically(llvm::StringRef path,
+                    llvm::function_ref<void(llvm::raw_ostream &)> write);
 
 } // namespace mlir::epl
 

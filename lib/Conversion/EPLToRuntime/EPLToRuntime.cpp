@@ -438,10 +438,13 @@ struct EPLLowerToRuntimePass
       return kept;
     };
     for (auto fn : module.getOps<func::FuncOp>()) {
+      // All at once: one at a time rebuilds the list per argument.
+      FunctionAttrEdit edit(fn);
       for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-        fn.setArgAttrs(i, withoutEPL(fn.getArgAttrDict(i)));
+        edit.arg(i) = NamedAttrList(withoutEPL(fn.getArgAttrDict(i)));
       for (unsigned i = 0; i < fn.getNumResults(); ++i)
-        fn.setResultAttrs(i, withoutEPL(fn.getResultAttrDict(i)));
+        edit.result(i) = NamedAttrList(withoutEPL(fn.getResultAttrDict(i)));
+      edit.apply();
     }
     // Which stage function each device runs is the runner's business too.
     for (PipelineOp pipeline :

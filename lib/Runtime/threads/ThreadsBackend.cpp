@@ -104,6 +104,13 @@ public:
   int worldSize() override { return n; }
 
   Communicator &getCommunicator(const Group &group) override {
+    // Each rank is a thread: its first communicator is its first
+    // collective.
+    static thread_local bool first = true;
+    if (first) {
+      first = false;
+      injectFault("communicator", group.members[group.index]);
+    }
     std::lock_guard<std::mutex> lock(mutex);
     // Host-side gathers (mesh -1) rendezvous apart from the program's
     // collectives over the same ranks (a pipeline's stage axis spans every

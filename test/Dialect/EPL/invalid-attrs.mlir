@@ -262,3 +262,12 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %x, %x {epl.checkpoint = 1 : i64} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A parameter is differentiated and updated: an integer one would make
+// epl-apply-optimizer emit float arithmetic on integers (issue 16).
+// expected-error @+1 {{'func.func' op argument 0: a "param" is trained, so its elements must be floats, not 'i32' ('tensor<4xi32>')}}
+func.func @f(%w: tensor<4xi32> {epl.arg = "param"}) {
+  return
+}

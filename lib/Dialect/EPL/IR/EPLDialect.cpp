@@ -44,6 +44,36 @@ std::optional<unsigned> mlir::epl::findParamArg(FunctionOpInterface fn,
   return std::nullopt;
 }
 
+FunctionAttrEdit::FunctionAttrEdit(FunctionOpInterface fn) : fn(fn) {
+  SmallVector<DictionaryAttr> dicts;
+  fn.getAllArgAttrs(dicts);
+  for (DictionaryAttr d : dicts)
+    args.emplace_back(d);
+  dicts.clear();
+  fn.getAllResultAttrs(dicts);
+  for (DictionaryAttr d : dicts)
+    results.emplace_back(d);
+}
+
+void FunctionAttrEdit::setArg(unsigned index, StringRef name, Attribute value) {
+  args[index].set(name, value);
+}
+
+void FunctionAttrEdit::setResult(unsigned index, StringRef name,
+                                 Attribute value) {
+  results[index].set(name, value);
+}
+
+void FunctionAttrEdit::apply() {
+  MLIRContext *ctx = fn->getContext();
+  auto dicts = [&](ArrayRef<NamedAttrList> lists) {
+    return llvm::map_to_vector(
+        lists, [&](const NamedAttrList &l) { return l.getDictionary(ctx); });
+  };
+  fn.setAllArgAttrs(dicts(args));
+  fn.setAllResultAttrs(dicts(results));
+}
+
 void EPLDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -147,6 +177,95 @@ LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr, Type type,
     return failure();
   return verifyShardingForType(sharding, type, *mesh, emitError);
 }
+/// `epl.shardings` as the passes read it: each tensor result's sharding
+/// has its rank and names axes of an existing mesh; other results have
+/// none.
+LogicalResult verifyResultShardings(Operation *op, ArrayAttr all) {
+  for (auto [i, entry] : llvm::enumerate(all)) {
+    auto emitError = [&, i = i]() {
+      return op->emitOpError() << "'epl.shardings' entry " << i << ": ";
+    };
+    auto sharding = dyn_cast<ShardingAttr>(entry);
+    if (!sharding)
+      continue;
+    auto type = dyn_cast<RankedTensorType>(op->getResult(i).getType());
+    if (!type)
+      return emitError() << "a sharding describes a ranked tensor, but result "
+                         << i << " is " << op->getResult(i).getType();
+    if (static_cast<int64_t>(sharding.getDims().size()) != type.getRank())
+      return emitError() << "sharding has " << sharding.getDims().size()
+                         << " dimension entries but result " << i << " ("
+                         << type << ") has rank " << type.getRank();
+    FailureOr<MeshOp> mesh = lookupMesh(op, sharding.getMesh(), emitError);
+    if (failed(mesh))
+      return failure();
+    for (ArrayAttr axes : sharding.getDims())
+      if (failed(verifyMeshAxes(*mesh, axes, emitError)))
+        return failure();
+    if (failed(verifyMeshAxes(*mesh, sharding.getPartialAxes(), emitError)))
+      return failure();
+  }
+  return success();
+}
+
+/// `epl.loop_axes` as the passes read it: one entry per factor of the op's
+/// sharding rule, axes of the mesh its shardings are on (else the module's
+/// one mesh), each axis on one loop at most.
+LogicalResult verifyLoopAxes(Operation *op, ArrayAttr all) {
+  auto emitError = [&]() { return op->emitOpError() << "'epl.loop_axes': "; };
+  if (failed(verifyUpstreamGaps(op, "'epl.loop_axes'")))
+    return failure();
+  auto iface = dyn_cast<ShardingRuleOpInterface>(op);
+  FailureOr<ShardingRule> rule =
+      iface ? iface.getShardingRule() : FailureOr<ShardingRule>(failure());
+  if (failed(rule))
+    return emitError() << "the op has no sharding rule, so no loops to shard";
+  if (all.size() != rule->factorSizes.size())
+    return emitError() << "has " << all.size() << " entries but the op has "
+                       << rule->factorSizes.size() << " loops";
+  FlatSymbolRefAttr meshName;
+  if (auto shardings = op->getAttrOfType<ArrayAttr>("epl.shardings"))
+    for (Attribute entry : shardings)
+      if (auto sharding = dyn_cast<ShardingAttr>(entry)) {
+        meshName = sharding.getMesh();
+        break;
+      }
+  MeshOp mesh;
+  if (meshName) {
+    FailureOr<MeshOp> found = lookupMesh(op, meshName, emitError);
+    if (failed(found))
+      return failure();
+    mesh = *found;
+  } else if (auto module = op->getParentOfType<ModuleOp>()) {
+    auto meshes = module.getOps<MeshOp>();
+    if (!meshes.empty() && std::next(meshes.begin()) == meshes.end())
+      mesh = *meshes.begin();
+  }
+  if (!mesh)
+    return emitError() << "no 'epl.shardings' names the mesh of its axes "
+                          "and the module does not have exactly one epl.mesh";
+  llvm::SmallDenseMap<StringRef, unsigned> loopOf;
+  for (auto [loop, entry] : llvm::enumerate(all)) {
+    auto axes = cast<ArrayAttr>(entry);
+    if (failed(verifyMeshAxes(mesh, axes, emitError)))
+      return failure();
+    if (!axes.empty() &&
+        rule->factorKinds[loop] == ShardingRule::FactorKind::Whole)
+      return emitError() << "loop " << loop
+                         << " must stay whole on every device (a cut or "
+                            "joined dimension, or a loop whose index the "
+                            "body reads), but is sharded over "
+                         << axes;
+    for (Attribute axis : axes) {
+      auto [it, inserted] =
+          loopOf.try_emplace(cast<StringAttr>(axis).getValue(), loop);
+      if (!inserted)
+        return emitError() << "mesh axis " << axis << " shards both loop "
+                           << it->second << " and loop " << loop;
+    }
+  }
+  return success();
+}
 } // namespace
 
 LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
@@ -189,7 +308,7 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                              << "' expects one #epl.sharding (or unit) per "
                                 "result, got "
                              << attr.getValue();
-    return success();
+    return verifyResultShardings(op, all);
   }
   if (name == "epl.loop_axes") {
     auto all = dyn_cast<ArrayAttr>(attr.getValue());
@@ -202,7 +321,7 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
       return op->emitError()
              << "'" << name << "' expects a list of mesh axes per loop, got "
              << attr.getValue();
-    return success();
+    return verifyLoopAxes(op, all);
   }
   if (name == kStageAttrName) {
     if (!isa<StageAttr>(attr.getValue()))
@@ -298,6 +417,16 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
              << "' must be \"param\", \"input\", \"label\" or "
                 "\"opt_state\", got "
              << attr.getValue();
+    // Training differentiates and updates a parameter: its elements are
+    // floats (the lowered forms, buffers and pointers, are not checked).
+    auto shaped = dyn_cast_or_null<ShapedType>(
+        getFunctionValueType(op, argIndex, /*isResult=*/false));
+    if (kind.getValue() == "param" && shaped &&
+        !isa<FloatType>(shaped.getElementType()))
+      return op->emitOpError()
+             << what << ": a \"param\" is trained, so its elements must be "
+             << "floats, not " << shaped.getElementType() << " ("
+             << cast<Type>(shaped) << ")";
     return success();
   }
   if (name == kInitAttrName) {

@@ -113,6 +113,19 @@ template <typename... OpTys> void attachStructuredRules(MLIRContext *ctx) {
   (OpTys::template attachInterface<StructuredRule<OpTys>>(*ctx), ...);
 }
 
+/// Whether `op`'s reassociation groups are the dimensions of its bigger
+/// side, each once and in order.
+template <typename OpTy> bool validReassociation(OpTy op) {
+  constexpr bool expands = std::is_same_v<OpTy, tensor::ExpandShapeOp>;
+  RankedTensorType big = expands ? op.getResultType() : op.getSrcType();
+  int64_t next = 0;
+  for (const ReassociationIndices &group : op.getReassociationIndices())
+    for (int64_t d : group)
+      if (d != next++)
+        return false;
+  return next == big.getRank();
+}
+
 /// Reshapes: the factors are the dimensions of the bigger-rank side; each
 /// dimension of the other side is its group of them.
 template <typename OpTy>
@@ -122,7 +135,7 @@ struct ReshapeRule
     auto op = cast<OpTy>(o);
     constexpr bool expands = std::is_same_v<OpTy, tensor::ExpandShapeOp>;
     RankedTensorType big = expands ? op.getResultType() : op.getSrcType();
-    if (!big.hasStaticShape())
+    if (!big.hasStaticShape() || !validReassociation(op))
       return failure();
     ShardingRule rule = ShardingRule::withOperands(op->getNumOperands());
     ShardingRule::Dims bigDims, smallDims;
@@ -235,6 +248,46 @@ struct CastRule
   }
 };
 } // namespace
+
+namespace {
+template <typename OpTy>
+LogicalResult verifyReassociation(OpTy op, StringRef pass) {
+  if (validReassociation(op))
+    return success();
+  constexpr bool expands = std::is_same_v<OpTy, tensor::ExpandShapeOp>;
+  RankedTensorType big = expands ? op.getResultType() : op.getSrcType();
+  std::string groups;
+  llvm::raw_string_ostream os(groups);
+  os << '[';
+  llvm::interleaveComma(op.getReassociationIndices(), os,
+                        [&](const ReassociationIndices &group) {
+                          os << '[';
+                          llvm::interleaveComma(group, os);
+                          os << ']';
+                        });
+  os << ']';
+  return op.emitOpError() << pass << ": reassociation " << groups
+                          << " does not list the dimensions 0.."
+                          << big.getRank() - 1 << " of " << big
+                          << " once each, in order";
+}
+} // namespace
+
+LogicalResult mlir::epl::verifyUpstreamGaps(Operation *op, StringRef pass) {
+  if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
+    return verifyReassociation(e, pass);
+  if (auto c = dyn_cast<tensor::CollapseShapeOp>(op))
+    return verifyReassociation(c, pass);
+  return success();
+}
+
+LogicalResult mlir::epl::verifyUpstreamGapsIn(Operation *root, StringRef pass) {
+  WalkResult r = root->walk([&](Operation *op) {
+    return failed(verifyUpstreamGaps(op, pass)) ? WalkResult::interrupt()
+                                                : WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
 
 void mlir::epl::registerShardingRuleModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, linalg::LinalgDialect *) {

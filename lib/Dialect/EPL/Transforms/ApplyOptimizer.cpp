@@ -168,7 +168,10 @@ int64_t bytesOf(Type type) {
 /// groups of about equal bytes, greedily (largest first, into the lightest
 /// group); returns the group (0 .. numGroups - 1) of each.
 SmallVector<unsigned> groupsOf(ArrayRef<int64_t> sizes, int64_t numGroups) {
-  numGroups = std::max<int64_t>(1, numGroups);
+  // More groups than updates would be empty ones (and a group count near
+  // 2^32 more than a vector holds).
+  numGroups =
+      std::clamp<int64_t>(numGroups, 1, std::max<int64_t>(1, sizes.size()));
   SmallVector<unsigned> bySize;
   for (unsigned i = 0; i < sizes.size(); ++i)
     bySize.push_back(i);
@@ -224,14 +227,16 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     grads.push_back({i, *param});
   }
 
+  // The state arguments are added to the body here and to the function's
+  // type and argument attributes once, after the last: inserting them one
+  // at a time rebuilds both per state, memory quadratic in the parameters.
+  SmallVector<DictionaryAttr> newArgAttrs;
   auto addState = [&](Type type, StringRef name,
                       ArrayRef<NamedAttribute> layout) -> FailureOr<Value> {
-    DictionaryAttr attrs = withLayout(
+    newArgAttrs.push_back(withLayout(
         getKindAndName(ctx, EPLDialect::kArgAttrName, "opt_state", name),
-        layout);
-    if (failed(fn.insertArgument(fn.getNumArguments(), type, attrs, loc)))
-      return failure();
-    return Value(fn.getArguments().back());
+        layout));
+    return Value(fn.front().addArgument(type, loc));
   };
 
   SmallVector<NamedAttribute> firstLayout =
@@ -292,6 +297,14 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     }
     sizes.push_back(bytesOf(type));
     updates.push_back(std::move(u));
+  }
+  {
+    SmallVector<DictionaryAttr> argAttrs;
+    fn.getAllArgAttrs(argAttrs);
+    argAttrs.append(newArgAttrs);
+    fn.setType(FunctionType::get(ctx, fn.front().getArgumentTypes(),
+                                 fn.getResultTypes()));
+    fn.setAllArgAttrs(argAttrs);
   }
 
   SmallVector<Value> results(ret.getOperands());

@@ -302,6 +302,8 @@ void unshareLeaves(func::FuncOp fn) {
 } // namespace
 
 LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts) {
+  if (failed(verifyUpstreamGapsIn(model, "micro-batches")))
+    return failure();
   unshareLeaves(model);
   BatchAnalysis analysis(model);
   if (failed(analysis.run()))

@@ -944,6 +944,8 @@ struct EPLInsertCollectivesPass
     MeshOp mesh = getMesh(module);
     if (!mesh)
       return;
+    if (failed(verifyUpstreamGapsIn(module, "epl-insert-collectives")))
+      return signalPassFailure();
     Config config = Config::get(module);
     int64_t collectives = 0, buckets = 0;
     for (auto fn : module.getOps<func::FuncOp>()) {

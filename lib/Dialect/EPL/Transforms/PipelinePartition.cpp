@@ -590,14 +590,16 @@ Partitioner::writeStageProgram(int64_t device,
   auto program = func::FuncOp::create(
       b, fn.getLoc(), (fn.getSymName() + "_stage" + Twine(device)).str(),
       FunctionType::get(ctx, argTypes, resultTypes));
+  FunctionAttrEdit edit(program);
   for (auto [n, i] : llvm::enumerate(argNumbers)) {
-    program.setArgAttrs(n, fn.getArgAttrDict(i));
-    if (!program.getArgAttr(n, EPLDialect::kNameAttrName))
-      program.setArgAttr(n, EPLDialect::kNameAttrName,
-                         StringAttr::get(ctx, "arg" + Twine(i)));
+    edit.arg(n) = NamedAttrList(fn.getArgAttrDict(i));
+    if (!edit.arg(n).get(EPLDialect::kNameAttrName))
+      edit.setArg(n, EPLDialect::kNameAttrName,
+                  StringAttr::get(ctx, "arg" + Twine(i)));
   }
   for (auto [n, i] : llvm::enumerate(resultNumbers))
-    program.setResultAttrs(n, fn.getResultAttrDict(i));
+    edit.result(n) = NamedAttrList(fn.getResultAttrDict(i));
+  edit.apply();
 
   Block *entry = program.addEntryBlock();
   OpBuilder pb = OpBuilder::atBlockEnd(entry);

@@ -137,6 +137,22 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
 
     MLIRContext *ctx = &getContext();
     MeshOp mesh = getMesh(module);
+    std::string wanted;
+    {
+      llvm::raw_string_ostream os(wanted);
+      llvm::interleaveComma(axes, os, [&](auto axis) {
+        os << '"' << axis.first << "\" = " << axis.second;
+      });
+    }
+    // A mesh the user wrote is the plan's only if it has the plan's axes:
+    // the seeds below name them.
+    if (mesh && llvm::any_of(axes, [&](auto axis) {
+          return mesh.getAxisSize(axis.first) != axis.second;
+        }))
+      return mesh.emitError()
+             << "epl-plan: the model's mesh @" << mesh.getSymName()
+             << " does not have the axes the plan for its scopes needs ("
+             << wanted << "); remove it and epl-plan makes one";
     if (!mesh) {
       OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
       SmallVector<Attribute> names;
@@ -145,11 +161,16 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
         names.push_back(b.getStringAttr(name));
         sizes.push_back(size);
       }
-      mesh = MeshOp::create(b, module.getLoc(), "mesh", b.getArrayAttr(names),
+      // Another symbol may be called @mesh already.
+      std::string name = "mesh";
+      for (int i = 0; SymbolTable::lookupSymbolIn(module, name); ++i)
+        name = "mesh_" + std::to_string(i);
+      mesh = MeshOp::create(b, module.getLoc(), name, b.getArrayAttr(names),
                             b.getDenseI64ArrayAttr(sizes));
     }
 
     // Inputs and labels: the batch over the data axes.
+    FunctionAttrEdit edit(fn);
     for (BlockArgument arg : fn.getArguments()) {
       StringRef kind = getArgKind(fn, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
@@ -171,9 +192,10 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                << " micro-batches (\"pipeline.num_micro_batch\")";
       Layout l = Layout::replicated(type.getRank());
       l.dims[0] = batchAxes;
-      fn.setArgAttr(arg.getArgNumber(), EPLDialect::kShardingAttrName,
-                    l.toAttr(ctx, mesh.getSymName()));
+      edit.setArg(arg.getArgNumber(), EPLDialect::kShardingAttrName,
+                  l.toAttr(ctx, mesh.getSymName()));
     }
+    edit.apply();
 
     return seedSplitWeights(fn, mesh);
   }
@@ -350,6 +372,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     llvm::DenseSet<Value> featureSplit;
     Operation *firstSplit = nullptr;
     bool seeded = false;
+    FunctionAttrEdit edit(fn);
     WalkResult result = fn.walk([&](Operation *o) -> WalkResult {
       auto op = dyn_cast<linalg::LinalgOp>(o);
       auto scope = o->getAttrOfType<SplitAttr>(EPLDialect::kScopeAttrName);
@@ -391,8 +414,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                  << (name ? name.getValue() : StringRef("?")) << "'";
         Layout l = Layout::replicated(type.getRank());
         l.dims[weightDim] = {"tensor"};
-        fn.setArgAttr(weight.getArgNumber(), EPLDialect::kShardingAttrName,
-                      l.toAttr(ctx, mesh.getSymName()));
+        edit.setArg(weight.getArgNumber(), EPLDialect::kShardingAttrName,
+                    l.toAttr(ctx, mesh.getSymName()));
         weighted = seeded = true;
         if (!rowParallel)
           featureSplit.insert(op->getResult(0));
@@ -405,6 +428,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     });
     if (result.wasInterrupted())
       return failure();
+    edit.apply();
     if (firstSplit && !seeded)
       return firstSplit->emitError()
              << "epl-plan: this split scope splits nothing: no contraction in "

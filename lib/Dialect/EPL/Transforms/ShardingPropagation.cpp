@@ -148,10 +148,12 @@ public:
       }
     fn.setAllArgAttrs(argAttrs);
     auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
+    FunctionAttrEdit edit(fn);
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
       if (isa<RankedTensorType>(v.getType()))
-        fn.setResultAttr(i, EPLDialect::kShardingAttrName,
-                         resultLayout(i, v).toAttr(ctx, mesh.getSymName()));
+        edit.setResult(i, EPLDialect::kShardingAttrName,
+                       resultLayout(i, v).toAttr(ctx, mesh.getSymName()));
+    edit.apply();
     return success();
   }
 
@@ -554,6 +556,8 @@ struct EPLShardingPropagationPass
     MeshOp mesh = getMesh(module);
     if (!mesh)
       return; // One device: nothing to propagate.
+    if (failed(verifyUpstreamGapsIn(module, "epl-sharding-propagation")))
+      return signalPassFailure();
     int64_t sharded = 0, conflicts = 0;
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal())

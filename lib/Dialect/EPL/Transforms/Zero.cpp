@@ -134,8 +134,9 @@ struct EPLZeroPass : public mlir::epl::impl::EPLZeroPassBase<EPLZeroPass> {
     MLIRContext *ctx = fn.getContext();
     StringRef meshName = mesh.getSymName();
     auto ret = cast<func::ReturnOp>(fn.front().getTerminator());
-    SmallVector<DictionaryAttr> argAttrs;
+    SmallVector<DictionaryAttr> argAttrs, resultAttrs;
     fn.getAllArgAttrs(argAttrs);
+    fn.getAllResultAttrs(resultAttrs);
     for (auto [resultIndex, paramIndex] : grads) {
       auto type = dyn_cast<RankedTensorType>(fn.getArgumentTypes()[paramIndex]);
       if (!type)
@@ -160,7 +161,9 @@ struct EPLZeroPass : public mlir::epl::impl::EPLZeroPassBase<EPLZeroPass> {
       ++numSharded;
       // The reduced gradient is a shard: its all-reduce becomes a
       // reduce-scatter (after the micro-batch loop for v0).
-      fn.setResultAttr(resultIndex, EPLDialect::kShardingAttrName, zeroAttr);
+      NamedAttrList resultList(resultAttrs[resultIndex]);
+      resultList.set(EPLDialect::kShardingAttrName, zeroAttr);
+      resultAttrs[resultIndex] = resultList.getDictionary(ctx);
       // v1: each micro-batch's gradient is reduce-scattered into a shard
       // of the accumulator: a constraint on what the loop adds to it (a
       // constraint passes nothing back to what it reads, so the gradient
@@ -226,7 +229,9 @@ struct EPLZeroPass : public mlir::epl::impl::EPLZeroPassBase<EPLZeroPass> {
         ++numConstraints;
       }
     }
+    // All at once: one at a time rebuilds the list per parameter.
     fn.setAllArgAttrs(argAttrs);
+    fn.setAllResultAttrs(resultAttrs);
     return success();
   }
 };

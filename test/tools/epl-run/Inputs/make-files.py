@@ -28,3 +28,7 @@ raw = (out / "good.safetensors").read_bytes()
 (out / "not-json.safetensors").write_bytes(struct.pack("<Q", 5) + b"{oops")
 (out / "huge-header.safetensors").write_bytes(struct.pack("<Q", 1 << 40) + b"{}")
 (out / "tiny.safetensors").write_bytes(b"abc")
+# A header nesting 100,000 arrays (a recursive JSON parser overflows the
+# stack on it), and brackets inside strings, which do not nest.
+deep = b"[" * 100000 + b"]" * 100000
+(out / "deep-header.safetensors").write_bytes(struct.pack("<Q", len(deep)) + deep)

@@ -32,6 +32,24 @@ DictionaryAttr getKindAndName(MLIRContext *ctx, StringRef attrName,
 
 /// The parameter argument named `name` (see `getArgName`), if any.
 std::optional<unsigned> findParamArg(FunctionOpInterface fn, StringRef name);
+
+/// Argument and result attributes of `fn`, edited here and written back at
+/// once by `apply`. Setting one argument's attribute on the function
+/// rebuilds (and uniques, for good) the list of every argument's: done per
+/// argument, memory grows with the square of the parameters.
+class FunctionAttrEdit {
+public:
+  explicit FunctionAttrEdit(FunctionOpInterface fn);
+  void setArg(unsigned index, StringRef name, Attribute value);
+  void setResult(unsigned index, StringRef name, Attribute value);
+  NamedAttrList &arg(unsigned index) { return args[index]; }
+  NamedAttrList &result(unsigned index) { return results[index]; }
+  void apply();
+
+private:
+  FunctionOpInterface fn;
+  SmallVector<NamedAttrList> args, results;
+};
 } // namespace mlir::epl
 
 #endif // EPL_DIALECT_EPL_IR_EPLDIALECT_H

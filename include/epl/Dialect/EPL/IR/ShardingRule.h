@@ -104,6 +104,15 @@ describedValues(Operation *op, const ShardingRule &rule,
 /// cast.
 void registerShardingRuleModels(DialectRegistry &registry);
 
+/// Checks what upstream verifiers leave unchecked and EPL's passes index
+/// with: a reshape's reassociation indices (upstream reads them as 32-bit)
+/// are each dimension of the bigger side once, in order. Reports an error
+/// on `op` prefixed by `pass`; success for every other op.
+LogicalResult verifyUpstreamGaps(Operation *op, StringRef pass);
+
+/// verifyUpstreamGaps on every op nested in `root`.
+LogicalResult verifyUpstreamGapsIn(Operation *root, StringRef pass);
+
 } // namespace epl
 } // namespace mlir
 
