@@ -11,6 +11,7 @@
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/InitEPL.h"
 #include "epl/Pipelines/Pipelines.h"
+#include "epl/Runner/InitHints.h"
 #include "epl/Runtime/Symbols.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -84,6 +85,9 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // An L0 model trains: build its training step first (the same pipeline
   // as `epl-opt --epl-training-step`), on several devices planned and
   // partitioned too (epl-parallelize).
+  InitHints hints;
+  if (!step->pipeline && isModel(step->functions.front()))
+    hints = analyzeInitHints(step->functions.front());
   if (!step->pipeline && isModel(step->functions.front()) && options.train) {
     PassManager pm(module.getContext());
     ParallelizeOptions parallelize;
@@ -100,6 +104,9 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   FailureOr<Program> program = describeProgram(module, *step, error);
   if (failed(program))
     return failure();
+  applyInitHints(hints, program->args);
+  for (Stage &stage : program->stages)
+    applyInitHints(hints, stage.entry.args);
   // The static estimate of each stage's peak, next to the measured one in
   // the report.
   {

@@ -90,10 +90,14 @@ HostTensor mlir::epl::initializeTensor(const EntryArg &arg, uint64_t seed) {
         storeNumber(t, i, 1.0);
       return t;
     }
-    // normal(0, 1/sqrt(fan_in)); fan_in is every dimension but the last.
-    int64_t fanIn = 1;
-    for (size_t d = 0; d + 1 < t.shape.size(); ++d)
-      fanIn *= t.shape[d];
+    // normal(0, 1/sqrt(fan_in)); fan_in is what a contraction reduces
+    // over, else every dimension but the last.
+    int64_t fanIn = arg.fanIn;
+    if (fanIn <= 0) {
+      fanIn = 1;
+      for (size_t d = 0; d + 1 < t.shape.size(); ++d)
+        fanIn *= t.shape[d];
+    }
     double std = 1.0 / std::sqrt(static_cast<double>(fanIn));
     for (int64_t i = 0; i < n; ++i)
       storeNumber(t, i, rng.normal() * std);
@@ -101,9 +105,11 @@ HostTensor mlir::epl::initializeTensor(const EntryArg &arg, uint64_t seed) {
   }
 
   if (!isFloat(t.dtype)) {
-    // Class ids and other integers: uniform in [0, 10).
+    // Class ids and other integers: uniform in [0, 10), or below the size
+    // of what they index.
+    uint64_t bound = arg.indexBound > 0 ? arg.indexBound : 10;
     for (int64_t i = 0; i < n; ++i)
-      storeNumber(t, i, static_cast<double>(rng.next() % 10));
+      storeNumber(t, i, static_cast<double>(rng.next() % bound));
     return t;
   }
   if (arg.kind == ArgKind::Label && t.shape.size() == 2) {

@@ -548,6 +548,12 @@ void _mlir_ciface_epl_rt_barrier(EplUnrankedMemRef *groupDesc) {
     comm->barrier();
 }
 
+void _mlir_ciface_epl_rt_assert_failed(EplUnrankedMemRef *message) {
+  StridedView text = StridedView::of(message, 1);
+  epl::rt::fatalError("the model's assertion failed: \"" +
+                      std::string(text.base, text.numElements()) + "\"");
+}
+
 int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group) {
   return resolveGroup(group, "group_index").index;
 }

@@ -42,9 +42,13 @@ def _normal(start, count):
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
 
 
-def initialize(name, kind, shape, dtype=np.float32, seed=0, init=None):
+def initialize(name, kind, shape, dtype=np.float32, seed=0, init=None, fan_in=None,
+               index_bound=None):
     """The value epl-run gives argument `name` of `kind` ("param", "input",
-    "label" or None) with `--seed seed`; `init` is its `epl.init`."""
+    "label" or None) with `--seed seed`; `init` is its `epl.init`. epl-run
+    reads `fan_in` (the dimensions a contraction reduces over) and
+    `index_bound` (the size of what an integer input indexes) off the
+    model; without them, all dimensions but the last and 10."""
     start = (seed ^ _fnv1a(name)) & _MASK
     shape = tuple(shape)
     n = int(np.prod(shape, dtype=np.int64))
@@ -55,10 +59,12 @@ def initialize(name, kind, shape, dtype=np.float32, seed=0, init=None):
             return np.zeros(shape, dtype)
         if init == "ones":
             return np.ones(shape, dtype)
-        fan_in = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) >= 2 else 1
+        if fan_in is None:
+            fan_in = int(np.prod(shape[:-1], dtype=np.int64)) if len(shape) >= 2 else 1
         return (_normal(start, n) * (1.0 / np.sqrt(fan_in))).astype(dtype).reshape(shape)
     if dtype.kind in "iu":
-        return (_splitmix64(start, n) % np.uint64(10)).astype(dtype).reshape(shape)
+        bound = np.uint64(index_bound or 10)
+        return (_splitmix64(start, n) % bound).astype(dtype).reshape(shape)
     if kind == "label" and len(shape) == 2:
         rows, classes = shape
         labels = np.zeros(shape, dtype)

@@ -15,3 +15,12 @@ func.func @f(%x: tensor<?x4xf32>) -> tensor<?x8xf32> {
   %0 = epl.all_gather %x on @mesh over ["data"] dim 1 : tensor<?x4xf32> -> tensor<?x8xf32>
   return %0 : tensor<?x8xf32>
 }
+
+// -----
+
+epl.mesh @mesh ["data" = 2]
+func.func @f(%x: tensor<4xi8>) -> tensor<4xi8> {
+  // expected-error @+1 {{'epl.all_reduce' op cannot sum 'tensor<4xi8>' on the runtime: a narrow integer sum would overflow}}
+  %y = epl.all_reduce %x on @mesh over ["data"] sum : tensor<4xi8>
+  return %y : tensor<4xi8>
+}

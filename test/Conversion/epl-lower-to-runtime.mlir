@@ -133,3 +133,36 @@ func.func @stage1() { return }
 func.func private @piece(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tensor<4xf32> }
 // CHECK: func.func private @epl_rt_action_begin(i32, i64, i64) attributes {llvm.emit_c_interface}
 // CHECK: func.func private @epl_rt_action_end() attributes {llvm.emit_c_interface}
+
+// -----
+
+// A model's assertion (torch-mlir checks gathered indices) ends the run
+// with its message through the runtime, not with an abort.
+// CHECK: memref.global "private" constant @__epl_assert_0 : memref<5xi8> = dense<[98, 111, 117, 110, 100]>
+// CHECK-LABEL: func.func @assert
+// CHECK: %[[FAILED:.*]] = arith.xori %{{.*}}, %true
+// CHECK: scf.if %[[FAILED]] {
+// CHECK:   %[[MSG:.*]] = memref.get_global @__epl_assert_0 : memref<5xi8>
+// CHECK:   %[[U:.*]] = memref.cast %[[MSG]] : memref<5xi8> to memref<*xi8>
+// CHECK:   call @epl_rt_assert_failed(%[[U]])
+// CHECK-NOT: cf.assert
+func.func @assert(%i: index) {
+  %c4 = arith.constant 4 : index
+  %ok = arith.cmpi ult, %i, %c4 : index
+  cf.assert %ok, "bound"
+  return
+}
+
+// -----
+
+// Narrow integers (masks) cross devices as i32; a sum of them is refused
+// (epl-lower-to-runtime-errors.mlir).
+epl.mesh @mesh ["data" = 2]
+// CHECK-LABEL: func.func @narrow
+// CHECK: arith.extui %{{.*}} : i1 to i32
+// CHECK: call @epl_rt_all_gather_i32
+// CHECK: arith.trunci %{{.*}} : i32 to i1
+func.func @narrow(%x: tensor<4xi1>) -> tensor<8xi1> {
+  %y = epl.all_gather %x on @mesh over ["data"] dim 0 : tensor<4xi1> -> tensor<8xi1>
+  return %y : tensor<8xi1>
+}

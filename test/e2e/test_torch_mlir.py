@@ -253,3 +253,41 @@ def test_fresh_export_command_line(tmp_path):
                   f"{prefix}.params.safetensors", "--data", f"{prefix}.data.safetensors",
                   "--no-train")
     np.testing.assert_allclose(losses(out.stdout), rec["losses"][:1], rtol=RTOL)
+
+
+def test_seeded_values_follow_the_model(tmp_path):
+    """Without --params/--data, epl-run draws a torch (out, in) weight with
+    fan-in `in` (the dimension its matmul reduces over, behind the
+    transpose) and class ids below the number of classes: the seeded run
+    trains instead of failing torch-mlir's bounds assertion."""
+    from epl import initializers
+    save = tmp_path / "seeded.safetensors"
+    out = epl_run(INPUTS / "mlp.mlir", "--steps", 0, "--save", save, "--seed", 3)
+    params = epl.safetensors.load(save)
+    for name, fan_in in (("fc1.weight", 12), ("fc3.weight", 16)):
+        expected = initializers.initialize(name, "param", params[name].shape, seed=3,
+                                           fan_in=fan_in)
+        np.testing.assert_array_equal(params[name], expected)
+    out = epl_run(INPUTS / "mlp.mlir", "--steps", 30, "--seed", 3)
+    got = losses(out.stdout)
+    assert got[-1] < 0.5 * got[0], got
+
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_a_failed_model_assertion_is_one_error_line(tmp_path, ranks):
+    """A class id out of range trips torch-mlir's bounds check in the
+    cross-entropy gather: the run ends with the model's message, naming the
+    rank, exit 1 (no abort, no stack dump)."""
+    data = epl.safetensors.load(INPUTS / "mlp.data.safetensors")
+    labels = next(k for k, v in data.items() if v.dtype == np.int64)
+    data[labels] = data[labels].copy()
+    data[labels][3] = 8  # 8 classes: 0..7
+    bad = tmp_path / "bad.safetensors"
+    epl.safetensors.save(bad, data)
+    out = epl_run(INPUTS / "mlp.mlir", "--params", INPUTS / "mlp.params.safetensors",
+                  "--data", bad, "--steps", 2, ranks=ranks, expect_ok=False)
+    assert out.returncode == 1, out.stderr
+    assert re.search(r'epl-run: rank \d: the model\'s assertion failed: '
+                     r'"index must be smaller than dim size"', out.stderr), out.stderr
+    assert "Stack dump" not in out.stderr

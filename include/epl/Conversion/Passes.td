@@ -32,6 +32,10 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
     `epl_rt_action_end()`, which time it for epl-run's trace and report;
     the attribute is dropped.
 
+    A `cf.assert` of the model (torch-mlir checks gathered indices so)
+    becomes a call of `epl_rt_assert_failed(message)` when its condition
+    is false: the run ends with the message and the rank, exit 1.
+
     ```mlir
     epl.mesh @mesh ["data" = 2, "tensor" = 4]
     %y = epl.all_reduce %x on @mesh over ["tensor"] sum : tensor<8xf32>
@@ -55,6 +59,7 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::tensor::TensorDialect",
   ];

@@ -14,10 +14,11 @@ namespace mlir::epl {
 
 /// A deterministic value for `arg` from `seed`:
 ///  - parameters: `epl.init`, or by default normal(0, 1/sqrt(fan_in)) for
-///    rank >= 2 (fan_in: all dimensions but the last) and zeros below;
+///    rank >= 2 (fan_in: `arg.fanIn`, else all dimensions but the last)
+///    and zeros below;
 ///  - optimizer state: zeros;
 ///  - float labels of rank 2: one-hot rows; other floats: normal(0, 1);
-///  - integers: uniform in [0, 10).
+///  - integers: uniform in [0, `arg.indexBound`), else [0, 10).
 /// `arg` must have a dtype.
 HostTensor initializeTensor(const EntryArg &arg, uint64_t seed);
 

@@ -62,6 +62,9 @@ struct EntryArg : EntryValue {
   ArgKind kind = ArgKind::Other;
   /// `epl.init` of a parameter ("normal", "zeros", "ones"), or empty.
   std::string init;
+  /// What the model says of seeded values (InitHints.h); 0: unknown.
+  int64_t fanIn = 0;
+  int64_t indexBound = 0;
 };
 
 struct EntryResult : EntryValue {

@@ -96,6 +96,10 @@ void _mlir_ciface_epl_rt_barrier(EplUnrankedMemRef *group);
 /// This device's index within its group.
 int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group);
 
+/// A `cf.assert` of the model failed (torch-mlir checks indices so): ends
+/// the run with its message (a 1-d i8 buffer), naming the rank.
+void _mlir_ciface_epl_rt_assert_failed(EplUnrankedMemRef *message);
+
 /// C += op(A) * op(B) for 2-D views (3-D: a batch of them), any strides; the
 /// runtime picks the BLAS transposition from the strides and copies only
 /// views BLAS cannot address.

@@ -12,8 +12,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -223,8 +225,7 @@ static LogicalResult widenNarrowIntegers(IRRewriter &b, Operation *op) {
     if (!isNarrow(type))
       continue;
     result.setType(type.clone(i32));
-    Value narrow =
-        castElements(b, op->getLoc(), result, type.getElementType());
+    Value narrow = castElements(b, op->getLoc(), result, type.getElementType());
     result.replaceAllUsesExcept(narrow, narrow.getDefiningOp());
   }
   return success();
@@ -391,6 +392,45 @@ void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
   call->removeAttr(EPLDialect::kActionAttrName);
 }
 
+/// `cf.assert %ok, "msg"` as `scf.if !ok { epl_rt_assert_failed("msg") }`,
+/// the message a constant i8 global: a failed check ends the run with a
+/// message instead of an abort.
+static void lowerAsserts(ModuleOp module, RuntimeAPI &api) {
+  SmallVector<cf::AssertOp> asserts;
+  module.walk([&](cf::AssertOp a) { asserts.push_back(a); });
+  llvm::StringMap<memref::GlobalOp> messages;
+  OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
+  for (cf::AssertOp a : asserts) {
+    StringRef text = a.getMsg();
+    auto type =
+        MemRefType::get({static_cast<int64_t>(text.size())}, top.getI8Type());
+    memref::GlobalOp &global = messages[text];
+    if (!global) {
+      SmallVector<int8_t> bytes(text.begin(), text.end());
+      global = memref::GlobalOp::create(
+          top, a.getLoc(),
+          "__epl_assert_" + std::to_string(messages.size() - 1),
+          top.getStringAttr("private"), type,
+          DenseIntElementsAttr::get(
+              RankedTensorType::get(type.getShape(), top.getI8Type()),
+              llvm::ArrayRef(bytes)),
+          /*constant=*/true, /*alignment=*/nullptr);
+    }
+    OpBuilder b(a);
+    Location loc = a.getLoc();
+    Value failed = arith::XOrIOp::create(
+        b, loc, a.getArg(), arith::ConstantIntOp::create(b, loc, 1, 1));
+    scf::IfOp::create(b, loc, failed, [&](OpBuilder &tb, Location tl) {
+      Value ref =
+          memref::GetGlobalOp::create(tb, tl, type, global.getSymName());
+      api.call(tb, tl, RuntimeAPI::function("assert_failed"),
+               {RuntimeAPI::unranked(tb, tl, ref)});
+      scf::YieldOp::create(tb, tl);
+    });
+    a.erase();
+  }
+}
+
 struct EPLLowerToRuntimePass
     : mlir::epl::impl::EPLLowerToRuntimePassBase<EPLLowerToRuntimePass> {
   void runOnOperation() override {
@@ -419,6 +459,7 @@ struct EPLLowerToRuntimePass
     for (auto [call, action] : actions)
       lowerAction(api, call, action);
     numActions += actions.size();
+    lowerAsserts(module, api);
 
     // On one device (no partitioning ran), a sharding constraint is the
     // identity.
