@@ -178,8 +178,7 @@ void mlir::epl::applyInitHints(const InitHints &hints,
   for (EntryArg &arg : args) {
     if (auto it = hints.fanIn.find(arg.name); it != hints.fanIn.end())
       arg.fanIn = it->second;
-    if (auto it = hints.indexBound.find(arg.name);
-        it != hints.indexBound.end())
+    if (auto it = hints.indexBound.find(arg.name); it != hints.indexBound.end())
       arg.indexBound = it->second;
   }
 }

@@ -404,8 +404,7 @@ LogicalResult ScatterAddOp::verify() {
   for (auto [i, index] : llvm::enumerate(getIndices()))
     if (cast<RankedTensorType>(index.getType()).getShape() !=
         updates.getShape())
-      return emitOpError() << "index tensor #" << i << " is "
-                           << index.getType()
+      return emitOpError() << "index tensor #" << i << " is " << index.getType()
                            << "; it must have the shape of the updates, "
                            << updates;
   if (updates.getElementType() != dest.getElementType())
@@ -439,8 +438,7 @@ FailureOr<SmallVector<Value>> ScatterAddOp::decomposeOperation(OpBuilder &b) {
           // Unsigned: a negative index is out of bounds too.
           inBounds = arith::AndIOp::create(
               nb, l, inBounds,
-              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, i,
-                                    size));
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ult, i, size));
           at.push_back(i);
         }
         auto added = scf::IfOp::create(

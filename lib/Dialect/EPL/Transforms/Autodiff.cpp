@@ -417,14 +417,13 @@ LogicalResult StepBuilder::backward() {
       continue;
     // Values captured by nested bodies count as operands: a body that
     // reads a parameter from outside (a gather) has a gradient too.
-    bool reads = op->walk([&](Operation *nested) {
-                     return llvm::any_of(nested->getOperands(),
-                                         [&](Value v) {
-                                           return varied.contains(v);
-                                         })
-                                ? WalkResult::interrupt()
-                                : WalkResult::advance();
-                   }).wasInterrupted();
+    bool reads =
+        op->walk([&](Operation *nested) {
+            return llvm::any_of(nested->getOperands(),
+                                [&](Value v) { return varied.contains(v); })
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          }).wasInterrupted();
     if (!reads)
       continue;
     tagger.origin = ids.lookup(op);
@@ -647,11 +646,11 @@ static FailureOr<Value> bodyAdjoint(const GenericForm &g,
     primal.map(g.body->getArgument(j), args[1 + j]);
   Type element = g.acc.getType();
   Value accValue =
-      in.initIndex >= 0  ? args[in.initIndex]
-      : in.outIndex >= 0 ? args[in.outIndex]
-                         : arith::ConstantOp::create(nb, nl, element,
-                                                     nb.getZeroAttr(element))
-                               .getResult();
+      in.initIndex >= 0 ? args[in.initIndex]
+      : in.outIndex >= 0
+          ? args[in.outIndex]
+          : arith::ConstantOp::create(nb, nl, element, nb.getZeroAttr(element))
+                .getResult();
   primal.map(g.acc, accValue);
   BodyDifferentiator differentiate(nb, nl, *g.body, primal);
   differentiate.clonePrimal();
@@ -682,14 +681,11 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
   auto type = cast<RankedTensorType>(forward.getType());
   // A keep-dim map (`(d0, d1) -> (d0, 0)` on a unit dimension, as
   // torch-mlir writes reductions) is a projection too.
-  bool unitZeros = llvm::all_of(llvm::enumerate(wrtMap.getResults()),
-                                [&](auto e) {
-                                  auto c = dyn_cast<AffineConstantExpr>(
-                                      e.value());
-                                  return !c || (c.getValue() == 0 &&
-                                                type.getDimSize(e.index()) ==
-                                                    1);
-                                });
+  bool unitZeros =
+      llvm::all_of(llvm::enumerate(wrtMap.getResults()), [&](auto e) {
+        auto c = dyn_cast<AffineConstantExpr>(e.value());
+        return !c || (c.getValue() == 0 && type.getDimSize(e.index()) == 1);
+      });
   if (!wrtMap.isProjectedPermutation(/*allowZeroInResults=*/true) ||
       !unitZeros) {
     std::string map;

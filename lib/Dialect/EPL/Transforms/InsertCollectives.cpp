@@ -419,9 +419,8 @@ private:
     });
     // A reshape passes a pending max or min on as well (propagation
     // decided so); only a sum is linear in its operands otherwise.
-    bool passPartial =
-        !out0.partial.empty() && !reduces &&
-        (out0.kind == ReductionKind::Sum || rule.passesPartial);
+    bool passPartial = !out0.partial.empty() && !reduces &&
+                       (out0.kind == ReductionKind::Sum || rule.passesPartial);
     auto dps = dyn_cast<DestinationStyleOpInterface>(op);
     for (OpOperand &operand : op->getOpOperands()) {
       unsigned i = operand.getOperandNumber();

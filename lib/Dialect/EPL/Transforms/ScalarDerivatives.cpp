@@ -229,8 +229,8 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
                                             b.getIntegerAttr(n.getType(), 1)));
               Value nf = arith::SIToFPOp::create(b, loc, type, n);
               accumulate(op.getOperand(0),
-                         mul(g, mul(nf, math::FPowIOp::create(b, loc, operand(0),
-                                                              nm1))));
+                         mul(g, mul(nf, math::FPowIOp::create(
+                                            b, loc, operand(0), nm1))));
               return success();
             })
             .Case([&](math::Exp2Op) {
@@ -252,17 +252,19 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               return success();
             })
             .Case([&](math::Log2Op) {
-              accumulate(op.getOperand(0),
-                         div(g, mul(operand(0), constant(type, std::log(2.0)))));
+              accumulate(
+                  op.getOperand(0),
+                  div(g, mul(operand(0), constant(type, std::log(2.0)))));
               return success();
             })
             .Case([&](math::Log10Op) {
-              accumulate(op.getOperand(0),
-                         div(g, mul(operand(0), constant(type, std::log(10.0)))));
+              accumulate(
+                  op.getOperand(0),
+                  div(g, mul(operand(0), constant(type, std::log(10.0)))));
               return success();
             })
-            .Case<math::FloorOp, math::CeilOp, math::RoundOp,
-                  math::RoundEvenOp, math::TruncOp>([&](Operation *) {
+            .Case<math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
+                  math::TruncOp>([&](Operation *) {
               // Piecewise constant: zero almost everywhere, as in PyTorch.
               return success();
             })
