@@ -182,3 +182,19 @@ def test_named_linalg_ops(tmp_path):
               "w2": rand(rng, 512, 10, scale=0.05)}
     data = {"x": rand(rng, 4, 784), "y": np.eye(10)[rng.integers(0, 10, 4)]}
     check_gradients(tmp_path, text, params, data)
+
+
+@pytest.mark.parametrize("model,shapes", [
+    ("conv-pool-f64.mlir", {"x": (2, 7, 7, 3), "w": (3, 3, 3, 4), "w2": (2, 2, 4, 5)}),
+    ("depthwise-bn-f64.mlir", {"x": (2, 6, 6, 2), "w": (1, 1, 2, 3), "gamma": (3,),
+                               "beta": (3,), "dw": (3, 3, 3)}),
+])
+def test_convolution_and_pooling(tmp_path, model, shapes):
+    """Convolutions (stride 1 and 2, padding, dilation 2, depthwise), max,
+    sum and global average pooling and batch normalization with batch
+    statistics: the input gradients are transposed windows (docs/training.md)."""
+    rng = np.random.default_rng(zlib.crc32(model.encode()))
+    params = {n: rand(rng, *s, scale=0.7) for n, s in shapes.items()}
+    check_gradients(tmp_path, (ROOT / "test" / "e2e" / "Inputs" / model).read_text(),
+                    params, {}, directions=3)
+

@@ -105,7 +105,8 @@ enum class Combiner { None, Sum, Max, Min };
 /// What the adjoint of a linalg.generic needs to know of it: its body as
 /// `acc (+|-|max|min) target(inputs)` when it reduces, else `target`.
 struct GenericForm {
-  linalg::GenericOp op;
+  /// Mutable: an op handle's accessors are not const.
+  mutable linalg::GenericOp op;
   Block *body;
   unsigned numInputs;
   BlockArgument acc;
@@ -156,6 +157,10 @@ private:
                                 AffineMap wrtMap);
   LogicalResult gatherAdjoint(const GenericForm &g, Value dout,
                               tensor::ExtractOp gather);
+  AffineMap throughWindows(const GenericForm &g, struct BackwardInputs &in,
+                           BlockArgument wrt, AffineMap wrtMap,
+                           ArrayRef<struct Window> windows,
+                           RankedTensorType type);
   LogicalResult finish();
 
   /// Adds `contribution` to the gradient of `forward`.
@@ -498,6 +503,27 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
         }
         return success();
       })
+      .Case([&](tensor::PadOp p) -> LogicalResult {
+        // The gradient of the padded part goes nowhere: the padding value
+        // is a constant (a parameter-dependent one is not supported).
+        Value padding = p.getConstantPaddingValue();
+        if (!padding || varied.contains(padding) ||
+            !p.getSourceType().hasStaticShape())
+          return p.emitError("epl-autodiff: cannot differentiate a tensor.pad "
+                             "whose padding value is not a constant or whose "
+                             "source shape is dynamic");
+        tagger.phase = phaseFor(p.getSource());
+        RankedTensorType source = p.getSourceType();
+        SmallVector<OpFoldResult> sizes,
+            strides(source.getRank(), b.getIndexAttr(1));
+        for (int64_t size : source.getShape())
+          sizes.push_back(b.getIndexAttr(size));
+        accumulate(p.getSource(),
+                   tensor::ExtractSliceOp::create(b, loc, source, dout(),
+                                                  p.getMixedLowPad(), sizes,
+                                                  strides));
+        return success();
+      })
       .Case([&](ShardingConstraintOp c) {
         // The identity. The gradient is not pinned: its layout follows from
         // the ops around it, so that e.g. the backward of a sequence-
@@ -658,7 +684,7 @@ static FailureOr<Value> bodyAdjoint(const GenericForm &g,
   if (g.subtracts)
     seed = arith::NegFOp::create(nb, nl, seed);
   FailureOr<Value> adjoint =
-      differentiate.adjoint(g.target, seed, wrt, linalg::GenericOp(g.op));
+      differentiate.adjoint(g.target, seed, wrt, g.op);
   if (failed(adjoint) || !*adjoint || in.outIndex < 0)
     return adjoint;
   // Only the elements that won the max (min) get the gradient.
@@ -668,6 +694,152 @@ static FailureOr<Value> bodyAdjoint(const GenericForm &g,
   Value zero = arith::ConstantOp::create(
       nb, nl, contribution.getType(), nb.getZeroAttr(contribution.getType()));
   return arith::SelectOp::create(nb, nl, won, contribution, zero).getResult();
+}
+
+/// A result `s * a + d * b` of an input's indexing map: a convolution's or
+/// pooling's `oh * stride + kh * dilation`. Loop `a` is an output
+/// dimension (at `outDim` of the output), loop `b` one the output reduces.
+struct Window {
+  unsigned result, a, b, outDim;
+  int64_t s, d;
+};
+
+/// `c * dim` (c >= 1) as (dim, c).
+static std::optional<std::pair<unsigned, int64_t>> scaledDim(AffineExpr e) {
+  if (auto d = dyn_cast<AffineDimExpr>(e))
+    return std::make_pair(d.getPosition(), int64_t(1));
+  if (e.getKind() != AffineExprKind::Mul)
+    return std::nullopt;
+  auto mul = cast<AffineBinaryOpExpr>(e);
+  auto d = dyn_cast<AffineDimExpr>(mul.getLHS());
+  auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
+  if (!d || !c) {
+    d = dyn_cast<AffineDimExpr>(mul.getRHS());
+    c = dyn_cast<AffineConstantExpr>(mul.getLHS());
+  }
+  if (!d || !c || c.getValue() < 1)
+    return std::nullopt;
+  return std::make_pair(d.getPosition(), c.getValue());
+}
+
+/// The windows of `wrtMap` (the map of `wrt` in `g`), when every result
+/// that is not a plain dimension is one and the gradient can be written as
+/// a generic whose output `wrtMap` indexes by plain dimensions: `a` is read
+/// by no other input, `b` by another input as a plain dimension (its
+/// range), and the body reads neither's index.
+static FailureOr<SmallVector<Window>> windowsOf(const GenericForm &g,
+                                                BlockArgument wrt,
+                                                AffineMap wrtMap,
+                                                RankedTensorType type) {
+  SmallVector<Window> windows;
+  llvm::SmallDenseSet<unsigned> used;
+  for (auto [r, e] : llvm::enumerate(wrtMap.getResults())) {
+    if (isa<AffineDimExpr>(e))
+      continue;
+    if (auto c = dyn_cast<AffineConstantExpr>(e);
+        c && c.getValue() == 0 && type.getDimSize(r) == 1)
+      continue;
+    if (e.getKind() != AffineExprKind::Add)
+      return failure();
+    auto add = cast<AffineBinaryOpExpr>(e);
+    auto lhs = scaledDim(add.getLHS()), rhs = scaledDim(add.getRHS());
+    if (!lhs || !rhs || lhs->first == rhs->first)
+      return failure();
+    std::optional<unsigned> lhsOut = g.outMap.getResultPosition(
+                                getAffineDimExpr(lhs->first, g.op.getContext())),
+                            rhsOut = g.outMap.getResultPosition(getAffineDimExpr(
+                                rhs->first, g.op.getContext()));
+    if (lhsOut.has_value() == rhsOut.has_value())
+      return failure();
+    auto [a, s] = lhsOut ? *lhs : *rhs;
+    auto [b, d] = lhsOut ? *rhs : *lhs;
+    unsigned outDim = lhsOut ? *lhsOut : *rhsOut;
+    if (g.outMap.isFunctionOfDim(b) || !used.insert(a).second ||
+        !used.insert(b).second)
+      return failure();
+    windows.push_back({static_cast<unsigned>(r), a, b, outDim, s, d});
+  }
+  for (const Window &w : windows) {
+    // Loop `a` appears only in this result of `wrtMap` and in the output.
+    for (auto [r, e] : llvm::enumerate(wrtMap.getResults()))
+      if (r != w.result && e.isFunctionOfDim(w.a))
+        return failure();
+    bool ranged = false;
+    for (unsigned j = 0; j < g.numInputs; ++j) {
+      if (j == wrt.getArgNumber())
+        continue;
+      if (g.maps[j].isFunctionOfDim(w.a))
+        return failure();
+      ranged |= g.maps[j]
+                    .getResultPosition(
+                        getAffineDimExpr(w.b, g.op.getContext()))
+                    .has_value();
+    }
+    if (!ranged)
+      return failure();
+    for (auto index : g.body->getOps<linalg::IndexOp>())
+      if (index.getDim() == w.a || index.getDim() == w.b)
+        return failure();
+  }
+  if (windows.empty() || wrt == g.acc)
+    return failure();
+  return windows;
+}
+
+/// Rewrites the inputs of the backward generic of `wrt` for `windows` and
+/// returns the map of its output. The gradient is a transposed window: the
+/// loop of each window's `a` now runs over `wrt`'s dimension `i`, and the
+/// output-shaped inputs (dout; the result of a max) are read at
+/// `(i - d * b + d * (B - 1))` of a copy spread by the stride `s` and
+/// padded by `d * (B - 1)` (zeros where no window position lands), so
+/// that every (i, b) meets the output position `a` with `s * a + d * b = i`,
+/// or zero.
+AffineMap StepBuilder::throughWindows(const GenericForm &g, BackwardInputs &in,
+                                      BlockArgument wrt, AffineMap wrtMap,
+                                      ArrayRef<Window> windows,
+                                      RankedTensorType type) {
+  MLIRContext *ctx = g.op.getContext();
+  Location loc = g.op.getLoc();
+  SmallVector<int64_t> loops = g.op.getStaticLoopRanges();
+  llvm::DenseMap<AffineExpr, AffineExpr> shift;
+  for (const Window &w : windows) {
+    AffineExpr a = getAffineDimExpr(w.a, ctx), b = getAffineDimExpr(w.b, ctx);
+    int64_t pad = w.d * (loops[w.b] - 1);
+    shift[a] = a - b * w.d + pad;
+  }
+  auto spread = [&](Value t) {
+    auto tType = cast<RankedTensorType>(t.getType());
+    SmallVector<int64_t> shape(tType.getShape());
+    SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)),
+        sizes, strides(shape.size(), b.getIndexAttr(1));
+    for (int64_t size : shape)
+      sizes.push_back(b.getIndexAttr(size));
+    for (const Window &w : windows) {
+      int64_t pad = w.d * (loops[w.b] - 1);
+      shape[w.outDim] = type.getDimSize(w.result) + pad;
+      offsets[w.outDim] = b.getIndexAttr(pad);
+      strides[w.outDim] = b.getIndexAttr(w.s);
+    }
+    Value zeros = zerosLike(RankedTensorType::get(shape, tType.getElementType()));
+    return tensor::InsertSliceOp::create(b, loc, t, zeros, offsets, sizes,
+                                         strides)
+        .getResult();
+  };
+  // dout, and the forward result when a max or min reads it.
+  in.values[0] = spread(in.values[0]);
+  in.maps[0] = in.maps[0].replace(shift, in.maps[0].getNumDims(), 0);
+  if (in.outIndex >= 0) {
+    in.values[in.outIndex] = spread(in.values[in.outIndex]);
+    in.maps[in.outIndex] =
+        in.maps[in.outIndex].replace(shift, in.maps[in.outIndex].getNumDims(), 0);
+  }
+  // `wrt` itself, and the gradient, at position `i` (loop `a`).
+  SmallVector<AffineExpr> results(wrtMap.getResults());
+  for (const Window &w : windows)
+    results[w.result] = getAffineDimExpr(w.a, ctx);
+  AffineMap plain = AffineMap::get(wrtMap.getNumDims(), 0, results, ctx);
+  in.maps[1 + wrt.getArgNumber()] = plain;
+  return plain;
 }
 
 /// The gradient of forward block argument `wrt` of `g`, flowing to
@@ -686,13 +858,20 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
         auto c = dyn_cast<AffineConstantExpr>(e.value());
         return !c || (c.getValue() == 0 && type.getDimSize(e.index()) == 1);
       });
+  SmallVector<Window> windows;
   if (!wrtMap.isProjectedPermutation(/*allowZeroInResults=*/true) ||
       !unitZeros) {
-    std::string map;
-    llvm::raw_string_ostream(map) << wrtMap;
-    return op.emitError() << "epl-autodiff: cannot differentiate through "
-                             "the indexing map "
-                          << map << "; only projections are supported";
+    FailureOr<SmallVector<Window>> found = windowsOf(g, wrt, wrtMap, type);
+    if (failed(found)) {
+      std::string map;
+      llvm::raw_string_ostream(map) << wrtMap;
+      return op.emitError()
+             << "epl-autodiff: cannot differentiate through the indexing map "
+             << map
+             << "; only projections and windows (`s * oh + d * kh`, as "
+                "convolutions and pooling read their input) are supported";
+    }
+    windows = std::move(*found);
   }
   tagger.phase = phaseFor(forward);
   Value gradInit = grads.lookup(forward);
@@ -709,6 +888,8 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
     gradInit = zerosLike(type);
 
   BackwardInputs in = backwardInputs(g, dout);
+  if (!windows.empty())
+    wrtMap = throughWindows(g, in, wrt, wrtMap, windows, type);
   in.maps.push_back(wrtMap);
   SmallVector<utils::IteratorType> bwdIterators;
   for (unsigned d = 0; d < g.iterators.size(); ++d)
