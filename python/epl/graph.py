@@ -435,6 +435,69 @@ class Graph:
                                                         bb.op("arith.mulf", x, y)),
                             init=init)
 
+    # -- convolutions and pooling (NHWC) -------------------------------------
+
+    def pad(self, x, low, high, value=0.0):
+        """x padded by low[d] and high[d] elements of `value` per dimension."""
+        shape = [s + lo + hi for s, lo, hi in zip(x.shape, low, high)]
+        if shape == list(x.shape):
+            return x
+        c = self.emit(f"{{r}} = arith.constant {_float(value, x.dtype)} : {x.dtype}",
+                      (), x.dtype)
+        indices = ", ".join(f"%i{d}: index" for d in range(x.rank))
+        return self.emit(
+            f"{{r}} = tensor.pad {x.ssa} low[{', '.join(map(str, low))}] "
+            f"high[{', '.join(map(str, high))}] {{\n"
+            f"    ^bb0({indices}):\n"
+            f"      tensor.yield {c.ssa} : {x.dtype}\n"
+            f"    }}{self.scope_dict()} : {x.type} to {_tensor_type(shape, x.dtype)}",
+            shape, x.dtype)
+
+    def _window(self, x, window, strides, dilations, what):
+        n, h, w, c = x.shape
+        kh, kw = window
+        oh = (h - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+        ow = (w - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+        if oh < 1 or ow < 1:
+            raise ShapeError(f"{what}: a {kh}x{kw} window (dilation {dilations}) does not "
+                             f"fit an input of {h}x{w}")
+        return oh, ow
+
+    @staticmethod
+    def _window_attrs(strides, dilations):
+        return (f"{{dilations = dense<[{dilations[0]}, {dilations[1]}]> : tensor<2xi64>, "
+                f"strides = dense<[{strides[0]}, {strides[1]}]> : tensor<2xi64>}}")
+
+    def conv2d(self, x, w, strides=(1, 1), dilations=(1, 1)):
+        """linalg.conv_2d_nhwc_hwcf: x [n, h, w, c], w [kh, kw, c, f]."""
+        if x.rank != 4 or w.rank != 4 or x.shape[3] != w.shape[2]:
+            raise ShapeError(f"conv2d takes an NHWC input and an HWCF filter with the same "
+                             f"channels, got {x.shape} and {w.shape}")
+        oh, ow = self._window(x, w.shape[:2], strides, dilations, "conv2d")
+        shape = (x.shape[0], oh, ow, w.shape[3])
+        init = self.full(shape, 0.0, x.dtype)
+        attrs = self._window_attrs(strides, dilations)
+        scope = self._scope_attr()
+        if scope:
+            attrs = attrs[:-1] + f", {scope}}}"
+        return self.emit(f"{{r}} = linalg.conv_2d_nhwc_hwcf {attrs} "
+                         f"ins({x.ssa}, {w.ssa} : {x.type}, {w.type}) "
+                         f"outs({init.ssa} : {init.type}) -> {init.type}", shape, x.dtype)
+
+    def pool2d(self, x, window, strides, kind):
+        """linalg.pooling_nhwc_max / _sum over `window`."""
+        oh, ow = self._window(x, window, strides, (1, 1), f"{kind} pool")
+        shape = (x.shape[0], oh, ow, x.shape[3])
+        init = self.full(shape, -math.inf if kind == "max" else 0.0, x.dtype)
+        win = self.empty(window, x.dtype)
+        attrs = self._window_attrs(strides, (1, 1))
+        scope = self._scope_attr()
+        if scope:
+            attrs = attrs[:-1] + f", {scope}}}"
+        return self.emit(f"{{r}} = linalg.pooling_nhwc_{kind} {attrs} "
+                         f"ins({x.ssa}, {win.ssa} : {x.type}, {win.type}) "
+                         f"outs({init.ssa} : {init.type}) -> {init.type}", shape, x.dtype)
+
     # -- printing ------------------------------------------------------------
 
     def set_loss(self, loss):
@@ -469,7 +532,7 @@ def _config_value(v):
     if isinstance(v, int):
         return f"{v} : i64"
     if isinstance(v, float):
-        return f"{v!r} : f64"
+        return f"{_float(v, 'f64')} : f64"  # 1e-08 is not MLIR: 1.0e-08
     return '"' + str(v) + '"'
 
 

@@ -130,6 +130,101 @@ class MultiHeadAttention(Layer):
                             b["q"], b["k"], b["v"], b["o"])
 
 
+class Conv2D(Layer):
+    """y = activation(conv2d(x, kernel) + bias) on NHWC inputs; the kernel
+    is [kh, kw, in, out] (TensorFlow's layout; torch's [out, in, kh, kw]
+    transposed by (2, 3, 1, 0)). `padding`: "valid", "same" or an int."""
+    prefix = "conv2d"
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", dilation_rate=1,
+                 activation=None, use_bias=True, name=None):
+        super().__init__(name)
+        if activation not in _ACTIVATIONS:
+            raise ShapeError(f"Conv2D '{self.name}': unknown activation {activation!r}")
+        self.filters, self.kernel_size = filters, nn._pair(kernel_size)
+        self.strides, self.padding = strides, padding
+        self.dilation_rate, self.activation, self.use_bias = dilation_rate, activation, use_bias
+
+    def __call__(self, x):
+        if x.rank != 4:
+            raise ShapeError(f"Conv2D '{self.name}' takes NHWC inputs, got a tensor of "
+                             f"shape {x.shape}")
+        g = x.graph
+        kernel = self.param(g, "kernel", (*self.kernel_size, x.shape[3], self.filters),
+                            "normal")
+        y = nn.conv2d(x, kernel, self.strides, self.padding, self.dilation_rate)
+        if self.use_bias:
+            y = y + self.param(g, "bias", (self.filters,), "zeros")
+        return _ACTIVATIONS[self.activation](y)
+
+
+class BatchNorm(Layer):
+    """Batch normalization over every dimension but the last (channels), in
+    training mode: the batch's statistics, synchronized across data-parallel
+    replicas (docs/training.md). Running statistics are not kept yet."""
+    prefix = "batch_norm"
+
+    def __init__(self, epsilon=1e-5, name=None):
+        super().__init__(name)
+        self.epsilon = epsilon
+
+    def __call__(self, x):
+        g = x.graph
+        gamma = self.param(g, "gamma", (x.shape[-1],), "ones")
+        beta = self.param(g, "beta", (x.shape[-1],), "zeros")
+        return nn.batch_norm(x, gamma, beta, self.epsilon)
+
+
+class MaxPool2D:
+    """Max over windows of NHWC inputs."""
+
+    def __init__(self, pool_size=2, strides=None, padding="valid"):
+        self.pool_size, self.strides, self.padding = pool_size, strides, padding
+
+    def __call__(self, x):
+        return nn.max_pool2d(x, self.pool_size, self.strides, self.padding)
+
+
+class GlobalAvgPool:
+    """[n, h, w, c] -> [n, c]."""
+
+    def __call__(self, x):
+        return nn.global_avg_pool(x)
+
+
+def resnet(x, classes, widths=(16, 32), blocks_per_stage=1, stem_kernel=3,
+           classifier=None, name="resnet"):
+    """A small ResNet (basic blocks, ResNet-18's layout with configurable
+    width and depth, torch's padding) on NHWC images: a stem convolution,
+    then per stage
+    `blocks_per_stage` basic blocks (two 3x3 convolutions with batch norm,
+    a 1x1 projection where the shape changes; stages after the first
+    halve the resolution), global average pooling and a Dense classifier.
+    `classifier` is a callable `(features) -> logits` to put the classifier
+    in another scope (EPL's split example); by default a Dense layer."""
+    h = Conv2D(widths[0], stem_kernel, padding=stem_kernel // 2, use_bias=False,
+               name=f"{name}/stem")(x)
+    h = relu(BatchNorm(name=f"{name}/stem_bn")(h))
+    for stage, width in enumerate(widths):
+        for block in range(blocks_per_stage):
+            stride = 2 if stage > 0 and block == 0 else 1
+            prefix = f"{name}/stage{stage}/block{block}"
+            y = Conv2D(width, 3, strides=stride, padding=1, use_bias=False,
+                       name=f"{prefix}/conv1")(h)
+            y = relu(BatchNorm(name=f"{prefix}/bn1")(y))
+            y = Conv2D(width, 3, padding=1, use_bias=False, name=f"{prefix}/conv2")(y)
+            y = BatchNorm(name=f"{prefix}/bn2")(y)
+            if stride != 1 or h.shape[-1] != width:
+                h = Conv2D(width, 1, strides=stride, use_bias=False,
+                           name=f"{prefix}/shortcut")(h)
+                h = BatchNorm(name=f"{prefix}/shortcut_bn")(h)
+            h = relu(add(h, y))
+    features = GlobalAvgPool()(h)
+    if classifier is None:
+        return Dense(classes, name=f"{name}/classifier")(features)
+    return classifier(features)
+
+
 def relu(x):
     return nn.relu(x)
 

@@ -152,3 +152,67 @@ def attention(x, wq, wk, wv, wo, heads, bq=None, bk=None, bv=None, bo=None):
 __all__ = ["Tensor", "exp", "log", "tanh", "sqrt", "rsqrt", "erf", "relu", "gelu",
            "sum", "amax", "mean", "softmax", "log_softmax", "cross_entropy", "dense",
            "layer_norm", "one_hot", "embedding", "attention"]
+
+
+def _pair(v):
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _padding(x, kernel, strides, dilations, padding, value=0.0):
+    """`padding`: "valid", "same" (TensorFlow's: output = ceil(input /
+    stride), extra padding at the end) or an int/pair of symmetric pads."""
+    if padding == "valid":
+        return x
+    if padding == "same":
+        low, high = [0, 0, 0, 0], [0, 0, 0, 0]
+        for d in range(2):
+            size = x.shape[1 + d]
+            out = -(-size // strides[d])
+            total = max((out - 1) * strides[d] + dilations[d] * (kernel[d] - 1) + 1 - size, 0)
+            low[1 + d], high[1 + d] = total // 2, total - total // 2
+        return x.graph.pad(x, low, high, value)
+    ph, pw = _pair(padding)
+    return x.graph.pad(x, [0, ph, pw, 0], [0, ph, pw, 0], value)
+
+
+def conv2d(x, w, strides=1, padding="valid", dilations=1):
+    """NHWC input, HWCF filter, as torch.nn.functional.conv2d on NCHW/FCHW."""
+    strides, dilations = _pair(strides), _pair(dilations)
+    x = _padding(x, w.shape[:2], strides, dilations, padding)
+    return x.graph.conv2d(x, w, strides, dilations)
+
+
+def max_pool2d(x, window, strides=None, padding="valid"):
+    window = _pair(window)
+    strides = _pair(strides or window)
+    x = _padding(x, window, strides, (1, 1), padding, -math.inf)
+    return x.graph.pool2d(x, window, strides, "max")
+
+
+def avg_pool2d(x, window, strides=None, padding="valid"):
+    """Padding counts as zeros in the average (count_include_pad)."""
+    window = _pair(window)
+    strides = _pair(strides or window)
+    x = _padding(x, window, strides, (1, 1), padding)
+    return x.graph.pool2d(x, window, strides, "sum") * (1.0 / (window[0] * window[1]))
+
+
+def global_avg_pool(x):
+    """[n, h, w, c] -> [n, c]."""
+    return mean(mean(x, 1), 1)
+
+
+def batch_norm(x, gamma, beta, eps=1e-5):
+    """Training mode: normalizes with the batch's statistics over every
+    dimension but the last (channels), biased variance, as
+    torch.nn.BatchNorm2d in train(); under data parallelism the statistics
+    cover the whole global batch (synchronized)."""
+    mu = x
+    for _ in range(x.rank - 1):
+        mu = mean(mu, 0)
+    centered = x - mu
+    var = centered * centered
+    for _ in range(x.rank - 1):
+        var = mean(var, 0)
+    return centered * rsqrt(var + eps) * gamma + beta
+

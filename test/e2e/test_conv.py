@@ -1,0 +1,145 @@
+"""Convolutional models: a small ResNet written with the frontend
+(epl.layers.Conv2D, BatchNorm, MaxPool2D, GlobalAvgPool, resnet) trains like
+the same network in torch.nn (Conv2d, BatchNorm2d in train mode, MaxPool2d,
+AdaptiveAvgPool2d, Linear) for 20 steps with momentum SGD and AdamW, and
+data parallelism on 2 and 4 ranks (synchronized batch norm) equals 1 rank.
+Layouts: ours NHWC with HWCF filters, torch's NCHW with FCHW filters."""
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import epl_run, losses
+import epl
+from epl import safetensors
+
+STEPS = 20
+RTOL = 1e-5
+BATCH, SIZE, CHANNELS, CLASSES = 8, 8, 3, 5
+
+OPTIMIZERS = {
+    "momentum": {"optimizer.type": "momentum", "optimizer.lr": 0.05,
+                 "optimizer.momentum": 0.9, "optimizer.weight_decay": 1e-3},
+    "adamw": {"optimizer.type": "adamw", "optimizer.lr": 1e-3, "optimizer.beta1": 0.9,
+              "optimizer.beta2": 0.999, "optimizer.eps": 1e-8,
+              "optimizer.weight_decay": 1e-2},
+}
+
+
+def model(optimizer):
+    epl.init(epl.Config(OPTIMIZERS[optimizer]))
+    x = epl.input("x", (BATCH, SIZE, SIZE, CHANNELS))
+    y = epl.label("y", (BATCH, CLASSES))
+    with epl.replicate(device_count=1):
+        h = epl.layers.MaxPool2D(2, strides=1)(
+            epl.layers.Conv2D(4, 3, padding=1, name="pre")(x))
+        logits = epl.layers.resnet(h, CLASSES, widths=(4, 8), blocks_per_stage=1)
+    return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
+
+
+class TorchResNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        c = torch.nn.Conv2d
+        self.pre = c(3, 4, 3, padding=1)
+        self.pool = torch.nn.MaxPool2d(2, stride=1)
+        self.stem, self.stem_bn = c(4, 4, 3, padding=1, bias=False), torch.nn.BatchNorm2d(4)
+        self.s0c1, self.s0b1 = c(4, 4, 3, padding=1, bias=False), torch.nn.BatchNorm2d(4)
+        self.s0c2, self.s0b2 = c(4, 4, 3, padding=1, bias=False), torch.nn.BatchNorm2d(4)
+        self.s1c1 = c(4, 8, 3, stride=2, padding=1, bias=False)
+        self.s1b1 = torch.nn.BatchNorm2d(8)
+        self.s1c2, self.s1b2 = c(8, 8, 3, padding=1, bias=False), torch.nn.BatchNorm2d(8)
+        self.s1sc, self.s1sb = c(4, 8, 1, stride=2, bias=False), torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, CLASSES)
+
+    def forward(self, x, y):
+        relu = torch.relu
+        h = self.pool(self.pre(x))
+        h = relu(self.stem_bn(self.stem(h)))
+        h = relu(h + self.s0b2(self.s0c2(relu(self.s0b1(self.s0c1(h))))))
+        y1 = self.s1b2(self.s1c2(relu(self.s1b1(self.s1c1(h)))))
+        h = relu(self.s1sb(self.s1sc(h)) + y1)
+        logits = self.fc(torch.nn.functional.adaptive_avg_pool2d(h, 1).flatten(1))
+        return torch.nn.functional.cross_entropy(logits, y.argmax(1))
+
+    def load(self, p):
+        conv = {"pre": "pre", "stem": "resnet/stem", "s0c1": "resnet/stage0/block0/conv1",
+                "s0c2": "resnet/stage0/block0/conv2", "s1c1": "resnet/stage1/block0/conv1",
+                "s1c2": "resnet/stage1/block0/conv2", "s1sc": "resnet/stage1/block0/shortcut"}
+        bn = {"stem_bn": "resnet/stem_bn", "s0b1": "resnet/stage0/block0/bn1",
+              "s0b2": "resnet/stage0/block0/bn2", "s1b1": "resnet/stage1/block0/bn1",
+              "s1b2": "resnet/stage1/block0/bn2", "s1sb": "resnet/stage1/block0/shortcut_bn"}
+        with torch.no_grad():
+            for ours, name in conv.items():
+                layer = getattr(self, ours)
+                layer.weight.copy_(torch.from_numpy(p[f"{name}/kernel"]).permute(3, 2, 0, 1))
+                if layer.bias is not None:
+                    layer.bias.copy_(torch.from_numpy(p[f"{name}/bias"]))
+            for ours, name in bn.items():
+                getattr(self, ours).weight.copy_(torch.from_numpy(p[f"{name}/gamma"]))
+                getattr(self, ours).bias.copy_(torch.from_numpy(p[f"{name}/beta"]))
+            self.fc.weight.copy_(torch.from_numpy(p["resnet/classifier/kernel"]).T)
+            self.fc.bias.copy_(torch.from_numpy(p["resnet/classifier/bias"]))
+
+
+def torch_losses(params, data, optimizer):
+    torch.manual_seed(0)
+    net = TorchResNet()
+    net.load(params)
+    net.train()
+    cfg = OPTIMIZERS[optimizer]
+    if optimizer == "momentum":
+        opt = torch.optim.SGD(net.parameters(), lr=cfg["optimizer.lr"],
+                              momentum=cfg["optimizer.momentum"],
+                              weight_decay=cfg["optimizer.weight_decay"])
+    else:
+        opt = torch.optim.AdamW(net.parameters(), lr=cfg["optimizer.lr"],
+                                betas=(cfg["optimizer.beta1"], cfg["optimizer.beta2"]),
+                                eps=cfg["optimizer.eps"],
+                                weight_decay=cfg["optimizer.weight_decay"])
+    x = torch.from_numpy(data["x"]).permute(0, 3, 1, 2).contiguous()
+    y = torch.from_numpy(data["y"])
+    out = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        loss = net(x, y)
+        loss.backward()
+        opt.step()
+        out.append(loss.item())
+    return out
+
+
+def problem(tmp_path, optimizer):
+    path = tmp_path / f"resnet-{optimizer}.mlir"
+    path.write_text(model(optimizer))
+    rng = np.random.default_rng(3)
+    data = {"x": rng.standard_normal((BATCH, SIZE, SIZE, CHANNELS)).astype(np.float32),
+            "y": np.eye(CLASSES, dtype=np.float32)[rng.integers(0, CLASSES, BATCH)]}
+    safetensors.save(tmp_path / "d.safetensors", data)
+    # The seeded parameters, as epl-run draws them.
+    epl_run(path, "--steps", 0, "--save", tmp_path / "p.safetensors")
+    params = {k: v for k, v in safetensors.load(tmp_path / "p.safetensors").items()
+              if "." not in k}   # not optimizer state
+    return path, params, data
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_resnet_trains_like_torch(tmp_path, optimizer):
+    path, params, data = problem(tmp_path, optimizer)
+    got = losses(epl_run(path, "--params", tmp_path / "p.safetensors", "--data",
+                         tmp_path / "d.safetensors", "--steps", STEPS).stdout)
+    expected = torch_losses(params, data, optimizer)
+    assert got[-1] < got[0]
+    np.testing.assert_allclose(got, expected, rtol=RTOL)
+
+
+@pytest.mark.parametrize("ranks,mpi", [(2, False), (4, False), (2, True)])
+def test_resnet_data_parallel_equals_one_rank(tmp_path, ranks, mpi):
+    """The batch split over ranks, batch-norm statistics reduced across
+    them: N ranks train like one."""
+    path, _, _ = problem(tmp_path, "momentum")
+    args = (path, "--params", tmp_path / "p.safetensors", "--data",
+            tmp_path / "d.safetensors", "--steps", 10)
+    one = losses(epl_run(*args).stdout)
+    many = losses(epl_run(*args, ranks=ranks, mpi=mpi).stdout)
+    np.testing.assert_allclose(many, one, rtol=RTOL)
