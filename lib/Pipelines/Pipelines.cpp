@@ -22,6 +22,9 @@ using namespace mlir::epl;
 void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
                                          const CPULoweringOptions &options) {
   pm.addPass(createEPLDecomposeAggregatesPass());
+  // Convolutions (and their gradients) read patches, so BLAS runs them.
+  if (options.blas)
+    pm.addPass(createEPLIm2ColPass());
   pm.addPass(createEPLLowerToRuntimePass());
   // epl-run's entry wrappers hold the step's body and write its results
   // into the runner's buffers; what is left of the step is dead.

@@ -111,6 +111,10 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // the report.
   {
     PassManager pm(module.getContext());
+    // The patches convolutions read through BLAS are buffers of the step
+    // too (the lowering's first step, run here so the estimate sees them).
+    if (options.blas)
+      pm.addPass(createEPLIm2ColPass());
     EPLEstimateMemoryPassOptions estimate;
     estimate.print = false;
     pm.addPass(createEPLEstimateMemoryPass(estimate));

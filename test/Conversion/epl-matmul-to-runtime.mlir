@@ -111,14 +111,17 @@ func.func @grouped_loops(%x: memref<2x3x4xf32>, %w: memref<4x5xf32>, %y: memref<
 }
 
 // Grouped loops read in different orders by A and B (k = (s, b) in A,
-// (b, s) in B): no single strided dimension, so the loop nest stays, and
-// none of the views made while trying is left behind.
+// (b, s) in B): B's view in A's order is no single strided dimension, so
+// it is staged in a contiguous copy in (k, n) order, then one GEMM.
 // CHECK-LABEL: func @grouped_loops_mismatched
 func.func @grouped_loops_mismatched(%a: memref<3x2x4xf32>, %b: memref<2x3x5xf32>, %c: memref<4x5xf32>) {
-  // CHECK-NOT: memref.transpose
-  // CHECK-NOT: memref.collapse_shape
-  // CHECK: linalg.generic
-  // CHECK-NOT: call @epl_rt_matmul_f32
+  // CHECK: memref.transpose
+  // CHECK: %[[STAGED:.*]] = memref.alloc() : memref<3x2x5xf32>
+  // CHECK: memref.copy
+  // CHECK: memref.collapse_shape %[[STAGED]] {{\[}}[0, 1], [2]]
+  // CHECK: call @epl_rt_matmul_f32
+  // CHECK: memref.dealloc %[[STAGED]]
+  // CHECK-NOT: linalg.generic
   linalg.generic {indexing_maps = [affine_map<(m, n, b, s) -> (s, b, m)>,
                                    affine_map<(m, n, b, s) -> (b, s, n)>,
                                    affine_map<(m, n, b, s) -> (m, n)>],
@@ -151,4 +154,33 @@ func.func @left_alone(%a: memref<4x5xf32>, %b: memref<5x6xf32>, %c: memref<4x6xf
   // CHECK: linalg.matmul
   %r = linalg.matmul ins(%ta, %tb : tensor<4x5xf32>, tensor<5x6xf32>) outs(%tc : tensor<4x6xf32>) -> tensor<4x6xf32>
   return %r : tensor<4x6xf32>
+}
+
+// An operand whose grouped loops are not one strided dimension (a slice of
+// a padded buffer) is staged in a contiguous copy; an output so is copied
+// back after the GEMM. Every copy is freed.
+// CHECK-LABEL: func @staged
+// CHECK-SAME: (%[[A:.*]]: memref<2x4x4x3xf32, strided<[108, 18, 3, 1], offset: 21>>, %{{.*}}: memref<3x5xf32>, %[[C:.*]]: memref<2x4x4x5xf32, strided<[180, 30, 5, 1], offset: 35>>)
+// CHECK: %[[SA:.*]] = memref.alloc() : memref<2x4x4x3xf32>
+// CHECK: memref.copy %[[A]], %[[SA]]
+// CHECK: %[[SC:.*]] = memref.alloc() : memref<2x4x4x5xf32>
+// CHECK: memref.copy %[[C]], %[[SC]]
+// CHECK: call @epl_rt_matmul_f32
+// CHECK: memref.dealloc %[[SA]]
+// CHECK: memref.copy %[[SC]], %[[C]]
+// CHECK: memref.dealloc %[[SC]]
+func.func @staged(%a: memref<2x4x4x3xf32, strided<[108, 18, 3, 1], offset: 21>>, %b: memref<3x5xf32>,
+                  %c: memref<2x4x4x5xf32, strided<[180, 30, 5, 1], offset: 35>>) {
+  linalg.generic {indexing_maps = [affine_map<(n, i, j, f, c) -> (n, i, j, c)>,
+                                   affine_map<(n, i, j, f, c) -> (c, f)>,
+                                   affine_map<(n, i, j, f, c) -> (n, i, j, f)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<2x4x4x3xf32, strided<[108, 18, 3, 1], offset: 21>>, memref<3x5xf32>)
+      outs(%c : memref<2x4x4x5xf32, strided<[180, 30, 5, 1], offset: 35>>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
 }

@@ -86,9 +86,12 @@ def EPLMatmulToRuntimePass : Pass<"epl-matmul-to-runtime", "ModuleOp"> {
     one kind become one GEMM dimension when every operand holds them as one
     strided dimension (`memref.collapse_shape`): a dense layer on
     `[batch, seq, dim]` and its weight gradient, which contracts over batch
-    and seq. Contractions with several batch dimensions (attention's batch
-    and heads) loop over all but the innermost one with `scf.for`, one
-    batched GEMM per iteration.
+    and seq. An operand whose groups are not (a slice of a padded buffer, a
+    group read in another order than the other operand holds it) is staged
+    in a contiguous copy, and an output so is copied back: a copy is one
+    pass over the data, the loops a GEMM's worth. Contractions with several
+    batch dimensions (attention's batch and heads) loop over all but the
+    innermost one with `scf.for`, one batched GEMM per iteration.
 
     ```mlir
     linalg.matmul ins(%a, %b : memref<32x784xf32>, memref<784x512xf32>)

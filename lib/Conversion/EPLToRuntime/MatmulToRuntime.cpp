@@ -129,12 +129,16 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
-  SmallVector<Operation *> created;
-  auto matrix = [&](Value buffer, ArrayRef<int64_t> perm, size_t x,
-                    size_t y) -> Value {
+  // Operands whose groups are not one strided dimension each (a slice of a
+  // padded buffer, e.g. a convolution's output gradient written into the
+  // spread copy its input gradient reads) are staged in a contiguous copy:
+  // a copy costs one pass, scalar loops a GEMM's worth.
+  SmallVector<std::pair<Value, Value>>
+      staged; // (copy, view) to free, write back
+  Value stagedC;
+  auto matrix = [&](Value buffer, ArrayRef<int64_t> perm, size_t x, size_t y,
+                    bool isOutput) -> Value {
     Value view = permuted(rewriter, loc, buffer, perm);
-    if (view != buffer)
-      created.push_back(view.getDefiningOp());
     if (x == 1 && y == 1)
       return view;
     SmallVector<ReassociationIndices> groups;
@@ -146,21 +150,23 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
       for (size_t i = 0; i < size; ++i)
         groups.back().push_back(d++);
     }
-    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(
-            cast<MemRefType>(view.getType()), groups))
-      return nullptr;
-    created.push_back(
-        memref::CollapseShapeOp::create(rewriter, loc, view, groups));
-    return created.back()->getResult(0);
+    auto viewType = cast<MemRefType>(view.getType());
+    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(viewType, groups)) {
+      auto contiguous =
+          MemRefType::get(viewType.getShape(), viewType.getElementType());
+      Value copy = memref::AllocOp::create(rewriter, loc, contiguous);
+      if (!isOutput || op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+        memref::CopyOp::create(rewriter, loc, view, copy);
+      staged.push_back({copy, view});
+      if (isOutput)
+        stagedC = copy;
+      view = copy;
+    }
+    return memref::CollapseShapeOp::create(rewriter, loc, view, groups);
   };
-  Value va = matrix(a, *permA, m.size(), k.size());
-  Value vb = va ? matrix(b, *permB, k.size(), n.size()) : nullptr;
-  Value vc = vb ? matrix(c, *permC, m.size(), n.size()) : nullptr;
-  if (!vc) {
-    for (Operation *view : llvm::reverse(created))
-      rewriter.eraseOp(view);
-    return false;
-  }
+  Value va = matrix(a, *permA, m.size(), k.size(), false);
+  Value vb = matrix(b, *permB, k.size(), n.size(), false);
+  Value vc = matrix(c, *permC, m.size(), n.size(), true);
   // The runtime's GEMM takes one batch dimension: loops go over the others
   // (e.g. batch and heads of attention scores).
   SmallVector<Value> outer;
@@ -179,6 +185,12 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
        RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, vb, outer)),
        RuntimeAPI::unranked(rewriter, loc,
                             innermost(rewriter, loc, vc, outer))});
+  rewriter.setInsertionPoint(op);
+  for (auto [copy, view] : staged) {
+    if (copy == stagedC)
+      memref::CopyOp::create(rewriter, loc, copy, view);
+    memref::DeallocOp::create(rewriter, loc, copy);
+  }
   rewriter.eraseOp(op);
   return true;
 }

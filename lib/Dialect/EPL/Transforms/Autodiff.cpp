@@ -518,10 +518,9 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
             strides(source.getRank(), b.getIndexAttr(1));
         for (int64_t size : source.getShape())
           sizes.push_back(b.getIndexAttr(size));
-        accumulate(p.getSource(),
-                   tensor::ExtractSliceOp::create(b, loc, source, dout(),
-                                                  p.getMixedLowPad(), sizes,
-                                                  strides));
+        accumulate(p.getSource(), tensor::ExtractSliceOp::create(
+                                      b, loc, source, dout(),
+                                      p.getMixedLowPad(), sizes, strides));
         return success();
       })
       .Case([&](ShardingConstraintOp c) {
@@ -683,8 +682,7 @@ static FailureOr<Value> bodyAdjoint(const GenericForm &g,
   Value seed = args[0];
   if (g.subtracts)
     seed = arith::NegFOp::create(nb, nl, seed);
-  FailureOr<Value> adjoint =
-      differentiate.adjoint(g.target, seed, wrt, g.op);
+  FailureOr<Value> adjoint = differentiate.adjoint(g.target, seed, wrt, g.op);
   if (failed(adjoint) || !*adjoint || in.outIndex < 0)
     return adjoint;
   // Only the elements that won the max (min) get the gradient.
@@ -745,10 +743,12 @@ static FailureOr<SmallVector<Window>> windowsOf(const GenericForm &g,
     auto lhs = scaledDim(add.getLHS()), rhs = scaledDim(add.getRHS());
     if (!lhs || !rhs || lhs->first == rhs->first)
       return failure();
-    std::optional<unsigned> lhsOut = g.outMap.getResultPosition(
-                                getAffineDimExpr(lhs->first, g.op.getContext())),
-                            rhsOut = g.outMap.getResultPosition(getAffineDimExpr(
-                                rhs->first, g.op.getContext()));
+    std::optional<unsigned> lhsOut =
+                                g.outMap.getResultPosition(getAffineDimExpr(
+                                    lhs->first, g.op.getContext())),
+                            rhsOut =
+                                g.outMap.getResultPosition(getAffineDimExpr(
+                                    rhs->first, g.op.getContext()));
     if (lhsOut.has_value() == rhsOut.has_value())
       return failure();
     auto [a, s] = lhsOut ? *lhs : *rhs;
@@ -771,8 +771,7 @@ static FailureOr<SmallVector<Window>> windowsOf(const GenericForm &g,
       if (g.maps[j].isFunctionOfDim(w.a))
         return failure();
       ranged |= g.maps[j]
-                    .getResultPosition(
-                        getAffineDimExpr(w.b, g.op.getContext()))
+                    .getResultPosition(getAffineDimExpr(w.b, g.op.getContext()))
                     .has_value();
     }
     if (!ranged)
@@ -810,8 +809,8 @@ AffineMap StepBuilder::throughWindows(const GenericForm &g, BackwardInputs &in,
   auto spread = [&](Value t) {
     auto tType = cast<RankedTensorType>(t.getType());
     SmallVector<int64_t> shape(tType.getShape());
-    SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)),
-        sizes, strides(shape.size(), b.getIndexAttr(1));
+    SmallVector<OpFoldResult> offsets(shape.size(), b.getIndexAttr(0)), sizes,
+        strides(shape.size(), b.getIndexAttr(1));
     for (int64_t size : shape)
       sizes.push_back(b.getIndexAttr(size));
     for (const Window &w : windows) {
@@ -820,7 +819,8 @@ AffineMap StepBuilder::throughWindows(const GenericForm &g, BackwardInputs &in,
       offsets[w.outDim] = b.getIndexAttr(pad);
       strides[w.outDim] = b.getIndexAttr(w.s);
     }
-    Value zeros = zerosLike(RankedTensorType::get(shape, tType.getElementType()));
+    Value zeros =
+        zerosLike(RankedTensorType::get(shape, tType.getElementType()));
     return tensor::InsertSliceOp::create(b, loc, t, zeros, offsets, sizes,
                                          strides)
         .getResult();
@@ -830,8 +830,8 @@ AffineMap StepBuilder::throughWindows(const GenericForm &g, BackwardInputs &in,
   in.maps[0] = in.maps[0].replace(shift, in.maps[0].getNumDims(), 0);
   if (in.outIndex >= 0) {
     in.values[in.outIndex] = spread(in.values[in.outIndex]);
-    in.maps[in.outIndex] =
-        in.maps[in.outIndex].replace(shift, in.maps[in.outIndex].getNumDims(), 0);
+    in.maps[in.outIndex] = in.maps[in.outIndex].replace(
+        shift, in.maps[in.outIndex].getNumDims(), 0);
   }
   // `wrt` itself, and the gradient, at position `i` (loop `a`).
   SmallVector<AffineExpr> results(wrtMap.getResults());

@@ -591,6 +591,41 @@ def EPLDecomposeAggregatesPass : Pass<"epl-decompose-aggregates"> {
   ];
 }
 
+def EPLIm2ColPass : Pass<"epl-im2col"> {
+  let summary = "Reads convolution windows through patch tensors, so that BLAS runs them";
+  let description = [{
+    A multiply-add contraction one of whose inputs is read through windows
+    (an indexing map that is not a projection: `s * oh + d * kh` of a
+    convolution, `i - d * kh + P` of its input gradient) is rewritten to
+    read a patch tensor instead, made by a copying `linalg.generic` (im2col)
+    and laid out (batch, m, k): the loops it shares with the other input and
+    the output, then with the output only, then with the other input only.
+    The other input is copied into (batch, k, n) order when its groups are
+    not already runs of its dimensions. The result is a contraction over
+    projections, which `epl-matmul-to-runtime` hands to BLAS after
+    bufferization. Named convolutions are generalized first. This covers a
+    convolution, the gradient of its filter and the gradient of its input
+    (`epl-autodiff`'s transposed windows); depthwise convolutions and
+    pooling are not contractions over a GEMM and stay loops.
+
+    ```mlir
+    %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+           ins(%x, %w : tensor<8x28x28x1xf32>, tensor<3x3x1x16xf32>) outs(%z : tensor<8x26x26x16xf32>) -> tensor<8x26x26x16xf32>
+    ```
+    becomes a copy of `%x`'s patches into `tensor<8x26x26x3x3x1xf32>`
+    (`[n, oh, ow, kh, kw, c]`) and a generic contracting them with `%w`
+    over (kh, kw, c): a `[5408 x 9] x [9 x 16]` GEMM.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numContractions", "contractions",
+              "Window contractions rewritten to read patches">,
+  ];
+}
+
 def EPLOutlineKernelsPass : Pass<"epl-outline-kernels", "ModuleOp"> {
   let summary = "Moves every linalg op on buffers into a function of its own";
   let description = [{

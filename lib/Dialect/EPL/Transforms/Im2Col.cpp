@@ -1,0 +1,188 @@
+//===- Im2Col.cpp - Window contractions as GEMM-shaped contractions -------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#define DEBUG_TYPE "epl-im2col"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLIM2COLPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+using namespace mlir::epl;
+
+namespace {
+/// Whether the body of `op` is `acc + in0 * in1` (in either order).
+bool isMultiplyAdd(linalg::GenericOp op) {
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body->getArgument(2);
+  Value other = add.getLhs() == acc   ? add.getRhs()
+                : add.getRhs() == acc ? add.getLhs()
+                                      : Value();
+  auto mul = other ? other.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul)
+    return false;
+  Value a = body->getArgument(0), b = body->getArgument(1);
+  return (mul.getLhs() == a && mul.getRhs() == b) ||
+         (mul.getLhs() == b && mul.getRhs() == a);
+}
+
+/// The loop dimensions `map` reads as plain results, in its order.
+SmallVector<unsigned> plainDims(AffineMap map) {
+  SmallVector<unsigned> dims;
+  for (AffineExpr e : map.getResults())
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      dims.push_back(d.getPosition());
+  return dims;
+}
+
+/// A copy of `value` (read through `map` over loops `loops` of sizes
+/// `sizes`) laid out in loop order `order`: for im2col, the patches of a
+/// window read; for the other operand, its transpose.
+Value materialize(OpBuilder &b, Location loc, Value value, AffineMap map,
+                  ArrayRef<unsigned> order, ArrayRef<int64_t> sizes) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape;
+  llvm::DenseMap<AffineExpr, AffineExpr> renumber;
+  for (auto [i, d] : llvm::enumerate(order)) {
+    shape.push_back(sizes[d]);
+    renumber[b.getAffineDimExpr(d)] = b.getAffineDimExpr(i);
+  }
+  AffineMap in = map.replace(renumber, order.size(), 0);
+  Value init = tensor::EmptyOp::create(b, loc, shape, type.getElementType());
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, ValueRange{value},
+             ValueRange{init},
+             SmallVector<AffineMap>{in,
+                                    b.getMultiDimIdentityMap(order.size())},
+             SmallVector<utils::IteratorType>(order.size(),
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &nb, Location nl, ValueRange args) {
+               linalg::YieldOp::create(nb, nl, args[0]);
+             })
+      .getResult(0);
+}
+
+/// Rewrites a multiply-add contraction one of whose inputs reads through
+/// windows (`s * oh + d * kh`) so that it reads a patch tensor by plain
+/// loop dimensions, grouped (batch, m, k), and the other input grouped
+/// (batch, k, n): a contraction BLAS runs.
+LogicalResult im2col(RewriterBase &rewriter, linalg::GenericOp op) {
+  if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1 || op.getNumReductionLoops() == 0 ||
+      !isMultiplyAdd(op) || !op.getBlock()->getOps<linalg::IndexOp>().empty())
+    return failure();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  int windowed = -1;
+  for (int i = 0; i < 2; ++i)
+    if (!maps[i].isProjectedPermutation())
+      windowed = windowed == -1 ? i : -2;
+  if (windowed < 0 || !maps[1 - windowed].isProjectedPermutation() ||
+      !maps[2].isProjectedPermutation())
+    return failure();
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  if (ShapedType::isDynamicShape(sizes))
+    return failure();
+
+  AffineMap window = maps[windowed], other = maps[1 - windowed],
+            out = maps[2];
+  auto in = [](AffineMap m, unsigned d) { return m.isFunctionOfDim(d); };
+  SmallVector<unsigned> batch, m, k, n;
+  for (unsigned d : plainDims(out)) {
+    if (in(window, d) && in(other, d))
+      batch.push_back(d);
+    else if (in(window, d))
+      m.push_back(d);
+    else
+      n.push_back(d);
+  }
+  for (unsigned d : plainDims(other))
+    if (in(window, d) && !in(out, d))
+      k.push_back(d);
+  // Every loop the window reads is a batch, m or k loop.
+  for (unsigned d = 0; d < sizes.size(); ++d)
+    if (in(window, d) && !in(out, d) && !in(other, d))
+      return failure();
+
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<unsigned> patchOrder = batch;
+  llvm::append_range(patchOrder, m);
+  llvm::append_range(patchOrder, k);
+  Value patches = materialize(rewriter, loc, op.getDpsInputs()[windowed],
+                              window, patchOrder, sizes);
+  SmallVector<unsigned> otherOrder = batch;
+  llvm::append_range(otherOrder, k);
+  llvm::append_range(otherOrder, n);
+  Value otherValue = op.getDpsInputs()[1 - windowed];
+  AffineMap otherMap = other;
+  // The other input as it is when its (batch, k, n) groups are each one run
+  // of its dimensions, else a copy in that order.
+  SmallVector<unsigned> have = plainDims(other);
+  auto runs = [&](ArrayRef<unsigned> group) {
+    if (group.empty())
+      return true;
+    auto first = llvm::find(have, group.front());
+    return std::distance(first, have.end()) >=
+               static_cast<ptrdiff_t>(group.size()) &&
+           llvm::equal(group, ArrayRef<unsigned>(&*first, group.size()));
+  };
+  if (!runs(batch) || !runs(k) || !runs(n)) {
+    otherValue = materialize(rewriter, loc, otherValue, other, otherOrder,
+                             sizes);
+    otherMap = AffineMap::getMultiDimMapWithTargets(
+        sizes.size(), otherOrder, rewriter.getContext());
+  }
+  SmallVector<AffineMap> newMaps = maps;
+  newMaps[windowed] = AffineMap::getMultiDimMapWithTargets(
+      sizes.size(), patchOrder, rewriter.getContext());
+  newMaps[1 - windowed] = otherMap;
+  SmallVector<Value> inputs(2);
+  inputs[windowed] = patches;
+  inputs[1 - windowed] = otherValue;
+  auto gemm = linalg::GenericOp::create(
+      rewriter, loc, op.getResultTypes(), inputs, op.getDpsInits(), newMaps,
+      op.getIteratorTypesArray());
+  rewriter.inlineRegionBefore(op.getRegion(), gemm.getRegion(),
+                              gemm.getRegion().begin());
+  gemm->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  rewriter.replaceOp(op, gemm.getResults());
+  return success();
+}
+
+struct EPLIm2ColPass
+    : public mlir::epl::impl::EPLIm2ColPassBase<EPLIm2ColPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Named convolutions first become generics (their window maps).
+    SmallVector<linalg::LinalgOp> named;
+    getOperation()->walk([&](linalg::ConvolutionOpInterface conv) {
+      if (!isa<linalg::GenericOp>(conv.getOperation()))
+        named.push_back(cast<linalg::LinalgOp>(conv.getOperation()));
+    });
+    for (linalg::LinalgOp op : named) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
+    SmallVector<linalg::GenericOp> generics;
+    getOperation()->walk([&](linalg::GenericOp op) { generics.push_back(op); });
+    for (linalg::GenericOp op : generics)
+      if (succeeded(im2col(rewriter, op)))
+        ++numContractions;
+  }
+};
+} // namespace

@@ -1,0 +1,54 @@
+// RUN: epl-opt %s --epl-im2col --split-input-file | FileCheck %s
+
+// A convolution reads its input's patches ([n, oh, ow, kh, kw, c]), so the
+// contraction is a GEMM over projections: m = (n, oh, ow), k = (kh, kw, c).
+// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 * 2 + d3, d2 * 2 + d4, d5)>
+// CHECK-DAG: #[[ID6:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4, d5)>
+// CHECK-DAG: #[[P:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d4, d5, d6)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d3)>
+// CHECK-LABEL: func.func @conv
+// CHECK: %[[PATCHES:.*]] = linalg.generic {indexing_maps = [#[[WIN]], #[[ID6]]]
+// CHECK-SAME: ins(%{{.*}} : tensor<2x9x9x3xf32>) outs(%{{.*}} : tensor<2x4x4x3x3x3xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[P]], #[[W]], {{.*}}]
+// CHECK-SAME: ins(%[[PATCHES]], %{{.*}} : tensor<2x4x4x3x3x3xf32>, tensor<3x3x3x8xf32>)
+func.func @conv(%x: tensor<2x9x9x3xf32>, %w: tensor<3x3x3x8xf32>, %z: tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32> {
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%x, %w : tensor<2x9x9x3xf32>, tensor<3x3x3x8xf32>) outs(%z : tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32>
+  return %y : tensor<2x4x4x8xf32>
+}
+
+// -----
+
+// An input gradient (epl-autodiff's transposed window) contracts over
+// (kh, kw, f): the filter, held (kh, kw, c, f), is copied into
+// (kh, kw, f, c) so that k is one run of its dimensions.
+// CHECK-LABEL: func.func @input_gradient
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x6x6x3x3x4xf32>)
+// CHECK: %[[WT:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<3x3x2x4xf32>) outs(%{{.*}} : tensor<3x3x4x2xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[WT]] : tensor<2x6x6x3x3x4xf32>, tensor<3x3x4x2xf32>)
+func.func @input_gradient(%g: tensor<2x8x8x4xf32>, %w: tensor<3x3x2x4xf32>, %z: tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xf32> {
+  %dx = linalg.generic {
+      indexing_maps = [affine_map<(n, i, j, c, kh, kw, f) -> (n, i - kh + 2, j - kw + 2, f)>,
+                       affine_map<(n, i, j, c, kh, kw, f) -> (kh, kw, c, f)>,
+                       affine_map<(n, i, j, c, kh, kw, f) -> (n, i, j, c)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%g, %w : tensor<2x8x8x4xf32>, tensor<3x3x2x4xf32>) outs(%z : tensor<2x6x6x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x6x6x2xf32>
+  return %dx : tensor<2x6x6x2xf32>
+}
+
+// -----
+
+// Pooling is no contraction: it stays as it is.
+// CHECK-LABEL: func.func @pool
+// CHECK-NOT: tensor<2x3x3x2x2x4xf32>
+func.func @pool(%x: tensor<2x4x4x4xf32>, %z: tensor<2x3x3x4xf32>) -> tensor<2x3x3x4xf32> {
+  %win = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+         ins(%x, %win : tensor<2x4x4x4xf32>, tensor<2x2xf32>) outs(%z : tensor<2x3x3x4xf32>) -> tensor<2x3x3x4xf32>
+  return %y : tensor<2x3x3x4xf32>
+}
