@@ -34,6 +34,12 @@ if os.path.exists(os.path.join(config.epl_tools_dir, "epl-run")):
     config.available_features.add("epl-jit")
     tools.append("epl-run")
 
+# Ahead-of-time artifacts: epl-compile writes them (with the system's C
+# compiler driver as the linker), epl-exec runs them.
+if os.path.exists(os.path.join(config.epl_tools_dir, "epl-exec")):
+    config.available_features.add("epl-aot")
+    tools += ["epl-compile", "epl-exec"]
+
 # Multi-process tests run under Open MPI when it is installed.
 import shutil
 mpirun = shutil.which("mpirun")

@@ -94,6 +94,16 @@ LogicalResult mlir::epl::writeArtifact(ModuleOp module, Step step,
             linker.getError().message();
     return failure();
   }
+  // A path that cannot be written fails before anything long runs too.
+  {
+    llvm::SmallString<256> probe;
+    if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+            artifact.output + ".probe-%%%%%%", probe)) {
+      error = "cannot write " + artifact.output + ": " + ec.message();
+      return failure();
+    }
+    llvm::sys::fs::remove(probe);
+  }
   if (failed(lowerStep(module, step, options, timer)))
     return failure();
 
