@@ -42,7 +42,7 @@ cl::opt<bool> printManifest("print-manifest",
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   ::epl::rt::setToolName("epl-exec");
-  cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "EPL-MLIR version " << EPL_VERSION_STRING
        << " (epl-exec: runs artifacts of manifest format " << kManifestFormat
        << ", runtime ABI " << runtimeInterfaceDigest() << ")\n";
