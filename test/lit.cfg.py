@@ -34,6 +34,19 @@ if os.path.exists(os.path.join(config.epl_tools_dir, "epl-run")):
     config.available_features.add("epl-jit")
     tools.append("epl-run")
 
+# Ahead-of-time artifacts: epl-compile writes them (with the system's C
+# compiler driver as the linker), epl-exec runs them.
+if os.path.exists(os.path.join(config.epl_tools_dir, "epl-exec")):
+    config.available_features.add("epl-aot")
+    tools += ["epl-compile", "epl-exec"]
+
+# CUDA's ptxas (the toolkit, no GPU needed) turns PTX into cubins.
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("ptxas")
+    llvm_config.with_environment("PATH", "/usr/local/cuda/bin", append_path=True)
+    # Where gpu-module-to-binary finds libdevice (__nv_tanhf and friends).
+    config.environment["CUDA_HOME"] = "/usr/local/cuda"
+
 # Multi-process tests run under Open MPI when it is installed.
 import shutil
 mpirun = shutil.which("mpirun")

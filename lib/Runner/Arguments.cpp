@@ -6,6 +6,7 @@
 
 #include "epl/Runner/Arguments.h"
 #include "epl/Runner/Initializers.h"
+#include "epl/Runtime/Backend.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -81,10 +82,11 @@ void warnAboutCheckpoint(const Program &program,
                       [&](const EntryArg &arg) { return arg.name == t.name; }))
       unused += (unused.empty() ? "" : ", ") + t.name;
   if (!fresh.empty())
-    llvm::errs() << "epl-run: warning: " << path << " has no optimizer state "
-                 << fresh << "; it starts afresh\n";
+    llvm::errs() << ::epl::rt::toolName() << ": warning: " << path
+                 << " has no optimizer state " << fresh
+                 << "; it starts afresh\n";
   if (!unused.empty())
-    llvm::errs() << "epl-run: warning: @" << program.name
+    llvm::errs() << ::epl::rt::toolName() << ": warning: @" << program.name
                  << " reads nothing of " << path << " named " << unused << "\n";
 }
 } // namespace

@@ -30,6 +30,48 @@
 using namespace mlir;
 using namespace mlir::epl;
 
+CompileCommandLine::CompileCommandLine(llvm::cl::OptionCategory &category)
+    : entry("entry",
+            llvm::cl::desc("Function to run (default: the module's one "
+                           "epl.pipeline, else the one tagging arguments with "
+                           "epl.arg, else @main)"),
+            llvm::cl::value_desc("name"), llvm::cl::cat(category)),
+      noTrain("no-train",
+              llvm::cl::desc("Evaluate an L0 model's forward only, without "
+                             "building its training step"),
+              llvm::cl::init(false), llvm::cl::cat(category)),
+      blas("blas", llvm::cl::desc("Run matmuls through CBLAS"),
+           llvm::cl::init(true), llvm::cl::cat(category)),
+      optLevel("O", llvm::cl::desc("LLVM optimization level (0-3)"),
+               llvm::cl::init(2), llvm::cl::Prefix, llvm::cl::cat(category)),
+      codegenOpt("codegen-opt",
+                 llvm::cl::desc("Code generator optimization level (0-3); 0 "
+                                "selects instructions quickly"),
+                 llvm::cl::init(0), llvm::cl::cat(category)),
+      timing("timing",
+             llvm::cl::desc("Print how long compiling took, by phase"),
+             llvm::cl::init(false), llvm::cl::cat(category)) {}
+
+FailureOr<CompileOptions>
+CompileCommandLine::compileOptions(std::string &error) const {
+  if (optLevel > 3) {
+    error = "-O must be 0, 1, 2 or 3";
+    return failure();
+  }
+  if (codegenOpt > 3) {
+    error = "--codegen-opt must be 0, 1, 2 or 3";
+    return failure();
+  }
+  CompileOptions compile;
+  compile.entry = entry;
+  compile.train = !noTrain;
+  compile.blas = blas;
+  compile.optLevel = optLevel;
+  compile.codegenOptLevel = codegenOpt;
+  compile.timing = timing;
+  return compile;
+}
+
 void PhaseTimer::done(const char *phase) {
   auto now = std::chrono::steady_clock::now();
   if (enabled)
@@ -150,52 +192,42 @@ size_t instructionCount(llvm::Module &m) {
     n += f.getInstructionCount();
   return n;
 }
+} // namespace
 
-/// LLVM's default pipeline at `level`, without loop unrolling: a step is
-/// hundreds of small loop nests with static trip counts, which full
-/// unrolling turns into huge blocks that instruction selection handles in
-/// quadratic time (13 s instead of 2 s for a 2-block transformer), for no
-/// measurable gain at run time.
-void optimizeModule(llvm::Module &m, unsigned level, llvm::TargetMachine *tm) {
-  if (level == 0)
-    return;
-  llvm::PipelineTuningOptions tuning;
-  tuning.LoopUnrolling = false;
-  tuning.LoopInterleaving = true;
-  tuning.LoopVectorization = true;
-  tuning.SLPVectorization = true;
-  llvm::PassBuilder pb(tm, tuning);
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::OptimizationLevel levels[] = {
-      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
-      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
-  pb.buildPerModuleDefaultPipeline(levels[level]).run(m, mam);
+void mlir::epl::optimizeLLVMModule(llvm::Module &m,
+                                   const CompileOptions &options,
+                                   llvm::TargetMachine *tm) {
+  size_t before = instructionCount(m);
+  unsigned level = options.optLevel;
+  if (level != 0) {
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopUnrolling = false;
+    tuning.LoopInterleaving = true;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    llvm::PassBuilder pb(tm, tuning);
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::OptimizationLevel levels[] = {
+        llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+        llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+    pb.buildPerModuleDefaultPipeline(levels[std::min(level, 3u)]).run(m, mam);
+  }
+  if (options.timing)
+    llvm::errs() << "epl-run: LLVM IR " << before << " -> "
+                 << instructionCount(m) << " instructions\n";
 }
 
-/// The runtime's symbols, for the calls of the lowered program.
-void registerRuntimeSymbols(ExecutionEngine &engine) {
-  engine.registerSymbols([](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap map;
-    for (const ::epl::rt::Symbol &symbol : ::epl::rt::symbols())
-      map[interner(symbol.name)] = {
-          llvm::orc::ExecutorAddr::fromPtr(symbol.address),
-          llvm::JITSymbolFlags::Exported};
-    return map;
-  });
-}
-
-/// A JIT for the host CPU that optimizes `module` as optimizeModule does.
-FailureOr<std::unique_ptr<ExecutionEngine>>
-createEngine(ModuleOp module, const CompileOptions &options,
-             std::string &error) {
+FailureOr<llvm::orc::JITTargetMachineBuilder>
+mlir::epl::hostTargetBuilder(const CompileOptions &options,
+                             std::string &error) {
   if (options.optLevel > 3) {
     error = "-O takes 0, 1, 2 or 3";
     return failure();
@@ -212,6 +244,31 @@ createEngine(ModuleOp module, const CompileOptions &options,
       llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
       llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
   hostTarget->setCodeGenOptLevel(levels[std::min(options.codegenOptLevel, 3u)]);
+  return std::move(*hostTarget);
+}
+
+namespace {
+/// The runtime's symbols, for the calls of the lowered program.
+void registerRuntimeSymbols(ExecutionEngine &engine) {
+  engine.registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap map;
+    for (const ::epl::rt::Symbol &symbol : ::epl::rt::symbols())
+      map[interner(symbol.name)] = {
+          llvm::orc::ExecutorAddr::fromPtr(symbol.address),
+          llvm::JITSymbolFlags::Exported};
+    return map;
+  });
+}
+
+/// A JIT for the host CPU that optimizes `module` as optimizeLLVMModule
+/// does.
+FailureOr<std::unique_ptr<ExecutionEngine>>
+createEngine(ModuleOp module, const CompileOptions &options,
+             std::string &error) {
+  FailureOr<llvm::orc::JITTargetMachineBuilder> hostTarget =
+      hostTargetBuilder(options, error);
+  if (failed(hostTarget))
+    return failure();
   auto optTarget = hostTarget->createTargetMachine();
   auto jitTarget = hostTarget->createTargetMachine();
   for (auto *target : {&optTarget, &jitTarget})
@@ -223,11 +280,7 @@ createEngine(ModuleOp module, const CompileOptions &options,
   ExecutionEngineOptions engineOptions;
   std::shared_ptr<llvm::TargetMachine> tm = std::move(*optTarget);
   engineOptions.transformer = [tm, options](llvm::Module *m) -> llvm::Error {
-    size_t before = instructionCount(*m);
-    optimizeModule(*m, options.optLevel, tm.get());
-    if (options.timing)
-      llvm::errs() << "epl-run: LLVM IR " << before << " -> "
-                   << instructionCount(*m) << " instructions\n";
+    optimizeLLVMModule(*m, options, tm.get());
     return llvm::Error::success();
   };
   engineOptions.enableGDBNotificationListener = false;
@@ -241,10 +294,9 @@ createEngine(ModuleOp module, const CompileOptions &options,
 }
 } // namespace
 
-FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
-                                                const CompileOptions &options,
-                                                PhaseTimer &timer,
-                                                std::string &error) {
+LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
+                                   const CompileOptions &options,
+                                   PhaseTimer &timer) {
   for (auto [k, function] : llvm::enumerate(step.functions))
     step.program.stages[k].inPlace = wrapEntryPoint(module, function, k);
   PassManager pm(module.getContext());
@@ -254,6 +306,15 @@ FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
   if (failed(pm.run(module)))
     return failure();
   timer.done("lowering");
+  return success();
+}
+
+FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
+                                                const CompileOptions &options,
+                                                PhaseTimer &timer,
+                                                std::string &error) {
+  if (failed(lowerStep(module, step, options, timer)))
+    return failure();
 
   FailureOr<std::unique_ptr<ExecutionEngine>> engine =
       createEngine(module, options, error);

@@ -43,10 +43,10 @@ void mlir::epl::printSummary(const Program &program, int numSteps,
       estimated = std::max(estimated.value_or(0), *r.estimatedPeakBytes);
   }
   int n = static_cast<int>(ranks.size());
-  std::printf("epl-run: %d step%s of @%s on %d rank%s (%s): mean step %.3f "
+  std::printf("%s: %d step%s of @%s on %d rank%s (%s): mean step %.3f "
               "ms, peak memory %.2f MiB per rank",
-              numSteps, numSteps == 1 ? "" : "s", program.name.c_str(), n,
-              n == 1 ? "" : "s", backend,
+              ::epl::rt::toolName().c_str(), numSteps, numSteps == 1 ? "" : "s",
+              program.name.c_str(), n, n == 1 ? "" : "s", backend,
               steps.empty() ? 0.0 : total / steps.size(),
               peak / (1024.0 * 1024.0));
   if (estimated)

@@ -14,6 +14,17 @@
 #include <string>
 #include <thread>
 
+static std::string &toolNameStorage() {
+  static std::string name = "epl-run";
+  return name;
+}
+
+const std::string &epl::rt::toolName() { return toolNameStorage(); }
+
+void epl::rt::setToolName(std::string name) {
+  toolNameStorage() = std::move(name);
+}
+
 bool epl::rt::launchedByMPI() {
   // Open MPI, MPICH/Hydra and PMIx-based launchers (srun) set these.
   for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
@@ -47,8 +58,8 @@ void epl::rt::injectFault(const char *point, int rank) {
       s.substr(a + 1, b - a - 1) != point)
     return;
   std::string action = s.substr(b + 1);
-  std::fprintf(stderr, "epl-run: rank %d: injected fault: %s at %s\n", rank,
-               action.c_str(), point);
+  std::fprintf(stderr, "%s: rank %d: injected fault: %s at %s\n",
+               toolName().c_str(), rank, action.c_str(), point);
   std::fflush(stderr);
   if (action == "stop")
     std::raise(SIGSTOP);

@@ -209,8 +209,8 @@ epl::rt::allGatherBytes(const std::vector<char> &data) {
 }
 
 void epl::rt::fatalError(const std::string &message) {
-  std::string line =
-      "epl-run: rank " + std::to_string(currentRank()) + ": " + message + "\n";
+  std::string line = toolName() + ": rank " + std::to_string(currentRank()) +
+                     ": " + message + "\n";
   if (current)
     current->backend->abort(line);
   std::fputs(line.c_str(), stderr);

@@ -18,6 +18,7 @@
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/InitEPL.h"
 #include "epl/Runner/Arguments.h"
+#include "epl/Runner/CommandLine.h"
 #include "epl/Runner/Compile.h"
 #include "epl/Runner/Run.h"
 
@@ -28,81 +29,12 @@
 using namespace mlir;
 using namespace mlir::epl;
 namespace cl = llvm::cl;
-namespace rt = ::epl::rt;
 
 namespace {
 cl::OptionCategory category("epl-run options");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::Required, cl::cat(category));
-cl::opt<std::string> entryName("entry",
-                               cl::desc("Function to run (default: the one "
-                                        "tagging arguments with epl.arg, "
-                                        "else @main)"),
-                               cl::value_desc("name"), cl::cat(category));
-cl::opt<int> numRanks("ranks", cl::desc("Ranks for the threads backend"),
-                      cl::init(1), cl::cat(category));
-cl::opt<rt::BackendKind>
-    backendKind("backend",
-                cl::desc("Communication backend (default: mpi under an MPI "
-                         "launcher, else threads)"),
-                cl::values(clEnumValN(rt::BackendKind::Threads, "threads",
-                                      "N ranks as threads of this process"),
-                           clEnumValN(rt::BackendKind::MPI, "mpi",
-                                      "one rank per process (mpirun)")),
-                cl::cat(category));
-cl::opt<uint64_t> seed("seed", cl::desc("Seed of parameters and data"),
-                       cl::init(0), cl::cat(category));
-cl::opt<std::string> paramsFile("params",
-                                cl::desc("Parameters by name (safetensors)"),
-                                cl::value_desc("file"), cl::cat(category));
-cl::opt<std::string> dataFile("data",
-                              cl::desc("Inputs and labels by name "
-                                       "(safetensors)"),
-                              cl::value_desc("file"), cl::cat(category));
-cl::opt<int> numSteps("steps", cl::desc("Steps to run"), cl::init(1),
-                      cl::cat(category));
-cl::opt<std::string> reportFile("report", cl::desc("Write a JSON report"),
-                                cl::value_desc("file"), cl::cat(category));
-cl::opt<std::string>
-    traceFile("trace",
-              cl::desc("Write a Chrome trace (Perfetto): a row per rank, a "
-                       "slice per pipeline action, send and receive wait"),
-              cl::value_desc("file"), cl::cat(category));
-cl::opt<std::string>
-    dumpFile("dump-results",
-             cl::desc("Write the entry's results (safetensors)"),
-             cl::value_desc("file"), cl::cat(category));
-cl::opt<double> timeout("timeout",
-                        cl::desc("Seconds a rank waits for its peers in one "
-                                 "operation before the run fails"),
-                        cl::init(120), cl::cat(category));
-cl::opt<bool> showTiming("timing",
-                         cl::desc("Print how long compiling took, by phase"),
-                         cl::init(false), cl::cat(category));
-cl::opt<unsigned> codegenOpt(
-    "codegen-opt",
-    cl::desc("Code generator optimization level of the JIT (0-3); 0 selects "
-             "instructions quickly"),
-    cl::init(0), cl::cat(category));
-cl::opt<unsigned> optLevel("O",
-                           cl::desc("LLVM optimization level of the JIT "
-                                    "(0-3)"),
-                           cl::init(2), cl::Prefix, cl::cat(category));
-cl::opt<bool> useBlas("blas", cl::desc("Run matmuls through CBLAS"),
-                      cl::init(true), cl::cat(category));
-cl::opt<std::string>
-    saveFile("save",
-             cl::desc("After the last step, write the parameters and optimizer "
-                      "state (safetensors; --params resumes from it)"),
-             cl::value_desc("file"), cl::cat(category));
-cl::opt<bool> noTrain("no-train",
-                      cl::desc("Evaluate an L0 model's forward only, without "
-                               "building its training step"),
-                      cl::init(false), cl::cat(category));
-
-/// The longest --timeout, in seconds: a year.
-constexpr double kMaxTimeout = 365.0 * 24 * 3600;
 
 [[noreturn]] void fail(const llvm::Twine &message) {
   llvm::errs() << "epl-run: error: " << message << "\n";
@@ -122,53 +54,27 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   addVersionPrinter();
+  // The options epl-run shares with epl-exec and with epl-compile.
+  RunCommandLine runLine(category);
+  CompileCommandLine compileLine(category);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "epl-run: runs an EPL module on CPU ranks (threads or MPI)\n");
 
-  RunOptions run;
-  run.ranks.ranks = numRanks;
-  run.ranks.timeoutSeconds = timeout;
-  run.ranks.backend = backendKind.getNumOccurrences()
-                          ? backendKind.getValue()
-                          : (rt::launchedByMPI() ? rt::BackendKind::MPI
-                                                 : rt::BackendKind::Threads);
-  run.steps = numSteps;
-  run.reportFile = reportFile;
-  run.traceFile = traceFile;
-  run.dumpFile = dumpFile;
-  run.saveFile = saveFile;
-  if (numRanks < 1)
-    fail("--ranks must be at least 1");
-  // NaN fails both comparisons; beyond a year, a deadline in nanoseconds
-  // from now comes close to overflowing (9.2e9 s).
-  if (!(timeout > 0) || !(timeout <= kMaxTimeout))
-    fail("--timeout must be a positive number of seconds, at most " +
-         llvm::Twine(static_cast<int64_t>(kMaxTimeout)) + " (a year)");
-  if (optLevel > 3)
-    fail("-O must be 0, 1, 2 or 3");
-  if (codegenOpt > 3)
-    fail("--codegen-opt must be 0, 1, 2 or 3");
-  if (numSteps < 0)
-    fail("--steps must not be negative");
-  if (run.ranks.backend == rt::BackendKind::MPI && !rt::mpiAvailable())
-    fail("this epl-run was built without MPI");
   std::string error;
-  if (failed(checkOutputs(run, error)))
+  FailureOr<CompileOptions> compileOrFailure =
+      compileLine.compileOptions(error);
+  if (failed(compileOrFailure))
     fail(error);
-  rt::injectFault("start", rt::launcherRank());
-
-  CompileOptions compile;
-  compile.entry = entryName;
-  compile.train = !noTrain;
+  CompileOptions compile = *compileOrFailure;
+  FailureOr<RunOptions> runOrFailure = runLine.runOptions(error);
+  if (failed(runOrFailure))
+    fail(error);
+  RunOptions run = std::move(*runOrFailure);
   compile.devices = numDevices(run.ranks);
-  compile.blas = useBlas;
-  compile.optLevel = optLevel;
-  compile.codegenOptLevel = codegenOpt;
-  compile.timing = showTiming;
 
-  PhaseTimer timer(showTiming);
+  PhaseTimer timer(compile.timing);
   SourceModule module;
   if (failed(module.parse(inputFile, timer, error)))
     return exitWith(error);
@@ -179,7 +85,7 @@ int main(int argc, char **argv) {
     return exitWith(error);
   // Load and check every input before compiling or running anything.
   FailureOr<std::vector<HostTensor>> args =
-      prepareArguments(step->program, {paramsFile, dataFile, seed}, error);
+      prepareArguments(step->program, runLine.sources(), error);
   if (failed(args))
     return exitWith(error);
   // gradient_checkpoint.check_gradients: the same step without

@@ -155,6 +155,11 @@ struct Options {
   double timeoutSeconds = 120;
 };
 
+/// The name the runtime's and the runner's messages start with ("epl-run"
+/// unless a runner sets its own).
+const std::string &toolName();
+void setToolName(std::string name);
+
 /// Whether this process was started by an MPI launcher (mpirun, srun).
 bool launchedByMPI();
 /// The number of processes the launcher started (1 without one).

@@ -130,7 +130,7 @@ private:
 /// "epl-run: rank R: WHAT: timed out after T waiting for WHOM; ..."
 std::string timeoutMessage(int rank, const std::string &what,
                            const std::string &whom, double timeout) {
-  return "epl-run: rank " + std::to_string(rank) + ": " + what +
+  return toolName() + ": rank " + std::to_string(rank) + ": " + what +
          ": timed out after " + formatSeconds(timeout) + " waiting for " +
          whom + "; a rank may have failed, stopped or left (see --timeout)";
 }

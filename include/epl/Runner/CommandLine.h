@@ -1,0 +1,49 @@
+//===- CommandLine.h - The options every runner takes -----------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// epl-run (the JIT) and epl-exec (ahead-of-time artifacts) run a step with
+// the same options and outputs: ranks, backend, seed, parameter and data
+// files, steps, report, trace, results dump, checkpoint, timeout. They are
+// declared once here; constructing a RunCommandLine registers them in the
+// caller's category before it parses its command line. No MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_RUNNER_COMMANDLINE_H
+#define EPL_RUNNER_COMMANDLINE_H
+
+#include "epl/Runner/Arguments.h"
+#include "epl/Runner/Run.h"
+
+#include "llvm/Support/CommandLine.h"
+
+namespace mlir::epl {
+
+class RunCommandLine {
+public:
+  explicit RunCommandLine(llvm::cl::OptionCategory &category);
+
+  /// The options as given, checked (ranks, timeout, steps, the MPI backend
+  /// built in, every output path writable): fails with `error` before
+  /// anything compiles or runs. `defaultRanks` is --ranks when not given.
+  llvm::FailureOr<RunOptions> runOptions(std::string &error,
+                                         int defaultRanks = 1) const;
+  ArgumentSources sources() const;
+
+  llvm::cl::opt<int> ranks;
+  llvm::cl::opt<::epl::rt::BackendKind> backend;
+  llvm::cl::opt<uint64_t> seed;
+  llvm::cl::opt<std::string> paramsFile;
+  llvm::cl::opt<std::string> dataFile;
+  llvm::cl::opt<int> steps;
+  llvm::cl::opt<std::string> reportFile;
+  llvm::cl::opt<std::string> traceFile;
+  llvm::cl::opt<std::string> dumpFile;
+  llvm::cl::opt<std::string> saveFile;
+  llvm::cl::opt<double> timeout;
+};
+
+} // namespace mlir::epl
+
+#endif // EPL_RUNNER_COMMANDLINE_H

@@ -1,0 +1,91 @@
+//===- CommandLine.cpp - The options every runner takes -------------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runner/CommandLine.h"
+
+using namespace mlir::epl;
+namespace cl = llvm::cl;
+namespace rt = ::epl::rt;
+
+/// The longest --timeout, in seconds: a year.
+static constexpr double kMaxTimeout = 365.0 * 24 * 3600;
+
+RunCommandLine::RunCommandLine(cl::OptionCategory &category)
+    : ranks("ranks", cl::desc("Ranks for the threads backend"), cl::init(1),
+            cl::cat(category)),
+      backend("backend",
+              cl::desc("Communication backend (default: mpi under an MPI "
+                       "launcher, else threads)"),
+              cl::values(clEnumValN(rt::BackendKind::Threads, "threads",
+                                    "N ranks as threads of this process"),
+                         clEnumValN(rt::BackendKind::MPI, "mpi",
+                                    "one rank per process (mpirun)")),
+              cl::cat(category)),
+      seed("seed", cl::desc("Seed of parameters and data"), cl::init(0),
+           cl::cat(category)),
+      paramsFile("params", cl::desc("Parameters by name (safetensors)"),
+                 cl::value_desc("file"), cl::cat(category)),
+      dataFile("data", cl::desc("Inputs and labels by name (safetensors)"),
+               cl::value_desc("file"), cl::cat(category)),
+      steps("steps", cl::desc("Steps to run"), cl::init(1), cl::cat(category)),
+      reportFile("report", cl::desc("Write a JSON report"),
+                 cl::value_desc("file"), cl::cat(category)),
+      traceFile("trace",
+                cl::desc("Write a Chrome trace (Perfetto): a row per rank, a "
+                         "slice per pipeline action, send and receive wait"),
+                cl::value_desc("file"), cl::cat(category)),
+      dumpFile("dump-results",
+               cl::desc("Write the entry's results (safetensors)"),
+               cl::value_desc("file"), cl::cat(category)),
+      saveFile("save",
+               cl::desc("After the last step, write the parameters and "
+                        "optimizer state (safetensors; --params resumes from "
+                        "it)"),
+               cl::value_desc("file"), cl::cat(category)),
+      timeout("timeout",
+              cl::desc("Seconds a rank waits for its peers in one operation "
+                       "before the run fails"),
+              cl::init(120), cl::cat(category)) {}
+
+llvm::FailureOr<RunOptions> RunCommandLine::runOptions(std::string &error,
+                                                       int defaultRanks) const {
+  RunOptions run;
+  run.ranks.ranks = ranks.getNumOccurrences() ? ranks : defaultRanks;
+  run.ranks.timeoutSeconds = timeout;
+  run.ranks.backend = backend.getNumOccurrences()
+                          ? backend.getValue()
+                          : (rt::launchedByMPI() ? rt::BackendKind::MPI
+                                                 : rt::BackendKind::Threads);
+  run.steps = steps;
+  run.reportFile = reportFile;
+  run.traceFile = traceFile;
+  run.dumpFile = dumpFile;
+  run.saveFile = saveFile;
+  auto fail = [&](const std::string &message) {
+    error = message;
+    return llvm::failure();
+  };
+  if (run.ranks.ranks < 1)
+    return fail("--ranks must be at least 1");
+  // NaN fails both comparisons; beyond a year, a deadline in nanoseconds
+  // from now comes close to overflowing (9.2e9 s).
+  if (!(timeout > 0) || !(timeout <= kMaxTimeout))
+    return fail("--timeout must be a positive number of seconds, at most " +
+                std::to_string(static_cast<int64_t>(kMaxTimeout)) +
+                " (a year)");
+  if (steps < 0)
+    return fail("--steps must not be negative");
+  if (run.ranks.backend == rt::BackendKind::MPI && !rt::mpiAvailable())
+    return fail("this runner was built without MPI");
+  if (failed(checkOutputs(run, error)))
+    return llvm::failure();
+  rt::injectFault("start", rt::launcherRank());
+  return run;
+}
+
+ArgumentSources RunCommandLine::sources() const {
+  return {paramsFile, dataFile, seed};
+}

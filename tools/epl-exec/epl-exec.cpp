@@ -1,0 +1,80 @@
+//===- epl-exec.cpp - Run an artifact of epl-compile ----------------------===//
+//
+// Part of EPL-MLIR.
+//
+// Runs a step compiled ahead of time (epl-compile's artifact: a shared
+// object with a manifest, docs/aot.md) on CPU ranks, with epl-run's options
+// and outputs: threads of this process (--ranks N, by default the devices
+// it was compiled for) or one process per rank under mpirun. It links the
+// runner library's core and the runtime only: no MLIR, no LLVM shared
+// library, no compiler. The runtime's symbols are exported for the
+// artifact, which dlopen binds to them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runner/Artifact.h"
+#include "epl/Runner/CommandLine.h"
+#include "epl/Version.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir::epl;
+namespace cl = llvm::cl;
+
+namespace {
+cl::OptionCategory category("epl-exec options");
+
+cl::opt<std::string> artifactFile(cl::Positional, cl::desc("<artifact.so>"),
+                                  cl::Required, cl::cat(category));
+cl::opt<bool> printManifest("print-manifest",
+                            cl::desc("Print the artifact's manifest (JSON) "
+                                     "and exit"),
+                            cl::init(false), cl::cat(category));
+
+[[noreturn]] void fail(const std::string &message) {
+  llvm::errs() << "epl-exec: error: " << message << "\n";
+  std::exit(1);
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  ::epl::rt::setToolName("epl-exec");
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "EPL-MLIR version " << EPL_VERSION_STRING
+       << " (epl-exec: runs artifacts of manifest format " << kManifestFormat
+       << ", runtime ABI " << runtimeInterfaceDigest() << ")\n";
+  });
+  RunCommandLine runLine(category);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "epl-exec: runs an artifact of epl-compile on "
+                              "CPU ranks (threads or MPI)\n");
+
+  std::string error;
+  // The manifest is read from the file before anything is loaded.
+  llvm::FailureOr<Manifest> manifest = readArtifact(artifactFile, error);
+  if (failed(manifest))
+    fail(error);
+  if (printManifest) {
+    llvm::outs() << writeManifest(*manifest) << "\n";
+    return 0;
+  }
+  llvm::FailureOr<RunOptions> run =
+      runLine.runOptions(error, static_cast<int>(manifest->devices));
+  if (failed(run))
+    fail(error);
+  Program &program = manifest->program;
+  if (failed(checkMeshes(program.meshes, run->ranks, error)))
+    fail(error);
+  // Every input is checked before the artifact is loaded.
+  llvm::FailureOr<std::vector<HostTensor>> args =
+      prepareArguments(program, runLine.sources(), error);
+  if (failed(args))
+    fail(error);
+  if (failed(loadArtifact(artifactFile, *manifest, error)))
+    fail(error);
+  return runProgram(program, std::move(*args), *run);
+}
