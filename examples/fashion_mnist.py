@@ -63,6 +63,12 @@ def build(model, batch, config):
     return loss, logits
 
 
+def show_progress(line):
+    """epl-run's epoch and evaluation lines, as they come."""
+    if line.startswith(("epoch ", "eval ")):
+        print(f"  epl-run: {line}", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", help="directory with Fashion-MNIST's idx .gz files")
@@ -92,7 +98,8 @@ def main(argv=None):
         start = time.time()
         result = epl.train(loss, devices=args.ranks, seed=args.seed, dataset=train_file,
                            epochs=args.epochs, shuffle=True, eval_model=eval_model,
-                           eval_dataset=test_file, eval_each_epoch=True)
+                           eval_dataset=test_file, eval_each_epoch=True,
+                           progress=show_progress)
         minutes = (time.time() - start) / 60
     for (epoch, mean, speed), ev in zip(result.epochs, result.evaluations):
         print(f"epoch {epoch}: train loss {mean:.4f}, {speed:.0f} samples/s; "

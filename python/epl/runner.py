@@ -22,13 +22,26 @@ def tools_dir():
     return build / "bin"
 
 
-def run_tool(tool, *args):
+def run_tool(tool, *args, progress=None):
     """Runs build/bin/<tool> with `args`; returns its stdout, raises
-    ToolError with its output when it fails."""
+    ToolError with its output when it fails. `progress`, when given, is
+    called with each line of stdout as the tool prints it."""
     path = tools_dir() / tool
     if not path.exists():
         raise ToolError(tool, -1, f"{path} does not exist: build the project first "
                                   "(scripts/build.sh)")
+    if progress is not None:
+        with tempfile.TemporaryFile("w+") as err:
+            with subprocess.Popen([str(path), *map(str, args)], stdout=subprocess.PIPE,
+                                  stderr=err, text=True, stdin=subprocess.DEVNULL) as p:
+                lines = []
+                for line in p.stdout:
+                    lines.append(line)
+                    progress(line.rstrip("\n"))
+            err.seek(0)
+            if p.returncode != 0:
+                raise ToolError(tool, p.returncode, err.read() + "".join(lines))
+            return "".join(lines)
     result = subprocess.run([str(path), *map(str, args)], capture_output=True,
                             text=True, stdin=subprocess.DEVNULL)
     if result.returncode != 0:
@@ -191,7 +204,7 @@ def _dataset_file(value, path):
 def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
                  scopes=(), config=None, dataset=None, epochs=None, shuffle=False,
                  eval_model=None, eval_dataset=None, eval_each_epoch=False,
-                 timeout=None):
+                 timeout=None, progress=None):
     """Trains an L0 module with epl-run on `devices` CPU ranks (threads);
     `devices=None` uses what the model asks for: its stage devices times
     its largest scope (a pipeline of two replicate(1) stages: 2).
@@ -200,7 +213,8 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
     --dataset): `epochs` epochs (default 1), or `steps` when `epochs` is
     None and `steps` is given explicitly; `eval_model` (an L0 module
     returning the loss then the scores) is evaluated on `eval_dataset`
-    after training."""
+    after training. `progress` is called with each line epl-run prints,
+    as it prints it."""
     config_items = dict(config.items()) if config else {}
     stages = pipeline_stages(scopes)
     notes = []
@@ -251,7 +265,7 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         if data:
             _save(tmp / "data.safetensors", data)
             args += ["--data", tmp / "data.safetensors"]
-        output = run_tool("epl-run", *args)
+        output = run_tool("epl-run", *args, progress=progress)
     losses, epochs_run, evaluations = parse_output(output)
     return TrainResult(losses, Plan(devices, list(scopes), config_items, notes), output,
                        epochs_run, evaluations)
