@@ -3,7 +3,7 @@
 (threads of epl-run) from Debian's dataset-fashion-mnist, then prints the
 test accuracy.
 
-    python3 examples/fashion_mnist.py                  # 4 ranks, 5 epochs
+    python3 examples/fashion_mnist.py                  # 4 ranks, 8 epochs
     python3 examples/fashion_mnist.py --epochs 1 --ranks 1
     python3 examples/fashion_mnist.py --data-dir DIR   # the four idx .gz files
 
@@ -73,7 +73,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-dir", help="directory with Fashion-MNIST's idx .gz files")
     parser.add_argument("--model", choices=sorted(MODELS), default="mlp")
-    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--ranks", type=int, default=4, help="data-parallel CPU ranks")
     parser.add_argument("--batch", type=int, default=128, help="global batch")
     parser.add_argument("--eval-batch", type=int, default=1000)

@@ -207,3 +207,16 @@ def test_evaluation_dataset_is_checked_before_training(tmp_path):
                 y=np.zeros((64, 10), np.float32))
     line = one_error_line(["--dataset", good, "--eval-dataset", bad])
     assert str(bad) in line and "[785] F32" in line and "[784] F32" in line
+
+
+def test_fashion_mnist_example_runs_on_a_slice():
+    """examples/fashion_mnist.py end to end on 4 ranks, 1280 training images
+    for 1 epoch (the README's full run: 8 epochs, 89.3%)."""
+    fashion_mnist_or_skip()
+    result = run([sys.executable, ROOT / "examples" / "fashion_mnist.py", "--limit", "1280",
+                  "--epochs", "1"])
+    out = result.stdout
+    assert "epl-run: epoch 1 mean_loss" in out and "epl-run: eval loss" in out
+    assert 'partitioned by epl-parallelize: epl.mesh @mesh ["data" = 4]' in out
+    accuracy = float(out.split("test accuracy ")[1].split()[0])
+    assert 0.5 < accuracy <= 1 and "(10000 images)" in out
