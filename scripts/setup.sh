@@ -14,6 +14,9 @@ PKGS=(
   libgtest-dev
   # Reference numerics for end-to-end tests (Debian's /usr/bin/python3).
   python3 python3-numpy python3-pytest python3-torch
+  # Real data: Fashion-MNIST for examples/fashion_mnist.py and its tests
+  # (/usr/share/datasets/fashion-mnist).
+  dataset-fashion-mnist
 )
 
 missing=()

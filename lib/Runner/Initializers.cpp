@@ -124,3 +124,14 @@ HostTensor mlir::epl::initializeTensor(const EntryArg &arg, uint64_t seed) {
     storeNumber(t, i, rng.normal());
   return t;
 }
+
+std::vector<int64_t> mlir::epl::shuffledOrder(int64_t n, uint64_t seed,
+                                              int epoch) {
+  std::vector<int64_t> order(n);
+  for (int64_t i = 0; i < n; ++i)
+    order[i] = i;
+  SplitMix64 rng{seed ^ fnv1a("shuffle/epoch" + std::to_string(epoch))};
+  for (int64_t i = n - 1; i >= 1; --i)
+    std::swap(order[i], order[rng.next() % static_cast<uint64_t>(i + 1)]);
+  return order;
+}

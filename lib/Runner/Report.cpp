@@ -22,9 +22,30 @@ namespace json = llvm::json;
 
 void mlir::epl::printStep(const StepRecord &s) {
   if (s.loss)
-    std::printf("step %d loss %.9g time_ms %.3f\n", s.step, *s.loss, s.timeMs);
+    std::printf("step %d loss %.9g time_ms %.3f", s.step, *s.loss, s.timeMs);
   else
-    std::printf("step %d time_ms %.3f\n", s.step, s.timeMs);
+    std::printf("step %d time_ms %.3f", s.step, s.timeMs);
+  if (s.samplesPerSecond)
+    std::printf(" samples_per_s %.1f", *s.samplesPerSecond);
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void mlir::epl::printEpoch(const EpochRecord &e) {
+  std::printf("epoch %d", e.epoch);
+  if (e.meanLoss)
+    std::printf(" mean_loss %.9g", *e.meanLoss);
+  std::printf(" samples_per_s %.1f steps %d\n", e.samplesPerSecond, e.steps);
+  std::fflush(stdout);
+}
+
+void mlir::epl::printEvaluation(const EvalRecord &e) {
+  std::printf("eval");
+  if (e.loss)
+    std::printf(" loss %.9g", *e.loss);
+  if (e.accuracy)
+    std::printf(" accuracy %.6f", *e.accuracy);
+  std::printf(" samples %lld\n", static_cast<long long>(e.samples));
   std::fflush(stdout);
 }
 
@@ -127,6 +148,8 @@ void mlir::epl::writeReport(const std::string &path,
     json::Object o{{"step", s.step}, {"time_ms", s.timeMs}};
     if (s.loss)
       o["loss"] = *s.loss;
+    if (s.samplesPerSecond)
+      o["samples_per_s"] = *s.samplesPerSecond;
     stepArray.push_back(std::move(o));
   }
   json::Array peakArray, rankArray;

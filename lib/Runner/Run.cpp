@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 
@@ -184,18 +185,163 @@ StepActivity activityOf(const std::vector<rt::Event> &events) {
   return activity;
 }
 
-/// Runs the steps on one rank; with `trace`, keeps every event there.
+/// The global value of every parameter (and, with `withState`, optimizer
+/// state) of `program`, put back together from the shards of the stage
+/// that owns it. Every rank takes part, in the same order.
+std::vector<HostTensor> gatherParameters(const Program &program,
+                                         const RankCall &call,
+                                         const MeshInfo &mesh, bool withState) {
+  std::vector<HostTensor> values;
+  for (auto [a, arg] : llvm::enumerate(program.args)) {
+    if (arg.kind != ArgKind::Param &&
+        (!withState || arg.kind != ArgKind::OptState))
+      continue;
+    const HostTensor *value = call.arg(a);
+    RankParts parts =
+        rt::allGatherBytes(value ? value->data : std::vector<char>());
+    int owner = 0;
+    while (!llvm::is_contained(program.stages[owner].argIndices, a))
+      ++owner;
+    HostTensor like;
+    like.name = arg.name;
+    like.dtype = *arg.dtype;
+    values.push_back(assembleShards(like, arg.shape, arg.shard, mesh, parts,
+                                    program.ranksOf(owner, rt::worldSize())));
+  }
+  return values;
+}
+
+/// The class of row `row` of `t` ([B, C] floats: its highest entry, the
+/// first of ties; [B] integers: the value).
+int64_t classOf(const HostTensor &t, const std::vector<char> &data,
+                int64_t row) {
+  if (t.shape.size() == 1) {
+    if (t.dtype == DType::I32)
+      return reinterpret_cast<const int32_t *>(data.data())[row];
+    if (t.dtype == DType::I64)
+      return reinterpret_cast<const int64_t *>(data.data())[row];
+    return -1;
+  }
+  int64_t classes = t.shape[1], best = 0;
+  auto argmax = [&](auto *values) {
+    for (int64_t c = 1; c < classes; ++c)
+      if (values[row * classes + c] > values[row * classes + best])
+        best = c;
+  };
+  if (t.dtype == DType::F32)
+    argmax(reinterpret_cast<const float *>(data.data()));
+  else if (t.dtype == DType::F64)
+    argmax(reinterpret_cast<const double *>(data.data()));
+  else
+    return -1;
+  return best;
+}
+
+/// RunOptions::evaluation over every batch of RunOptions::evalDataset with
+/// the trained parameters `trained` (global, by name); batch b runs on
+/// rank b mod ranks. Rank 0 prints the result.
+void evaluate(const RunOptions &options, const std::vector<HostTensor> &trained,
+              int rank) {
+  const Program &program = *options.evaluation;
+  const Dataset &data = *options.evalDataset;
+  const Stage &stage = program.stages.front();
+  std::vector<HostTensor> args;
+  for (const EntryArg &arg : program.args) {
+    auto it = llvm::find_if(
+        trained, [&](const HostTensor &t) { return t.name == arg.name; });
+    if (it != trained.end() && arg.kind == ArgKind::Param) {
+      args.push_back(*it);
+      continue;
+    }
+    HostTensor t;
+    t.name = arg.name;
+    t.dtype = *arg.dtype;
+    t.shape = arg.shape;
+    t.data.assign(t.numElements() * dtypeSize(t.dtype), 0);
+    args.push_back(std::move(t));
+  }
+  RankCall call(stage, args, /*ownArgs=*/true, MeshInfo(), rank);
+  std::optional<size_t> lossResult = stage.entry.lossResult();
+  std::optional<size_t> scores = scoresResult(stage.entry, data.batchSize);
+  // The label the scores are compared with: the first the dataset feeds.
+  std::optional<size_t> label;
+  for (auto [a, arg] : llvm::enumerate(stage.entry.args))
+    if (!label && arg.kind == ArgKind::Label)
+      label = a;
+  // Summed loss, batches with a loss, correct samples, samples.
+  std::vector<double> totals(4, 0);
+  std::vector<int64_t> order = data.order(0);
+  int ranks = rt::worldSize();
+  for (int64_t b = rank; b < data.batchesPerEpoch; b += ranks) {
+    for (auto [a, index] : llvm::enumerate(stage.argIndices))
+      if (data.feeds.count(index))
+        fillBatch(data, index, program.args[index], order, b, MeshInfo(), rank,
+                  *call.args[a]);
+    call();
+    if (lossResult)
+      if (std::optional<double> loss = scalarLoss(call.results[*lossResult])) {
+        totals[0] += *loss;
+        totals[1] += 1;
+      }
+    if (scores && label)
+      for (int64_t row = 0; row < data.batchSize; ++row)
+        totals[2] +=
+            classOf(call.results[*scores], call.resultData(*scores), row) ==
+            classOf(*call.args[*label], call.args[*label]->data, row);
+    totals[3] += data.batchSize;
+  }
+  std::vector<double> sum(4, 0);
+  for (auto &bytes : rt::allGatherBytes(bytesOf(totals))) {
+    std::vector<double> theirs = valuesOf<double>(bytes);
+    for (size_t i = 0; i < sum.size(); ++i)
+      sum[i] += theirs[i];
+  }
+  if (rank != 0)
+    return;
+  EvalRecord record;
+  record.samples = static_cast<int64_t>(sum[3]);
+  if (sum[1] > 0)
+    record.loss = sum[0] / sum[1];
+  if (scores && label && sum[3] > 0)
+    record.accuracy = sum[2] / sum[3];
+  printEvaluation(record);
+}
+
+/// Runs the steps on one rank; with `trace`, keeps every event there. With
+/// a dataset, each step first reads its batch into the rank's inputs and
+/// labels, and `endOfEpoch(epoch, last)` runs on every rank after each
+/// epoch (`last`: after the last step).
 std::vector<StepRecord>
 runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
-         int numSteps, int rank, int lossRank, std::vector<rt::Event> *trace) {
+         int numSteps, int rank, int lossRank, std::vector<rt::Event> *trace,
+         const Dataset *data, const MeshInfo &mesh,
+         const std::function<void(int, bool)> &endOfEpoch) {
   std::optional<size_t> lossResult = call.stage.entry.lossResult();
   std::vector<rt::Event> &events = rt::currentStats().events;
   std::vector<StepRecord> steps;
+  // The epoch under way: its order, first step and start.
+  int epoch = 0;
+  std::vector<int64_t> order;
+  size_t epochFirst = 0;
+  auto epochStart = std::chrono::steady_clock::now();
   // Times count from a moment every rank shares, right after a barrier:
   // ranks on other hosts have other clocks, and bubbles compare them.
   rt::allGatherBytes({});
   int64_t origin = rt::nowNanoseconds();
   for (int step = 1; step <= numSteps; ++step) {
+    int64_t batch = 0;
+    if (data) {
+      batch = (step - 1) % data->batchesPerEpoch;
+      if (batch == 0) {
+        order = data->order(++epoch);
+        epochFirst = steps.size();
+        epochStart = std::chrono::steady_clock::now();
+      }
+      for (auto [a, index] : llvm::enumerate(call.stage.argIndices))
+        if (data->feeds.count(index))
+          fillBatch(*data, index, call.stage.entry.args[a], order, batch, mesh,
+                    rank, *call.args[a]);
+    }
     auto start = std::chrono::steady_clock::now();
     call();
     double ms = std::chrono::duration<double, std::milli>(
@@ -215,7 +361,9 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
       e.begin -= origin;
       e.end -= origin;
     }
-    steps.push_back({step, loss, ms, activityOf(events)});
+    steps.push_back({step, loss, ms, activityOf(events), std::nullopt});
+    if (data && ms > 0)
+      steps.back().samplesPerSecond = data->batchSize / (ms * 1e-3);
     if (trace)
       trace->insert(trace->end(), events.begin(), events.end());
     events.clear();
@@ -225,6 +373,28 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
                     call.results[r].data.size());
     if (rank == 0)
       printStep(steps.back());
+    if (!data || (batch + 1 != data->batchesPerEpoch && step != numSteps))
+      continue;
+    if (rank == 0) {
+      EpochRecord record{epoch, static_cast<int>(steps.size() - epochFirst),
+                         std::nullopt, 0};
+      double sum = 0,
+             seconds = std::chrono::duration<double>(
+                           std::chrono::steady_clock::now() - epochStart)
+                           .count();
+      bool allLosses = true;
+      for (size_t s = epochFirst; s < steps.size(); ++s) {
+        allLosses &= steps[s].loss.has_value();
+        sum += steps[s].loss.value_or(0);
+      }
+      if (allLosses)
+        record.meanLoss = sum / record.steps;
+      record.samplesPerSecond =
+          seconds > 0 ? record.steps * data->batchSize / seconds : 0;
+      printEpoch(record);
+    }
+    if (endOfEpoch)
+      endOfEpoch(epoch, step == numSteps);
   }
   return steps;
 }
@@ -367,21 +537,7 @@ void finishRun(const Program &program, RankCall &call,
   // each back together.
   std::vector<HostTensor> saved;
   if (!options.saveFile.empty())
-    for (auto [a, arg] : llvm::enumerate(program.args)) {
-      if (arg.kind != ArgKind::Param && arg.kind != ArgKind::OptState)
-        continue;
-      const HostTensor *value = call.arg(a);
-      RankParts parts =
-          rt::allGatherBytes(value ? value->data : std::vector<char>());
-      int owner = 0;
-      while (!llvm::is_contained(program.stages[owner].argIndices, a))
-        ++owner;
-      HostTensor like;
-      like.name = arg.name;
-      like.dtype = *arg.dtype;
-      saved.push_back(assembleShards(like, arg.shape, arg.shard, mesh, parts,
-                                     program.ranksOf(owner, rt::worldSize())));
-    }
+    saved = gatherParameters(program, call, mesh, /*withState=*/true);
   if (rank != 0)
     return;
 
@@ -553,12 +709,27 @@ int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
     if (options.reference)
       checkAgainstReference(program, *options.reference, args, mesh, rank,
                             options.checkTolerance);
-    RankCall call(stage, args, !feedback.empty() || sharded, mesh, rank);
+    RankCall call(stage, args, !feedback.empty() || sharded || options.dataset,
+                  mesh, rank);
     std::vector<rt::Event> trace;
+    auto evaluateNow = [&] {
+      evaluate(options,
+               gatherParameters(program, call, mesh, /*withState=*/false),
+               rank);
+    };
+    std::function<void(int, bool)> endOfEpoch;
+    if (options.evaluation && options.evaluateEachEpoch)
+      endOfEpoch = [&](int, bool last) {
+        if (!last)
+          evaluateNow();
+      };
     std::vector<StepRecord> steps =
         runSteps(call, feedback, options.steps, rank,
                  lossRankOf(program, rt::worldSize()),
-                 options.traceFile.empty() ? nullptr : &trace);
+                 options.traceFile.empty() ? nullptr : &trace, options.dataset,
+                 mesh, endOfEpoch);
+    if (options.evaluation)
+      evaluateNow();
     rt::finishProgram();
     finishRun(program, call, steps, trace, options, mesh, rank);
   });

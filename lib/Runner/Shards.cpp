@@ -88,6 +88,13 @@ HostTensor mlir::epl::sliceShard(const HostTensor &global, const Shard &shard,
   return local;
 }
 
+int64_t mlir::epl::shardOffset(const Shard &shard, const MeshInfo &mesh,
+                               ArrayRef<int64_t> local, int rank, size_t dim) {
+  if (shard.isWhole())
+    return 0;
+  return blockOffsets(shard, mesh, local, rank)[dim];
+}
+
 HostTensor
 mlir::epl::assembleShards(const HostTensor &like, ArrayRef<int64_t> shape,
                           const Shard &shard, const MeshInfo &mesh,

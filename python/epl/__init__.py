@@ -79,28 +79,36 @@ def checkpoint(tensor):
     return _graph().checkpoint(tensor)
 
 
-def to_mlir(loss):
-    """The L0 module of the default model with `loss`, and the config."""
+def to_mlir(loss, outputs=()):
+    """The L0 module of the default model with `loss`, and the config.
+    `outputs` are returned after the loss: an evaluation model
+    (`epl.train(eval_model=...)`) returns its scores (logits) this way."""
     g = _graph()
     if not isinstance(loss, Tensor) or loss.graph is not g:
         raise ShapeError("the loss must be a tensor of the current model (epl.init "
                          "starts a new one)")
     g.set_loss(loss)
     g.config = dict(get_config().items())
-    return g.to_mlir()
+    return g.to_mlir(outputs)
 
 
-def train(loss, steps=10, seed=0, params=None, data=None, devices=None):
+def train(loss, steps=10, seed=0, params=None, data=None, devices=None, **dataset):
     """Compiles the default model and trains it `steps` steps with epl-run on
     `devices` CPU ranks (default: what the model asks for, its pipeline's
     stage devices times its largest scope), planned and partitioned by
     epl-parallelize; returns a TrainResult (per-step
     losses, the plan that ran, the output). `params` and `data` are
-    optional dicts of numpy arrays by name."""
+    optional dicts of numpy arrays by name.
+
+    Training on a dataset (docs/python.md): `dataset` (a safetensors path
+    or a dict of [N, ...] arrays by input and label name), `epochs` (or
+    `steps`), `shuffle`; then evaluation with `eval_model` (the module of
+    `epl.to_mlir(loss, outputs=[logits])`, traced at the evaluation batch),
+    `eval_dataset` and `eval_each_epoch`."""
     from .runner import train_module
     return train_module(to_mlir(loss), steps=steps, seed=seed, params=params,
                         data=data, devices=devices, scopes=list(_strategy.used),
-                        config=get_config())
+                        config=get_config(), **dataset)
 
 
 __all__ = ["init", "Config", "replicate", "split", "set_default_strategy", "input",

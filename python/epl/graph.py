@@ -505,9 +505,14 @@ class Graph:
             raise ShapeError(f"the loss must be a scalar, not a tensor of shape {loss.shape}")
         self.loss = loss
 
-    def to_mlir(self):
+    def to_mlir(self, outputs=()):
+        """The L0 module: a function returning the loss, then `outputs`
+        (tensors of the model, e.g. the logits an evaluation scores)."""
         if self.loss is None:
             raise ShapeError("the model has no loss yet: call set_loss(loss)")
+        for t in outputs:
+            if not isinstance(t, Tensor) or t.graph is not self:
+                raise ShapeError("an output must be a tensor of the current model")
         lines = []
         if self.config:
             items = ", ".join(f'"{k}" = {_config_value(v)}'
@@ -517,10 +522,13 @@ class Graph:
             lines.append("module {")
         args = ",\n      ".join(f"{a['ssa']}: {_tensor_type(a['shape'], a['dtype'])} "
                                 f"{{{a['attrs']}}}" for a in self.args)
-        lines.append(f"  func.func @{self.name}({args}) -> {self.loss.type} {{")
+        results = [self.loss, *outputs]
+        types = ", ".join(t.type for t in results)
+        signature = types if len(results) == 1 else f"({types})"
+        lines.append(f"  func.func @{self.name}({args}) -> {signature} {{")
         for line in self.lines:
             lines.append("    " + line)
-        lines.append(f"    return {self.loss.ssa} : {self.loss.type}")
+        lines.append(f"    return {', '.join(t.ssa for t in results)} : {types}")
         lines.append("  }")
         lines.append("}")
         return "\n".join(lines) + "\n"

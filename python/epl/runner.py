@@ -22,13 +22,26 @@ def tools_dir():
     return build / "bin"
 
 
-def run_tool(tool, *args):
+def run_tool(tool, *args, progress=None):
     """Runs build/bin/<tool> with `args`; returns its stdout, raises
-    ToolError with its output when it fails."""
+    ToolError with its output when it fails. `progress`, when given, is
+    called with each line of stdout as the tool prints it."""
     path = tools_dir() / tool
     if not path.exists():
         raise ToolError(tool, -1, f"{path} does not exist: build the project first "
                                   "(scripts/build.sh)")
+    if progress is not None:
+        with tempfile.TemporaryFile("w+") as err:
+            with subprocess.Popen([str(path), *map(str, args)], stdout=subprocess.PIPE,
+                                  stderr=err, text=True, stdin=subprocess.DEVNULL) as p:
+                lines = []
+                for line in p.stdout:
+                    lines.append(line)
+                    progress(line.rstrip("\n"))
+            err.seek(0)
+            if p.returncode != 0:
+                raise ToolError(tool, p.returncode, err.read() + "".join(lines))
+            return "".join(lines)
     result = subprocess.run([str(path), *map(str, args)], capture_output=True,
                             text=True, stdin=subprocess.DEVNULL)
     if result.returncode != 0:
@@ -57,10 +70,55 @@ class Plan:
 
 
 @dataclass
+class Evaluation:
+    """epl-run's `eval` line: the mean loss over the evaluated batches, the
+    accuracy (None when the evaluation model returns no scores) and how
+    many samples were evaluated."""
+    loss: float
+    accuracy: float
+    samples: int
+
+
+@dataclass
 class TrainResult:
     losses: list
     plan: Plan
     output: str
+    #: Per epoch over a dataset: (epoch, mean loss, samples per second).
+    epochs: list = field(default_factory=list)
+    #: Every evaluation, in order (after each epoch with eval_each_epoch,
+    #: the last one after the last step).
+    evaluations: list = field(default_factory=list)
+
+    @property
+    def evaluation(self):
+        """The last evaluation, or None."""
+        return self.evaluations[-1] if self.evaluations else None
+
+
+def _fields(line):
+    """`key value` pairs after the first word of an epl-run line."""
+    words = line.split()
+    return dict(zip(words[1::2], words[2::2]))
+
+
+def parse_output(output):
+    """Losses, epochs and evaluations from epl-run's output."""
+    losses, epochs, evaluations = [], [], []
+    for line in output.splitlines():
+        if line.startswith("step ") and line.split()[2] == "loss":
+            losses.append(float(line.split()[3]))
+        elif line.startswith("epoch "):
+            f = _fields(" ".join(line.split()[1:]))
+            mean = float(f["mean_loss"]) if "mean_loss" in f else None
+            epochs.append((int(line.split()[1]), mean, float(f["samples_per_s"])))
+        elif line.startswith("eval "):
+            f = _fields(line)
+            evaluations.append(Evaluation(
+                float(f["loss"]) if "loss" in f else None,
+                float(f["accuracy"]) if "accuracy" in f else None,
+                int(f["samples"])))
+    return losses, epochs, evaluations
 
 
 def _save(path, arrays):
@@ -134,11 +192,29 @@ def _pipeline_note(pipeline, stages, devices):
             f"({SCHEDULES.get(strategy, strategy)})")
 
 
+def _dataset_file(value, path):
+    """A dataset given as a path, or as a dict of arrays written to `path`."""
+    if isinstance(value, dict):
+        from . import data
+        data.save(path, value)
+        return path
+    return pathlib.Path(value)
+
+
 def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
-                 scopes=(), config=None):
+                 scopes=(), config=None, dataset=None, epochs=None, shuffle=False,
+                 eval_model=None, eval_dataset=None, eval_each_epoch=False,
+                 timeout=None, progress=None):
     """Trains an L0 module with epl-run on `devices` CPU ranks (threads);
     `devices=None` uses what the model asks for: its stage devices times
-    its largest scope (a pipeline of two replicate(1) stages: 2)."""
+    its largest scope (a pipeline of two replicate(1) stages: 2).
+
+    With `dataset` each step reads the next global batch of it (epl-run
+    --dataset): `epochs` epochs (default 1), or `steps` when `epochs` is
+    None and `steps` is given explicitly; `eval_model` (an L0 module
+    returning the loss then the scores) is evaluated on `eval_dataset`
+    after training. `progress` is called with each line epl-run prints,
+    as it prints it."""
     config_items = dict(config.items()) if config else {}
     stages = pipeline_stages(scopes)
     notes = []
@@ -166,14 +242,30 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
             notes.append(_pipeline_note(pipeline, stages, devices))
         if mesh:
             notes.append(f"partitioned by epl-parallelize: {mesh}")
-        args = [model, "--steps", steps, "--seed", seed, "--ranks", devices]
+        args = [model, "--seed", seed, "--ranks", devices]
+        if dataset is not None:
+            args += ["--dataset", _dataset_file(dataset, tmp / "train.safetensors")]
+            args += ["--epochs", epochs] if epochs is not None else ["--steps", steps]
+            if shuffle:
+                args.append("--shuffle")
+        else:
+            args += ["--steps", steps]
+        if eval_dataset is not None:
+            args += ["--eval-dataset", _dataset_file(eval_dataset, tmp / "eval.safetensors")]
+            if eval_model is not None:
+                (tmp / "eval.mlir").write_text(eval_model)
+                args += ["--eval-model", tmp / "eval.mlir"]
+            if eval_each_epoch:
+                args.append("--eval-each-epoch")
+        if timeout is not None:
+            args += ["--timeout", timeout]
         if params:
             _save(tmp / "params.safetensors", params)
             args += ["--params", tmp / "params.safetensors"]
         if data:
             _save(tmp / "data.safetensors", data)
             args += ["--data", tmp / "data.safetensors"]
-        output = run_tool("epl-run", *args)
-    losses = [float(line.split()[3]) for line in output.splitlines()
-              if line.startswith("step ") and line.split()[2] == "loss"]
-    return TrainResult(losses, Plan(devices, list(scopes), config_items, notes), output)
+        output = run_tool("epl-run", *args, progress=progress)
+    losses, epochs_run, evaluations = parse_output(output)
+    return TrainResult(losses, Plan(devices, list(scopes), config_items, notes), output,
+                       epochs_run, evaluations)

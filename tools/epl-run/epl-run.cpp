@@ -20,6 +20,7 @@
 #include "epl/Runner/Arguments.h"
 #include "epl/Runner/CommandLine.h"
 #include "epl/Runner/Compile.h"
+#include "epl/Runner/Dataset.h"
 #include "epl/Runner/Run.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -35,6 +36,39 @@ cl::OptionCategory category("epl-run options");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::Required, cl::cat(category));
+// Datasets and evaluation (epl-run's own; docs/epl-run.md#datasets).
+cl::opt<std::string>
+    datasetFile("dataset",
+                cl::desc("Train on a dataset: a safetensors file with one "
+                         "tensor of N samples per input and label; each step "
+                         "reads the next global batch (docs/epl-run.md)"),
+                cl::value_desc("file"), cl::cat(category));
+cl::opt<int> numEpochs("epochs",
+                       cl::desc("With --dataset: epochs to train (default 1; "
+                                "--steps counts steps instead)"),
+                       cl::init(1), cl::cat(category));
+cl::opt<bool> shuffle("shuffle",
+                      cl::desc("With --dataset: visit the samples of each "
+                               "epoch in a permutation drawn from --seed"),
+                      cl::init(false), cl::cat(category));
+cl::opt<std::string>
+    evalDatasetFile("eval-dataset",
+                    cl::desc("After training, evaluate the forward on this "
+                             "dataset (loss, accuracy)"),
+                    cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string>
+    evalModelFile("eval-model",
+                  cl::desc("The forward to evaluate (default: the model "
+                           "file): returns the loss, then the scores"),
+                  cl::value_desc("file"), cl::cat(category));
+cl::opt<std::string> evalEntryName("eval-entry",
+                                   cl::desc("Function of --eval-model to "
+                                            "evaluate"),
+                                   cl::value_desc("name"), cl::cat(category));
+cl::opt<bool> evalEachEpoch("eval-each-epoch",
+                            cl::desc("Evaluate after every epoch, not only "
+                                     "after the last step"),
+                            cl::init(false), cl::cat(category));
 
 [[noreturn]] void fail(const llvm::Twine &message) {
   llvm::errs() << "epl-run: error: " << message << "\n";
@@ -73,6 +107,21 @@ int main(int argc, char **argv) {
     fail(error);
   RunOptions run = std::move(*runOrFailure);
   compile.devices = numDevices(run.ranks);
+  if (numEpochs < 0)
+    fail("--epochs must not be negative");
+  if (datasetFile.empty() &&
+      (numEpochs.getNumOccurrences() || shuffle.getNumOccurrences()))
+    fail("--epochs and --shuffle need --dataset");
+  if (numEpochs.getNumOccurrences() && runLine.steps.getNumOccurrences())
+    fail("--epochs and --steps both say how long to train; give one");
+  if (evalDatasetFile.empty() &&
+      (evalModelFile.getNumOccurrences() || evalEntryName.getNumOccurrences() ||
+       evalEachEpoch.getNumOccurrences()))
+    fail("--eval-model, --eval-entry and --eval-each-epoch need "
+         "--eval-dataset");
+  if (!datasetFile.empty() && !compile.train)
+    fail("--dataset trains; --no-train runs the forward once (use "
+         "--eval-dataset to evaluate a forward on a dataset)");
 
   PhaseTimer timer(compile.timing);
   SourceModule module;
@@ -88,6 +137,41 @@ int main(int argc, char **argv) {
       prepareArguments(step->program, runLine.sources(), error);
   if (failed(args))
     return exitWith(error);
+  // The dataset and the evaluation are checked before anything compiles.
+  FailureOr<Dataset> dataset = failure();
+  if (!datasetFile.empty()) {
+    dataset = openDataset(step->program, datasetFile, shuffle, runLine.seed,
+                          error);
+    if (failed(dataset))
+      return exitWith(error);
+    run.dataset = &*dataset;
+    if (!runLine.steps.getNumOccurrences())
+      run.steps = numEpochs * static_cast<int>(dataset->batchesPerEpoch);
+  }
+  SourceModule evalModule;
+  FailureOr<Step> evalStep = failure();
+  FailureOr<Dataset> evalDataset = failure();
+  CompileOptions evalCompile = compile;
+  if (!evalDatasetFile.empty()) {
+    PhaseTimer quiet(false);
+    std::string evalPath = evalModelFile.empty() ? inputFile : evalModelFile;
+    evalCompile.entry = evalEntryName;
+    evalCompile.train = false;
+    evalCompile.devices = 1;
+    if (failed(evalModule.parse(evalPath, quiet, error)))
+      return exitWith(error);
+    evalStep = buildStep(evalModule.get(), evalCompile, quiet, error);
+    if (failed(evalStep))
+      return exitWith(error);
+    if (failed(checkEvaluation(step->program, evalStep->program, error)))
+      return exitWith(error);
+    evalDataset = openDataset(evalStep->program, evalDatasetFile,
+                              /*shuffle=*/false, runLine.seed, error);
+    if (failed(evalDataset))
+      return exitWith(error);
+    run.evalDataset = &*evalDataset;
+    run.evaluateEachEpoch = evalEachEpoch;
+  }
   // gradient_checkpoint.check_gradients: the same step without
   // checkpointing, to compare the first step with.
   Config config = Config::get(module.get());
@@ -115,6 +199,15 @@ int main(int argc, char **argv) {
     if (failed(plain))
       return exitWith(error);
     run.reference = &plain->program;
+  }
+  FailureOr<LoadedProgram> evaluation = failure();
+  if (succeeded(evalStep)) {
+    PhaseTimer quiet(false);
+    evaluation = loadProgram(evalModule.get(), std::move(*evalStep),
+                             evalCompile, quiet, error);
+    if (failed(evaluation))
+      return exitWith(error);
+    run.evaluation = &evaluation->program;
   }
   FailureOr<LoadedProgram> loaded =
       loadProgram(module.get(), std::move(*step), compile, timer, error);

@@ -22,6 +22,12 @@ namespace mlir::epl {
 /// `arg` must have a dtype.
 HostTensor initializeTensor(const EntryArg &arg, uint64_t seed);
 
+/// The order in which epoch `epoch` (1-based) visits `n` samples: the
+/// Fisher-Yates shuffle of 0..n-1 driven by the SplitMix64 stream of
+/// `seed XOR FNV-1a-64("shuffle/epoch<epoch>")`, for i = n-1 down to 1
+/// swapping positions i and next() mod (i + 1) (docs/epl-run.md).
+std::vector<int64_t> shuffledOrder(int64_t n, uint64_t seed, int epoch);
+
 } // namespace mlir::epl
 
 #endif // EPL_RUNNER_INITIALIZERS_H

@@ -36,6 +36,30 @@ struct StepRecord {
   std::optional<double> loss;
   double timeMs;
   StepActivity activity;
+  /// Samples of the global batch per second of `timeMs`, when the step
+  /// read a batch of a dataset.
+  std::optional<double> samplesPerSecond;
+};
+
+/// What an epoch over a dataset did (printed by rank 0).
+struct EpochRecord {
+  int epoch;
+  int steps;
+  /// The mean of the steps' losses, when they have one.
+  std::optional<double> meanLoss;
+  /// Samples trained on per second of the epoch's wall time (steps and
+  /// the copying of their batches).
+  double samplesPerSecond;
+};
+
+/// An evaluation over a dataset.
+struct EvalRecord {
+  /// The mean of the batches' losses, when the entry returns one.
+  std::optional<double> loss;
+  /// The fraction of samples whose highest score is their label's class,
+  /// when the entry returns scores.
+  std::optional<double> accuracy;
+  int64_t samples = 0;
 };
 
 /// What one rank measured over the run.
@@ -67,8 +91,15 @@ struct RankReport {
   std::optional<double> bubble;
 };
 
-/// "step <k> loss <value> time_ms <t>", or without the loss.
+/// "step <k> loss <value> time_ms <t>", or without the loss; with
+/// " samples_per_s <s>" at the end when the step read a dataset.
 void printStep(const StepRecord &step);
+
+/// "epoch <e> mean_loss <x> samples_per_s <s> steps <k>".
+void printEpoch(const EpochRecord &epoch);
+
+/// "eval loss <x> accuracy <a> samples <n>" (without what it lacks).
+void printEvaluation(const EvalRecord &eval);
 
 /// "epl-run: <n> steps of @<name> on <r> ranks (<backend>): mean step ...,
 /// peak memory ... per rank", then for a pipelined program a line per rank.

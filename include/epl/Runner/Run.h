@@ -16,6 +16,7 @@
 #ifndef EPL_RUNNER_RUN_H
 #define EPL_RUNNER_RUN_H
 
+#include "epl/Runner/Dataset.h"
 #include "epl/Runner/Program.h"
 #include "epl/Runner/Report.h"
 #include "epl/Runtime/Backend.h"
@@ -41,6 +42,18 @@ struct RunOptions {
   /// within `checkTolerance`, relative.
   const Program *reference = nullptr;
   double checkTolerance = 1e-5;
+  /// Training data (Dataset.h): step k reads the next global batch of it,
+  /// epoch after epoch (each rank its shard), and rank 0 prints a line per
+  /// epoch. Null: every step reads the same arguments.
+  const Dataset *dataset = nullptr;
+  /// Evaluation: after the last step (and, with `evaluateEachEpoch`, after
+  /// each epoch of `dataset`), the forward `evaluation` (checkEvaluation)
+  /// runs on every batch of `evalDataset` with the trained parameters, the
+  /// batches dealt round-robin to the ranks; rank 0 prints the mean loss
+  /// and the accuracy (scoresResult).
+  const Program *evaluation = nullptr;
+  const Dataset *evalDataset = nullptr;
+  bool evaluateEachEpoch = false;
 };
 
 /// Checks that each file `options` names can be written (by creating and

@@ -23,6 +23,11 @@ namespace mlir::epl {
 HostTensor sliceShard(const HostTensor &global, const Shard &shard,
                       const MeshInfo &mesh, int rank);
 
+/// Where `rank`'s block of a value with per-device shape `local` starts
+/// along dimension `dim`, in elements of the global value.
+int64_t shardOffset(const Shard &shard, const MeshInfo &mesh,
+                    llvm::ArrayRef<int64_t> local, int rank, size_t dim);
+
 /// The global tensor of shape `shape` (named and typed like `like`) whose
 /// shards are `parts[r]` for each rank r of `ranks`, the ranks that hold
 /// it (all, or a pipeline stage's); `parts` is indexed by rank.

@@ -1,0 +1,205 @@
+//===- Dataset.cpp - Training and evaluation data from a file -------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runner/Dataset.h"
+#include "epl/Runner/Initializers.h"
+#include "epl/Runner/Shards.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cstring>
+
+using namespace mlir::epl;
+
+namespace {
+/// "[784] F32": a shape and element type.
+std::string describe(llvm::ArrayRef<int64_t> shape, DType dtype) {
+  HostTensor t;
+  t.shape.assign(shape.begin(), shape.end());
+  t.dtype = dtype;
+  return t.describe();
+}
+
+bool isFed(const EntryArg &arg) {
+  return arg.kind == ArgKind::Input || arg.kind == ArgKind::Label;
+}
+} // namespace
+
+std::vector<int64_t> Dataset::order(int epoch) const {
+  if (shuffle)
+    return shuffledOrder(numSamples, seed, epoch);
+  std::vector<int64_t> identity(numSamples);
+  for (int64_t i = 0; i < numSamples; ++i)
+    identity[i] = i;
+  return identity;
+}
+
+llvm::FailureOr<Dataset> mlir::epl::openDataset(const Program &program,
+                                                const std::string &path,
+                                                bool shuffle, uint64_t seed,
+                                                std::string &error) {
+  auto file = readSafetensors(path);
+  if (!file) {
+    error = llvm::toString(file.takeError());
+    return llvm::failure();
+  }
+  Dataset data;
+  data.path = path;
+  data.file = std::move(*file);
+  data.shuffle = shuffle;
+  data.seed = seed;
+  std::string first; // The argument that set the batch and sample counts.
+  for (auto [index, arg] : llvm::enumerate(program.args)) {
+    if (!isFed(arg))
+      continue;
+    const char *kind = arg.kind == ArgKind::Input ? "input" : "label";
+    auto it = llvm::find_if(data.file.tensors, [&](const HostTensor &t) {
+      return t.name == arg.name;
+    });
+    if (it == data.file.tensors.end()) {
+      std::string names;
+      for (const HostTensor &t : data.file.tensors)
+        names += (names.empty() ? "" : ", ") + t.name;
+      error = "dataset " + path + " has no tensor '" + arg.name + "' for the " +
+              kind + " '" + arg.name + "' of @" + program.name +
+              " (it holds: " + (names.empty() ? "nothing" : names) + ")";
+      return llvm::failure();
+    }
+    if (arg.shape.empty() || !arg.dtype) {
+      error = std::string(kind) + " '" + arg.name + "' of @" + program.name +
+              " is " + arg.typeName +
+              ": a dataset feeds tensors with a batch dimension";
+      return llvm::failure();
+    }
+    llvm::ArrayRef<int64_t> sample = llvm::ArrayRef(arg.shape).drop_front();
+    llvm::ArrayRef<int64_t> found = it->shape;
+    if (found.empty() || found.drop_front() != sample ||
+        it->dtype != *arg.dtype) {
+      error = "tensor '" + arg.name + "' in " + path + " is " + it->describe() +
+              ", samples of " +
+              (found.empty() ? std::string("nothing (a scalar)")
+                             : describe(found.drop_front(), it->dtype)) +
+              ", but @" + program.name + " takes samples of " +
+              describe(sample, *arg.dtype) + " (" + kind + " " + arg.typeName +
+              ")";
+      return llvm::failure();
+    }
+    if (first.empty()) {
+      first = arg.name;
+      data.numSamples = found.front();
+      data.batchSize = arg.shape.front();
+    } else if (found.front() != data.numSamples) {
+      error = "tensor '" + arg.name + "' in " + path + " has " +
+              std::to_string(found.front()) + " samples but '" + first +
+              "' has " + std::to_string(data.numSamples);
+      return llvm::failure();
+    } else if (arg.shape.front() != data.batchSize) {
+      error = "@" + program.name + " takes batches of " +
+              std::to_string(data.batchSize) + " '" + first + "' but of " +
+              std::to_string(arg.shape.front()) + " '" + arg.name +
+              "': a dataset feeds one batch size";
+      return llvm::failure();
+    }
+    data.feeds[index] = it - data.file.tensors.begin();
+  }
+  if (first.empty()) {
+    error = "@" + program.name + " takes no input or label for dataset " +
+            path + " to feed";
+    return llvm::failure();
+  }
+  if (data.numSamples < data.batchSize) {
+    error = "dataset " + path + " holds " + std::to_string(data.numSamples) +
+            " samples, fewer than one global batch of " +
+            std::to_string(data.batchSize) + " (@" + program.name + " takes '" +
+            first + "' as " + program.args[data.feeds.begin()->first].typeName +
+            ")";
+    return llvm::failure();
+  }
+  data.batchesPerEpoch = data.numSamples / data.batchSize;
+  return data;
+}
+
+void mlir::epl::fillBatch(const Dataset &data, size_t argIndex,
+                          const EntryArg &arg,
+                          const std::vector<int64_t> &order, int64_t batch,
+                          const MeshInfo &mesh, int rank, HostTensor &local) {
+  const HostTensor &samples = data.file.tensors[data.feeds.at(argIndex)];
+  size_t sampleBytes = dtypeSize(samples.dtype);
+  for (size_t d = 1; d < samples.shape.size(); ++d)
+    sampleBytes *= samples.shape[d];
+  // The rank's rows of the batch: its block along the batch dimension.
+  int64_t rows = arg.localShape.front();
+  int64_t first = batch * data.batchSize +
+                  shardOffset(arg.shard, mesh, arg.localShape, rank, 0);
+  bool splitElsewhere =
+      llvm::any_of(llvm::drop_begin(arg.shard.dimAxes),
+                   [](const auto &axes) { return !axes.empty(); });
+  HostTensor rowsOnly;
+  char *out = local.data.data();
+  if (splitElsewhere) {
+    rowsOnly.name = arg.name;
+    rowsOnly.dtype = samples.dtype;
+    rowsOnly.shape = arg.shape;
+    rowsOnly.shape.front() = rows;
+    rowsOnly.data.resize(rows * sampleBytes);
+    out = rowsOnly.data.data();
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    std::memcpy(out + i * sampleBytes,
+                samples.data.data() + order[first + i] * sampleBytes,
+                sampleBytes);
+  if (!splitElsewhere)
+    return;
+  Shard rest = arg.shard;
+  rest.dimAxes.front().clear();
+  HostTensor shard = sliceShard(rowsOnly, rest, mesh, rank);
+  std::memcpy(local.data.data(), shard.data.data(), shard.data.size());
+}
+
+llvm::LogicalResult mlir::epl::checkEvaluation(const Program &trained,
+                                               const Program &evaluation,
+                                               std::string &error) {
+  std::string what = "the evaluation entry @" + evaluation.name;
+  if (evaluation.isPipelined() ||
+      evaluation.stages.front().entry.isTrainingStep() ||
+      llvm::any_of(evaluation.meshes,
+                   [](const MeshInfo &m) { return m.communicates; })) {
+    error = what + " must be a forward on one device (an L0 model or a "
+                   "function of its inputs, labels and parameters), not a "
+                   "training step, a pipeline or a per-device program";
+    return llvm::failure();
+  }
+  for (const EntryArg &arg : evaluation.args) {
+    if (isFed(arg))
+      continue;
+    auto it = llvm::find_if(trained.args, [&](const EntryArg &other) {
+      return other.name == arg.name && other.kind == ArgKind::Param;
+    });
+    if (arg.kind != ArgKind::Param || it == trained.args.end()) {
+      error = what + " takes '" + arg.name + "' (" + arg.typeName +
+              "), which is neither an input, a label nor a parameter of @" +
+              trained.name;
+      return llvm::failure();
+    }
+    if (it->shape != arg.shape || it->dtype != arg.dtype) {
+      error = what + " takes parameter '" + arg.name + "' as " + arg.typeName +
+              " but @" + trained.name + " trains it as " + it->typeName;
+      return llvm::failure();
+    }
+  }
+  return llvm::success();
+}
+
+std::optional<size_t> mlir::epl::scoresResult(const EntryPoint &entry,
+                                              int64_t batchSize) {
+  std::optional<size_t> loss = entry.lossResult();
+  for (auto [i, r] : llvm::enumerate(entry.results))
+    if (i != loss && r.dtype &&
+        (*r.dtype == DType::F32 || *r.dtype == DType::F64) &&
+        r.shape.size() == 2 && r.shape.front() == batchSize)
+      return i;
+  return std::nullopt;
+}

@@ -1,0 +1,222 @@
+"""Training on a dataset (epl-run --dataset, epl.train(dataset=...)): the
+batches, the per-epoch shuffle and each rank's shard against an independent
+reimplementation, data parallelism against one rank, Fashion-MNIST, the
+evaluation, and bad input."""
+
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import EPL_RUN, ROOT, run
+import epl
+from epl import data
+from epl.initializers import initialize
+
+# --- the order of the samples ------------------------------------------------
+
+
+def test_shuffled_order_is_a_permutation_per_epoch_and_seed():
+    a, b = data.shuffled_order(1000, 0, 1), data.shuffled_order(1000, 0, 2)
+    assert sorted(a.tolist()) == list(range(1000))
+    assert (a != b).any() and (a != data.shuffled_order(1000, 1, 1)).any()
+    assert (a == data.shuffled_order(1000, 0, 1)).all()
+
+
+def linear_model(batch, features, classes, lr):
+    epl.init(epl.Config({"optimizer.type": "sgd", "optimizer.lr": lr}))
+    x = epl.input("x", (batch, features))
+    y = epl.label("y", (batch, classes))
+    with epl.replicate(device_count=1):
+        return epl.layers.softmax_cross_entropy(epl.layers.Dense(classes, name="fc")(x), y)
+
+
+@pytest.mark.parametrize("ranks,shuffle", [(1, False), (1, True), (2, True), (4, True)])
+def test_batches_shuffle_and_shards_match_numpy(ranks, shuffle):
+    """43 samples, global batch 8: 5 batches an epoch (3 samples dropped),
+    3 epochs; the losses equal plain SGD in PyTorch on the batches
+    data.batches cuts in the order data.shuffled_order defines. On 2 and 4
+    ranks each reads its rows of each batch: any other rows would change
+    the gradients."""
+    rng = np.random.default_rng(7)
+    n, batch, features, classes, lr, seed = 43, 8, 6, 3, 0.5, 3
+    arrays = {"x": rng.normal(size=(n, features)).astype(np.float32),
+              "y": np.eye(classes, dtype=np.float32)[rng.integers(0, classes, n)]}
+    loss = linear_model(batch, features, classes, lr)
+    result = epl.train(loss, devices=ranks, seed=seed, dataset=arrays, epochs=3,
+                       shuffle=shuffle)
+    assert len(result.losses) == 3 * (n // batch)
+    assert [e[0] for e in result.epochs] == [1, 2, 3]
+
+    w = torch.tensor(initialize("fc/kernel", "param", (features, classes), seed=seed),
+                     dtype=torch.float64, requires_grad=True)
+    b = torch.zeros(classes, dtype=torch.float64, requires_grad=True)
+    want = []
+    for step in data.batches(arrays, batch, seed=seed, epochs=3, shuffle=shuffle):
+        x, y = (torch.tensor(step[k], dtype=torch.float64) for k in ("x", "y"))
+        value = -(y * torch.log_softmax(x @ w + b, dim=1)).sum(1).mean()
+        want.append(value.item())
+        value.backward()
+        with torch.no_grad():
+            for p in (w, b):
+                p -= lr * p.grad
+                p.grad = None
+    np.testing.assert_allclose(result.losses, want, rtol=1e-5, atol=1e-6)
+    # Each epoch line's mean loss is the mean of its steps'.
+    for epoch, mean, _ in result.epochs:
+        np.testing.assert_allclose(mean, np.mean(result.losses[(epoch - 1) * 5:epoch * 5]),
+                                   rtol=1e-6)
+
+
+# --- Fashion-MNIST --------------------------------------------------------------
+
+
+def fashion_mnist_or_skip():
+    try:
+        return data.find_fashion_mnist()
+    except data.DatasetError as e:
+        pytest.skip(f"Fashion-MNIST is not installed: {e}")
+
+
+def mlp(batch):
+    """784-256-10, AdamW: loss and logits traced at `batch`."""
+    epl.init(epl.Config({"optimizer.type": "adamw", "optimizer.lr": 1e-3}))
+    x = epl.input("x", (batch, 784))
+    y = epl.label("y", (batch, 10))
+    with epl.replicate(device_count=1):
+        h = epl.layers.Dense(256, activation="relu", name="fc1")(x)
+        logits = epl.layers.Dense(10, name="fc2")(h)
+        return epl.layers.softmax_cross_entropy(logits, y), logits
+
+
+@pytest.fixture(scope="module")
+def fashion(tmp_path_factory):
+    """A slice of Fashion-MNIST: 6400 training and 2000 test images."""
+    directory = fashion_mnist_or_skip()
+    tmp = tmp_path_factory.mktemp("fashion")
+    data.fashion_mnist_safetensors(tmp / "train.safetensors", "train", directory, limit=6400)
+    data.fashion_mnist_safetensors(tmp / "test.safetensors", "test", directory, limit=2000)
+    return tmp
+
+
+def test_fashion_mnist_four_ranks_follow_one_rank(fashion):
+    """Data parallelism on 4 ranks, each reading its quarter of every
+    shuffled global batch, gives the 1-rank run's losses within 1e-5 for
+    the first 20 steps, and the same test accuracy."""
+    eval_loss, eval_logits = mlp(500)
+    eval_model = epl.to_mlir(eval_loss, outputs=[eval_logits])
+    runs = {}
+    for ranks in (1, 4):
+        loss, _ = mlp(128)
+        runs[ranks] = epl.train(loss, devices=ranks, steps=20, shuffle=True,
+                                dataset=fashion / "train.safetensors",
+                                eval_model=eval_model,
+                                eval_dataset=fashion / "test.safetensors")
+    assert len(runs[1].losses) == len(runs[4].losses) == 20
+    np.testing.assert_allclose(runs[4].losses, runs[1].losses, rtol=0, atol=1e-5)
+    assert runs[1].evaluation.samples == runs[4].evaluation.samples == 2000
+    assert runs[4].evaluation.accuracy == pytest.approx(runs[1].evaluation.accuracy,
+                                                        abs=1e-3)
+
+
+def test_fashion_mnist_slice_trains(fashion):
+    """300 steps (3 epochs of 6400 images, batch 64) of the MLP: the last
+    epoch's mean loss falls below 0.45 and the test accuracy passes 80%."""
+    eval_loss, eval_logits = mlp(1000)
+    eval_model = epl.to_mlir(eval_loss, outputs=[eval_logits])
+    loss, _ = mlp(64)
+    result = epl.train(loss, epochs=3, shuffle=True, dataset=fashion / "train.safetensors",
+                       eval_model=eval_model, eval_dataset=fashion / "test.safetensors",
+                       eval_each_epoch=True)
+    assert len(result.losses) == 300
+    assert [e[0] for e in result.epochs] == [1, 2, 3]
+    assert result.epochs[-1][1] < 0.45, result.epochs
+    assert all(e[2] > 0 for e in result.epochs)            # samples per second
+    assert len(result.evaluations) == 3
+    assert result.evaluation.accuracy > 0.80, result.evaluations
+    # The step lines end with the throughput.
+    step = next(l for l in result.output.splitlines() if l.startswith("step 1 "))
+    assert step.split()[6] == "samples_per_s" and float(step.split()[7]) > 0
+
+
+def test_fashion_mnist_missing_directory_is_one_clear_error(tmp_path):
+    result = run([sys.executable, ROOT / "examples" / "fashion_mnist.py", "--data-dir",
+                  tmp_path / "nowhere"], expect_ok=False)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "nowhere" in lines[0]
+    assert "apt-get install dataset-fashion-mnist" in lines[0]
+
+
+# --- bad input -----------------------------------------------------------------
+
+MLP = ROOT / "examples" / "mlp.mlir"        # x: 32x784 f32, y: 32x10 f32
+
+
+def one_error_line(args):
+    result = run([EPL_RUN, MLP, *args], expect_ok=False)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert result.stdout == ""
+    return lines[0]
+
+
+def write(path, **arrays):
+    data.save(path, arrays)
+    return path
+
+
+def test_sample_shape_mismatch_names_file_and_shapes(tmp_path):
+    f = write(tmp_path / "images.safetensors", x=np.zeros((64, 28, 28), np.float32),
+              y=np.zeros((64, 10), np.float32))
+    line = one_error_line(["--dataset", f])
+    assert str(f) in line and "'x'" in line
+    assert "[28, 28] F32" in line and "[784] F32" in line
+
+
+def test_sample_dtype_mismatch_names_file_and_types(tmp_path):
+    f = write(tmp_path / "ids.safetensors", x=np.zeros((64, 784), np.float32),
+              y=np.zeros((64,), np.int64))
+    line = one_error_line(["--dataset", f])
+    assert str(f) in line and "'y'" in line
+    assert "[] I64" in line and "[10] F32" in line
+
+
+def test_fewer_samples_than_a_global_batch(tmp_path):
+    f = write(tmp_path / "few.safetensors", x=np.zeros((20, 784), np.float32),
+              y=np.zeros((20, 10), np.float32))
+    line = one_error_line(["--dataset", f])
+    assert str(f) in line and "20 samples" in line and "batch of 32" in line
+
+
+def test_missing_dataset_and_missing_tensor(tmp_path):
+    line = one_error_line(["--dataset", tmp_path / "absent.safetensors"])
+    assert "absent.safetensors" in line
+    f = write(tmp_path / "x-only.safetensors", x=np.zeros((64, 784), np.float32))
+    line = one_error_line(["--dataset", f])
+    assert str(f) in line and "'y'" in line and "it holds: x" in line
+
+
+def test_evaluation_dataset_is_checked_before_training(tmp_path):
+    good = write(tmp_path / "train.safetensors", x=np.zeros((64, 784), np.float32),
+                 y=np.zeros((64, 10), np.float32))
+    bad = write(tmp_path / "test.safetensors", x=np.zeros((64, 785), np.float32),
+                y=np.zeros((64, 10), np.float32))
+    line = one_error_line(["--dataset", good, "--eval-dataset", bad])
+    assert str(bad) in line and "[785] F32" in line and "[784] F32" in line
+
+
+def test_fashion_mnist_example_runs_on_a_slice():
+    """examples/fashion_mnist.py end to end on 4 ranks, 1280 training images
+    for 1 epoch (the README's full run: 8 epochs, 89.3%)."""
+    fashion_mnist_or_skip()
+    result = run([sys.executable, ROOT / "examples" / "fashion_mnist.py", "--limit", "1280",
+                  "--epochs", "1"])
+    out = result.stdout
+    assert "epl-run: epoch 1 mean_loss" in out and "epl-run: eval loss" in out
+    assert 'partitioned by epl-parallelize: epl.mesh @mesh ["data" = 4]' in out
+    accuracy = float(out.split("test accuracy ")[1].split()[0])
+    assert 0.5 < accuracy <= 1 and "(10000 images)" in out
