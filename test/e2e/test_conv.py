@@ -5,11 +5,13 @@ AdaptiveAvgPool2d, Linear) for 20 steps with momentum SGD and AdamW, and
 data parallelism on 2 and 4 ranks (synchronized batch norm) equals 1 rank.
 Layouts: ours NHWC with HWCF filters, torch's NCHW with FCHW filters."""
 
+import subprocess
+
 import numpy as np
 import pytest
 import torch
 
-from conftest import epl_run, losses
+from conftest import BUILD, epl_run, losses
 import epl
 from epl import safetensors
 
@@ -143,3 +145,51 @@ def test_resnet_data_parallel_equals_one_rank(tmp_path, ranks, mpi):
     one = losses(epl_run(*args).stdout)
     many = losses(epl_run(*args, ranks=ranks, mpi=mpi).stdout)
     np.testing.assert_allclose(many, one, rtol=RTOL)
+
+
+def colocated_resnet(ranks_dim=8):
+    """EPL's split example (examples/split.py), smaller: the ResNet
+    replicated, the classifier split over the same devices."""
+    epl.init(epl.Config({"cluster.colocate_split_and_replicate": True,
+                         "optimizer.type": "momentum", "optimizer.lr": 0.02,
+                         "optimizer.momentum": 0.9}))
+    x = epl.input("x", (BATCH, SIZE, SIZE, CHANNELS))
+    y = epl.label("y", (BATCH, 32))
+    with epl.replicate(device_count=ranks_dim):
+        features = epl.layers.resnet(x, None, widths=(4, 8), blocks_per_stage=1,
+                                     classifier=lambda pooled: pooled)
+    with epl.split(device_count=ranks_dim):
+        logits = epl.layers.Dense(32, name="classifier")(features)
+        loss = epl.layers.softmax_cross_entropy(logits, y)
+    return epl.to_mlir(loss)
+
+
+@pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
+def test_colocated_resnet_and_split_classifier_equal_one_rank(tmp_path, mpi):
+    """8 ranks: the convolutions and batch norm on 8 shards of the batch
+    (statistics reduced across them), the classifier's classes split 8 ways;
+    losses and final parameters equal the 1-rank run. The logits are never
+    gathered: the only all-gathers are of the batch (dim 0, the pooled
+    features), and the cross-entropy reduces its max over the devices."""
+    model = tmp_path / "colocated.mlir"
+    model.write_text(colocated_resnet())
+    rng = np.random.default_rng(9)
+    safetensors.save(tmp_path / "d.safetensors", {
+        "x": rng.standard_normal((BATCH, SIZE, SIZE, CHANNELS)).astype(np.float32),
+        "y": np.eye(32, dtype=np.float32)[rng.integers(0, 32, BATCH)]})
+    runs = {}
+    for ranks in (1, 8):
+        save = tmp_path / f"p{ranks}.safetensors"
+        out = epl_run(model, "--data", tmp_path / "d.safetensors", "--steps", 6,
+                      "--seed", 4, "--save", save, ranks=ranks, mpi=mpi and ranks > 1)
+        runs[ranks] = losses(out.stdout), safetensors.load(save)
+    np.testing.assert_allclose(runs[8][0], runs[1][0], rtol=RTOL)
+    for name, value in runs[1][1].items():
+        np.testing.assert_allclose(runs[8][1][name], value, rtol=1e-4, atol=1e-6,
+                                   err_msg=name)
+    program = subprocess.run([str(BUILD / "bin" / "epl-opt"), str(model),
+                              "--epl-parallelize=devices=8"], capture_output=True,
+                             text=True, check=True).stdout
+    gathers = [l for l in program.splitlines() if "epl.all_gather" in l]
+    assert all(" dim 0 " in l for l in gathers), gathers
+    assert "over [\"tensor\"] max" in program
