@@ -88,3 +88,27 @@ module {
     return %x : tensor<8x16xf32>
   }
 }
+
+// -----
+
+// Convolutions split like products, over their channels: the first's
+// filter by output channels (column parallel), the second's, which reads
+// the split channels, by input channels (row parallel).
+// CHECK-LABEL: func.func @convolutions
+// CHECK-SAME: {epl.arg = "param", epl.name = "c1", epl.sharding = #epl.sharding<@mesh, {{\[}}[], [], [], ["tensor"]]>}
+// CHECK-SAME: {epl.arg = "param", epl.name = "c2", epl.sharding = #epl.sharding<@mesh, {{\[}}[], [], ["tensor"], []]>}
+#split = #epl.split<devices = 2>
+func.func @convolutions(%x: tensor<2x6x6x3xf32> {epl.arg = "input", epl.name = "x"},
+                        %c1: tensor<3x3x3x8xf32> {epl.arg = "param", epl.name = "c1"},
+                        %c2: tensor<1x1x8x4xf32> {epl.arg = "param", epl.name = "c2"}) -> tensor<2x4x4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<2x4x4x8xf32>
+  %f1 = linalg.fill {epl.scope = #split} ins(%zero : f32) outs(%e1 : tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32>
+  %h = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, epl.scope = #split}
+         ins(%x, %c1 : tensor<2x6x6x3xf32>, tensor<3x3x3x8xf32>) outs(%f1 : tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32>
+  %e2 = tensor.empty() : tensor<2x4x4x4xf32>
+  %f2 = linalg.fill {epl.scope = #split} ins(%zero : f32) outs(%e2 : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>, epl.scope = #split}
+         ins(%h, %c2 : tensor<2x4x4x8xf32>, tensor<1x1x8x4xf32>) outs(%f2 : tensor<2x4x4x4xf32>) -> tensor<2x4x4x4xf32>
+  return %y : tensor<2x4x4x4xf32>
+}

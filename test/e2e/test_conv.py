@@ -5,6 +5,8 @@ AdaptiveAvgPool2d, Linear) for 20 steps with momentum SGD and AdamW, and
 data parallelism on 2 and 4 ranks (synchronized batch norm) equals 1 rank.
 Layouts: ours NHWC with HWCF filters, torch's NCHW with FCHW filters."""
 
+import json
+import re
 import subprocess
 
 import numpy as np
@@ -193,3 +195,52 @@ def test_colocated_resnet_and_split_classifier_equal_one_rank(tmp_path, mpi):
     gathers = [l for l in program.splitlines() if "epl.all_gather" in l]
     assert all(" dim 0 " in l for l in gathers), gathers
     assert "over [\"tensor\"] max" in program
+
+
+def split_convolutions():
+    """Two 3x3 convolutions (batch norm between) in split(2): the first's
+    output channels split (column parallel), the second's input channels
+    (row parallel), as Megatron pairs products."""
+    epl.init(epl.Config({"optimizer.type": "momentum", "optimizer.lr": 0.05,
+                         "optimizer.momentum": 0.9}))
+    x = epl.input("x", (BATCH, SIZE, SIZE, CHANNELS))
+    y = epl.label("y", (BATCH, CLASSES))
+    h = epl.layers.Conv2D(8, 3, padding=1, activation="relu", name="c0")(x)
+    with epl.split(device_count=2):
+        h = epl.layers.Conv2D(8, 3, padding=1, use_bias=False, name="c1")(h)
+        h = epl.layers.relu(epl.layers.BatchNorm(name="bn1")(h))
+        h = epl.layers.Conv2D(8, 3, strides=2, padding=1, name="c2")(h)
+    logits = epl.layers.Dense(CLASSES, name="fc")(epl.layers.GlobalAvgPool()(h))
+    return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_split_convolutions_shard_channels_and_equal_one_rank(tmp_path, ranks):
+    """split(2) of convolutions shards their filters' channels (each rank
+    holds part of c1's and c2's filters), all-reduces the row-parallel
+    output once forward and the column-parallel input's gradient once
+    backward, and trains like one rank (4 ranks: data parallel too)."""
+    model = tmp_path / "split.mlir"
+    model.write_text(split_convolutions())
+    rng = np.random.default_rng(12)
+    safetensors.save(tmp_path / "d.safetensors", {
+        "x": rng.standard_normal((BATCH, SIZE, SIZE, CHANNELS)).astype(np.float32),
+        "y": np.eye(CLASSES, dtype=np.float32)[rng.integers(0, CLASSES, BATCH)]})
+    args = (model, "--data", tmp_path / "d.safetensors", "--steps", 8, "--seed", 2)
+    one = losses(epl_run(*args, "--save", tmp_path / "p1.safetensors").stdout)
+    report = tmp_path / "report.json"
+    many = losses(epl_run(*args, "--report", report, ranks=ranks).stdout)
+    np.testing.assert_allclose(many, one, rtol=RTOL)
+    program = subprocess.run([str(BUILD / "bin" / "epl-opt"), str(model),
+                              f"--epl-parallelize=devices={ranks}"],
+                             capture_output=True, text=True, check=True).stdout
+    # Each rank's filters: c1's output channels and c2's input channels, halved.
+    assert re.search(r'tensor<3x3x8x4xf32> \{[^}]*epl.name = "c1/kernel"', program)
+    assert re.search(r'tensor<3x3x4x8xf32> \{[^}]*epl.name = "c2/kernel"', program)
+    reduces = [l for l in program.splitlines()
+               if "epl.all_reduce" in l and 'over ["tensor"] sum' in l]
+    assert len(reduces) == 2, reduces
+    assert "phase<forward>" in reduces[0] and "phase<backward_input>" in reduces[1]
+    rank0 = json.loads(report.read_text())["per_rank"][0]
+    assert rank0["param_bytes"] < sum(
+        v.nbytes for v in safetensors.load(tmp_path / "p1.safetensors").values())

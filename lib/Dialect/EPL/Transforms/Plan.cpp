@@ -384,6 +384,18 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                 linalg::inferContractionDims(op);
             succeeded(dims) && dims->n.size() == 1 && dims->k.size() == 1)
           cd = *dims;
+      // A convolution splits like a product over its channels: the
+      // filter's output channels (column parallel) or input channels (row
+      // parallel, when the image's channels are split already).
+      if (op && scope && !cd && linalg::isaConvolutionOpInterface(op))
+        if (FailureOr<linalg::ConvolutionDimensions> dims =
+                linalg::inferConvolutionDims(op);
+            succeeded(dims) && dims->outputChannel.size() == 1 &&
+            dims->inputChannel.size() == 1) {
+          cd = linalg::ContractionDimensions();
+          cd->n = dims->outputChannel;
+          cd->k = dims->inputChannel;
+        }
       SmallVector<AffineMap> maps =
           cd ? op.getIndexingMapsArray() : SmallVector<AffineMap>();
       bool weighted = false;
