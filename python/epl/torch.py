@@ -139,6 +139,26 @@ def _module_path(node):
     return path
 
 
+def _without_running_statistics(model):
+    """A copy of `model` whose batch norms in training mode keep no running
+    statistics: their forward (batch statistics) is the same, but torch.export
+    would return the running statistics' updates as more results, which an
+    L0 model (one loss) has no place for yet. The original is untouched."""
+    import copy
+    import torch
+    norms = [m for m in model.modules()
+             if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)
+             and m.training and m.track_running_stats]
+    if not norms:
+        return model
+    model = copy.deepcopy(model)
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training:
+            m.track_running_stats = False
+            m.running_mean = m.running_var = m.num_batches_tracked = None
+    return model
+
+
 def export(model, inputs, labels=None, *, strategy=None, config=None,
            func_name="model"):
     """Exports `model` (an nn.Module whose forward takes the inputs then the
@@ -163,6 +183,7 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     if overlap:
         raise ExportError(f"{sorted(overlap)} name both a parameter and an input")
     names = list(named)
+    model = _without_running_statistics(model)
 
     class Functional(torch.nn.Module):
         """The model with its parameters as explicit arguments."""

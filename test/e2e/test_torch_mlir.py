@@ -30,9 +30,10 @@ EPL_OPT = BUILD / "bin" / "epl-opt"
 VENV = os.environ.get("EPL_TORCH_VENV", str(ROOT / ".venv-torch"))
 VENV_PYTHON = os.path.join(VENV, "bin", "python")
 RTOL = 1e-5
-MODELS = ["mlp", "regression", "transformer", "transformer-sdpa", "gather"]
+MODELS = ["mlp", "regression", "transformer", "transformer-sdpa", "gather", "conv"]
 #: The batch of each model's inputs (data parallelism splits it).
-BATCH = {"mlp": 8, "regression": 8, "transformer": 4, "transformer-sdpa": 4, "gather": 2}
+BATCH = {"mlp": 8, "regression": 8, "transformer": 4, "transformer-sdpa": 4, "gather": 2,
+         "conv": 4}
 
 def record(name, directory=INPUTS):
     return json.loads((directory / f"{name}.json").read_text())

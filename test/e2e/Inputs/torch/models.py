@@ -108,6 +108,37 @@ class Gather(nn.Module):
         return self.w[i].sum()
 
 
+class ConvNet(nn.Module):
+    """A small conv net (NCHW, as torch writes it): convolutions with
+    stride and padding, batch norm in training mode, max pooling, a
+    residual add, global average pooling, a linear classifier and
+    integer-label cross-entropy."""
+
+    def __init__(self, channels=3, width=4, classes=5):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, width, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.pool = nn.MaxPool2d(2)
+        self.conv2 = nn.Conv2d(width, width, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, 2 * width, 3, stride=2, padding=1)
+        self.fc = nn.Linear(2 * width, classes)
+
+    def forward(self, x, y):
+        h = self.pool(F.relu(self.bn1(self.conv1(x))))
+        h = F.relu(h + self.bn2(self.conv2(h)))
+        h = F.relu(self.conv3(h))
+        return F.cross_entropy(self.fc(h.mean(dim=(2, 3))), y)
+
+
+def conv():
+    torch.manual_seed(4)
+    model = ConvNet()
+    x = torch.randn(4, 3, 8, 8)
+    y = torch.randint(0, 5, (4,))
+    return {"model": model, "inputs": {"x": x}, "labels": {"y": y}}
+
+
 def mlp():
     torch.manual_seed(0)
     model = MLP()
@@ -142,6 +173,7 @@ MODELS = {
     "transformer": lambda: transformer(sdpa=False),
     "transformer-sdpa": lambda: transformer(sdpa=True),
     "gather": gather,
+    "conv": conv,
 }
 
 #: Strategies each model is exported with: NAME.mlir is data parallel
@@ -155,6 +187,7 @@ VARIANTS = {
                     "-split": {"head": "split(2)", "*": "replicate(1)"}},
     "transformer-sdpa": {"": {"*": "replicate(1)"}},
     "gather": {"": {"*": "replicate(1)"}},
+    "conv": {"": {"*": "replicate(1)"}},
 }
 
 #: The optimizers each model's PyTorch losses are recorded for; the first
