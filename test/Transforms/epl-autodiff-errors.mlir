@@ -344,3 +344,24 @@ func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// A fill with a value that depends on a parameter: a scalar input has no
+// tensor gradient to take; an error, never a zero.
+func.func @f(%t: tensor<3xf32> {epl.arg = "param"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %c1 = arith.constant 1 : index
+  %s = tensor.extract %t[%c1] : tensor<3xf32>
+  %e4 = tensor.empty() : tensor<4xf32>
+  // expected-error @+1 {{epl-autodiff: cannot differentiate this op with respect to its scalar input #0, which depends on a parameter; make it a rank-0 tensor input}}
+  %f = linalg.fill ins(%s : f32) outs(%e4 : tensor<4xf32>) -> tensor<4xf32>
+  %es = tensor.empty() : tensor<f32>
+  %z = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+  %r = linalg.reduce ins(%f : tensor<4xf32>) outs(%z : tensor<f32>) dimensions = [0]
+    (%v: f32, %acc: f32) {
+      %sum = arith.addf %v, %acc : f32
+      linalg.yield %sum : f32
+    }
+  return %r : tensor<f32>
+}

@@ -52,3 +52,26 @@ func.func @pool(%x: tensor<2x4x4x4xf32>, %z: tensor<2x3x3x4xf32>) -> tensor<2x3x
          ins(%x, %win : tensor<2x4x4x4xf32>, tensor<2x2xf32>) outs(%z : tensor<2x3x3x4xf32>) -> tensor<2x3x3x4xf32>
   return %y : tensor<2x3x3x4xf32>
 }
+
+// -----
+
+// A loop only the filter reduces over (not read by the window) is no GEMM
+// dimension: the op stays as it is.
+// CHECK-LABEL: func.func @extra_reduction
+// CHECK-NOT: tensor<2x3x2x3xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg0, %arg1 : tensor<2x7x3xf32>, tensor<3x3x4x2xf32>)
+func.func @extra_reduction(%x: tensor<2x7x3xf32>, %w: tensor<3x3x4x2xf32>, %z: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %y = linalg.generic {
+      indexing_maps = [affine_map<(n, o, f, k, c, r) -> (n, o * 2 + k, c)>,
+                       affine_map<(n, o, f, k, c, r) -> (k, c, f, r)>,
+                       affine_map<(n, o, f, k, c, r) -> (n, o, f)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %w : tensor<2x7x3xf32>, tensor<3x3x4x2xf32>) outs(%z : tensor<2x3x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}

@@ -244,3 +244,47 @@ def test_split_convolutions_shard_channels_and_equal_one_rank(tmp_path, ranks):
     rank0 = json.loads(report.read_text())["per_rank"][0]
     assert rank0["param_bytes"] < sum(
         v.nbytes for v in safetensors.load(tmp_path / "p1.safetensors").values())
+
+
+def test_max_pool_ties_give_the_gradient_once(tmp_path):
+    """A blank background makes a convolution's output constant there, so
+    every max-pool window over it is a tie: the gradient goes to one element
+    of each window (the first, as PyTorch's), not to all of them."""
+    epl.init(epl.Config({"optimizer.type": "sgd", "optimizer.lr": 0.5}))
+    x = epl.input("x", (4, 6, 6, 1))
+    y = epl.label("y", (4, 3))
+    with epl.replicate(device_count=1):
+        h = epl.layers.Conv2D(2, 3, padding=1, activation="relu", name="c")(x)
+        h = epl.layers.MaxPool2D(2)(h)
+        logits = epl.layers.Dense(3, name="fc")(epl.layers.GlobalAvgPool()(h))
+    model = tmp_path / "ties.mlir"
+    model.write_text(epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y)))
+    rng = np.random.default_rng(0)
+    xd = rng.standard_normal((4, 6, 6, 1)).astype(np.float32)
+    xd[:, 2:, :, :] = 0
+    yd = np.eye(3, dtype=np.float32)[rng.integers(0, 3, 4)]
+    p = {"c/kernel": (rng.standard_normal((3, 3, 1, 2)) * 0.5).astype(np.float32),
+         "c/bias": np.array([0.3, 0.2], np.float32),
+         "fc/kernel": (rng.standard_normal((2, 3)) * 0.5).astype(np.float32),
+         "fc/bias": np.zeros(3, np.float32)}
+    safetensors.save(tmp_path / "d.safetensors", {"x": xd, "y": yd})
+    safetensors.save(tmp_path / "p.safetensors", p)
+    got = losses(epl_run(model, "--params", tmp_path / "p.safetensors", "--data",
+                         tmp_path / "d.safetensors", "--steps", 4).stdout)
+    conv, fc = torch.nn.Conv2d(1, 2, 3, padding=1), torch.nn.Linear(2, 3)
+    with torch.no_grad():
+        conv.weight.copy_(torch.from_numpy(p["c/kernel"]).permute(3, 2, 0, 1))
+        conv.bias.copy_(torch.from_numpy(p["c/bias"]))
+        fc.weight.copy_(torch.from_numpy(p["fc/kernel"]).T)
+        fc.bias.copy_(torch.from_numpy(p["fc/bias"]))
+    opt = torch.optim.SGD(list(conv.parameters()) + list(fc.parameters()), lr=0.5)
+    xt, yt = torch.from_numpy(xd).permute(0, 3, 1, 2), torch.from_numpy(yd).argmax(1)
+    expected = []
+    for _ in range(4):
+        opt.zero_grad()
+        h = torch.nn.functional.max_pool2d(torch.relu(conv(xt)), 2)
+        loss = torch.nn.functional.cross_entropy(fc(h.mean((2, 3))), yt)
+        loss.backward()
+        opt.step()
+        expected.append(loss.item())
+    np.testing.assert_allclose(got, expected, rtol=RTOL)

@@ -157,6 +157,7 @@ private:
                                 AffineMap wrtMap);
   LogicalResult gatherAdjoint(const GenericForm &g, Value dout,
                               tensor::ExtractOp gather);
+  Value winnerOf(const GenericForm &g);
   AffineMap throughWindows(const GenericForm &g, struct BackwardInputs &in,
                            BlockArgument wrt, AffineMap wrtMap,
                            ArrayRef<struct Window> windows,
@@ -357,9 +358,8 @@ Value StepBuilder::zerosLike(Type type) {
   Location loc = fn.getLoc();
   Value empty = tensor::EmptyOp::create(b, loc, tensor.getShape(),
                                         tensor.getElementType());
-  Value zero =
-      arith::ConstantOp::create(b, loc, tensor.getElementType(),
-                                b.getFloatAttr(tensor.getElementType(), 0.0));
+  Value zero = arith::ConstantOp::create(
+      b, loc, cast<TypedAttr>(b.getZeroAttr(tensor.getElementType())));
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
@@ -635,10 +635,28 @@ FailureOr<GenericForm> StepBuilder::analyzeGeneric(linalg::GenericOp op) {
 struct BackwardInputs {
   SmallVector<Value> values;
   SmallVector<AffineMap> maps;
-  int64_t initIndex = -1, outIndex = -1;
+  int64_t initIndex = -1, outIndex = -1, winnerIndex = -1;
 };
 
-static BackwardInputs backwardInputs(const GenericForm &g, Value dout) {
+/// The position of the current iteration among the reduction loops of `g`
+/// (row-major, in loop order), as i64.
+static Value reductionPosition(OpBuilder &nb, Location nl,
+                               const GenericForm &g) {
+  SmallVector<int64_t> sizes = g.op.getStaticLoopRanges();
+  Value position = arith::ConstantIndexOp::create(nb, nl, 0);
+  for (unsigned d = 0; d < g.iterators.size(); ++d) {
+    if (g.iterators[d] != utils::IteratorType::reduction)
+      continue;
+    Value scaled = arith::MulIOp::create(
+        nb, nl, position, arith::ConstantIndexOp::create(nb, nl, sizes[d]));
+    position = arith::AddIOp::create(nb, nl, scaled,
+                                     linalg::IndexOp::create(nb, nl, d));
+  }
+  return arith::IndexCastOp::create(nb, nl, nb.getI64Type(), position);
+}
+
+static BackwardInputs backwardInputs(const GenericForm &g, Value dout,
+                                     Value winner) {
   BackwardInputs in;
   in.values.push_back(dout);
   in.maps.push_back(g.outMap);
@@ -654,6 +672,9 @@ static BackwardInputs backwardInputs(const GenericForm &g, Value dout) {
   if (g.combiner == Combiner::Max || g.combiner == Combiner::Min) {
     in.outIndex = in.values.size();
     in.values.push_back(g.out);
+    in.maps.push_back(g.outMap);
+    in.winnerIndex = in.values.size();
+    in.values.push_back(winner);
     in.maps.push_back(g.outMap);
   }
   return in;
@@ -685,10 +706,16 @@ static FailureOr<Value> bodyAdjoint(const GenericForm &g,
   FailureOr<Value> adjoint = differentiate.adjoint(g.target, seed, wrt, g.op);
   if (failed(adjoint) || !*adjoint || in.outIndex < 0)
     return adjoint;
-  // Only the elements that won the max (min) get the gradient.
+  // Only the element that won the max (min) gets the gradient: of tied
+  // ones, the first in the reduction loops' order, as PyTorch's max pooling.
   Value contribution = *adjoint;
-  Value won = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                    primal.lookup(g.target), args[in.outIndex]);
+  Value won = arith::AndIOp::create(
+      nb, nl,
+      arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                            primal.lookup(g.target), args[in.outIndex]),
+      arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
+                            reductionPosition(nb, nl, g),
+                            args[in.winnerIndex]));
   Value zero = arith::ConstantOp::create(
       nb, nl, contribution.getType(), nb.getZeroAttr(contribution.getType()));
   return arith::SelectOp::create(nb, nl, won, contribution, zero).getResult();
@@ -828,11 +855,11 @@ AffineMap StepBuilder::throughWindows(const GenericForm &g, BackwardInputs &in,
   // dout, and the forward result when a max or min reads it.
   in.values[0] = spread(in.values[0]);
   in.maps[0] = in.maps[0].replace(shift, in.maps[0].getNumDims(), 0);
-  if (in.outIndex >= 0) {
-    in.values[in.outIndex] = spread(in.values[in.outIndex]);
-    in.maps[in.outIndex] = in.maps[in.outIndex].replace(
-        shift, in.maps[in.outIndex].getNumDims(), 0);
-  }
+  for (int64_t i : {in.outIndex, in.winnerIndex})
+    if (i >= 0) {
+      in.values[i] = spread(in.values[i]);
+      in.maps[i] = in.maps[i].replace(shift, in.maps[i].getNumDims(), 0);
+    }
   // `wrt` itself, and the gradient, at position `i` (loop `a`).
   SmallVector<AffineExpr> results(wrtMap.getResults());
   for (const Window &w : windows)
@@ -887,7 +914,7 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
   if (!gradInit)
     gradInit = zerosLike(type);
 
-  BackwardInputs in = backwardInputs(g, dout);
+  BackwardInputs in = backwardInputs(g, dout, winnerOf(g));
   if (!windows.empty())
     wrtMap = throughWindows(g, in, wrt, wrtMap, windows, type);
   in.maps.push_back(wrtMap);
@@ -931,6 +958,51 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
   return success();
 }
 
+/// For a max (min) reduction: per output element, the position (see
+/// reductionPosition) of the first element equal to the result, so that
+/// ties give the gradient once; null for other generics.
+Value StepBuilder::winnerOf(const GenericForm &g) {
+  if (g.combiner != Combiner::Max && g.combiner != Combiner::Min)
+    return Value();
+  Location loc = g.op.getLoc();
+  auto outType = cast<RankedTensorType>(g.out.getType());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, outType.getShape(), b.getI64Type());
+  Value last = arith::ConstantIntOp::create(
+      b, loc, b.getI64Type(), std::numeric_limits<int64_t>::max());
+  Value init = linalg::FillOp::create(b, loc, last, empty).getResult(0);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (unsigned j = 0; j < g.numInputs; ++j) {
+    inputs.push_back(g.op->getOperand(j));
+    maps.push_back(g.maps[j]);
+  }
+  inputs.push_back(g.out);
+  maps.push_back(g.outMap);
+  maps.push_back(g.outMap);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
+             g.iterators,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               IRMapping primal;
+               for (unsigned j = 0; j < g.numInputs; ++j)
+                 primal.map(g.body->getArgument(j), args[j]);
+               primal.map(g.acc, args[g.numInputs]);
+               BodyDifferentiator(nb, nl, *g.body, primal).clonePrimal();
+               Value equal = arith::CmpFOp::create(
+                   nb, nl, arith::CmpFPredicate::OEQ, primal.lookup(g.target),
+                   args[g.numInputs]);
+               Value first = arith::MinSIOp::create(
+                   nb, nl, args.back(), reductionPosition(nb, nl, g));
+               linalg::YieldOp::create(
+                   nb, nl,
+                   ValueRange{arith::SelectOp::create(nb, nl, equal, first,
+                                                      args.back())
+                                  .getResult()});
+             })
+      .getResult(0);
+}
+
 /// The gradient of the tensor a gather in the body of `g` reads: the
 /// contribution and the indices of every forward loop iteration (a generic
 /// over the same loops, all parallel), then an `epl.scatter_add` of the
@@ -946,7 +1018,7 @@ LogicalResult StepBuilder::gatherAdjoint(const GenericForm &g, Value dout,
   tagger.phase = phaseFor(source);
   Location loc = op.getLoc();
   auto sourceType = cast<RankedTensorType>(source.getType());
-  BackwardInputs in = backwardInputs(g, dout);
+  BackwardInputs in = backwardInputs(g, dout, winnerOf(g));
   AffineMap identity = b.getMultiDimIdentityMap(loops.size());
   SmallVector<Type> resultTypes = {
       RankedTensorType::get(loops, sourceType.getElementType())};
@@ -1004,6 +1076,15 @@ LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
   Value dout = grads.lookup(g.out);
   for (unsigned i = 0; i < g.numInputs; ++i) {
     Value x = op.getDpsInputOperand(i)->get();
+    // A scalar input (linalg.fill's value) has no tensor to take a
+    // gradient: never drop it silently.
+    if (varied.contains(x) && isa<FloatType>(x.getType()))
+      return op.emitError()
+             << "epl-autodiff: cannot differentiate this op with respect to "
+                "its scalar input #"
+             << i
+             << ", which depends on a parameter; make it a rank-0 tensor "
+                "input";
     if (!varied.contains(x) || !isFloatTensor(x))
       continue;
     if (failed(gradientThrough(g, dout, g.body->getArgument(i), x, g.maps[i])))

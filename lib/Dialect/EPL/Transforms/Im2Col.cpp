@@ -67,8 +67,7 @@ Value materialize(OpBuilder &b, Location loc, Value value, AffineMap map,
   return linalg::GenericOp::create(
              b, loc, TypeRange{init.getType()}, ValueRange{value},
              ValueRange{init},
-             SmallVector<AffineMap>{in,
-                                    b.getMultiDimIdentityMap(order.size())},
+             SmallVector<AffineMap>{in, b.getMultiDimIdentityMap(order.size())},
              SmallVector<utils::IteratorType>(order.size(),
                                               utils::IteratorType::parallel),
              [](OpBuilder &nb, Location nl, ValueRange args) {
@@ -98,8 +97,7 @@ LogicalResult im2col(RewriterBase &rewriter, linalg::GenericOp op) {
   if (ShapedType::isDynamicShape(sizes))
     return failure();
 
-  AffineMap window = maps[windowed], other = maps[1 - windowed],
-            out = maps[2];
+  AffineMap window = maps[windowed], other = maps[1 - windowed], out = maps[2];
   auto in = [](AffineMap m, unsigned d) { return m.isFunctionOfDim(d); };
   SmallVector<unsigned> batch, m, k, n;
   for (unsigned d : plainDims(out)) {
@@ -113,10 +111,14 @@ LogicalResult im2col(RewriterBase &rewriter, linalg::GenericOp op) {
   for (unsigned d : plainDims(other))
     if (in(window, d) && !in(out, d))
       k.push_back(d);
-  // Every loop the window reads is a batch, m or k loop.
+  // Every loop is a batch, m, k or n loop: one only an input reduces over
+  // is no GEMM.
   for (unsigned d = 0; d < sizes.size(); ++d)
-    if (in(window, d) && !in(out, d) && !in(other, d))
+    if (!in(out, d) && !(in(window, d) && in(other, d)))
       return failure();
+  // The other input reads its loops as plain dimensions (a projection).
+  if (plainDims(other).size() != other.getNumResults())
+    return failure();
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
@@ -142,10 +144,10 @@ LogicalResult im2col(RewriterBase &rewriter, linalg::GenericOp op) {
            llvm::equal(group, ArrayRef<unsigned>(&*first, group.size()));
   };
   if (!runs(batch) || !runs(k) || !runs(n)) {
-    otherValue = materialize(rewriter, loc, otherValue, other, otherOrder,
-                             sizes);
-    otherMap = AffineMap::getMultiDimMapWithTargets(
-        sizes.size(), otherOrder, rewriter.getContext());
+    otherValue =
+        materialize(rewriter, loc, otherValue, other, otherOrder, sizes);
+    otherMap = AffineMap::getMultiDimMapWithTargets(sizes.size(), otherOrder,
+                                                    rewriter.getContext());
   }
   SmallVector<AffineMap> newMaps = maps;
   newMaps[windowed] = AffineMap::getMultiDimMapWithTargets(
@@ -154,9 +156,9 @@ LogicalResult im2col(RewriterBase &rewriter, linalg::GenericOp op) {
   SmallVector<Value> inputs(2);
   inputs[windowed] = patches;
   inputs[1 - windowed] = otherValue;
-  auto gemm = linalg::GenericOp::create(
-      rewriter, loc, op.getResultTypes(), inputs, op.getDpsInits(), newMaps,
-      op.getIteratorTypesArray());
+  auto gemm = linalg::GenericOp::create(rewriter, loc, op.getResultTypes(),
+                                        inputs, op.getDpsInits(), newMaps,
+                                        op.getIteratorTypesArray());
   rewriter.inlineRegionBefore(op.getRegion(), gemm.getRegion(),
                               gemm.getRegion().begin());
   gemm->setDiscardableAttrs(op->getDiscardableAttrDictionary());

@@ -7,6 +7,9 @@
 #ifndef EPL_DIALECT_EPL_IR_EPLDIALECT_H
 #define EPL_DIALECT_EPL_IR_EPLDIALECT_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 

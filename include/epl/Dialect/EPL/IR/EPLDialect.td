@@ -62,6 +62,13 @@ def EPL_Dialect : Dialect {
     ```
   }];
 
+  // epl.scatter_add decomposes into these (linalg::AggregatedOpInterface):
+  // any pass may decompose it.
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
