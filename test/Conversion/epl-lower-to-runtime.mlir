@@ -166,3 +166,18 @@ func.func @narrow(%x: tensor<4xi1>) -> tensor<8xi1> {
   %y = epl.all_gather %x on @mesh over ["data"] dim 0 : tensor<4xi1> -> tensor<8xi1>
   return %y : tensor<8xi1>
 }
+
+// -----
+
+// A gather's computed indices are checked against the table's sizes; the
+// message says where the gather is.
+// CHECK-LABEL: func.func @gather
+// CHECK: %[[N:.*]] = tensor.dim %{{.*}}, %c0
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[N]]
+// CHECK: scf.if
+// CHECK: call @epl_rt_assert_failed
+// CHECK: tensor.extract
+func.func @gather(%t: tensor<5xf32>, %i: index) -> f32 {
+  %v = tensor.extract %t[%i] : tensor<5xf32>
+  return %v : f32
+}

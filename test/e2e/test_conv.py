@@ -248,8 +248,9 @@ def test_split_convolutions_shard_channels_and_equal_one_rank(tmp_path, ranks):
 
 def test_max_pool_ties_give_the_gradient_once(tmp_path):
     """A blank background makes a convolution's output constant there, so
-    every max-pool window over it is a tie: the gradient goes to one element
-    of each window (the first, as PyTorch's), not to all of them."""
+    every max-pool window over it is a tie: the window's gradient is shared
+    by its tied elements (as torch.amax), not given to each of them; here,
+    as in most ties, that is PyTorch's max pooling's result too."""
     epl.init(epl.Config({"optimizer.type": "sgd", "optimizer.lr": 0.5}))
     x = epl.input("x", (4, 6, 6, 1))
     y = epl.label("y", (4, 3))

@@ -120,3 +120,20 @@ def test_minimal_gather_moves(tmp_path):
     np.testing.assert_allclose(losses(out.stdout), [6.0, 5.98, 5.96], rtol=1e-6)
     w = safetensors.load(tmp_path / "w.safetensors")["w"]
     np.testing.assert_allclose(w, [1, 1.97, 3, 3.97], rtol=1e-6)
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_an_index_out_of_range_is_one_error_line(tmp_path, ranks):
+    """Labels counted from 1 (4 classes: 1..4) would read the next row's
+    log-probability; the gather's index check ends the run naming it."""
+    _, data, p, _ = problem(tmp_path)
+    data = dict(data, labels=data["labels"] + 1)
+    data["labels"][0] = 4
+    bad = tmp_path / "bad.safetensors"
+    safetensors.save(bad, data)
+    out = epl_run(MODEL, "--params", p, "--data", bad, "--steps", 2, ranks=ranks,
+                  expect_ok=False)
+    assert out.returncode == 1, out.stderr
+    assert re.search(r"the model's assertion failed: \"an index of a gather \(tensor.extract "
+                     r"at .*gather-classifier.mlir:\d+:\d+\) is out of range", out.stderr), out.stderr
+

@@ -392,6 +392,43 @@ void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
   call->removeAttr(EPLDialect::kActionAttrName);
 }
 
+/// A gather's indices are data (class ids, token ids): one out of range
+/// would read another row, or past the buffer. Each `tensor.extract` with
+/// a computed index gets a `cf.assert` that it is in range, naming where.
+static void checkGatherIndices(ModuleOp module) {
+  SmallVector<tensor::ExtractOp> gathers;
+  module.walk([&](tensor::ExtractOp e) {
+    if (llvm::any_of(e.getIndices(), [](Value i) {
+          return !i.getDefiningOp<arith::ConstantOp>();
+        }))
+      gathers.push_back(e);
+  });
+  for (tensor::ExtractOp e : gathers) {
+    OpBuilder b(e);
+    Location loc = e.getLoc();
+    Value ok = arith::ConstantIntOp::create(b, loc, 1, 1);
+    for (auto [d, index] : llvm::enumerate(e.getIndices())) {
+      Value size = tensor::DimOp::create(b, loc, e.getTensor(), d);
+      ok = arith::AndIOp::create(
+          b, loc, ok,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
+                                size));
+    }
+    std::string where;
+    llvm::raw_string_ostream os(where);
+    if (auto file = dyn_cast<FileLineColLoc>(loc))
+      os << " at " << file.getFilename().getValue() << ":" << file.getLine()
+         << ":" << file.getColumn();
+    else if (auto fused = loc->findInstanceOf<FileLineColLoc>())
+      os << " at " << fused.getFilename().getValue() << ":" << fused.getLine()
+         << ":" << fused.getColumn();
+    cf::AssertOp::create(b, loc, ok,
+                         "an index of a gather (tensor.extract" + where +
+                             ") is out of range: an id or class beyond its "
+                             "table");
+  }
+}
+
 /// `cf.assert %ok, "msg"` as `scf.if !ok { epl_rt_assert_failed("msg") }`,
 /// the message a constant i8 global: a failed check ends the run with a
 /// message instead of an abort.
@@ -459,6 +496,7 @@ struct EPLLowerToRuntimePass
     for (auto [call, action] : actions)
       lowerAction(api, call, action);
     numActions += actions.size();
+    checkGatherIndices(module);
     lowerAsserts(module, api);
 
     // On one device (no partitioning ran), a sharding constraint is the

@@ -157,7 +157,7 @@ private:
                                 AffineMap wrtMap);
   LogicalResult gatherAdjoint(const GenericForm &g, Value dout,
                               tensor::ExtractOp gather);
-  Value winnerOf(const GenericForm &g);
+  Value tiesOf(const GenericForm &g);
   AffineMap throughWindows(const GenericForm &g, struct BackwardInputs &in,
                            BlockArgument wrt, AffineMap wrtMap,
                            ArrayRef<struct Window> windows,
@@ -635,28 +635,11 @@ FailureOr<GenericForm> StepBuilder::analyzeGeneric(linalg::GenericOp op) {
 struct BackwardInputs {
   SmallVector<Value> values;
   SmallVector<AffineMap> maps;
-  int64_t initIndex = -1, outIndex = -1, winnerIndex = -1;
+  int64_t initIndex = -1, outIndex = -1, tiesIndex = -1;
 };
 
-/// The position of the current iteration among the reduction loops of `g`
-/// (row-major, in loop order), as i64.
-static Value reductionPosition(OpBuilder &nb, Location nl,
-                               const GenericForm &g) {
-  SmallVector<int64_t> sizes = g.op.getStaticLoopRanges();
-  Value position = arith::ConstantIndexOp::create(nb, nl, 0);
-  for (unsigned d = 0; d < g.iterators.size(); ++d) {
-    if (g.iterators[d] != utils::IteratorType::reduction)
-      continue;
-    Value scaled = arith::MulIOp::create(
-        nb, nl, position, arith::ConstantIndexOp::create(nb, nl, sizes[d]));
-    position = arith::AddIOp::create(nb, nl, scaled,
-                                     linalg::IndexOp::create(nb, nl, d));
-  }
-  return arith::IndexCastOp::create(nb, nl, nb.getI64Type(), position);
-}
-
 static BackwardInputs backwardInputs(const GenericForm &g, Value dout,
-                                     Value winner) {
+                                     Value ties) {
   BackwardInputs in;
   in.values.push_back(dout);
   in.maps.push_back(g.outMap);
@@ -673,8 +656,8 @@ static BackwardInputs backwardInputs(const GenericForm &g, Value dout,
     in.outIndex = in.values.size();
     in.values.push_back(g.out);
     in.maps.push_back(g.outMap);
-    in.winnerIndex = in.values.size();
-    in.values.push_back(winner);
+    in.tiesIndex = in.values.size();
+    in.values.push_back(ties);
     in.maps.push_back(g.outMap);
   }
   return in;
@@ -706,19 +689,26 @@ static FailureOr<Value> bodyAdjoint(const GenericForm &g,
   FailureOr<Value> adjoint = differentiate.adjoint(g.target, seed, wrt, g.op);
   if (failed(adjoint) || !*adjoint || in.outIndex < 0)
     return adjoint;
-  // Only the element that won the max (min) gets the gradient: of tied
-  // ones, the first in the reduction loops' order, as PyTorch's max pooling.
+  // Only the elements that won the max (min) get the gradient, split
+  // evenly among ties (as torch.amax): a count is a sum, which shards (a
+  // first winner would need global positions, and a split max gathered).
   Value contribution = *adjoint;
+  Value count = args[in.tiesIndex];
+  Value zero = arith::ConstantOp::create(
+      nb, nl, contribution.getType(), nb.getZeroAttr(contribution.getType()));
   Value won = arith::AndIOp::create(
       nb, nl,
       arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                             primal.lookup(g.target), args[in.outIndex]),
-      arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::eq,
-                            reductionPosition(nb, nl, g),
-                            args[in.winnerIndex]));
-  Value zero = arith::ConstantOp::create(
-      nb, nl, contribution.getType(), nb.getZeroAttr(contribution.getType()));
-  return arith::SelectOp::create(nb, nl, won, contribution, zero).getResult();
+      // Spread copies (windows) hold no count where no window lands.
+      arith::CmpFOp::create(
+          nb, nl, arith::CmpFPredicate::OGT, count,
+          arith::ConstantOp::create(nb, nl, count.getType(),
+                                    nb.getZeroAttr(count.getType()))));
+  if (count.getType() != contribution.getType())
+    count = arith::ExtFOp::create(nb, nl, contribution.getType(), count);
+  Value share = arith::DivFOp::create(nb, nl, contribution, count);
+  return arith::SelectOp::create(nb, nl, won, share, zero).getResult();
 }
 
 /// A result `s * a + d * b` of an input's indexing map: a convolution's or
@@ -855,7 +845,7 @@ AffineMap StepBuilder::throughWindows(const GenericForm &g, BackwardInputs &in,
   // dout, and the forward result when a max or min reads it.
   in.values[0] = spread(in.values[0]);
   in.maps[0] = in.maps[0].replace(shift, in.maps[0].getNumDims(), 0);
-  for (int64_t i : {in.outIndex, in.winnerIndex})
+  for (int64_t i : {in.outIndex, in.tiesIndex})
     if (i >= 0) {
       in.values[i] = spread(in.values[i]);
       in.maps[i] = in.maps[i].replace(shift, in.maps[i].getNumDims(), 0);
@@ -914,7 +904,7 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
   if (!gradInit)
     gradInit = zerosLike(type);
 
-  BackwardInputs in = backwardInputs(g, dout, winnerOf(g));
+  BackwardInputs in = backwardInputs(g, dout, tiesOf(g));
   if (!windows.empty())
     wrtMap = throughWindows(g, in, wrt, wrtMap, windows, type);
   in.maps.push_back(wrtMap);
@@ -958,19 +948,15 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
   return success();
 }
 
-/// For a max (min) reduction: per output element, the position (see
-/// reductionPosition) of the first element equal to the result, so that
-/// ties give the gradient once; null for other generics.
-Value StepBuilder::winnerOf(const GenericForm &g) {
+/// For a max (min) reduction: per output element, how many elements equal
+/// the result (ties share its gradient); null for other generics. A sum
+/// over the forward's loops: it shards like the forward.
+Value StepBuilder::tiesOf(const GenericForm &g) {
   if (g.combiner != Combiner::Max && g.combiner != Combiner::Min)
     return Value();
-  Location loc = g.op.getLoc();
   auto outType = cast<RankedTensorType>(g.out.getType());
-  Value empty =
-      tensor::EmptyOp::create(b, loc, outType.getShape(), b.getI64Type());
-  Value last = arith::ConstantIntOp::create(
-      b, loc, b.getI64Type(), std::numeric_limits<int64_t>::max());
-  Value init = linalg::FillOp::create(b, loc, last, empty).getResult(0);
+  Type element = outType.getElementType();
+  Value init = zerosLike(outType);
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (unsigned j = 0; j < g.numInputs; ++j) {
@@ -981,8 +967,8 @@ Value StepBuilder::winnerOf(const GenericForm &g) {
   maps.push_back(g.outMap);
   maps.push_back(g.outMap);
   return linalg::GenericOp::create(
-             b, loc, TypeRange{init.getType()}, inputs, ValueRange{init}, maps,
-             g.iterators,
+             b, g.op.getLoc(), TypeRange{outType}, inputs, ValueRange{init},
+             maps, g.iterators,
              [&](OpBuilder &nb, Location nl, ValueRange args) {
                IRMapping primal;
                for (unsigned j = 0; j < g.numInputs; ++j)
@@ -992,12 +978,15 @@ Value StepBuilder::winnerOf(const GenericForm &g) {
                Value equal = arith::CmpFOp::create(
                    nb, nl, arith::CmpFPredicate::OEQ, primal.lookup(g.target),
                    args[g.numInputs]);
-               Value first = arith::MinSIOp::create(
-                   nb, nl, args.back(), reductionPosition(nb, nl, g));
+               Value one = arith::SelectOp::create(
+                   nb, nl, equal,
+                   arith::ConstantOp::create(nb, nl, element,
+                                             nb.getFloatAttr(element, 1.0)),
+                   arith::ConstantOp::create(nb, nl, element,
+                                             nb.getZeroAttr(element)));
                linalg::YieldOp::create(
                    nb, nl,
-                   ValueRange{arith::SelectOp::create(nb, nl, equal, first,
-                                                      args.back())
+                   ValueRange{arith::AddFOp::create(nb, nl, args.back(), one)
                                   .getResult()});
              })
       .getResult(0);
@@ -1018,7 +1007,7 @@ LogicalResult StepBuilder::gatherAdjoint(const GenericForm &g, Value dout,
   tagger.phase = phaseFor(source);
   Location loc = op.getLoc();
   auto sourceType = cast<RankedTensorType>(source.getType());
-  BackwardInputs in = backwardInputs(g, dout, winnerOf(g));
+  BackwardInputs in = backwardInputs(g, dout, tiesOf(g));
   AffineMap identity = b.getMultiDimIdentityMap(loops.size());
   SmallVector<Type> resultTypes = {
       RankedTensorType::get(loops, sourceType.getElementType())};
