@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <map>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -160,7 +161,22 @@ RankStats &fallbackStats() {
 }
 } // namespace
 
+/// With several ranks, each GEMM runs on one BLAS thread: ranks already
+/// share the cores, and OpenBLAS splits a GEMM differently with more
+/// threads (and runs one thread when called from several at once), so
+/// threads and MPI ranks would round differently. Looked up at run time:
+/// any CBLAS works, only OpenBLAS has threads to set.
+static void oneBlasThreadPerRank(int worldSize) {
+  if (worldSize <= 1)
+    return;
+  using SetThreads = void (*)(int);
+  if (auto set = reinterpret_cast<SetThreads>(
+          dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+    set(1);
+}
+
 void detail::enterRank(Backend *backend, int rank) {
+  oneBlasThreadPerRank(backend->worldSize());
   current = new RankContext{backend, rank, new RankStats(), false, {}};
 }
 

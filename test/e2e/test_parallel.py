@@ -234,3 +234,17 @@ def test_fp16_gradients_halve_the_traffic(tmp_path, kind):
         # The reduced gradients are the replicated features' (12x32 + 32):
         # 2 bytes per element instead of 4.
         assert traffic["32"] - traffic["16"] == STEPS * (12 * 32 + 32) * 2
+
+
+def test_threads_and_mpi_ranks_are_bit_identical(tmp_path):
+    """The same program on 2 thread ranks and on 2 MPI processes prints the
+    same losses to the last digit (one BLAS thread per rank on both) and
+    saves the same bytes."""
+    if not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    threads, _, _ = train(tmp_path, "data_split", 4, tag="t")
+    mpi, _, _ = train(tmp_path, "data_split", 4, mpi=True, tag="m")
+    assert threads == mpi
+    a = (tmp_path / "data_split" "t.4.safetensors").read_bytes()
+    b = (tmp_path / "data_split" "m.4.safetensors").read_bytes()
+    assert a == b
