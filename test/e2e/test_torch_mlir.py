@@ -293,3 +293,25 @@ def test_a_failed_model_assertion_is_one_error_line(tmp_path, ranks):
     assert re.search(r'epl-run: rank \d: the model\'s assertion failed: '
                      r'"index must be smaller than dim size"', out.stderr), out.stderr
     assert "Stack dump" not in out.stderr
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_split_mlp_block_is_megatron(tmp_path, ranks):
+    """The transformer's MLP block (`block.mlp*`, two torch Linears behind
+    transposes) in split(2): the first column parallel, the second row
+    parallel, so exactly one all-reduce forward and one backward per step
+    (on 4 ranks also data parallel); it trains like one rank and PyTorch."""
+    report = tmp_path / "report.json"
+    split = train(tmp_path, "transformer", "-mlp-split", optimizer="momentum", ranks=ranks,
+                  extra=("--report", report))
+    one = train(tmp_path, "transformer", optimizer="momentum", ranks=1)
+    np.testing.assert_allclose(split, one, rtol=RTOL)
+    np.testing.assert_allclose(one, record("transformer")["optimizers"]["momentum"]["losses"],
+                               rtol=RTOL)
+    program = run([EPL_OPT, INPUTS / "transformer-mlp-split.mlir",
+                   f"--epl-parallelize=devices={ranks}"]).stdout
+    tensor_reduces = [l for l in program.splitlines()
+                      if "epl.all_reduce" in l and 'over ["tensor"]' in l]
+    assert len(tensor_reduces) == 2, tensor_reduces
+    assert "phase<forward>" in tensor_reduces[0]
+    assert "phase<backward_input>" in tensor_reduces[1]
