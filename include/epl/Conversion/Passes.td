@@ -32,9 +32,12 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
     `epl_rt_action_end()`, which time it for epl-run's trace and report;
     the attribute is dropped.
 
-    A `cf.assert` of the model (torch-mlir checks gathered indices so)
-    becomes a call of `epl_rt_assert_failed(message)` when its condition
-    is false: the run ends with the message and the rank, exit 1.
+    Every `tensor.extract` with a computed index (a gather: class and
+    token ids are data) first gets a `cf.assert` that the index is within
+    the table, naming the gather's location. A `cf.assert` (these, and the
+    model's own: torch-mlir checks gathered indices so) becomes a call of
+    `epl_rt_assert_failed(message)` when its condition is false: the run
+    ends with the message and the rank, exit 1.
 
     ```mlir
     epl.mesh @mesh ["data" = 2, "tensor" = 4]
