@@ -169,15 +169,33 @@ func.func @narrow(%x: tensor<4xi1>) -> tensor<8xi1> {
 
 // -----
 
-// A gather's computed indices are checked against the table's sizes; the
-// message says where the gather is.
+// A gather's computed indices (a tensor.extract in a linalg body) are
+// checked against the table's sizes; the message says where the gather is.
 // CHECK-LABEL: func.func @gather
+// CHECK: linalg.generic
 // CHECK: %[[N:.*]] = tensor.dim %{{.*}}, %c0
 // CHECK: %[[IN:.*]] = arith.cmpi ult, %{{.*}}, %[[N]]
 // CHECK: scf.if
 // CHECK: call @epl_rt_assert_failed
 // CHECK: tensor.extract
-func.func @gather(%t: tensor<5xf32>, %i: index) -> f32 {
+func.func @gather(%t: tensor<5xf32>, %ids: tensor<3xindex>, %o: tensor<3xf32>) -> tensor<3xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%ids : tensor<3xindex>) outs(%o : tensor<3xf32>) {
+  ^bb0(%i: index, %out: f32):
+    %v = tensor.extract %t[%i] : tensor<5xf32>
+    linalg.yield %v : f32
+  } -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+// Reads outside linalg bodies (the loops decomposed ops become) index
+// their own bounds: no check.
+// CHECK-LABEL: func.func @not_a_gather
+// CHECK-NOT: epl_rt_assert_failed
+func.func @not_a_gather(%t: tensor<5xf32>, %i: index) -> f32 {
   %v = tensor.extract %t[%i] : tensor<5xf32>
   return %v : f32
 }

@@ -241,9 +241,15 @@ def test_split_convolutions_shard_channels_and_equal_one_rank(tmp_path, ranks):
                if "epl.all_reduce" in l and 'over ["tensor"] sum' in l]
     assert len(reduces) == 2, reduces
     assert "phase<forward>" in reduces[0] and "phase<backward_input>" in reduces[1]
+    # Each rank holds the unsplit layers whole, and half of what the split
+    # channels own: c1's and c2's filters and bn1's scale and shift (c2's
+    # bias is whole): exactly that many parameter bytes.
+    params = {k: v for k, v in safetensors.load(tmp_path / "p1.safetensors").items()
+              if not k.endswith(".momentum_buffer")}
+    halved = sum(params[k].nbytes // 2
+                 for k in ("c1/kernel", "c2/kernel", "bn1/gamma", "bn1/beta"))
     rank0 = json.loads(report.read_text())["per_rank"][0]
-    assert rank0["param_bytes"] < sum(
-        v.nbytes for v in safetensors.load(tmp_path / "p1.safetensors").values())
+    assert rank0["param_bytes"] == sum(v.nbytes for v in params.values()) - halved
 
 
 def test_max_pool_ties_give_the_gradient_once(tmp_path):

@@ -140,8 +140,8 @@ int main(int argc, char **argv) {
   // The dataset and the evaluation are checked before anything compiles.
   FailureOr<Dataset> dataset = failure();
   if (!datasetFile.empty()) {
-    dataset = openDataset(step->program, datasetFile, shuffle, runLine.seed,
-                          error);
+    dataset =
+        openDataset(step->program, datasetFile, shuffle, runLine.seed, error);
     if (failed(dataset))
       return exitWith(error);
     run.dataset = &*dataset;

@@ -32,8 +32,8 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
     `epl_rt_action_end()`, which time it for epl-run's trace and report;
     the attribute is dropped.
 
-    Every `tensor.extract` with a computed index (a gather: class and
-    token ids are data) first gets a `cf.assert` that the index is within
+    Every `tensor.extract` in a linalg body with a computed index (a
+    gather: class and token ids are data) first gets a `cf.assert` that the index is within
     the table, naming the gather's location. A `cf.assert` (these, and the
     model's own: torch-mlir checks gathered indices so) becomes a call of
     `epl_rt_assert_failed(message)` when its condition is false: the run

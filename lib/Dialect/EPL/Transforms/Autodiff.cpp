@@ -119,6 +119,8 @@ struct GenericForm {
   /// `tensor.extract`s in the body reading a parameter-dependent tensor
   /// from outside.
   SmallVector<tensor::ExtractOp> gathers;
+  /// Of a max (min): the tie count, made once for all its adjoints.
+  mutable Value ties;
 };
 
 bool isFloatTensor(Value v) {
@@ -954,6 +956,8 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
 Value StepBuilder::tiesOf(const GenericForm &g) {
   if (g.combiner != Combiner::Max && g.combiner != Combiner::Min)
     return Value();
+  if (g.ties)
+    return g.ties;
   auto outType = cast<RankedTensorType>(g.out.getType());
   Type element = outType.getElementType();
   Value init = zerosLike(outType);
@@ -966,30 +970,31 @@ Value StepBuilder::tiesOf(const GenericForm &g) {
   inputs.push_back(g.out);
   maps.push_back(g.outMap);
   maps.push_back(g.outMap);
-  return linalg::GenericOp::create(
-             b, g.op.getLoc(), TypeRange{outType}, inputs, ValueRange{init},
-             maps, g.iterators,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               IRMapping primal;
-               for (unsigned j = 0; j < g.numInputs; ++j)
-                 primal.map(g.body->getArgument(j), args[j]);
-               primal.map(g.acc, args[g.numInputs]);
-               BodyDifferentiator(nb, nl, *g.body, primal).clonePrimal();
-               Value equal = arith::CmpFOp::create(
-                   nb, nl, arith::CmpFPredicate::OEQ, primal.lookup(g.target),
-                   args[g.numInputs]);
-               Value one = arith::SelectOp::create(
-                   nb, nl, equal,
-                   arith::ConstantOp::create(nb, nl, element,
-                                             nb.getFloatAttr(element, 1.0)),
-                   arith::ConstantOp::create(nb, nl, element,
-                                             nb.getZeroAttr(element)));
-               linalg::YieldOp::create(
-                   nb, nl,
-                   ValueRange{arith::AddFOp::create(nb, nl, args.back(), one)
-                                  .getResult()});
-             })
-      .getResult(0);
+  g.ties = linalg::GenericOp::create(
+               b, g.op.getLoc(), TypeRange{outType}, inputs, ValueRange{init},
+               maps, g.iterators,
+               [&](OpBuilder &nb, Location nl, ValueRange args) {
+                 IRMapping primal;
+                 for (unsigned j = 0; j < g.numInputs; ++j)
+                   primal.map(g.body->getArgument(j), args[j]);
+                 primal.map(g.acc, args[g.numInputs]);
+                 BodyDifferentiator(nb, nl, *g.body, primal).clonePrimal();
+                 Value equal = arith::CmpFOp::create(
+                     nb, nl, arith::CmpFPredicate::OEQ, primal.lookup(g.target),
+                     args[g.numInputs]);
+                 Value one = arith::SelectOp::create(
+                     nb, nl, equal,
+                     arith::ConstantOp::create(nb, nl, element,
+                                               nb.getFloatAttr(element, 1.0)),
+                     arith::ConstantOp::create(nb, nl, element,
+                                               nb.getZeroAttr(element)));
+                 linalg::YieldOp::create(
+                     nb, nl,
+                     ValueRange{arith::AddFOp::create(nb, nl, args.back(), one)
+                                    .getResult()});
+               })
+               .getResult(0);
+  return g.ties;
 }
 
 /// The gradient of the tensor a gather in the body of `g` reads: the
