@@ -22,6 +22,7 @@ using namespace mlir::epl;
 void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
                                          const CPULoweringOptions &options) {
   pm.addPass(createEPLDecomposeAggregatesPass());
+  pm.addPass(createEPLExpandMathPass());
   // Convolutions (and their gradients) read patches, so BLAS runs them.
   if (options.blas)
     pm.addPass(createEPLIm2ColPass());

@@ -44,10 +44,11 @@ CompileCommandLine::CompileCommandLine(llvm::cl::OptionCategory &category)
            llvm::cl::init(true), llvm::cl::cat(category)),
       optLevel("O", llvm::cl::desc("LLVM optimization level (0-3)"),
                llvm::cl::init(2), llvm::cl::Prefix, llvm::cl::cat(category)),
-      codegenOpt("codegen-opt",
-                 llvm::cl::desc("Code generator optimization level (0-3); 0 "
-                                "selects instructions quickly"),
-                 llvm::cl::init(0), llvm::cl::cat(category)),
+      codegenOpt(
+          "codegen-opt",
+          llvm::cl::desc("Code generator optimization level of the "
+                         "kernels (0-3); 0 selects instructions quickly"),
+          llvm::cl::init(2), llvm::cl::cat(category)),
       timing("timing",
              llvm::cl::desc("Print how long compiling took, by phase"),
              llvm::cl::init(false), llvm::cl::cat(category)) {}
@@ -220,6 +221,16 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
         llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
     pb.buildPerModuleDefaultPipeline(levels[std::min(level, 3u)]).run(m, mam);
   }
+  // Instruction selection: SelectionDAG for the kernels, where the step
+  // spends its time; FastISel for the glue around them (calls, allocations,
+  // collectives), whose large functions SelectionDAG is slow on.
+  if (options.codegenOptLevel != 0)
+    for (llvm::Function &f : m)
+      if (!f.isDeclaration() && !f.getName().starts_with("__epl_kernel_") &&
+          !f.hasFnAttribute(llvm::Attribute::AlwaysInline)) {
+        f.addFnAttr(llvm::Attribute::OptimizeNone);
+        f.addFnAttr(llvm::Attribute::NoInline);
+      }
   if (options.timing)
     llvm::errs() << "epl-run: LLVM IR " << before << " -> "
                  << instructionCount(m) << " instructions\n";
@@ -277,12 +288,16 @@ createEngine(ModuleOp module, const CompileOptions &options,
           "cannot target the host CPU: " + llvm::toString(target->takeError());
       return failure();
     }
-  ExecutionEngineOptions engineOptions;
-  std::shared_ptr<llvm::TargetMachine> tm = std::move(*optTarget);
-  engineOptions.transformer = [tm, options](llvm::Module *m) -> llvm::Error {
+  // `transformer` is a function_ref: the callable must outlive `create`,
+  // which runs it. (A temporary lambda here left the optimizer a dangling
+  // target machine: no host features, no vector code in the JIT.)
+  std::unique_ptr<llvm::TargetMachine> tm = std::move(*optTarget);
+  auto optimize = [&](llvm::Module *m) -> llvm::Error {
     optimizeLLVMModule(*m, options, tm.get());
     return llvm::Error::success();
   };
+  ExecutionEngineOptions engineOptions;
+  engineOptions.transformer = optimize;
   engineOptions.enableGDBNotificationListener = false;
   auto engine =
       ExecutionEngine::create(module, engineOptions, std::move(*jitTarget));

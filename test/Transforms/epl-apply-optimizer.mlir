@@ -68,10 +68,18 @@ module attributes {epl.config = {"optimizer.type" = "adam"}} {
   // CHECK-SAME: tensor<2xf32> {epl.name = "arg1.exp_avg", epl.result = "opt_state"},
   // CHECK-SAME: tensor<2xf32> {epl.name = "arg1.exp_avg_sq", epl.result = "opt_state"},
   // CHECK-SAME: tensor<i64> {epl.name = "optimizer.step", epl.result = "opt_state"})
-  // CHECK: %[[UA:.*]]:3 = linalg.generic {{.*}} ins(%[[A]], %{{.*}}, %{{.*}}, %{{.*}}, %[[STEP]] :
-  // CHECK: math.powf
-  // CHECK: math.sqrt
-  // CHECK: %[[UB:.*]]:3 = linalg.generic {{.*}} ins(%[[B]], %{{.*}}, %{{.*}}, %{{.*}}, %[[STEP]] :
+  // The bias corrections once per step (in double, rounded once), then one
+  // loop over each parameter for all of Adam's element-wise arithmetic.
+  // CHECK: %[[CA:.*]]:2 = linalg.generic {{.*}} iterator_types = []} ins(%[[STEP]] : tensor<i64>)
+  // CHECK: math.powf {{.*}} : f64
+  // CHECK: math.sqrt {{.*}} : f64
+  // CHECK: %[[UA:.*]]:3 = linalg.generic {{.*}} ins(%[[A]], %{{.*}}, %{{.*}}, %{{.*}}, %[[CA]]#0, %[[CA]]#1 :
+  // CHECK-NOT: math.powf
+  // CHECK: math.sqrt {{.*}} : f32
+  // CHECK-NOT: math.powf
+  // CHECK: } -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  // CHECK: %[[CB:.*]]:2 = linalg.generic {{.*}} ins(%[[STEP]] : tensor<i64>)
+  // CHECK: %[[UB:.*]]:3 = linalg.generic {{.*}} ins(%[[B]], %{{.*}}, %{{.*}}, %{{.*}}, %[[CB]]#0, %[[CB]]#1 :
   // CHECK: %[[NEXT:.*]] = linalg.generic {{.*}} ins(%[[STEP]] : tensor<i64>)
   // CHECK: arith.addi
   // CHECK: return %{{.*}}, %[[UA]]#0, %[[UB]]#0, %[[UA]]#1, %[[UA]]#2, %[[UB]]#1, %[[UB]]#2, %[[NEXT]]

@@ -49,12 +49,16 @@ SmallVector<StringRef> Optimizer::stateSuffixes() const {
 
 namespace {
 /// An element-wise generic over tensors shaped like `like`, reading `inputs`
-/// (same shape, or rank 0: broadcast) and producing `numResults` tensors.
+/// (same shape, or rank 0: broadcast) and producing `numResults` tensors
+/// (of `resultElement`, if given, else of `like`'s element type).
 SmallVector<Value> elementwise(
     OpBuilder &b, Location loc, Value like, ValueRange inputs,
     unsigned numResults,
-    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body,
+    Type resultElement = {}) {
   auto type = cast<RankedTensorType>(like.getType());
+  if (resultElement)
+    type = type.clone(resultElement);
   MLIRContext *ctx = b.getContext();
   AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
   AffineMap scalar = AffineMap::get(type.getRank(), 0, ctx);
@@ -129,20 +133,20 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
   }
   case Kind::Adam:
   case Kind::AdamW: {
-    SmallVector<Value> r = elementwise(
-        b, loc, param, {param, grad, states[0], states[1], step}, 3,
+    // The bias corrections of step t = step + 1, in double, as PyTorch
+    // computes them in Python: once per step, not once per element.
+    SmallVector<Value> corrections = elementwise(
+        b, loc, step, {step}, 2,
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Type f64 = nb.getF64Type();
           auto d = [&](double v) -> Value {
             return arith::ConstantOp::create(nb, nl, f64,
                                              nb.getF64FloatAttr(v));
           };
-          // The bias corrections of step t = step + 1, in double, as
-          // PyTorch computes them in Python.
           Value one64 =
               arith::ConstantIntOp::create(nb, nl, nb.getI64Type(), 1);
           Value t = arith::SIToFPOp::create(
-              nb, nl, f64, arith::AddIOp::create(nb, nl, a[4], one64));
+              nb, nl, f64, arith::AddIOp::create(nb, nl, a[0], one64));
           Value bc1 = arith::SubFOp::create(
               nb, nl, d(1.0), math::PowFOp::create(nb, nl, d(beta1), t));
           Value bc2 = arith::SubFOp::create(
@@ -151,7 +155,14 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
               nb, nl, element, arith::DivFOp::create(nb, nl, d(lr), bc1));
           Value bc2Sqrt = arith::TruncFOp::create(
               nb, nl, element, math::SqrtOp::create(nb, nl, bc2));
-
+          return SmallVector<Value>{stepSize, bc2Sqrt};
+        },
+        element);
+    SmallVector<Value> r = elementwise(
+        b, loc, param,
+        {param, grad, states[0], states[1], corrections[0], corrections[1]}, 3,
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value stepSize = a[4], bc2Sqrt = a[5];
           Value p = a[0];
           if (kind == Kind::AdamW && weightDecay != 0)
             // param.mul_(1 - lr * weight_decay)

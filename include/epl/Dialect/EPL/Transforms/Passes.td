@@ -626,6 +626,35 @@ def EPLIm2ColPass : Pass<"epl-im2col"> {
   ];
 }
 
+def EPLExpandMathPass : Pass<"epl-expand-math"> {
+  let summary = "Expands f32 transcendental functions into polynomials the loop vectorizer can vectorize";
+  let description = [{
+    `math.exp`, `math.expm1`, `math.log`, `math.log1p`, `math.log2`,
+    `math.erf` and `math.tanh` on f32 become arithmetic (range reduction and
+    a polynomial or rational approximation: upstream MLIR's
+    `populateMathPolynomialApproximationPatterns`), and `math.powf` and
+    `math.fpowi` with a constant exponent become multiplications, a square
+    root or a reciprocal (`populateMathAlgebraicSimplificationPatterns`).
+    A call to libm inside a loop keeps LLVM from vectorizing it: on the
+    2-block transformer step, GELU's `erff` and its gradient's `expf` were a
+    fifth of the step. The approximations are within a few ulp of libm (the
+    tolerance of every parity test holds); f64 keeps libm's functions.
+
+    ```mlir
+    %y = math.powf %x, %c2 : f32   // %c2 = arith.constant 2.0 : f32
+    ```
+    becomes
+    ```mlir
+    %y = arith.mulf %x, %x : f32
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def EPLOutlineKernelsPass : Pass<"epl-outline-kernels", "ModuleOp"> {
   let summary = "Moves every linalg op on buffers into a function of its own";
   let description = [{
