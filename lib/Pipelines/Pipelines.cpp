@@ -46,7 +46,20 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
   bufferization::BufferResultsToOutParamsPassOptions outParams;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  bufferization::buildBufferDeallocationPipeline(pm);
+  // Upstream's buffer-deallocation-pipeline, with the buffers that alias
+  // nothing a function returns freed first: its simplification is quadratic
+  // in the number of buffers a function allocates.
+  memref::ExpandReallocPassOptions expandRealloc;
+  expandRealloc.emitDeallocs = false;
+  pm.addPass(memref::createExpandReallocPass(expandRealloc));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createEPLFreeLocalBuffersPass());
+  pm.addPass(bufferization::createBufferDeallocationSimplificationPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
   // Clones the deallocation pipeline leaves become allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Buffers die at their last use, not at the end of the step: a pipeline
@@ -72,6 +85,7 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
 }
 
 void mlir::epl::buildParallelizePipeline(OpPassManager &pm,

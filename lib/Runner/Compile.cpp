@@ -22,8 +22,13 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Transforms/Scalar/DCE.h"
+#include "llvm/Transforms/Scalar/InstSimplifyPass.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <algorithm>
 
@@ -195,12 +200,86 @@ size_t instructionCount(llvm::Module &m) {
 }
 } // namespace
 
+namespace {
+/// Replaces each load and store of a struct or array in `f` by loads and
+/// stores of its scalar fields.
+void splitAggregateAccesses(llvm::Function &f) {
+  SmallVector<llvm::Instruction *> accesses;
+  for (llvm::BasicBlock &block : f)
+    for (llvm::Instruction &i : block)
+      if ((isa<llvm::StoreInst>(i) && cast<llvm::StoreInst>(i)
+                                          .getValueOperand()
+                                          ->getType()
+                                          ->isAggregateType()) ||
+          (isa<llvm::LoadInst>(i) && i.getType()->isAggregateType()))
+        accesses.push_back(&i);
+  for (llvm::Instruction *access : accesses) {
+    llvm::IRBuilder<> b(access);
+    auto *store = dyn_cast<llvm::StoreInst>(access);
+    llvm::Type *type =
+        store ? store->getValueOperand()->getType() : access->getType();
+    llvm::Value *pointer = llvm::getLoadStorePointerOperand(access);
+    llvm::Value *loaded = llvm::PoisonValue::get(type);
+    SmallVector<unsigned> path;
+    SmallVector<llvm::Value *> gepIndices{b.getInt32(0)};
+    std::function<void(llvm::Type *)> visit = [&](llvm::Type *t) {
+      if (t->isAggregateType()) {
+        unsigned n = isa<llvm::StructType>(t)
+                         ? t->getStructNumElements()
+                         : (unsigned)t->getArrayNumElements();
+        for (unsigned k = 0; k < n; ++k) {
+          path.push_back(k);
+          gepIndices.push_back(b.getInt32(k));
+          visit(isa<llvm::StructType>(t) ? t->getStructElementType(k)
+                                         : t->getArrayElementType());
+          gepIndices.pop_back();
+          path.pop_back();
+        }
+        return;
+      }
+      llvm::Value *field = b.CreateInBoundsGEP(type, pointer, gepIndices);
+      if (store)
+        b.CreateStore(b.CreateExtractValue(store->getValueOperand(), path),
+                      field);
+      else
+        loaded = b.CreateInsertValue(loaded, b.CreateLoad(t, field), path);
+    };
+    visit(type);
+    if (!store)
+      access->replaceAllUsesWith(loaded);
+    access->eraseFromParent();
+  }
+}
+} // namespace
+
 void mlir::epl::optimizeLLVMModule(llvm::Module &m,
                                    const CompileOptions &options,
                                    llvm::TargetMachine *tm) {
   size_t before = instructionCount(m);
+  // The kernels (`__epl_kernel_*`, leaf functions) are where the step spends
+  // its time. The glue around them (calls, allocations, collectives) is one
+  // large straight-line function per step, whose size grows with the
+  // model's depth while the kernels do not (identical ops share one); the
+  // module-wide passes of LLVM's pipeline and SelectionDAG take time on it
+  // that grows faster than its size (12 transformer blocks: 6 s to
+  // optimize). So the kernels are optimized in a module of their own, and
+  // the glue runs as it is, selected by FastISel.
+  auto isKernel = [](const llvm::GlobalValue *gv) {
+    return isa<llvm::Function>(gv) &&
+           gv->getName().starts_with("__epl_kernel_");
+  };
   unsigned level = options.optLevel;
   if (level != 0) {
+    llvm::ValueToValueMapTy map;
+    std::unique_ptr<llvm::Module> kernels =
+        llvm::CloneModule(m, map, [&](const llvm::GlobalValue *gv) {
+          return isKernel(gv) || isa<llvm::GlobalVariable>(gv);
+        });
+    // Linked back by name below: the kernels must be visible symbols.
+    for (llvm::Function &f : *kernels)
+      if (isKernel(&f) && !f.isDeclaration())
+        f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+
     llvm::PipelineTuningOptions tuning;
     tuning.LoopUnrolling = false;
     tuning.LoopInterleaving = true;
@@ -219,18 +298,48 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
     llvm::OptimizationLevel levels[] = {
         llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
         llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
-    pb.buildPerModuleDefaultPipeline(levels[std::min(level, 3u)]).run(m, mam);
-  }
-  // Instruction selection: SelectionDAG for the kernels, where the step
-  // spends its time; FastISel for the glue around them (calls, allocations,
-  // collectives), whose large functions SelectionDAG is slow on.
-  if (options.codegenOptLevel != 0)
+    pb.buildPerModuleDefaultPipeline(levels[std::min(level, 3u)])
+        .run(*kernels, mam);
+
     for (llvm::Function &f : m)
-      if (!f.isDeclaration() && !f.getName().starts_with("__epl_kernel_") &&
-          !f.hasFnAttribute(llvm::Attribute::AlwaysInline)) {
-        f.addFnAttr(llvm::Attribute::OptimizeNone);
-        f.addFnAttr(llvm::Attribute::NoInline);
-      }
+      if (isKernel(&f))
+        f.deleteBody();
+    // Cannot fail: the kernels module was cloned from `m`.
+    bool failed = llvm::Linker::linkModules(m, std::move(kernels));
+    assert(!failed && "linking the optimized kernels back");
+    (void)failed;
+  }
+  // FastISel cannot select a load or store of a whole memref descriptor (how
+  // the glue passes one to the runtime) nor an insertvalue building one, and
+  // hands the rest of the basic block to SelectionDAG: split those accesses
+  // field by field, then fold the descriptors away, in time linear in the
+  // glue.
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && !isKernel(&f))
+      splitAggregateAccesses(f);
+  {
+    llvm::PassBuilder pb(tm);
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    llvm::FunctionPassManager glue;
+    glue.addPass(llvm::InstSimplifyPass());
+    glue.addPass(llvm::DCEPass());
+    for (llvm::Function &f : m)
+      if (!f.isDeclaration() && !isKernel(&f))
+        glue.run(f, fam);
+  }
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && !isKernel(&f)) {
+      f.addFnAttr(llvm::Attribute::OptimizeNone);
+      f.addFnAttr(llvm::Attribute::NoInline);
+    }
   if (options.timing)
     llvm::errs() << "epl-run: LLVM IR " << before << " -> "
                  << instructionCount(m) << " instructions\n";

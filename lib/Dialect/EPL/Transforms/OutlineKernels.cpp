@@ -35,6 +35,7 @@ struct EPLOutlineKernelsPass
     });
 
     int64_t next = 0;
+    llvm::StringMap<func::FuncOp> kernels;
     for (linalg::LinalgOp op : ops) {
       // Arguments: the operands, and values the body captures from above,
       // except constants, which are cloned.
@@ -52,9 +53,8 @@ struct EPLOutlineKernelsPass
 
       auto parent = op->getParentOfType<func::FuncOp>();
       OpBuilder b(parent);
-      std::string name = "__epl_kernel_" + std::to_string(next++);
       auto kernel = func::FuncOp::create(
-          b, op.getLoc(), name,
+          b, op.getLoc(), "__epl_kernel",
           b.getFunctionType(ValueRange(arguments).getTypes(), {}));
       kernel.setPrivate();
       // Outlining is pointless if LLVM inlines it back.
@@ -67,13 +67,35 @@ struct EPLOutlineKernelsPass
         mapping.map(outer, inner);
       for (Operation *c : constants)
         kb.clone(*c, mapping);
-      kb.clone(*op, mapping);
+      Operation *inner = kb.clone(*op, mapping);
+      // Annotations of the step (phases, shardings) mean nothing inside a
+      // kernel, and would keep identical kernels apart.
+      for (NamedAttribute attr : inner->getDiscardableAttrs())
+        if (attr.getName().strref().starts_with("epl."))
+          inner->removeDiscardableAttr(attr.getName());
       func::ReturnOp::create(kb, op.getLoc());
+
+      // Identical ops (the same layer in every block of a transformer, a
+      // gradient's repeated accumulations) share one kernel: code and
+      // compile time grow with the distinct ops, not with depth.
+      std::string key;
+      {
+        llvm::raw_string_ostream os(key);
+        kernel->print(os, OpPrintingFlags().useLocalScope());
+      }
+      auto [it, inserted] = kernels.try_emplace(key, kernel);
+      if (inserted) {
+        kernel.setName("__epl_kernel_" + std::to_string(next++));
+        ++numKernels;
+      } else {
+        kernel->erase();
+        kernel = it->second;
+      }
 
       OpBuilder callBuilder(op);
       func::CallOp::create(callBuilder, op.getLoc(), kernel, arguments);
       op->erase();
-      ++numKernels;
+      ++numOps;
     }
   }
 };

@@ -655,6 +655,38 @@ def EPLExpandMathPass : Pass<"epl-expand-math"> {
   ];
 }
 
+def EPLFreeLocalBuffersPass : Pass<"epl-free-local-buffers"> {
+  let summary = "Frees unconditionally the buffers a `bufferization.dealloc` holds that alias nothing it retains";
+  let description = [{
+    `ownership-based-buffer-deallocation` ends a straight-line function with
+    one `bufferization.dealloc` of every buffer it allocated, retaining what
+    the function returns. Upstream's `buffer-deallocation-simplification`
+    splits it by asking alias analysis about every pair of buffers: 2.4 s of
+    a 12-block transformer step's 5.9 s lowering, growing with the square of
+    the step's size. Most of those buffers are `memref.alloc`s whose every
+    alias is a view (`memref.subview`, `memref.collapse_shape`, ...) used by
+    calls and kernels, never returned, yielded or stored: such a buffer is
+    freed by a `memref.dealloc` of its own (its condition must be constant
+    true), found in one walk over its uses. What remains goes to upstream's
+    simplification, now small. `optimize-allocation-liveness` then moves
+    each `memref.dealloc` to right after its buffer's last use.
+
+    ```mlir
+    %r:1 = bufferization.dealloc (%a, %b : memref<8xf32>, memref<8xf32>)
+        if (%true, %true) retain (%b : memref<8xf32>)
+    ```
+    becomes
+    ```mlir
+    memref.dealloc %a : memref<8xf32>
+    %r:1 = bufferization.dealloc (%b : memref<8xf32>) if (%true) retain (%b : memref<8xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numFreed", "freed", "Buffers freed unconditionally">,
+  ];
+}
+
 def EPLOutlineKernelsPass : Pass<"epl-outline-kernels", "ModuleOp"> {
   let summary = "Moves every linalg op on buffers into a function of its own";
   let description = [{
@@ -664,7 +696,9 @@ def EPLOutlineKernelsPass : Pass<"epl-outline-kernels", "ModuleOp"> {
     optimizations scale badly with function size (a 2-block transformer
     step took 13 s to JIT at -O2), while one small function per op compiles
     in linear time and runs as fast: the ops communicate through memory
-    either way.
+    either way. Identical ops (same types, attributes and body, such as one
+    layer's ops in every block of a transformer) call one shared kernel, so
+    code size and compile time grow with the distinct ops, not with depth.
 
     ```mlir
     linalg.generic {...} ins(%a : memref<8xf32>) outs(%b : memref<8xf32>) {...}
@@ -682,7 +716,8 @@ def EPLOutlineKernelsPass : Pass<"epl-outline-kernels", "ModuleOp"> {
   }];
   let dependentDialects = ["::mlir::func::FuncDialect"];
   let statistics = [
-    Statistic<"numKernels", "kernels", "Linalg ops outlined">,
+    Statistic<"numOps", "ops", "Linalg ops outlined">,
+    Statistic<"numKernels", "kernels", "Distinct kernel functions">,
   ];
 }
 
