@@ -27,6 +27,9 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
   if (options.blas)
     pm.addPass(createEPLIm2ColPass());
   pm.addPass(createEPLLowerToRuntimePass());
+  EPLFuseElementwisePassOptions fuse;
+  fuse.keepContractions = options.blas;
+  pm.addPass(createEPLFuseElementwisePass(fuse));
   // epl-run's entry wrappers hold the step's body and write its results
   // into the runner's buffers; what is left of the step is dead.
   pm.addPass(createSymbolDCEPass());

@@ -159,10 +159,16 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // the report.
   {
     PassManager pm(module.getContext());
-    // The patches convolutions read through BLAS are buffers of the step
-    // too (the lowering's first step, run here so the estimate sees them).
+    // The buffers the lowering makes at tensor level are buffers of the step
+    // too: decomposed aggregates, the patches convolutions read through
+    // BLAS, and what fusion leaves (the lowering's first steps, run here so
+    // the estimate sees them).
+    pm.addPass(createEPLDecomposeAggregatesPass());
     if (options.blas)
       pm.addPass(createEPLIm2ColPass());
+    EPLFuseElementwisePassOptions fuse;
+    fuse.keepContractions = options.blas;
+    pm.addPass(createEPLFuseElementwisePass(fuse));
     EPLEstimateMemoryPassOptions estimate;
     estimate.print = false;
     pm.addPass(createEPLEstimateMemoryPass(estimate));
@@ -270,10 +276,30 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
   };
   unsigned level = options.optLevel;
   if (level != 0) {
+    // With the kernels go the private functions they call (the runtime's
+    // wrappers, such as the one reporting a failed assertion) and the
+    // globals: private symbols only link within a module. Other functions
+    // link by name.
+    llvm::SmallPtrSet<const llvm::Function *, 16> callees;
+    SmallVector<const llvm::Function *> worklist;
+    for (llvm::Function &f : m)
+      if (isKernel(&f))
+        worklist.push_back(&f);
+    while (!worklist.empty()) {
+      const llvm::Function *f = worklist.pop_back_val();
+      for (const llvm::BasicBlock &block : *f)
+        for (const llvm::Instruction &i : block)
+          if (auto *call = dyn_cast<llvm::CallBase>(&i))
+            if (const llvm::Function *callee = call->getCalledFunction())
+              if (callee->hasLocalLinkage() && !isKernel(callee) &&
+                  callees.insert(callee).second)
+                worklist.push_back(callee);
+    }
     llvm::ValueToValueMapTy map;
     std::unique_ptr<llvm::Module> kernels =
         llvm::CloneModule(m, map, [&](const llvm::GlobalValue *gv) {
-          return isKernel(gv) || isa<llvm::GlobalVariable>(gv);
+          return isKernel(gv) || isa<llvm::GlobalVariable>(gv) ||
+                 callees.contains(dyn_cast<llvm::Function>(gv));
         });
     // Linked back by name below: the kernels must be visible symbols.
     for (llvm::Function &f : *kernels)

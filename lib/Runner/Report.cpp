@@ -145,7 +145,8 @@ void mlir::epl::writeReport(const std::string &path,
                             const std::vector<MeshInfo> &meshes) {
   json::Array stepArray;
   for (const StepRecord &s : steps) {
-    json::Object o{{"step", s.step}, {"time_ms", s.timeMs}};
+    json::Object o{
+        {"step", s.step}, {"time_ms", s.timeMs}, {"page_faults", s.pageFaults}};
     if (s.loss)
       o["loss"] = *s.loss;
     if (s.samplesPerSecond)

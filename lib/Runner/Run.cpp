@@ -18,6 +18,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <sys/resource.h>
 
 using namespace mlir::epl;
 namespace rt = ::epl::rt;
@@ -311,6 +312,15 @@ void evaluate(const RunOptions &options, const std::vector<HostTensor> &trained,
 /// a dataset, each step first reads its batch into the rank's inputs and
 /// labels, and `endOfEpoch(epoch, last)` runs on every rank after each
 /// epoch (`last`: after the last step).
+/// Page faults of the calling thread so far (each rank runs on a thread of
+/// its own, or in a process of its own under MPI).
+int64_t threadPageFaults() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_THREAD, &usage) != 0)
+    return 0;
+  return usage.ru_minflt + usage.ru_majflt;
+}
+
 std::vector<StepRecord>
 runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
          int numSteps, int rank, int lossRank, std::vector<rt::Event> *trace,
@@ -342,11 +352,13 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
           fillBatch(*data, index, call.stage.entry.args[a], order, batch, mesh,
                     rank, *call.args[a]);
     }
+    int64_t faultsBefore = threadPageFaults();
     auto start = std::chrono::steady_clock::now();
     call();
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
+    int64_t faults = threadPageFaults() - faultsBefore;
     std::optional<double> loss =
         lossResult ? scalarLoss(call.results[*lossResult]) : std::nullopt;
     // Rank 0 prints the loss; in a pipeline it is the last stage's.
@@ -362,6 +374,7 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
       e.end -= origin;
     }
     steps.push_back({step, loss, ms, activityOf(events), std::nullopt});
+    steps.back().pageFaults = faults;
     if (data && ms > 0)
       steps.back().samplesPerSecond = data->batchSize / (ms * 1e-3);
     if (trace)

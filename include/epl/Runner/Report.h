@@ -39,6 +39,10 @@ struct StepRecord {
   /// Samples of the global batch per second of `timeMs`, when the step
   /// read a batch of a dataset.
   std::optional<double> samplesPerSecond;
+  /// Page faults the rank's thread took during the step (minor and major):
+  /// near zero once the runtime's buffers are reused instead of returned to
+  /// the OS and faulted back in, zero-filled.
+  int64_t pageFaults = 0;
 };
 
 /// What an epoch over a dataset did (printed by rank 0).

@@ -655,6 +655,52 @@ def EPLExpandMathPass : Pass<"epl-expand-math"> {
   ];
 }
 
+def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
+  let summary = "Fuses element-wise linalg ops on tensors into their consumers";
+  let description = [{
+    Producer-consumer fusion of `linalg.generic` ops on tensors
+    (upstream's `fuseElementwiseOps`), before bufferization: an element-wise
+    producer moves into the loop of its consumer, element-wise or
+    reduction, so an intermediate only that consumer reads is never
+    written. Without fusion a training step is one loop nest per op.
+
+    A producer other ops also read stays a result of the fused op and
+    replaces the producer for them (computed once, stored once; upstream's
+    pattern would compute it again in the fused op). Fused only when nothing
+    is computed twice and BLAS keeps its GEMMs: the consumer reads the
+    producer through a permutation of its loops (not a broadcast, a window,
+    or a contraction's operand, which would compute each element again), the
+    producer's other users come after the consumer, and the consumer is not
+    a contraction (with `keep-contractions`, for `epl-matmul-to-runtime`).
+    The arithmetic is unchanged, op for op: fused and unfused steps compute
+    the same bits.
+
+    ```mlir
+    %e = linalg.generic {...["parallel", "parallel"]} ins(%x, %max) ... {
+      %d = arith.subf %in, %m : f32
+      %v = math.exp %d : f32
+      linalg.yield %v : f32
+    } -> tensor<8x16xf32>
+    %s = linalg.generic {...["parallel", "reduction"]} ins(%e) outs(%zero) {
+      %a = arith.addf %in, %out : f32
+      linalg.yield %a : f32
+    } -> tensor<8xf32>
+    %y = linalg.generic {...} ins(%e, %s) ... // the softmax: e / s
+    ```
+    becomes one reduction computing `exp(x - max)` as it sums, yielding the
+    exponentials for the division too: a softmax is three loop nests (max;
+    exponentials and their sum; division), two of them over the logits.
+  }];
+  let options = [
+    Option<"keepContractions", "keep-contractions", "bool", /*default=*/"true",
+           "Do not fuse into contractions, which BLAS runs">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numFused", "fused", "Producers fused into a consumer">,
+  ];
+}
+
 def EPLFreeLocalBuffersPass : Pass<"epl-free-local-buffers"> {
   let summary = "Frees unconditionally the buffers a `bufferization.dealloc` holds that alias nothing it retains";
   let description = [{

@@ -1,0 +1,106 @@
+//===- FuseElementwise.cpp - Producer-consumer fusion of element-wise ops -===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLFUSEELEMENTWISEPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+
+namespace {
+/// Fuses an element-wise producer into a consumer `linalg.generic`. Unlike
+/// upstream's pattern, which leaves the producer to its other users and
+/// computes it again in the fused op, the producer's results come out of
+/// the fused op and replace it everywhere: computed once, stored once.
+struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
+  FuseProducer(MLIRContext *ctx, bool keepContractions,
+               llvm::Statistic &numFused)
+      : OpRewritePattern(ctx), keepContractions(keepContractions),
+        numFused(numFused) {}
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    // BLAS runs contractions (epl-matmul-to-runtime): an operand computed
+    // in their loops would make them loop nests.
+    if (keepContractions && linalg::isaContractionOpInterface(consumer))
+      return failure();
+    for (OpOperand &operand : consumer->getOpOperands()) {
+      if (!linalg::areElementwiseOpsFusable(&operand) || !fusable(operand))
+        continue;
+      Operation *producer = operand.get().getDefiningOp();
+      FailureOr<linalg::ElementwiseOpFusionResult> fused =
+          linalg::fuseElementwiseOps(rewriter, &operand);
+      if (failed(fused))
+        continue;
+      for (auto [original, replacement] : fused->replacements)
+        rewriter.replaceAllUsesWith(original, replacement);
+      rewriter.eraseOp(consumer);
+      if (producer->use_empty())
+        rewriter.eraseOp(producer);
+      ++numFused;
+      return success();
+    }
+    return failure();
+  }
+
+  /// Whether fusing through `operand` computes nothing twice and keeps the
+  /// IR valid.
+  static bool fusable(OpOperand &operand) {
+    auto consumer = cast<linalg::GenericOp>(operand.getOwner());
+    auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
+    if (!producer)
+      return false;
+    // Each element of the producer is computed once: the consumer reads it
+    // through a permutation of all its loops (a broadcast, a window or a
+    // contraction's operand would compute it again and again).
+    if (!consumer.getMatchingIndexingMap(&operand).isPermutation())
+      return false;
+    // Upstream fuses one operand: another operand reading the producer
+    // would read the fused op's own result.
+    for (OpOperand &other : consumer->getOpOperands())
+      if (&other != &operand && other.get().getDefiningOp() == producer)
+        return false;
+    // The fused op stands where the consumer was: the producer's other
+    // users must come after it.
+    Block *block = consumer->getBlock();
+    for (Operation *user : producer->getUsers()) {
+      if (user == consumer)
+        continue;
+      Operation *ancestor = block->findAncestorOpInBlock(*user);
+      if (!ancestor || !consumer->isBeforeInBlock(ancestor))
+        return false;
+    }
+    return true;
+  }
+
+  bool keepContractions;
+  llvm::Statistic &numFused;
+};
+
+struct EPLFuseElementwisePass
+    : public mlir::epl::impl::EPLFuseElementwisePassBase<
+          EPLFuseElementwisePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<FuseProducer>(&getContext(), keepContractions, numFused);
+    // One operand per value read the same way (`x * x` of a producer reads
+    // it once, and can then be fused), and no results nobody reads.
+    linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace

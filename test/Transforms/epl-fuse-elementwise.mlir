@@ -1,0 +1,178 @@
+// RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise --split-input-file | FileCheck %s
+// RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="keep-contractions=false" --split-input-file | FileCheck %s --check-prefix=LOOPS
+
+// A softmax decomposes into max, exp(x - max), sum and division: the
+// exponentials are computed in the sum's loop, which also yields them for
+// the division. Two loops read the logits, one the exponentials.
+// CHECK-LABEL: func.func @softmax
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<8x16xf32>)
+// CHECK: arith.maxnumf
+// CHECK: %[[ES:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %[[MAX]] : tensor<8x16xf32>, tensor<8xf32>)
+// CHECK: %[[E:.*]] = math.exp
+// CHECK: %[[S:.*]] = arith.addf %[[E]]
+// CHECK: linalg.yield %[[E]], %[[S]]
+// CHECK: linalg.generic {{.*}} ins(%[[ES]]#0, %[[ES]]#1 :
+// CHECK: arith.divf
+// CHECK-NOT: linalg.generic
+func.func @softmax(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %y = linalg.softmax dimension(1) ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
+// -----
+
+// A chain of element-wise ops (bias, GELU-like arithmetic, scale) and the
+// row sum of its result are one loop nest; the bias is read through a
+// broadcast, and the chain's inputs are what the fused op reads.
+// CHECK-LABEL: func.func @chain_into_reduction
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<8x16xf32>, tensor<16xf32>)
+// CHECK: arith.addf
+// CHECK: math.tanh
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @chain_into_reduction(%x: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %a = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %b : tensor<8x16xf32>, tensor<16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%i: f32, %j: f32, %o: f32):
+    %s = arith.addf %i, %j : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  %t = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %h = math.tanh %i : f32
+    %c = arith.constant 0.5 : f32
+    %m = arith.mulf %h, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<8x16xf32>
+  %z = arith.constant 0.0 : f32
+  %e1 = tensor.empty() : tensor<8xf32>
+  %zero = linalg.fill ins(%z : f32) outs(%e1 : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%t : tensor<8x16xf32>) outs(%zero : tensor<8xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %s = arith.addf %i, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// A contraction reads its operands through projections: fusing the ReLU
+// would compute it again for every column; nor is a producer the consumer
+// broadcasts. A producer two ops read is computed once, in one loop with
+// both of them, which yields their results and not the producer's.
+// CHECK-LABEL: func.func @kept
+// CHECK: %[[RELU:.*]] = linalg.generic
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}} ins(%[[RELU]], %{{.*}} : tensor<8x16xf32>, tensor<16x4xf32>)
+// CHECK: %[[BOTH:.*]]:2 = linalg.generic {{.*}} ins(%arg0 : tensor<8x16xf32>)
+// CHECK: %[[EXP:.*]] = math.exp
+// CHECK: %[[NEG:.*]] = arith.negf %[[EXP]]
+// CHECK: %[[SQ:.*]] = arith.mulf %[[EXP]], %[[EXP]]
+// CHECK: linalg.yield %[[NEG]], %[[SQ]]
+// CHECK-NOT: math.exp
+// CHECK: %[[ROW:.*]] = linalg.generic
+// CHECK: math.log
+// CHECK: linalg.generic {{.*}} ins(%[[ROW]] :
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#lhs = affine_map<(d0, d1, d2) -> (d0, d2)>
+#rhs = affine_map<(d0, d1, d2) -> (d2, d1)>
+#out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @kept(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>, %v: tensor<8xf32>)
+    -> (tensor<8x4xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
+  %e = tensor.empty() : tensor<8x16xf32>
+  %z = arith.constant 0.0 : f32
+  %relu = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.maximumf %i, %z : f32
+    linalg.yield %m : f32
+  } -> tensor<8x16xf32>
+  %e2 = tensor.empty() : tensor<8x4xf32>
+  %zero = linalg.fill ins(%z : f32) outs(%e2 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %mm = linalg.generic {indexing_maps = [#lhs, #rhs, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%relu, %w : tensor<8x16xf32>, tensor<16x4xf32>) outs(%zero : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %shared = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = math.exp %i : f32
+    linalg.yield %m : f32
+  } -> tensor<8x16xf32>
+  %u1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%shared : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.negf %i : f32
+    linalg.yield %m : f32
+  } -> tensor<8x16xf32>
+  %u2 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%shared : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.mulf %i, %i : f32
+    linalg.yield %m : f32
+  } -> tensor<8x16xf32>
+  %e1 = tensor.empty() : tensor<8xf32>
+  %rowv = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%v : tensor<8xf32>) outs(%e1 : tensor<8xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = math.log %i : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  %bc = linalg.generic {indexing_maps = [#row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%rowv : tensor<8xf32>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.addf %i, %i : f32
+    linalg.yield %m : f32
+  } -> tensor<8x16xf32>
+  return %mm, %u1, %u2, %bc : tensor<8x4xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+}
+// CHECK: return %{{.*}}, %[[BOTH]]#0, %[[BOTH]]#1
+
+// -----
+
+// A dot product reads both operands through all its loops: BLAS runs it, so
+// its operand stays a tensor, unless contractions are loops anyway.
+// CHECK-LABEL: func.func @dot
+// CHECK: %[[SQ:.*]] = linalg.generic
+// CHECK: linalg.generic {{.*}} ins(%[[SQ]], %{{.*}} :
+// LOOPS-LABEL: func.func @dot
+// LOOPS: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.*}}, %{{.*}} : tensor<16xf32>, tensor<16xf32>)
+// LOOPS: arith.mulf
+// LOOPS: arith.mulf
+// LOOPS: arith.addf
+#v = affine_map<(d0) -> (d0)>
+#s = affine_map<(d0) -> ()>
+func.func @dot(%x: tensor<16xf32>, %y: tensor<16xf32>) -> tensor<f32> {
+  %e = tensor.empty() : tensor<16xf32>
+  %sq = linalg.generic {indexing_maps = [#v, #v], iterator_types = ["parallel"]}
+      ins(%x : tensor<16xf32>) outs(%e : tensor<16xf32>) {
+  ^bb0(%i: f32, %o: f32):
+    %m = arith.mulf %i, %i : f32
+    linalg.yield %m : f32
+  } -> tensor<16xf32>
+  %z = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<f32>
+  %zero = linalg.fill ins(%z : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+  %d = linalg.generic {indexing_maps = [#v, #v, #s], iterator_types = ["reduction"]}
+      ins(%sq, %y : tensor<16xf32>, tensor<16xf32>) outs(%zero : tensor<f32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %p = arith.mulf %a, %b : f32
+    %r = arith.addf %o, %p : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %d : tensor<f32>
+}
