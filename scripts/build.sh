@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing (scripts/setup.sh), configures and builds EPL-MLIR
 # into build/, executables in build/bin/. Extra arguments go to ninja
-# (e.g. `scripts/build.sh epl-opt`).
+# (e.g. `scripts/build.sh epl-opt`). EPL_BLAS=openblas|blis picks the GEMM
+# library (lib/Runtime/CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,9 @@ JOBS=${EPL_JOBS:-$(nproc)}
 if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DCMAKE_BUILD_TYPE=${EPL_BUILD_TYPE:-Release}
+    -DCMAKE_BUILD_TYPE=${EPL_BUILD_TYPE:-Release} \
+    ${EPL_BLAS:+-DEPL_BLAS=$EPL_BLAS}
+elif [[ -n "${EPL_BLAS:-}" ]]; then
+  cmake -B "$BUILD_DIR" -DEPL_BLAS="$EPL_BLAS"
 fi
 ninja -C "$BUILD_DIR" -j "$JOBS" "$@"

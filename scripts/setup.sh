@@ -18,6 +18,8 @@ PKGS=(
   # (/usr/share/datasets/fashion-mnist).
   dataset-fashion-mnist
 )
+# The other GEMM library a build may pick (scripts/build.sh, EPL_BLAS).
+if [[ ${EPL_BLAS:-} == blis ]]; then PKGS+=(libblis-dev); fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +24,7 @@
 #endif
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 using namespace epl::rt;
 
@@ -165,18 +167,33 @@ RankStats &fallbackStats() {
 /// share the cores, and OpenBLAS splits a GEMM differently with more
 /// threads (and runs one thread when called from several at once), so
 /// threads and MPI ranks would round differently. Looked up at run time:
-/// any CBLAS works, only OpenBLAS has threads to set.
-static void oneBlasThreadPerRank(int worldSize) {
+/// any CBLAS works, only OpenBLAS and BLIS (EPL_BLAS=blis) have threads to
+/// set. With one rank, BLIS gets all cores unless BLIS_NUM_THREADS or
+/// OMP_NUM_THREADS says otherwise, as OpenBLAS does (BLIS's own default is
+/// one thread).
+static void setBlasThreads(int worldSize) {
+#if defined(EPL_BLAS_BLIS)
+  int threads = worldSize > 1 ? 1 : 0;
+  if (worldSize <= 1 && !std::getenv("BLIS_NUM_THREADS") &&
+      !std::getenv("OMP_NUM_THREADS"))
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  using SetThreads = void (*)(int64_t); // blis.h's dim_t
+  if (auto set = reinterpret_cast<SetThreads>(
+          dlsym(RTLD_DEFAULT, "bli_thread_set_num_threads"));
+      set && threads > 0)
+    set(threads);
+#else
   if (worldSize <= 1)
     return;
   using SetThreads = void (*)(int);
   if (auto set = reinterpret_cast<SetThreads>(
           dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
     set(1);
+#endif
 }
 
 void detail::enterRank(Backend *backend, int rank) {
-  oneBlasThreadPerRank(backend->worldSize());
+  setBlasThreads(backend->worldSize());
   current = new RankContext{backend, rank, new RankStats(), false, {}};
 }
 
