@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
-"""Forward time of an MLP, epl-run against PyTorch, side by side.
+"""Forward time of an MLP, epl-run against PyTorch and XLA, side by side.
 
 Model: batch 256, 784-1024-1024-10, fp32, ReLU, softmax cross-entropy, as
-one L0 module run by epl-run, and the same model in torch.nn. Both use the
-same number of threads (OpenBLAS's and PyTorch's intra-op pool) and run in
-interleaved rounds on the same machine, so that the ratio is meaningful
-even where absolute times are noisy.
+one L0 module run by epl-run, the same model in torch.nn and, where a
+Python with jax is found (bench/machine.py; $EPL_JAX_PYTHON), as one
+jitted jax.numpy function compiled ahead of the timed calls. All use the
+same number of threads (OpenBLAS's, PyTorch's intra-op pool, XLA's pool)
+on the same cores (this process pins itself, and so its children, to the
+first N CPUs) and run in interleaved rounds on the same machine, so that
+the ratio is meaningful even where absolute times are noisy; the
+machine's idle state is checked before and after timing.
 
-usage: bench/cpu_forward.py [--threads N] [--steps K] [--rounds R]
-Prints the median step times and the ratio epl-run / PyTorch (target: at
-most 1.25).
+usage: bench/cpu_forward.py [--threads N] [--steps K] [--rounds R] [--wait-idle S]
+Prints the median step times and the ratios epl-run / PyTorch (target: at
+most 1.25) and epl-run / XLA.
 """
 
 import argparse
 import json
 import os
 import pathlib
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,9 +28,39 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = pathlib.Path(os.environ.get("EPL_BUILD_DIR", ROOT / "build"))
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
+import machine  # noqa: E402
 
 BATCH, SIZES = 256, [784, 1024, 1024, 10]
 TARGET = 1.25
+
+JAX_FORWARD = r"""
+import sys, time
+import jax, jax.numpy as jnp
+threads, steps, batch = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+sizes = [int(s) for s in sys.argv[4].split(",")]
+keys = jax.random.split(jax.random.PRNGKey(0), len(sizes) + 1)
+params = [(jax.random.normal(keys[i], (sizes[i], sizes[i + 1]), jnp.float32) / sizes[i] ** 0.5,
+           jnp.zeros((sizes[i + 1],), jnp.float32)) for i in range(len(sizes) - 1)]
+x = jax.random.normal(keys[-2], (batch, sizes[0]), jnp.float32)
+y = jax.nn.one_hot(jax.random.randint(keys[-1], (batch,), 0, sizes[-1]), sizes[-1])
+def loss_fn(params, x, y):
+    h = x
+    for i, (w, b) in enumerate(params):
+        h = h @ w + b
+        if i < len(params) - 1:
+            h = jnp.maximum(h, 0.0)
+    return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(h, axis=-1), axis=-1))
+start = time.perf_counter()
+compiled = jax.jit(loss_fn).lower(params, x, y).compile()
+compile_ms = (time.perf_counter() - start) * 1000
+times = []
+for _ in range(steps):
+    start = time.perf_counter()
+    jax.block_until_ready(compiled(params, x, y))
+    times.append((time.perf_counter() - start) * 1000)
+print(" ".join(map(str, times[1:])), compile_ms)
+"""
 
 
 def mlp_module(batch, sizes):
@@ -133,23 +166,38 @@ def main():
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=3)
+    machine.add_arguments(parser)
     args = parser.parse_args()
 
+    print(f"cpu_forward: MLP batch {BATCH}, {'-'.join(map(str, SIZES))}, fp32, "
+          f"{args.threads} thread(s) on cpus {','.join(map(str, machine.cores(args.threads)))}, "
+          f"{args.rounds}x{args.steps - 1} steps each", flush=True)
+    idle = machine.check_idle(args.threads, args.wait_idle)
+    os.sched_setaffinity(0, set(machine.cores(args.threads)))  # PyTorch runs in here
+    rounds = []
     with tempfile.TemporaryDirectory() as tmp:
         model = pathlib.Path(tmp) / "mlp.mlir"
         model.write_text(mlp_module(BATCH, SIZES))
-        epl, pt = [], []
-        for _ in range(args.rounds):  # interleaved, so drift hits both
-            epl += epl_times(model, args.steps, args.threads)[0]
-            pt += torch_times(args.steps, args.threads)
-    e, p = statistics.median(epl), statistics.median(pt)
+        for _ in idle.rounds(args.rounds):  # interleaved, so drift hits all
+            r = {"epl": epl_times(model, args.steps, args.threads)[0],
+                 "torch": torch_times(args.steps, args.threads)}
+            out = machine.run_jax(JAX_FORWARD, [args.threads, args.steps, BATCH,
+                                                ",".join(map(str, SIZES))], args.threads)
+            r["xla"] = None if out is None else [float(v) for v in out[:-1]]
+            rounds.append(r)
+    kept = idle.keep(rounds)
+    e, p = machine.median(kept, "epl"), machine.median(kept, "torch")
     ratio = e / p
-    print(f"cpu_forward: MLP batch {BATCH}, {'-'.join(map(str, SIZES))}, fp32, "
-          f"{args.threads} thread(s), {args.rounds}x{args.steps - 1} steps each")
     print(f"  epl-run  median step {e:8.3f} ms")
     print(f"  PyTorch  median step {p:8.3f} ms  (torch {__import__('torch').__version__})")
     print(f"  ratio epl-run / PyTorch = {ratio:.3f}  (target <= {TARGET}: "
-          f"{'met' if ratio <= TARGET else 'NOT met'})")
+          f"{'met' if ratio <= TARGET else 'NOT met'}){idle.flag()}")
+    if kept[0]["xla"] is None:
+        print(machine.xla_note())
+    else:
+        x = machine.median(kept, "xla")
+        print(f"  XLA      median step {x:8.3f} ms  (jax {machine.jax_python()[1]})")
+        print(f"  ratio epl-run / XLA     = {e / x:.3f}{idle.flag()}")
 
 
 if __name__ == "__main__":
