@@ -222,7 +222,7 @@ class Idle:
             print(f"machine: {len(results) - len(clean)} busy round(s) left out, "
                   f"{len(clean)} kept", flush=True)
         else:
-            print(f"machine: idle during all {len(clean)} rounds", flush=True)
+            print(f"machine: idle during all {len(clean)} round(s)", flush=True)
         return clean
 
     def flag(self):
