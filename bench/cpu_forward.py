@@ -9,7 +9,8 @@ same number of threads (OpenBLAS's, PyTorch's intra-op pool, XLA's pool)
 on the same cores (this process pins itself, and so its children, to the
 first N CPUs) and run in interleaved rounds on the same machine, so that
 the ratio is meaningful even where absolute times are noisy; the
-machine's idle state is checked before and after timing.
+machine's idle state is checked before timing and during each round
+(busy rounds are run again, bench/machine.py).
 
 usage: bench/cpu_forward.py [--threads N] [--steps K] [--rounds R] [--wait-idle S]
 Prints the median step times and the ratios epl-run / PyTorch (target: at

@@ -10,7 +10,7 @@ update written out as PyTorch's) with the parameters and momentum donated,
 compiled ahead of the timed steps. Same threads for all three, on the
 same cores (each process pinned to the first N CPUs; XLA's CPU client
 sizes its thread pool by them), interleaved rounds; the machine's idle
-state is checked before and after timing (bench/machine.py). Compile
+state is checked before timing and during each round (bench/machine.py). Compile
 times: epl-run's phases from `--timing` (parse to JIT), XLA's
 lower + compile of the step.
 

@@ -15,7 +15,8 @@ the biased variance, eps 1e-5, one-hot labels as ours), one jitted step
 with the parameters and momentum donated, compiled ahead of the timed
 steps. Same threads (OpenBLAS, torch, XLA's pool) on the same cores
 (bench/machine.py pins each process to the first N CPUs), interleaved
-rounds, medians; the machine's idle state checked before and after timing.
+rounds, medians; the machine's idle state checked before timing and during
+each round (bench/machine.py).
 
 usage: bench/resnet_train.py [--threads N] [--steps K] [--rounds R] [--wait-idle S]
 Prints the median step times, compile times (epl-run's `--timing` phases,

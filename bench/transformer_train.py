@@ -13,8 +13,8 @@ single-tensor update) as one jitted step with the parameters and
 optimizer state donated, compiled ahead of the timed steps.
 Same threads for all three on the same cores (bench/machine.py: each
 process pinned to the first N CPUs; XLA sizes its thread pool by them),
-interleaved rounds, the machine's idle state checked before and after
-timing. What it watches: dense layers on
+interleaved rounds, the machine's idle state checked before timing and
+during each round. What it watches: dense layers on
 [batch, seq, dim], their weight gradients and attention's 4-D products must
 run as GEMMs (epl-matmul-to-runtime), not loop nests.
 
