@@ -235,6 +235,7 @@ def pooled(rounds, key):
 
 
 def median(rounds, key):
+    """The median of the step times `key` of every round."""
     return statistics.median(pooled(rounds, key))
 
 
@@ -288,12 +289,16 @@ def run_jax(code, args, threads):
     env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=flags.strip(),
                TF_CPP_MIN_LOG_LEVEL="2")
     env.pop("PYTHONPATH", None)  # the project's python/ is not for this interpreter
-    return subprocess.run([exe, "-c", code, *map(str, args)], check=True, capture_output=True,
-                          text=True, env=env, preexec_fn=pin(threads)).stdout.split()
+    run = subprocess.run([exe, "-c", code, *map(str, args)], capture_output=True, text=True,
+                         env=env, preexec_fn=pin(threads))
+    if run.returncode:
+        sys.stderr.write(run.stderr)
+        raise subprocess.CalledProcessError(run.returncode, [exe, "-c", "<JAX benchmark>"])
+    return run.stdout.split()
 
 
 def xla_note():
-    """One line saying what XLA ran on, or why it did not."""
+    """The line saying why XLA did not run (None when it can)."""
     exe, version = jax_python()
     if exe is None:
         return f"  XLA      skipped: {version}"
