@@ -207,6 +207,21 @@ size_t instructionCount(llvm::Module &m) {
 } // namespace
 
 namespace {
+/// The analysis managers of a new-pass-manager run, registered with `pb`.
+struct AnalysisManagers {
+  explicit AnalysisManagers(llvm::PassBuilder &pb) {
+    pb.registerModuleAnalyses(module);
+    pb.registerCGSCCAnalyses(cgscc);
+    pb.registerFunctionAnalyses(function);
+    pb.registerLoopAnalyses(loop);
+    pb.crossRegisterProxies(loop, function, cgscc, module);
+  }
+  llvm::LoopAnalysisManager loop;
+  llvm::FunctionAnalysisManager function;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager module;
+};
+
 /// Replaces each load and store of a struct or array in `f` by loads and
 /// stores of its scalar fields.
 void splitAggregateAccesses(llvm::Function &f) {
@@ -312,20 +327,12 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
     tuning.LoopVectorization = true;
     tuning.SLPVectorization = true;
     llvm::PassBuilder pb(tm, tuning);
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    AnalysisManagers am(pb);
     llvm::OptimizationLevel levels[] = {
         llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
         llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
     pb.buildPerModuleDefaultPipeline(levels[std::min(level, 3u)])
-        .run(*kernels, mam);
+        .run(*kernels, am.module);
 
     for (llvm::Function &f : m)
       if (isKernel(&f))
@@ -345,21 +352,13 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
       splitAggregateAccesses(f);
   {
     llvm::PassBuilder pb(tm);
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    AnalysisManagers am(pb);
     llvm::FunctionPassManager glue;
     glue.addPass(llvm::InstSimplifyPass());
     glue.addPass(llvm::DCEPass());
     for (llvm::Function &f : m)
       if (!f.isDeclaration() && !isKernel(&f))
-        glue.run(f, fam);
+        glue.run(f, am.function);
   }
   for (llvm::Function &f : m)
     if (!f.isDeclaration() && !isKernel(&f)) {
