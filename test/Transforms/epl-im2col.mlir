@@ -43,6 +43,30 @@ func.func @input_gradient(%g: tensor<2x8x8x4xf32>, %w: tensor<3x3x2x4xf32>, %z: 
 
 // -----
 
+// A filter gradient contracts over (n, oh, ow) into (kh, kw, c, f): the
+// window reads channels (an m loop) innermost, so the patches are laid out
+// (k, m) = [n, oh, ow, kh, kw, c], copied along channels, and BLAS reads
+// them transposed.
+// CHECK-LABEL: func.func @filter_gradient
+// CHECK: %[[PATCHES:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x6x6x4xf32>) outs(%{{.*}} : tensor<2x4x4x3x3x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[PATCHES]], %{{.*}} : tensor<2x4x4x3x3x4xf32>, tensor<2x4x4x8xf32>) outs(%{{.*}} : tensor<3x3x4x8xf32>)
+func.func @filter_gradient(%x: tensor<2x6x6x4xf32>, %dy: tensor<2x4x4x8xf32>, %z: tensor<3x3x4x8xf32>) -> tensor<3x3x4x8xf32> {
+  %dw = linalg.generic {
+      indexing_maps = [affine_map<(kh, kw, c, f, n, i, j) -> (n, i + kh, j + kw, c)>,
+                       affine_map<(kh, kw, c, f, n, i, j) -> (n, i, j, f)>,
+                       affine_map<(kh, kw, c, f, n, i, j) -> (kh, kw, c, f)>],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
+      ins(%x, %dy : tensor<2x6x6x4xf32>, tensor<2x4x4x8xf32>) outs(%z : tensor<3x3x4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3x3x4x8xf32>
+  return %dw : tensor<3x3x4x8xf32>
+}
+
+// -----
+
 // Pooling is no contraction: it stays as it is.
 // CHECK-LABEL: func.func @pool
 // CHECK-NOT: tensor<2x3x3x2x2x4xf32>

@@ -122,9 +122,20 @@ LogicalResult im2col(RewriterBase &rewriter, linalg::GenericOp op) {
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
+  // Patches are copied along the windowed input's contiguous dimension:
+  // when it is an m loop (a filter gradient reads channels, an output
+  // dimension, innermost), the patches are laid out (batch, k, m), which
+  // BLAS reads transposed; (batch, m, k) wrote each channel 3x slower.
+  bool mInnermost = false;
+  if (window.getNumResults() != 0) {
+    AffineExpr last = window.getResults().back();
+    mInnermost =
+        llvm::any_of(m, [&](unsigned d) { return last.isFunctionOfDim(d); }) &&
+        llvm::none_of(k, [&](unsigned d) { return last.isFunctionOfDim(d); });
+  }
   SmallVector<unsigned> patchOrder = batch;
-  llvm::append_range(patchOrder, m);
-  llvm::append_range(patchOrder, k);
+  llvm::append_range(patchOrder, mInnermost ? k : m);
+  llvm::append_range(patchOrder, mInnermost ? m : k);
   Value patches = materialize(rewriter, loc, op.getDpsInputs()[windowed],
                               window, patchOrder, sizes);
   SmallVector<unsigned> otherOrder = batch;

