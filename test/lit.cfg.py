@@ -47,6 +47,11 @@ if os.path.exists("/usr/local/cuda/bin/ptxas"):
     # Where gpu-module-to-binary finds libdevice (__nv_tanhf and friends).
     config.environment["CUDA_HOME"] = "/usr/local/cuda"
 
+# Checks of the host's machine code read x86 mnemonics.
+import platform
+if platform.machine() in ("x86_64", "AMD64"):
+    config.available_features.add("x86_64-host")
+
 # Multi-process tests run under Open MPI when it is installed.
 import shutil
 mpirun = shutil.which("mpirun")

@@ -433,6 +433,7 @@ createEngine(ModuleOp module, const CompileOptions &options,
   ExecutionEngineOptions engineOptions;
   engineOptions.transformer = optimize;
   engineOptions.enableGDBNotificationListener = false;
+  engineOptions.enableObjectDump = !options.objectDumpPath.empty();
   auto engine =
       ExecutionEngine::create(module, engineOptions, std::move(*jitTarget));
   if (!engine) {
@@ -481,6 +482,18 @@ FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
       return failure();
     }
     stage.call = *packed;
+  }
+  // Every stage is compiled now (the lookups above materialized them).
+  if (!options.objectDumpPath.empty()) {
+    // dumpToObjectFile only prints what goes wrong: check the file first.
+    std::error_code ec;
+    { llvm::raw_fd_ostream probe(options.objectDumpPath, ec); }
+    if (ec) {
+      error = "cannot write --dump-object " + options.objectDumpPath + ": " +
+              ec.message();
+      return failure();
+    }
+    (*engine)->dumpToObjectFile(options.objectDumpPath);
   }
   loaded.engine = std::move(*engine);
   timer.done("jit-compile");

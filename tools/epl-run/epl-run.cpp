@@ -70,6 +70,12 @@ cl::opt<bool> evalEachEpoch("eval-each-epoch",
                                      "after the last step"),
                             cl::init(false), cl::cat(category));
 
+cl::opt<std::string>
+    dumpObject("dump-object",
+               cl::desc("Write the JIT-compiled step's machine code as an "
+                        "object file (to inspect it: llvm-objdump -d)"),
+               cl::value_desc("file.o"), cl::cat(category));
+
 [[noreturn]] void fail(const llvm::Twine &message) {
   llvm::errs() << "epl-run: error: " << message << "\n";
   std::exit(1);
@@ -102,6 +108,7 @@ int main(int argc, char **argv) {
   if (failed(compileOrFailure))
     fail(error);
   CompileOptions compile = *compileOrFailure;
+  compile.objectDumpPath = dumpObject;
   FailureOr<RunOptions> runOrFailure = runLine.runOptions(error);
   if (failed(runOrFailure))
     fail(error);

@@ -57,6 +57,8 @@ struct CompileOptions {
   unsigned codegenOptLevel = 2;
   /// Print the LLVM IR's size before and after optimization.
   bool timing = false;
+  /// JIT only: write the compiled machine code of the step here.
+  std::string objectDumpPath;
 };
 
 /// The options of the compile stages every compiling tool (epl-run,
