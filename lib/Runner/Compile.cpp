@@ -25,12 +25,14 @@
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Transforms/Scalar/DCE.h"
 #include "llvm/Transforms/Scalar/InstSimplifyPass.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <algorithm>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -485,15 +487,22 @@ FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
   }
   // Every stage is compiled now (the lookups above materialized them).
   if (!options.objectDumpPath.empty()) {
-    // dumpToObjectFile only prints what goes wrong: check the file first.
+    // Whole or not at all, as every file epl-run writes: into a temporary
+    // file next to it, then renamed. dumpToObjectFile only prints what goes
+    // wrong, so the temporary is created (and its folder checked) first.
+    const std::string &path = options.objectDumpPath;
+    std::string temporary = path + ".tmp" + std::to_string(::getpid());
     std::error_code ec;
-    { llvm::raw_fd_ostream probe(options.objectDumpPath, ec); }
+    { llvm::raw_fd_ostream probe(temporary, ec); }
+    if (!ec) {
+      (*engine)->dumpToObjectFile(temporary);
+      ec = llvm::sys::fs::rename(temporary, path);
+    }
     if (ec) {
-      error = "cannot write --dump-object " + options.objectDumpPath + ": " +
-              ec.message();
+      llvm::sys::fs::remove(temporary);
+      error = "cannot write --dump-object " + path + ": " + ec.message();
       return failure();
     }
-    (*engine)->dumpToObjectFile(options.objectDumpPath);
   }
   loaded.engine = std::move(*engine);
   timer.done("jit-compile");
