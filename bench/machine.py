@@ -277,6 +277,27 @@ def jax_python():
                   "`pip install jax` or set EPL_JAX_PYTHON")
 
 
+# The timing loop of every benchmark's JAX step, appended to its code: the
+# step (params, state, x, y) -> (params, state, loss) compiled ahead with
+# both donated, then timed step by step; prints the times after the first,
+# then the compile time (ms).
+JAX_TIMED_STEPS = r"""
+def timed_steps(step, params, state, x, y, steps):
+    import time
+    import jax
+    start = time.perf_counter()
+    compiled = jax.jit(step, donate_argnums=(0, 1)).lower(params, state, x, y).compile()
+    compile_ms = (time.perf_counter() - start) * 1000
+    times = []
+    for _ in range(steps):
+        start = time.perf_counter()
+        params, state, loss = compiled(params, state, x, y)
+        jax.block_until_ready((params, state, loss))
+        times.append((time.perf_counter() - start) * 1000)
+    print(" ".join(map(str, times[1:])), compile_ms)
+"""
+
+
 def run_jax(code, args, threads):
     """Runs a JAX benchmark (a code string) in jax_python() on cores(threads);
     returns its stdout split, or None when there is no JAX."""

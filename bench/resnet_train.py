@@ -78,7 +78,7 @@ for _ in range(steps):
 print(" ".join(map(str, times[1:])))
 """ % {"lr": LR, "momentum": MOMENTUM}
 
-JAX_STEPS = r"""
+JAX_STEPS = machine.JAX_TIMED_STEPS + r"""
 import sys, time
 import jax, jax.numpy as jnp
 threads, steps, batch, size, classes = map(int, sys.argv[1:6])
@@ -126,16 +126,7 @@ def step(params, bufs, x, y):
     bufs = jax.tree.map(lambda b, g: b * momentum + g, bufs, grads)
     params = jax.tree.map(lambda p, b: p - lr * b, params, bufs)
     return params, bufs, loss
-start = time.perf_counter()
-compiled = jax.jit(step, donate_argnums=(0, 1)).lower(params, bufs, x, y).compile()
-compile_ms = (time.perf_counter() - start) * 1000
-times = []
-for _ in range(steps):
-    start = time.perf_counter()
-    params, bufs, loss = compiled(params, bufs, x, y)
-    jax.block_until_ready((params, bufs, loss))
-    times.append((time.perf_counter() - start) * 1000)
-print(" ".join(map(str, times[1:])), compile_ms)
+timed_steps(step, params, bufs, x, y, steps)
 """ % {"lr": LR, "momentum": MOMENTUM}
 
 

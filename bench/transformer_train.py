@@ -73,7 +73,7 @@ for _ in range(steps):
 print(" ".join(map(str, times[1:])))
 """ % {"lr": LR, "wd": WEIGHT_DECAY}
 
-JAX_STEPS = r"""
+JAX_STEPS = machine.JAX_TIMED_STEPS + r"""
 import math, sys, time
 import jax, jax.numpy as jnp
 threads, steps = int(sys.argv[1]), int(sys.argv[2])
@@ -124,16 +124,7 @@ def step(params, state, x, y):
         lambda p, m, v: p * (1 - lr * wd) - (lr / bc1) * m / (jnp.sqrt(v) / jnp.sqrt(bc2) + eps),
         params, m, v)
     return params, {"m": m, "v": v, "step": t}, loss
-start = time.perf_counter()
-compiled = jax.jit(step, donate_argnums=(0, 1)).lower(params, state, x, y).compile()
-compile_ms = (time.perf_counter() - start) * 1000
-times = []
-for _ in range(steps):
-    start = time.perf_counter()
-    params, state, loss = compiled(params, state, x, y)
-    jax.block_until_ready((params, state, loss))
-    times.append((time.perf_counter() - start) * 1000)
-print(" ".join(map(str, times[1:])), compile_ms)
+timed_steps(step, params, state, x, y, steps)
 """ % {"lr": LR, "wd": WEIGHT_DECAY}
 
 
