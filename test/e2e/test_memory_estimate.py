@@ -159,4 +159,10 @@ def test_steps_after_the_first_take_almost_no_page_faults(tmp_path, ranks):
     epl_run(model, "--steps", "6", "--report", report, ranks=ranks)
     faults = [s["page_faults"] for s in json.loads(report.read_text())["steps"]]
     assert faults[0] > 500, faults
-    assert max(faults[2:]) <= 16, faults
+    # A step that returned its buffers would fault most of the first step's
+    # pages back in, every step. The kernel may still fault a few pages of a
+    # running process at any time (NUMA balancing, compaction, KSM), so the
+    # typical step must take none and none may take a quarter of the first's.
+    steady = sorted(faults[2:])
+    assert steady[len(steady) // 2] <= 16, faults
+    assert steady[-1] < faults[0] / 4, faults
