@@ -11,6 +11,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -19,16 +20,20 @@
 using namespace mlir;
 using namespace mlir::epl;
 
-void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
-                                         const CPULoweringOptions &options) {
+/// The lowering's steps on tensors, and bufferization: the same for every
+/// target. Contractions become the runtime's GEMM where `blas` says so.
+static void addBufferization(OpPassManager &pm, bool blas,
+                             bool deviceAssertions = false) {
   pm.addPass(createEPLDecomposeAggregatesPass());
   pm.addPass(createEPLExpandMathPass());
   // Convolutions (and their gradients) read patches, so BLAS runs them.
-  if (options.blas)
+  if (blas)
     pm.addPass(createEPLIm2ColPass());
-  pm.addPass(createEPLLowerToRuntimePass());
+  EPLLowerToRuntimePassOptions runtime;
+  runtime.deviceAssertions = deviceAssertions;
+  pm.addPass(createEPLLowerToRuntimePass(runtime));
   EPLFuseElementwisePassOptions fuse;
-  fuse.keepContractions = options.blas;
+  fuse.keepContractions = blas;
   pm.addPass(createEPLFuseElementwisePass(fuse));
   // epl-run's entry wrappers hold the step's body and write its results
   // into the runner's buffers; what is left of the step is dead.
@@ -70,13 +75,13 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(
       bufferization::createOptimizeAllocationLivenessPass());
 
-  if (options.blas)
+  if (blas)
     pm.addPass(createEPLMatmulToRuntimePass());
-  pm.addPass(createEPLOutlineKernelsPass());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
+}
+
+/// Host code (and on the CPU, its kernels) from loops on buffers to the LLVM
+/// dialect.
+static void addHostToLLVM(OpPassManager &pm) {
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
@@ -87,8 +92,70 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+}
+
+/// Buffers to structured control flow on memrefs, for host and kernels.
+static void addLoopsToControlFlow(OpPassManager &pm) {
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+}
+
+/// What every GPU lowering does first: each linalg op on buffers a launch,
+/// each launch's body a kernel of its own.
+static void addKernelMapping(OpPassManager &pm, int64_t threadsPerBlock,
+                             bool onHost) {
+  EPLLinalgToGPUPassOptions mapping;
+  mapping.threadsPerBlock = threadsPerBlock;
+  mapping.allowHostCalls = onHost;
+  pm.addPass(createEPLLinalgToGPUPass(mapping));
+  pm.addPass(createGpuKernelOutliningPass());
+}
+
+void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
+                                         const CPULoweringOptions &options) {
+  addBufferization(pm, options.blas);
+  if (options.emulateGPU) {
+    // The kernels run on the host: a gather's bounds check may call the
+    // runtime, as on the CPU.
+    addKernelMapping(pm, options.threadsPerBlock, /*onHost=*/true);
+    pm.addPass(createEPLGPUKernelsToHostPass());
+  }
+  pm.addPass(createEPLOutlineKernelsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  addLoopsToControlFlow(pm);
+  addHostToLLVM(pm);
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::epl::buildCUDALoweringPipeline(OpPassManager &pm,
+                                          const CUDALoweringOptions &options) {
+  // Contractions always go to the runtime: cuBLAS.
+  addBufferization(pm, /*blas=*/true, /*deviceAssertions=*/true);
+  addKernelMapping(pm, options.threadsPerBlock, /*onHost=*/false);
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  addLoopsToControlFlow(pm);
+  // Kernels first: their math becomes libdevice calls, not libm's.
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  addHostToLLVM(pm);
+  // Launches and copies become calls of the runtime's mgpu* functions.
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
 void mlir::epl::buildParallelizePipeline(OpPassManager &pm,
@@ -134,6 +201,12 @@ void mlir::epl::registerEPLPassesAndPipelines() {
       "Lowers a tensor-level EPL module to the LLVM dialect for the CPU "
       "runtime (communication and matmuls as runtime calls)",
       buildCPULoweringPipeline);
+  PassPipelineRegistration<CUDALoweringOptions>(
+      "epl-lower-to-cuda",
+      "Lowers a tensor-level EPL module for NVIDIA GPUs: kernels to NVVM and "
+      "a cubin (or PTX), contractions to cuBLAS and communication to the "
+      "runtime, host code to the LLVM dialect",
+      buildCUDALoweringPipeline);
   PassPipelineRegistration<ParallelizeOptions>(
       "epl-parallelize",
       "Turns an L0 model into the training step one device runs: epl-plan, "

@@ -49,6 +49,13 @@ CompileCommandLine::CompileCommandLine(llvm::cl::OptionCategory &category)
               llvm::cl::init(false), llvm::cl::cat(category)),
       blas("blas", llvm::cl::desc("Run matmuls through CBLAS"),
            llvm::cl::init(true), llvm::cl::cat(category)),
+      emulateGPU(
+          "emulate-gpu",
+          llvm::cl::desc(
+              "Compile every kernel as for the cuda target, then run it on "
+              "the CPU thread by thread: checks the GPU lowering's numbers "
+              "without a GPU (slow; matmuls still go to BLAS)"),
+          llvm::cl::init(false), llvm::cl::cat(category)),
       optLevel("O", llvm::cl::desc("LLVM optimization level (0-3)"),
                llvm::cl::init(2), llvm::cl::Prefix, llvm::cl::cat(category)),
       codegenOpt(
@@ -74,6 +81,12 @@ CompileCommandLine::compileOptions(std::string &error) const {
   compile.entry = entry;
   compile.train = !noTrain;
   compile.blas = blas;
+  compile.emulateGPU = emulateGPU;
+  if (emulateGPU && !blas) {
+    error = "--emulate-gpu runs contractions through the runtime's GEMM, as "
+            "the GPU does; it cannot be combined with --blas=false";
+    return failure();
+  }
   compile.optLevel = optLevel;
   compile.codegenOptLevel = codegenOpt;
   compile.timing = timing;
@@ -454,6 +467,7 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
   PassManager pm(module.getContext());
   CPULoweringOptions lowering;
   lowering.blas = options.blas;
+  lowering.emulateGPU = options.emulateGPU;
   buildCPULoweringPipeline(pm, lowering);
   if (failed(pm.run(module)))
     return failure();

@@ -66,6 +66,13 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
     "::mlir::memref::MemRefDialect",
     "::mlir::tensor::TensorDialect",
   ];
+  let options = [
+    Option<"deviceAssertions", "device-assertions", "bool",
+           /*default=*/"false",
+           "Leave a cf.assert in a linalg body as it is (on a GPU it "
+           "becomes the kernel's own assertion, which cannot call the "
+           "runtime)">,
+  ];
   let statistics = [
     Statistic<"numCollectives", "collectives",
               "Collective and point-to-point ops turned into runtime calls">,
@@ -115,6 +122,114 @@ def EPLMatmulToRuntimePass : Pass<"epl-matmul-to-runtime", "ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numMatmuls", "matmuls", "Contractions turned into GEMM calls">,
+  ];
+}
+
+def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
+  let summary = "Runs every linalg op on buffers as a GPU launch";
+  let description = [{
+    After bufferization (and `epl-matmul-to-runtime`, which leaves
+    contractions to the runtime's GEMM: cuBLAS on a GPU), every linalg op
+    and `memref.copy` in host code becomes a `gpu.launch` of one thread per
+    point of its parallel loops. The points are flattened onto the x
+    dimension of the grid, `threads-per-block` at a time, the innermost
+    loop fastest (neighbouring threads touch neighbouring elements), with a
+    guard for the last block. Each thread runs the op's reduction loops in
+    their order with the accumulators in registers: it computes exactly the
+    sequence of operations the CPU's loop nest computes for that point. Any
+    rank, broadcasts, windows, index-dependent bodies and ops with no
+    parallel loop (one thread) are covered, and no grid dimension but x is
+    used, so no shape meets the y/z grid limit.
+
+    A constant the kernels read (a `memref.global`) is copied into a device
+    buffer where it is read (`gpu.memcpy`); globals marked `epl.host`
+    (device group descriptors the runtime reads) stay on the host.
+
+    Errors name the op: a body that calls a host function (unless
+    `allow-host-calls`, for kernels run on the host by
+    epl-gpu-kernels-to-host; on a GPU, a gather's bounds check stays a
+    `cf.assert`, see epl-lower-to-runtime's `device-assertions`), a result
+    indexed by a reduction loop that several threads would write, and a
+    buffer access left on the host that cannot move into a kernel (its
+    value used by the host, or an allocation or call beside it).
+
+    Other code that reads or writes buffers (the loops `epl.scatter_add`
+    decomposes into: a gradient scattered into the rows its gather read,
+    where two ids may name one row) runs as a launch of one thread, in its
+    order: exact, and as deterministic as the CPU.
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+        ins(%a : memref<64x128xf32>) outs(%s : memref<64xf32>) {...}
+    ```
+    becomes
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, ...) threads(%tx, %ty, %tz) in (%sx = %c64, ...) {
+      %i = ... %bx * 64 + %tx
+      scf.if %i < 64 {
+        %init = memref.load %s[%i]
+        %sum = scf.for %j = %c0 to %c128 step %c1 iter_args(%acc = %init) -> f32 {...}
+        memref.store %sum, %s[%i]
+      }
+      gpu.terminator
+    }
+    ```
+  }];
+  let options = [
+    Option<"threadsPerBlock", "threads-per-block", "int64_t",
+           /*default=*/"256", "Threads in each block (1 to 1024)">,
+    Option<"allowHostCalls", "allow-host-calls", "bool", /*default=*/"false",
+           "Let kernels call host functions (only for kernels that run on "
+           "the host: epl-gpu-kernels-to-host)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+  let statistics = [
+    Statistic<"numLaunches", "launches", "Linalg ops turned into launches">,
+    Statistic<"numSequential", "sequential",
+              "Host loop nests run as one GPU thread">,
+    Statistic<"numConstants", "constants",
+              "Constant globals copied to device memory">,
+  ];
+}
+
+def EPLGPUKernelsToHostPass : Pass<"epl-gpu-kernels-to-host", "ModuleOp"> {
+  let summary = "Runs outlined GPU kernels on the CPU, block by block and "
+                "thread by thread";
+  let description = [{
+    Checks the GPU lowering's numbers where there is no GPU: every kernel of
+    every `gpu.module` becomes a host function
+    `@__epl_kernel_<module>_<kernel>` taking the kernel's arguments and the
+    grid and block sizes, whose body is the kernel's inside explicit loops
+    over the blocks and the threads of each (`gpu.block_id`,
+    `gpu.thread_id`, `gpu.grid_dim` and `gpu.block_dim` become the loops'
+    indices and bounds). Each `gpu.launch_func` becomes a call of it and
+    each `gpu.memcpy` a `memref.copy`; the `gpu.module`s are erased. The
+    kernels run exactly as compiled for the GPU, up to the device's
+    floating-point contraction, so `epl-run --emulate-gpu` compares them
+    with the CPU path. A kernel whose threads must run together (barriers,
+    shuffles, workgroup memory) is an error: epl-linalg-to-gpu makes none.
+
+    ```mlir
+    gpu.launch_func @k::@k blocks in (%g, %c1, %c1) threads in (%t, %c1, %c1) args(%a : memref<8xf32>)
+    ```
+    becomes
+    ```mlir
+    call @__epl_kernel_k_k(%a, %g, %c1, %c1, %t, %c1, %c1) : (memref<8xf32>, index, ...) -> ()
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Kernels turned into host functions">,
   ];
 }
 

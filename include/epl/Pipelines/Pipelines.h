@@ -20,6 +20,16 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       *this, "blas",
       llvm::cl::desc("Run matmul-like ops through CBLAS (else as loops)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> emulateGPU{
+      *this, "emulate-gpu",
+      llvm::cl::desc("Map linalg ops to GPU kernels as epl-lower-to-cuda "
+                     "does, then run the kernels on the CPU thread by thread "
+                     "(checks the GPU lowering's numbers without a GPU)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> threadsPerBlock{
+      *this, "threads-per-block",
+      llvm::cl::desc("GPU threads per block (with emulate-gpu)"),
+      llvm::cl::init(256)};
 };
 
 /// `epl-lower-to-cpu`: a tensor-level module (L0 to L3) down to the LLVM
@@ -27,6 +37,33 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
 /// bufferization with deallocation, matmuls to BLAS, the rest to loops.
 void buildCPULoweringPipeline(OpPassManager &pm,
                               const CPULoweringOptions &options);
+
+struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture of the kernels"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features of the kernels"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What the kernels are embedded as: bin (a cubin, made "
+                     "by CUDA's ptxas), isa (PTX, compiled by the driver "
+                     "when loaded) or fatbin"),
+      llvm::cl::init("bin")};
+  PassOptions::Option<int64_t> threadsPerBlock{
+      *this, "threads-per-block", llvm::cl::desc("GPU threads per block"),
+      llvm::cl::init(256)};
+};
+
+/// `epl-lower-to-cuda`: a tensor-level module down to the LLVM dialect for
+/// NVIDIA GPUs: the same bufferization as the CPU's; every linalg op a
+/// kernel (epl-linalg-to-gpu), compiled to NVVM and embedded as a cubin;
+/// contractions and communication calls of the runtime, which runs them
+/// with cuBLAS and NCCL on device buffers; launches calls of the runtime's
+/// mgpu* functions.
+void buildCUDALoweringPipeline(OpPassManager &pm,
+                               const CUDALoweringOptions &options);
 
 struct ParallelizeOptions : public PassPipelineOptions<ParallelizeOptions> {
   PassOptions::Option<int64_t> devices{

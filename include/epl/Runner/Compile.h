@@ -47,6 +47,10 @@ struct CompileOptions {
   int64_t devices = 1;
   /// Matmuls through CBLAS.
   bool blas = true;
+  /// Lower for the GPU (epl-linalg-to-gpu), then run the kernels on the CPU
+  /// thread by thread (epl-gpu-kernels-to-host): checks the GPU lowering's
+  /// numbers where there is no GPU.
+  bool emulateGPU = false;
   /// LLVM IR optimization level of the JIT (0-3).
   unsigned optLevel = 2;
   /// Code generator level (0-3) of the kernels (`__epl_kernel_*`). The
@@ -62,8 +66,8 @@ struct CompileOptions {
 };
 
 /// The options of the compile stages every compiling tool (epl-run,
-/// epl-compile) takes: --entry, --no-train, --blas, -O, --codegen-opt,
-/// --timing. Constructing it registers them in `category`.
+/// epl-compile) takes: --entry, --no-train, --blas, --emulate-gpu, -O,
+/// --codegen-opt, --timing. Constructing it registers them in `category`.
 class CompileCommandLine {
 public:
   explicit CompileCommandLine(llvm::cl::OptionCategory &category);
@@ -73,6 +77,7 @@ public:
   llvm::cl::opt<std::string> entry;
   llvm::cl::opt<bool> noTrain;
   llvm::cl::opt<bool> blas;
+  llvm::cl::opt<bool> emulateGPU;
   llvm::cl::opt<unsigned> optLevel;
   llvm::cl::opt<unsigned> codegenOpt;
   llvm::cl::opt<bool> timing;

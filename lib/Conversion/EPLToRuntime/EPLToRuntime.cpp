@@ -436,9 +436,15 @@ static void checkGatherIndices(ModuleOp module) {
 /// `cf.assert %ok, "msg"` as `scf.if !ok { epl_rt_assert_failed("msg") }`,
 /// the message a constant i8 global: a failed check ends the run with a
 /// message instead of an abort.
-static void lowerAsserts(ModuleOp module, RuntimeAPI &api) {
+static void lowerAsserts(ModuleOp module, RuntimeAPI &api,
+                         bool deviceAssertions) {
   SmallVector<cf::AssertOp> asserts;
-  module.walk([&](cf::AssertOp a) { asserts.push_back(a); });
+  module.walk([&](cf::AssertOp a) {
+    // A kernel cannot call the host: in a linalg body on a GPU, the
+    // assertion stays the kernel's own.
+    if (!deviceAssertions || !a->getParentOfType<linalg::LinalgOp>())
+      asserts.push_back(a);
+  });
   llvm::StringMap<memref::GlobalOp> messages;
   OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
   for (cf::AssertOp a : asserts) {
@@ -456,6 +462,7 @@ static void lowerAsserts(ModuleOp module, RuntimeAPI &api) {
               RankedTensorType::get(type.getShape(), top.getI8Type()),
               llvm::ArrayRef(bytes)),
           /*constant=*/true, /*alignment=*/nullptr);
+      global->setAttr(EPLDialect::kHostGlobalAttrName, top.getUnitAttr());
     }
     OpBuilder b(a);
     Location loc = a.getLoc();
@@ -474,6 +481,8 @@ static void lowerAsserts(ModuleOp module, RuntimeAPI &api) {
 
 struct EPLLowerToRuntimePass
     : mlir::epl::impl::EPLLowerToRuntimePassBase<EPLLowerToRuntimePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     RuntimeAPI api(module);
@@ -501,7 +510,7 @@ struct EPLLowerToRuntimePass
       lowerAction(api, call, action);
     numActions += actions.size();
     checkGatherIndices(module);
-    lowerAsserts(module, api);
+    lowerAsserts(module, api, deviceAssertions);
 
     // On one device (no partitioning ran), a sharding constraint is the
     // identity.

@@ -119,6 +119,10 @@ Value RuntimeAPI::groupDescriptor(OpBuilder &builder, Location loc, MeshOp mesh,
     global = memref::GlobalOp::create(
         moduleBuilder, loc, name, moduleBuilder.getStringAttr("private"), type,
         value, /*constant=*/true, /*alignment=*/nullptr);
+    // Read by the runtime, never by a kernel: it stays in host memory when
+    // the step's buffers live on a GPU (epl-linalg-to-gpu).
+    global->setAttr(EPLDialect::kHostGlobalAttrName,
+                    moduleBuilder.getUnitAttr());
   }
   Value ref =
       memref::GetGlobalOp::create(builder, loc, type, global.getSymName());

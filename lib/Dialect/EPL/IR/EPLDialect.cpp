@@ -357,6 +357,13 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                                 "gradient checkpointing keeps)";
     return success();
   }
+  if (name == kHostGlobalAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()) ||
+        op->getName().getStringRef() != "memref.global")
+      return op->emitError()
+             << "'" << name << "' is a unit attribute of memref.global";
+    return success();
+  }
   if (name == kMemoryEstimateAttrName) {
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!isa<FunctionOpInterface>(op) || !dict ||
@@ -376,7 +383,8 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                          << kOriginAttrName << "', '" << kMicroBatchAttrName
                          << "', '" << kStageAttrName << "', '"
                          << kActionAttrName << "', '" << kCheckpointAttrName
-                         << "', 'epl.shardings', 'epl.loop_axes' or '"
+                         << "', 'epl.shardings', 'epl.loop_axes', '"
+                         << kHostGlobalAttrName << "' (on a memref.global) or '"
                          << kMemoryEstimateAttrName << "' (on a function)";
 }
 

@@ -108,6 +108,10 @@ def EPL_Dialect : Dialect {
     /// On a function: epl-estimate-memory's figures, in bytes.
     static constexpr ::llvm::StringLiteral kMemoryEstimateAttrName =
         "epl.memory_estimate";
+    /// On a `memref.global` only the runtime reads (device group
+    /// descriptors, assertion messages): it stays in host memory when the
+    /// step's buffers live on a GPU (epl-linalg-to-gpu).
+    static constexpr ::llvm::StringLiteral kHostGlobalAttrName = "epl.host";
     /// The mesh axis epl-plan makes for pipeline stages.
     static constexpr ::llvm::StringLiteral kStageAxisName = "stage";
 

@@ -1,0 +1,357 @@
+//===- LinalgToGPU.cpp - Linalg ops on buffers as GPU launches ------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Conversion/Passes.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLLINALGTOGPUPASS
+#include "epl/Conversion/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+
+namespace {
+/// What a kernel's body cannot do: call a host function (the runtime), or
+/// read a tensor (nothing but buffers lives on the device).
+LogicalResult checkBody(linalg::LinalgOp op, bool allowHostCalls) {
+  WalkResult walk = op->walk([&](Operation *inner) {
+    if (auto call = dyn_cast<CallOpInterface>(inner); call && !allowHostCalls) {
+      auto diag = op.emitOpError()
+                  << "cannot run as a GPU kernel: its body calls a host "
+                     "function";
+      if (auto callee =
+              dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee()))
+        diag << " (" << callee << ")";
+      diag.attachNote(inner->getLoc()) << "called here";
+      return WalkResult::interrupt();
+    }
+    if (llvm::any_of(inner->getOperandTypes(),
+                     llvm::IsaPred<RankedTensorType, UnrankedTensorType>)) {
+      op.emitOpError()
+              .append("cannot run as a GPU kernel: its body reads a tensor")
+              .attachNote(inner->getLoc())
+          << "read here";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// `op` as a launch of one thread per point of its parallel loops (all of
+/// them flattened onto blocks of `threadsPerBlock` x-threads, the innermost
+/// loop fastest, so that neighbouring threads touch neighbouring elements);
+/// each thread runs the reduction loops in their order, keeping the
+/// accumulators in registers. A thread computes exactly what the CPU's loop
+/// nest computes for that point, in the same order.
+LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
+                              bool allowHostCalls) {
+  if (!op.hasPureBufferSemantics())
+    return op.emitOpError("cannot run as a GPU kernel: it is not bufferized");
+  if (failed(checkBody(op, allowHostCalls)))
+    return failure();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> parallel, reduction;
+  for (auto [d, it] : llvm::enumerate(iterators))
+    (it == utils::IteratorType::parallel ? parallel : reduction).push_back(d);
+  // A result indexed by a reduction loop (fusion makes them: an element-wise
+  // producer's value at every point of its consumer's reduction) is read
+  // and written at each point, as the CPU's loops do; it is only exact if
+  // no two threads write one element.
+  SmallVector<bool> perPoint;
+  for (OpOperand &init : op.getDpsInitsMutable()) {
+    AffineMap map = op.getMatchingIndexingMap(&init);
+    perPoint.push_back(llvm::any_of(
+        reduction, [&](unsigned d) { return map.isFunctionOfDim(d); }));
+    if (perPoint.back())
+      for (unsigned d : parallel)
+        if (!map.isFunctionOfDim(d))
+          return op.emitOpError("cannot run as a GPU kernel: result ")
+                 << init.getOperandNumber() - op.getNumDpsInputs()
+                 << " is indexed by a reduction loop but not by parallel "
+                    "loop d"
+                 << d << ", so several threads would write one element";
+  }
+
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  SmallVector<Range> ranges = op.createLoopRanges(b, loc);
+  SmallVector<Value> sizes;
+  for (Range &r : ranges)
+    sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
+  SmallVector<int64_t> staticSizes = op.getStaticLoopRanges();
+
+  // Every point of the parallel loops is one thread.
+  std::optional<int64_t> staticPoints = 1;
+  for (unsigned d : parallel)
+    staticPoints = ShapedType::isDynamic(staticSizes[d])
+                       ? std::nullopt
+                       : std::optional(*staticPoints * staticSizes[d]);
+  if (staticPoints == 0) {
+    op->erase();
+    return success();
+  }
+  auto constant = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  int64_t threads =
+      staticPoints ? std::min(*staticPoints, threadsPerBlock) : threadsPerBlock;
+  Value blockSize = constant(threads);
+  Value points, blocks;
+  if (staticPoints) {
+    points = constant(*staticPoints);
+    blocks = constant(llvm::divideCeil(*staticPoints, threads));
+  } else {
+    points = constant(1);
+    for (unsigned d : parallel)
+      points = arith::MulIOp::create(b, loc, points, sizes[d]);
+    // At least one block: CUDA refuses an empty grid, and the guard below
+    // leaves its threads idle.
+    blocks = arith::MaxUIOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, points, blockSize),
+        constant(1));
+  }
+  Value one = constant(1);
+  auto launch =
+      gpu::LaunchOp::create(b, loc, blocks, one, one, blockSize, one, one);
+
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value linear = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, blockSize),
+      launch.getThreadIds().x);
+  Value inside =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, points);
+  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+
+  // The thread's point: the innermost parallel loop varies fastest.
+  SmallVector<Value> ivs(iterators.size());
+  Value rest = linear;
+  for (unsigned d : llvm::reverse(parallel)) {
+    // The guard keeps the outermost index within its loop.
+    if (d == parallel.front()) {
+      ivs[d] = rest;
+      break;
+    }
+    ivs[d] = arith::RemUIOp::create(b, loc, rest, sizes[d]);
+    rest = arith::DivUIOp::create(b, loc, rest, sizes[d]);
+  }
+
+  auto indices = [&](OpBuilder &builder, OpOperand &operand) {
+    return *affine::expandAffineMap(builder, loc,
+                                    op.getMatchingIndexingMap(&operand), ivs);
+  };
+  // Accumulators start from the results' current values, read only where
+  // the body reads them.
+  Block *body = op.getBlock();
+  // (None where the body does not read it: then there is no reduction loop
+  // to carry it either.)
+  auto initialValue = [&](OpBuilder &builder, OpOperand &init,
+                          bool accumulator) -> Value {
+    if (accumulator || op.payloadUsesValueFromOperand(&init))
+      return memref::LoadOp::create(builder, loc, init.get(),
+                                    indices(builder, init));
+    return Value();
+  };
+  SmallVector<Value> accumulators;
+  for (auto [init, point] : llvm::zip(op.getDpsInitsMutable(), perPoint))
+    if (!point)
+      accumulators.push_back(initialValue(b, init, !reduction.empty()));
+
+  // The point's value: the body on its inputs and accumulators; results
+  // indexed by a reduction loop are read and written here.
+  auto computePoint = [&](OpBuilder &builder,
+                          ValueRange carried) -> SmallVector<Value> {
+    SmallVector<Value> current;
+    auto next = carried.begin();
+    for (auto [init, point] : llvm::zip(op.getDpsInitsMutable(), perPoint))
+      current.push_back(point ? initialValue(builder, init, false) : *next++);
+    IRMapping mapping;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      BlockArgument arg = op.getMatchingBlockArgument(input);
+      if (op.isScalar(input))
+        mapping.map(arg, input->get());
+      else
+        mapping.map(arg, memref::LoadOp::create(builder, loc, input->get(),
+                                                indices(builder, *input)));
+    }
+    for (auto [arg, value] : llvm::zip(op.getRegionOutputArgs(), current))
+      if (value)
+        mapping.map(arg, value);
+    SmallVector<Value> results;
+    for (Operation &inner : body->without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        mapping.map(index.getResult(), ivs[index.getDim()]);
+        continue;
+      }
+      builder.clone(inner, mapping);
+    }
+    for (auto [init, point, v] :
+         llvm::zip(op.getDpsInitsMutable(), perPoint,
+                   body->getTerminator()->getOperands())) {
+      if (point)
+        memref::StoreOp::create(builder, loc, mapping.lookupOrDefault(v),
+                                init.get(), indices(builder, init));
+      else
+        results.push_back(mapping.lookupOrDefault(v));
+    }
+    return results;
+  };
+
+  // Reduction loops, outermost first, carrying the accumulators.
+  std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)> reduce =
+      [&](OpBuilder &builder, unsigned k,
+          ValueRange current) -> SmallVector<Value> {
+    if (k == reduction.size())
+      return computePoint(builder, current);
+    unsigned d = reduction[k];
+    auto loop = scf::ForOp::create(
+        builder, loc, arith::ConstantIndexOp::create(builder, loc, 0), sizes[d],
+        arith::ConstantIndexOp::create(builder, loc, 1), current,
+        [&](OpBuilder &nested, Location, Value iv, ValueRange iterArgs) {
+          ivs[d] = iv;
+          scf::YieldOp::create(nested, loc, reduce(nested, k + 1, iterArgs));
+        });
+    return SmallVector<Value>(loop.getResults());
+  };
+  SmallVector<Value> results = reduce(b, 0, accumulators);
+  auto result = results.begin();
+  for (auto [init, point] : llvm::zip(op.getDpsInitsMutable(), perPoint))
+    if (!point)
+      memref::StoreOp::create(b, loc, *result++, init.get(), indices(b, init));
+
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+  op->erase();
+  return success();
+}
+
+/// Whether `op` can move into a kernel as it is: it makes no value used
+/// outside it, and nothing in it allocates, launches, returns or (unless
+/// allowed) calls the host.
+bool kernelizable(Operation *op, bool allowHostCalls) {
+  for (Value result : op->getResults())
+    if (!result.use_empty())
+      return false;
+  WalkResult walk = op->walk([&](Operation *inner) {
+    if ((isa<CallOpInterface>(inner) && !allowHostCalls) ||
+        isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
+            gpu::LaunchOp>(inner) ||
+        (inner->hasTrait<OpTrait::ReturnLike>() && !isa<scf::YieldOp>(inner)))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !walk.wasInterrupted();
+}
+
+/// Whether `op` is nested in a GPU launch or kernel.
+bool onDevice(Operation *op) {
+  return op->getParentOfType<gpu::LaunchOp>() ||
+         op->getParentOfType<gpu::GPUModuleOp>();
+}
+
+struct EPLLinalgToGPUPass
+    : public mlir::epl::impl::EPLLinalgToGPUPassBase<EPLLinalgToGPUPass> {
+  using Base::Base;
+
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (failed(Pass::initializeOptions(options, errorHandler)))
+      return failure();
+    if (threadsPerBlock < 1 || threadsPerBlock > 1024)
+      return errorHandler("epl-linalg-to-gpu: threads-per-block must be "
+                          "between 1 and 1024, not " +
+                          Twine(static_cast<int64_t>(threadsPerBlock)));
+    return success();
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+
+    // Copies are element-wise ops too.
+    module.walk([&](memref::CopyOp copy) {
+      if (onDevice(copy))
+        return;
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy->erase();
+    });
+
+    // Constants the kernels read are copied to device memory where they
+    // are read (a constant global lives in host memory).
+    module.walk([&](memref::GetGlobalOp get) {
+      if (onDevice(get))
+        return;
+      auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+          get, get.getNameAttr());
+      if (global && global->hasAttr(epl::EPLDialect::kHostGlobalAttrName))
+        return;
+      OpBuilder b(get);
+      b.setInsertionPointAfter(get);
+      auto device =
+          memref::AllocOp::create(b, get.getLoc(), get.getType()).getResult();
+      get.getResult().replaceAllUsesWith(device);
+      gpu::MemcpyOp::create(b, get.getLoc(), Type(), ValueRange(), device,
+                            get.getResult());
+      b.setInsertionPoint(get->getBlock()->getTerminator());
+      memref::DeallocOp::create(b, get.getLoc(), device);
+      ++numConstants;
+    });
+
+    SmallVector<linalg::LinalgOp> ops;
+    module.walk([&](linalg::LinalgOp op) {
+      if (!onDevice(op))
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      if (failed(convertToLaunch(op, threadsPerBlock, allowHostCalls)))
+        return signalPassFailure();
+      ++numLaunches;
+    }
+
+    // Whatever else reads or writes a buffer (the loops a scatter-add
+    // decomposes into) runs as one GPU thread, in its order: the outermost
+    // op around it that can move into a kernel does, whole.
+    SmallVector<Operation *> accesses;
+    module.walk([&](Operation *op) {
+      if (!onDevice(op) &&
+          isa<memref::LoadOp, memref::StoreOp, memref::AtomicRMWOp,
+              memref::GenericAtomicRMWOp>(op))
+        accesses.push_back(op);
+    });
+    for (Operation *access : accesses) {
+      if (onDevice(access))
+        continue; // in code an earlier access moved
+      Operation *sequential = access;
+      while (!isa<FunctionOpInterface>(sequential->getParentOp()) &&
+             kernelizable(sequential->getParentOp(), allowHostCalls))
+        sequential = sequential->getParentOp();
+      if (!kernelizable(sequential, allowHostCalls)) {
+        access->emitOpError(
+            "cannot run on the GPU target: it reads or writes a buffer on the "
+            "host, where the step's buffers are not");
+        return signalPassFailure();
+      }
+      OpBuilder b(sequential);
+      Value one = arith::ConstantIndexOp::create(b, sequential->getLoc(), 1);
+      auto launch = gpu::LaunchOp::create(b, sequential->getLoc(), one, one,
+                                          one, one, one, one);
+      Block &body = launch.getBody().front();
+      b.setInsertionPointToEnd(&body);
+      auto terminator = gpu::TerminatorOp::create(b, sequential->getLoc());
+      sequential->moveBefore(terminator);
+      ++numSequential;
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,147 @@
+// RUN: epl-opt %s --epl-linalg-to-gpu --split-input-file | FileCheck %s
+
+// An element-wise op on 3x100 points: 300 threads in two blocks of 256, the
+// last block guarded; the innermost loop is the fastest-varying index.
+// CHECK-LABEL: func.func @elementwise
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %{{.*}}, %{{.*}} = %[[C1]], %{{.*}} = %[[C1]]) threads(%[[TX:[a-z0-9_]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C256]], %{{.*}} = %[[C1]], %{{.*}} = %[[C1]])
+// CHECK: %[[BASE:.*]] = arith.muli %[[BX]], %[[C256]]
+// CHECK: %[[LIN:.*]] = arith.addi %[[BASE]], %[[TX]]
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[LIN]], %{{.*}}
+// CHECK: scf.if %[[IN]]
+// CHECK: %[[J:.*]] = arith.remui %[[LIN]], %{{.*}}
+// CHECK: %[[I:.*]] = arith.divui %[[LIN]], %{{.*}}
+// CHECK: %[[X:.*]] = memref.load %arg0[%[[I]], %[[J]]]
+// CHECK: %[[T:.*]] = math.tanh %[[X]]
+// CHECK: memref.store %[[T]], %arg1[%[[I]], %[[J]]]
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+func.func @elementwise(%a: memref<3x100xf32>, %b: memref<3x100xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<3x100xf32>) outs(%b : memref<3x100xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = math.tanh %x : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// -----
+
+// A row sum: one thread per row (8 threads, one block), the reduction loop
+// inside it with the accumulator in a register, loaded and stored once.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: gpu.launch
+// CHECK-SAME: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c8
+// CHECK: %[[INIT:.*]] = memref.load %arg1[%[[ROW:[a-z0-9_]+]]] : memref<8xf32>
+// CHECK: %[[SUM:.*]] = scf.for %[[K:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32)
+// CHECK: %[[X:.*]] = memref.load %arg0[%[[ROW]], %[[K]]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[X]], %[[ACC]]
+// CHECK: scf.yield %[[NEW]]
+// CHECK: memref.store %[[SUM]], %arg1[%[[ROW]]]
+#row = affine_map<(i, k) -> (i)>
+#mat = affine_map<(i, k) -> (i, k)>
+func.func @row_sum(%a: memref<8x16xf32>, %s: memref<8xf32>) {
+  linalg.generic {indexing_maps = [#mat, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<8x16xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// What fusion makes: an element-wise producer's value at every point of a
+// column sum is a result too, written at each point of the reduction loop.
+// CHECK-LABEL: func.func @fused_column_sum
+// CHECK: gpu.launch
+// CHECK: %[[INIT:.*]] = memref.load %arg2[%[[COL:[a-z0-9_]+]]] : memref<16xf32>
+// CHECK-NOT: memref.load %arg1
+// CHECK: scf.for %[[K:[a-z0-9_]+]] = {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]])
+// CHECK: %[[X:.*]] = memref.load %arg0[%[[K]], %[[COL]]]
+// CHECK: %[[E:.*]] = math.exp %[[X]]
+// CHECK: arith.addf %[[E]], %[[ACC]]
+// CHECK: memref.store %[[E]], %arg1[%[[K]], %[[COL]]]
+// CHECK: memref.store %{{.*}}, %arg2[%[[COL]]]
+#m = affine_map<(k, j) -> (k, j)>
+#col = affine_map<(k, j) -> (j)>
+func.func @fused_column_sum(%a: memref<8x16xf32>, %e: memref<8x16xf32>, %s: memref<16xf32>) {
+  linalg.generic {indexing_maps = [#m, #m, #col], iterator_types = ["reduction", "parallel"]}
+      ins(%a : memref<8x16xf32>) outs(%e, %s : memref<8x16xf32>, memref<16xf32>) {
+  ^bb0(%x: f32, %o: f32, %acc: f32):
+    %v = math.exp %x : f32
+    %r = arith.addf %v, %acc : f32
+    linalg.yield %v, %r : f32, f32
+  }
+  return
+}
+
+// -----
+
+// No parallel loop (a loss): one thread; a fill reads its scalar directly;
+// a copy is an element-wise op; a constant global the kernels read is
+// copied to device memory, a runtime descriptor (epl.host) is not.
+// CHECK-LABEL: func.func @scalar_fill_copy_constant
+// CHECK: %[[DESC:.*]] = memref.get_global @descriptor
+// CHECK: %[[HOST:.*]] = memref.get_global @table
+// CHECK: %[[DEV:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: gpu.memcpy %[[DEV]], %[[HOST]]
+// CHECK: gpu.launch
+// CHECK-SAME: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1
+// CHECK: scf.for
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %arg1[%{{.*}}]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[DEV]]
+// CHECK: call @use(%[[DESC]])
+// CHECK: memref.dealloc %[[DEV]]
+// CHECK-NEXT: return
+memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+memref.global "private" constant @descriptor : memref<2xi64> = dense<[0, 1]> {epl.host}
+func.func private @use(memref<2xi64>)
+#all = affine_map<(i) -> (i)>
+#none = affine_map<(i) -> ()>
+func.func @scalar_fill_copy_constant(%a: memref<4xf32>, %b: memref<4xf32>, %loss: memref<f32>) {
+  %d = memref.get_global @descriptor : memref<2xi64>
+  %t = memref.get_global @table : memref<4xf32>
+  linalg.generic {indexing_maps = [#all, #none], iterator_types = ["reduction"]}
+      ins(%a : memref<4xf32>) outs(%loss : memref<f32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%b : memref<4xf32>)
+  memref.copy %t, %b : memref<4xf32> to memref<4xf32>
+  call @use(%d) : (memref<2xi64>) -> ()
+  return
+}
+
+// -----
+
+// A scatter-add decomposed into loops (two ids may name one row): one
+// thread runs the whole nest, in its order.
+// CHECK-LABEL: func.func @scatter
+// CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[ONE:.*]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]]) threads(%{{.*}}) in (%{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]], %{{.*}} = %[[ONE]])
+// CHECK-NEXT: scf.for
+// CHECK: memref.load %arg1
+// CHECK: memref.store
+// CHECK: gpu.terminator
+func.func @scatter(%g: memref<4xf32>, %ids: memref<4xindex>, %table: memref<10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    %row = memref.load %ids[%i] : memref<4xindex>
+    %v = memref.load %g[%i] : memref<4xf32>
+    %old = memref.load %table[%row] : memref<10xf32>
+    %new = arith.addf %old, %v : f32
+    memref.store %new, %table[%row] : memref<10xf32>
+  }
+  return
+}
