@@ -1,0 +1,58 @@
+"""The cuda target's kernels compute the right numbers, checked without a
+GPU: `epl-run --emulate-gpu` compiles every linalg op into the kernel
+epl-linalg-to-gpu makes for the GPU (one thread per parallel point, the
+reduction loops inside it), outlines it as the GPU lowering does, and runs
+it on the CPU block by block and thread by thread. Its losses must equal
+PyTorch's (recorded when the models were exported) and the CPU path's, on
+one rank and on several."""
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, epl_run, losses
+from test_torch_mlir import INPUTS, RTOL, record, train
+
+EXAMPLES = ROOT / "examples"
+
+
+@pytest.mark.parametrize("name,optimizer", [
+    ("mlp", "momentum"),          # integer-label cross-entropy: a gather
+    ("transformer", "adamw"),     # attention, LayerNorm, GELU, AdamW
+    ("conv", "momentum"),         # conv, batch norm, max pool (im2col GEMMs)
+    ("gather", "sgd"),            # a scatter-add gradient: one thread
+])
+def test_gpu_kernels_train_like_pytorch(tmp_path, name, optimizer):
+    expected = record(name)["optimizers"][optimizer]["losses"]
+    cpu = train(tmp_path, name, optimizer=optimizer)
+    gpu = train(tmp_path, name, optimizer=optimizer, extra=["--emulate-gpu"])
+    np.testing.assert_allclose(gpu, expected, rtol=RTOL)
+    # Each thread runs its point's operations in the CPU loop nest's order.
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name,variant,ranks", [
+    ("transformer", "", 2),       # data parallel: gradients all-reduced
+    ("transformer", "-split", 2),  # Megatron split: activations all-reduced
+    ("mlp", "-split", 4),         # a split classifier
+])
+def test_gpu_kernels_on_several_ranks_equal_one(tmp_path, name, variant, ranks):
+    one = train(tmp_path, name, optimizer="momentum")
+    many = train(tmp_path, name, variant, optimizer="momentum", ranks=ranks,
+                 extra=["--emulate-gpu"])
+    np.testing.assert_allclose(many, one, rtol=RTOL)
+
+
+def test_gpu_kernels_run_pipeline_stages(tmp_path):
+    """Two pipeline stages, each a program of its own kernels."""
+    model = EXAMPLES / "pipeline.mlir"
+    cpu = losses(epl_run(model, "--steps", 3, ranks=2).stdout)
+    gpu = losses(epl_run(model, "--steps", 3, "--emulate-gpu", ranks=2).stdout)
+    assert len(gpu) == 3
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-6)
+
+
+def test_emulate_gpu_needs_the_runtime_gemm():
+    out = epl_run(EXAMPLES / "mlp.mlir", "--emulate-gpu", "--blas=false",
+                  expect_ok=False)
+    assert out.returncode == 1
+    assert "--emulate-gpu runs contractions through the runtime's GEMM" in out.stderr
