@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Descriptor.h"
+#include "cuda/Cuda.h"
 #include "epl/Runtime/Backend.h"
 #include "epl/Runtime/Runtime.h"
 
@@ -67,10 +68,32 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
 }
 
 /// C += A * B for one matrix of each.
+/// On a GPU: cuBLAS on the device buffers. The lowering stages operands
+/// BLAS cannot address in contiguous copies, so none is packed here.
+template <typename T>
+void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b,
+                    const Matrix<T> &c) {
+  CBLAS_TRANSPOSE ta, tb, tc;
+  int64_t lda, ldb, ldc;
+  if (!a.blasForm(ta, lda) || !b.blasForm(tb, ldb) || !c.blasForm(tc, ldc))
+    fatalError("matmul: an operand's layout is not one cuBLAS reads (the "
+               "lowering should have staged it in a contiguous copy)");
+  if (tc == CblasNoTrans) {
+    cuda::gemm(ta == CblasTrans, tb == CblasTrans, c.rows, c.cols, a.cols,
+               a.base, lda, b.base, ldb, c.base, ldc);
+    return;
+  }
+  // C is column-major: C^T += B^T A^T.
+  cuda::gemm(tb == CblasNoTrans, ta == CblasNoTrans, c.cols, c.rows, a.cols,
+             b.base, ldb, a.base, lda, c.base, ldc);
+}
+
 template <typename T>
 void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
   if (c.rows == 0 || c.cols == 0)
     return;
+  if (cuda::bound())
+    return matmulOnDevice(a, b, c);
   CBLAS_TRANSPOSE ta, tb, tc;
   int64_t lda, ldb, ldc;
   std::vector<T> packedA, packedB, packedC;

@@ -9,6 +9,7 @@
 
 #include "epl/Runtime/Runtime.h"
 #include "Descriptor.h"
+#include "cuda/Cuda.h"
 #include "epl/Runtime/Backend.h"
 
 #include <algorithm>
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <map>
+#include <unordered_map>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -153,6 +155,8 @@ struct RankContext {
   /// Groups by descriptor content: descriptors are per-call-site constants,
   /// so this stays small.
   std::map<std::vector<int64_t>, Group> groups;
+  /// On a GPU: each host communicator behind one that stages device buffers.
+  std::map<Communicator *, std::unique_ptr<Communicator>> staged;
 };
 thread_local RankContext *current = nullptr;
 
@@ -194,7 +198,7 @@ static void setBlasThreads(int worldSize) {
 
 void detail::enterRank(Backend *backend, int rank) {
   setBlasThreads(backend->worldSize());
-  current = new RankContext{backend, rank, new RankStats(), false, {}};
+  current = new RankContext{backend, rank, new RankStats(), false, {}, {}};
 }
 
 void epl::rt::finishProgram() {
@@ -268,10 +272,16 @@ static void keepFreedMemory() {
 void epl::rt::runRanks(const Options &options,
                        const std::function<void(int)> &body) {
   keepFreedMemory();
+  // Each rank takes a GPU (rank modulo the GPUs there are) before it runs.
+  auto onDevice = [&](int rank) {
+    if (options.cuda)
+      cuda::bindRank(rank);
+    body(rank);
+  };
   if (options.backend == BackendKind::MPI)
-    detail::runMPI(options, body);
+    detail::runMPI(options, onDevice);
   else
-    detail::runThreads(options, body);
+    detail::runThreads(options, onDevice);
 }
 
 //===----------------------------------------------------------------------===//
@@ -373,7 +383,16 @@ const Group &resolveGroup(EplUnrankedMemRef *desc, const char *op) {
 }
 
 Communicator *communicatorFor(const Group &group) {
-  return current ? &current->backend->getCommunicator(group) : nullptr;
+  if (!current)
+    return nullptr;
+  Communicator &host = current->backend->getCommunicator(group);
+  if (!cuda::bound())
+    return &host;
+  // A rank on a GPU hands the host backend copies of its device buffers.
+  std::unique_ptr<Communicator> &staged = current->staged[&host];
+  if (!staged)
+    staged = cuda::stageThroughHost(host, group.size());
+  return staged.get();
 }
 
 void record(const char *kind, const Group &group, int64_t bytes) {
@@ -399,7 +418,10 @@ struct Exchange {
   size_t bytes() const { return in.numElements() * elementSize; }
   /// Without a backend the group is this device alone: out = in.
   void copyLocally() const {
-    std::memcpy(out.base, in.base, out.numElements() * elementSize);
+    if (cuda::bound())
+      cuda::copy(out.base, in.base, out.numElements() * elementSize);
+    else
+      std::memcpy(out.base, in.base, out.numElements() * elementSize);
   }
 };
 
@@ -657,7 +679,29 @@ std::mutex &statsMutex() {
 }
 } // namespace
 
+namespace {
+/// A rank on a GPU allocates device memory (aligned to 256 bytes by the
+/// driver), which holds no header: its sizes are kept here.
+std::unordered_map<void *, std::pair<uint64_t, RankStats *>> &deviceBlocks() {
+  static std::unordered_map<void *, std::pair<uint64_t, RankStats *>> blocks;
+  return blocks;
+}
+
+void countAllocation(RankStats &stats, uint64_t size) {
+  stats.currentBytes += static_cast<int64_t>(size);
+  stats.peakBytes = std::max(stats.peakBytes, stats.currentBytes);
+}
+} // namespace
+
 void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size) {
+  if (cuda::bound()) {
+    void *ptr = cuda::allocate(size);
+    RankStats &stats = currentStats();
+    std::lock_guard<std::mutex> lock(statsMutex());
+    deviceBlocks()[ptr] = {size, &stats};
+    countAllocation(stats, size);
+    return ptr;
+  }
   if (alignment < alignof(BlockHeader))
     alignment = alignof(BlockHeader);
   uint64_t total = size + alignment + sizeof(BlockHeader);
@@ -671,8 +715,7 @@ void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size) {
   *header = BlockHeader{raw, size, &stats, kMagic};
   {
     std::lock_guard<std::mutex> lock(statsMutex());
-    stats.currentBytes += static_cast<int64_t>(size);
-    stats.peakBytes = std::max(stats.peakBytes, stats.currentBytes);
+    countAllocation(stats, size);
   }
   return reinterpret_cast<void *>(aligned);
 }
@@ -684,6 +727,20 @@ void *_mlir_memref_to_llvm_alloc(uint64_t size) {
 void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
+  if (cuda::bound()) {
+    std::pair<uint64_t, RankStats *> block;
+    {
+      std::lock_guard<std::mutex> lock(statsMutex());
+      auto it = deviceBlocks().find(ptr);
+      if (it == deviceBlocks().end())
+        fatalError("freeing a GPU buffer the runtime did not allocate");
+      block = it->second;
+      deviceBlocks().erase(it);
+      block.second->currentBytes -= static_cast<int64_t>(block.first);
+    }
+    cuda::release(ptr);
+    return;
+  }
   auto *header = static_cast<BlockHeader *>(ptr) - 1;
   if (header->magic != kMagic)
     fatalError("freeing a buffer the runtime did not allocate");

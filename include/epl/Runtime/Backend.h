@@ -153,6 +153,9 @@ struct Options {
   /// How long a rank waits for its peers in one operation before it
   /// reports them and the whole run fails.
   double timeoutSeconds = 120;
+  /// Each rank runs on a GPU (rank modulo the GPUs there are): its buffers
+  /// are device buffers, its collectives staged through the host backend.
+  bool cuda = false;
 };
 
 /// The name the runtime's and the runner's messages start with ("epl-run"

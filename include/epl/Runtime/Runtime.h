@@ -21,6 +21,7 @@
 #ifndef EPL_RUNTIME_RUNTIME_H
 #define EPL_RUNTIME_RUNTIME_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -137,6 +138,22 @@ void _mlir_ciface_epl_rt_action_end(void);
 void *_mlir_memref_to_llvm_alloc(uint64_t size);
 void *_mlir_memref_to_llvm_aligned_alloc(uint64_t alignment, uint64_t size);
 void _mlir_memref_to_llvm_free(void *ptr);
+
+/// What upstream's gpu-to-llvm lowering calls (the cuda target), on the
+/// CUDA driver: kernel images, loaded into each rank's GPU at first use;
+/// launches and copies on the rank's one stream.
+void *mgpuModuleLoad(void *data, size_t size);
+void *mgpuModuleLoadJIT(void *data, int optLevel);
+void mgpuModuleUnload(void *module);
+void *mgpuModuleGetFunction(void *module, const char *name);
+void *mgpuStreamCreate(void);
+void mgpuStreamDestroy(void *stream);
+void mgpuStreamSynchronize(void *stream);
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedMemoryBytes, void *stream,
+                      void **params, void **extra, size_t paramsCount);
+void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream);
 
 #ifdef __cplusplus
 } // extern "C"

@@ -1,0 +1,430 @@
+//===- Cuda.cpp - The runtime on NVIDIA GPUs ------------------------------===//
+//
+// Part of EPL-MLIR.
+//
+// CUDA's headers give the types; every function is looked up in libcuda and
+// libcublas at run time (see Cuda.h). The `mgpu*` functions are what
+// upstream's gpu-to-llvm lowering calls to load kernels and launch them:
+// there is no prebuilt MLIR CUDA runtime on our machines, and ours loads
+// each kernel image into the context of the GPU of the rank that launches
+// it, so that ranks on several GPUs share one compiled program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cuda.h"
+
+#include <cublas_v2.h>
+#include <cuda.h>
+
+#include <dlfcn.h>
+
+#include <cstring>
+
+#include <map>
+#include <mutex>
+#include <vector>
+
+using namespace epl::rt;
+
+namespace {
+#define EPL_STRINGIFY_(x) #x
+// The versioned symbol behind a macro of cuda.h (cuMemAlloc -> cuMemAlloc_v2).
+#define EPL_SYMBOL(x) EPL_STRINGIFY_(x)
+
+/// The driver functions the runtime calls, looked up once.
+struct Driver {
+#define EPL_CUDA_FUNCTIONS(X)                                                  \
+  X(cuInit)                                                                    \
+  X(cuGetErrorString)                                                          \
+  X(cuDeviceGetCount)                                                          \
+  X(cuDeviceGet)                                                               \
+  X(cuDeviceGetAttribute)                                                      \
+  X(cuDevicePrimaryCtxRetain)                                                  \
+  X(cuCtxSetCurrent)                                                           \
+  X(cuCtxGetCurrent)                                                           \
+  X(cuStreamCreate)                                                            \
+  X(cuStreamSynchronize)                                                       \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuMemcpyAsync)                                                             \
+  X(cuMemsetD32Async)                                                          \
+  X(cuModuleLoadData)                                                          \
+  X(cuModuleLoadDataEx)                                                        \
+  X(cuModuleGetFunction)                                                       \
+  X(cuLaunchKernel)
+#define EPL_DECLARE(name) decltype(&::name) name = nullptr;
+  EPL_CUDA_FUNCTIONS(EPL_DECLARE)
+#undef EPL_DECLARE
+  std::string error;
+
+  Driver() {
+    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      const char *why = dlerror();
+      error = std::string("no CUDA driver (") +
+              (why ? why : "libcuda.so.1 not found") + ")";
+      return;
+    }
+#define EPL_LOOKUP(name)                                                       \
+  name = reinterpret_cast<decltype(name)>(dlsym(library, EPL_SYMBOL(name)));   \
+  if (!name) {                                                                 \
+    error = "the CUDA driver has no " EPL_SYMBOL(name) " (too old)";           \
+    return;                                                                    \
+  }
+    EPL_CUDA_FUNCTIONS(EPL_LOOKUP)
+#undef EPL_LOOKUP
+    int count = 0;
+    if (CUresult r = cuInit(0); r != CUDA_SUCCESS) {
+      error = "the CUDA driver does not start (" + describe(r) + ")";
+      return;
+    }
+    if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
+      error = "the CUDA driver sees no GPU";
+      return;
+    }
+    devices = count;
+  }
+
+  std::string describe(CUresult r) const {
+    const char *text = nullptr;
+    if (cuGetErrorString)
+      cuGetErrorString(r, &text);
+    return text ? text : "CUDA error " + std::to_string(r);
+  }
+
+  int devices = 0;
+};
+
+Driver &driver() {
+  static Driver d;
+  return d;
+}
+
+/// Ends the run naming the call that failed (a kernel that faults, or an
+/// assertion in one, is reported by the next call).
+void check(CUresult r, const char *what) {
+  if (r != CUDA_SUCCESS)
+    fatalError(std::string("CUDA: ") + what + " failed: " +
+               driver().describe(r));
+}
+
+/// cuBLAS, loaded on first use.
+struct Blas {
+#define EPL_CUBLAS_FUNCTIONS(X)                                                \
+  X(cublasCreate)                                                              \
+  X(cublasSetStream)                                                           \
+  X(cublasSetMathMode)                                                         \
+  X(cublasSgemm)                                                               \
+  X(cublasDgemm)
+#define EPL_DECLARE(name) decltype(&::name) name = nullptr;
+  EPL_CUBLAS_FUNCTIONS(EPL_DECLARE)
+#undef EPL_DECLARE
+  std::string error;
+
+  Blas() {
+    void *library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      library = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      error = "cuBLAS (libcublas.so.13) is not installed";
+      return;
+    }
+#define EPL_LOOKUP(name)                                                       \
+  name = reinterpret_cast<decltype(name)>(dlsym(library, EPL_SYMBOL(name)));   \
+  if (!name) {                                                                 \
+    error = "cuBLAS has no " EPL_SYMBOL(name);                                 \
+    return;                                                                    \
+  }
+    EPL_CUBLAS_FUNCTIONS(EPL_LOOKUP)
+#undef EPL_LOOKUP
+  }
+};
+
+Blas &blas() {
+  static Blas b;
+  if (!b.error.empty())
+    fatalError("CUDA: " + b.error);
+  return b;
+}
+
+/// The calling rank's GPU.
+struct RankDevice {
+  int ordinal = -1;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  cublasHandle_t handle = nullptr;
+};
+thread_local RankDevice rankDevice;
+
+RankDevice &device() {
+  if (rankDevice.ordinal < 0)
+    fatalError("CUDA: this rank is not bound to a GPU");
+  return rankDevice;
+}
+
+/// A compiled kernel image, loaded into each GPU's context the first time
+/// a rank there looks up one of its kernels.
+struct Image {
+  std::vector<char> data;
+  bool assembly = false; // PTX, compiled by the driver when loaded
+  std::map<CUcontext, CUmodule> modules;
+};
+std::mutex imagesMutex;
+
+CUmodule moduleFor(Image &image) {
+  RankDevice &d = device();
+  std::lock_guard<std::mutex> lock(imagesMutex);
+  CUmodule &module = image.modules[d.context];
+  if (!module) {
+    CUresult r = driver().cuModuleLoadData(&module, image.data.data());
+    if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_PTX ||
+        r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+      int major = 0, minor = 0;
+      CUdevice dev;
+      driver().cuDeviceGet(&dev, d.ordinal);
+      driver().cuDeviceGetAttribute(
+          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+      driver().cuDeviceGetAttribute(
+          &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+      fatalError("CUDA: the program's kernels were compiled for another GPU "
+                 "(this one is sm_" +
+                 std::to_string(major * 10 + minor) +
+                 "; compile with --gpu-chip=sm_" +
+                 std::to_string(major * 10 + minor) +
+                 "): " + driver().describe(r));
+    }
+    check(r, "loading the program's kernels");
+  }
+  return module;
+}
+} // namespace
+
+bool cuda::available(std::string &why) {
+  why = driver().error;
+  return why.empty();
+}
+
+void cuda::bindRank(int rank) {
+  Driver &d = driver();
+  if (!d.error.empty())
+    fatalError("--target cuda: " + d.error);
+  RankDevice &r = rankDevice;
+  r.ordinal = rank % d.devices;
+  CUdevice dev;
+  check(d.cuDeviceGet(&dev, r.ordinal), "cuDeviceGet");
+  check(d.cuDevicePrimaryCtxRetain(&r.context, dev),
+        "retaining the GPU's context");
+  check(d.cuCtxSetCurrent(r.context), "cuCtxSetCurrent");
+  check(d.cuStreamCreate(&r.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+}
+
+bool cuda::bound() { return rankDevice.ordinal >= 0; }
+
+void *cuda::allocate(size_t bytes) {
+  device();
+  CUdeviceptr ptr = 0;
+  check(driver().cuMemAlloc(&ptr, bytes ? bytes : 1), "cuMemAlloc");
+  return reinterpret_cast<void *>(ptr);
+}
+
+void cuda::release(void *ptr) {
+  // Buffers are freed in stream order: the stream may still read them.
+  synchronize();
+  check(driver().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
+}
+
+void cuda::copy(void *dst, const void *src, size_t bytes) {
+  RankDevice &d = device();
+  if (bytes)
+    check(driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                 reinterpret_cast<CUdeviceptr>(src), bytes,
+                                 d.stream),
+          "cuMemcpyAsync");
+  synchronize();
+}
+
+void cuda::synchronize() {
+  check(driver().cuStreamSynchronize(device().stream),
+        "a kernel or copy of this step");
+}
+
+namespace {
+cublasHandle_t blasHandle() {
+  RankDevice &d = device();
+  if (!d.handle) {
+    Blas &b = blas();
+    if (b.cublasCreate(&d.handle) != CUBLAS_STATUS_SUCCESS)
+      fatalError("CUDA: cuBLAS does not start");
+    b.cublasSetStream(d.handle, d.stream);
+    // Plain fp32: TF32 would round the inputs to 10 bits of mantissa.
+    b.cublasSetMathMode(d.handle, CUBLAS_PEDANTIC_MATH);
+  }
+  return d.handle;
+}
+
+/// Row-major C = op(A) op(B) + C is column-major C^T = op(B)^T op(A)^T +
+/// C^T: the same call with the operands swapped.
+template <typename T, typename Gemm>
+void rowMajorGemm(Gemm gemm, bool transA, bool transB, int64_t m, int64_t n,
+                  int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
+                  T *c, int64_t ldc) {
+  T one = 1;
+  cublasStatus_t s = gemm(blasHandle(), transB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                          transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b,
+                          ldb, a, lda, &one, c, ldc);
+  if (s != CUBLAS_STATUS_SUCCESS)
+    fatalError("CUDA: cuBLAS GEMM " + std::to_string(m) + "x" +
+               std::to_string(n) + "x" + std::to_string(k) +
+               " failed (status " + std::to_string(s) + ")");
+}
+} // namespace
+
+void cuda::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                const float *a, int64_t lda, const float *b, int64_t ldb,
+                float *c, int64_t ldc) {
+  rowMajorGemm(blas().cublasSgemm, transA, transB, m, n, k, a, lda, b, ldb, c,
+               ldc);
+}
+
+void cuda::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                const double *a, int64_t lda, const double *b, int64_t ldb,
+                double *c, int64_t ldc) {
+  rowMajorGemm(blas().cublasDgemm, transA, transB, m, n, k, a, lda, b, ldb, c,
+               ldc);
+}
+
+//===----------------------------------------------------------------------===//
+// What upstream's gpu-to-llvm lowering calls
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+/// A cubin (or fatbin): the program's global constructors load each kernel
+/// module once, before any rank runs; it is loaded into a GPU at first use.
+void *mgpuModuleLoad(void *data, size_t size) {
+  auto *image = new Image;
+  image->data.assign(static_cast<char *>(data),
+                     static_cast<char *>(data) + size);
+  return image;
+}
+
+/// PTX, NUL-terminated.
+void *mgpuModuleLoadJIT(void *data, int optLevel) {
+  auto *image = new Image;
+  size_t size = std::strlen(static_cast<char *>(data)) + 1;
+  image->data.assign(static_cast<char *>(data),
+                     static_cast<char *>(data) + size);
+  image->assembly = true;
+  return image;
+}
+
+void mgpuModuleUnload(void *module) {
+  // Contexts are the GPUs' primary contexts, released with the process.
+  delete static_cast<Image *>(module);
+}
+
+void *mgpuModuleGetFunction(void *module, const char *name) {
+  CUfunction function = nullptr;
+  check(driver().cuModuleGetFunction(
+            &function, moduleFor(*static_cast<Image *>(module)), name),
+        "finding a kernel");
+  return function;
+}
+
+/// Every launch goes to the rank's one stream, in program order: a step's
+/// kernels, GEMMs and copies never wait for the host between them.
+void *mgpuStreamCreate() { return device().stream; }
+void mgpuStreamDestroy(void *) {}
+void mgpuStreamSynchronize(void *) {}
+
+void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedMemoryBytes, void *stream,
+                      void **params, void **extra, size_t /*paramsCount*/) {
+  check(driver().cuLaunchKernel(static_cast<CUfunction>(function), gridX,
+                                gridY, gridZ, blockX, blockY, blockZ,
+                                sharedMemoryBytes, device().stream, params,
+                                extra),
+        "launching a kernel");
+}
+
+void mgpuMemcpy(void *dst, void *src, size_t bytes, void * /*stream*/) {
+  cuda::copy(dst, src, bytes);
+}
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives staged through the host
+//===----------------------------------------------------------------------===//
+
+namespace {
+class HostStaged final : public Communicator {
+public:
+  HostStaged(Communicator &host, int size) : host(host), size(size) {}
+
+  void allReduce(const void *in, void *out, size_t count, EplDType dtype,
+                 EplReduction kind) override {
+    size_t bytes = count * dtypeSize(dtype);
+    std::vector<char> i = download(in, bytes), o(bytes);
+    host.allReduce(i.data(), o.data(), count, dtype, kind);
+    upload(out, o);
+  }
+  void allGather(const void *in, void *out, size_t countPerRank,
+                 EplDType dtype) override {
+    size_t bytes = countPerRank * dtypeSize(dtype);
+    std::vector<char> i = download(in, bytes), o(bytes * size);
+    host.allGather(i.data(), o.data(), countPerRank, dtype);
+    upload(out, o);
+  }
+  void reduceScatter(const void *in, void *out, size_t countPerRank,
+                     EplDType dtype, EplReduction kind) override {
+    size_t bytes = countPerRank * dtypeSize(dtype);
+    std::vector<char> i = download(in, bytes * size), o(bytes);
+    host.reduceScatter(i.data(), o.data(), countPerRank, dtype, kind);
+    upload(out, o);
+  }
+  void allToAll(const void *in, void *out, size_t countPerRank,
+                EplDType dtype) override {
+    size_t bytes = countPerRank * dtypeSize(dtype) * size;
+    std::vector<char> i = download(in, bytes), o(bytes);
+    host.allToAll(i.data(), o.data(), countPerRank, dtype);
+    upload(out, o);
+  }
+  void broadcast(const void *in, void *out, size_t count, EplDType dtype,
+                 int root) override {
+    size_t bytes = count * dtypeSize(dtype);
+    std::vector<char> i = in ? download(in, bytes) : std::vector<char>(bytes),
+                      o(bytes);
+    host.broadcast(i.data(), o.data(), count, dtype, root);
+    upload(out, o);
+  }
+  void send(const void *in, size_t count, EplDType dtype, int peer,
+            int64_t tag) override {
+    std::vector<char> i = download(in, count * dtypeSize(dtype));
+    host.send(i.data(), count, dtype, peer, tag);
+  }
+  void recv(void *out, size_t count, EplDType dtype, int peer,
+            int64_t tag) override {
+    std::vector<char> o(count * dtypeSize(dtype));
+    host.recv(o.data(), count, dtype, peer, tag);
+    upload(out, o);
+  }
+  void barrier() override { host.barrier(); }
+
+private:
+  static std::vector<char> download(const void *device, size_t bytes) {
+    std::vector<char> host(bytes);
+    cuda::copy(host.data(), device, bytes);
+    return host;
+  }
+  static void upload(void *device, const std::vector<char> &host) {
+    cuda::copy(device, host.data(), host.size());
+  }
+  Communicator &host;
+  int size;
+};
+} // namespace
+
+std::unique_ptr<Communicator> cuda::stageThroughHost(Communicator &host,
+                                                     int groupSize) {
+  return std::make_unique<HostStaged>(host, groupSize);
+}

@@ -1,0 +1,69 @@
+//===- Cuda.h - The runtime on NVIDIA GPUs ----------------------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// What a rank on a GPU needs from the runtime: its device (a context, a
+// stream and a cuBLAS handle), device buffers, copies, cuBLAS GEMMs, and
+// collectives staged through host memory over any host backend. The CUDA
+// driver and cuBLAS are loaded with dlopen the first time a rank asks for a
+// GPU: nothing on the CPU path needs libcuda to start, and a machine
+// without a driver gets one line saying so.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_LIB_RUNTIME_CUDA_CUDA_H
+#define EPL_LIB_RUNTIME_CUDA_CUDA_H
+
+#include "epl/Runtime/Backend.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace epl::rt::cuda {
+
+/// Whether the CUDA driver loads and sees a GPU; else `why` says what is
+/// missing, in one line.
+bool available(std::string &why);
+
+/// Binds the calling thread (a rank) to GPU `rank % device count`: its
+/// primary context current, a stream and a cuBLAS handle of its own. Ends
+/// the run with one line when there is no driver or no GPU.
+void bindRank(int rank);
+
+/// Whether the calling rank is bound to a GPU.
+bool bound();
+
+/// Device memory of the calling rank's GPU.
+void *allocate(size_t bytes);
+void release(void *ptr);
+
+/// Copies `bytes` between any two buffers (host or device: addresses are
+/// unified) in the rank's stream order, and waits for it.
+void copy(void *dst, const void *src, size_t bytes);
+
+/// Waits for everything the rank's stream holds.
+void synchronize();
+
+/// C[m, n] += op(A) op(B) on device buffers, row-major, with cuBLAS in the
+/// rank's stream (fp32 without TF32, or fp64). `transA`/`transB` say
+/// whether A (m x k) and B (k x n) are stored transposed, `ld*` their
+/// leading dimensions as BLAS reads them.
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+          int64_t ldc);
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+          const double *a, int64_t lda, const double *b, int64_t ldb,
+          double *c, int64_t ldc);
+
+/// A communicator whose buffers are on the GPU, over one whose buffers are
+/// on the host: each call copies its input to the host, runs there, and
+/// copies its output back. Several ranks share one GPU this way, which is
+/// how multi-rank GPU programs are checked on a single GPU.
+std::unique_ptr<Communicator> stageThroughHost(Communicator &host,
+                                               int groupSize);
+
+} // namespace epl::rt::cuda
+
+#endif // EPL_LIB_RUNTIME_CUDA_CUDA_H

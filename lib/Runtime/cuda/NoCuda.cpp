@@ -1,0 +1,52 @@
+//===- NoCuda.cpp - The runtime built without CUDA's headers --------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cuda.h"
+
+using namespace epl::rt;
+
+namespace {
+[[noreturn]] void unavailable() {
+  fatalError("--target cuda: this runtime was built without CUDA's headers");
+}
+} // namespace
+
+bool cuda::available(std::string &why) {
+  why = "this runtime was built without CUDA's headers";
+  return false;
+}
+void cuda::bindRank(int) { unavailable(); }
+bool cuda::bound() { return false; }
+void *cuda::allocate(size_t) { unavailable(); }
+void cuda::release(void *) { unavailable(); }
+void cuda::copy(void *, const void *, size_t) { unavailable(); }
+void cuda::synchronize() { unavailable(); }
+void cuda::gemm(bool, bool, int64_t, int64_t, int64_t, const float *, int64_t,
+                const float *, int64_t, float *, int64_t) {
+  unavailable();
+}
+void cuda::gemm(bool, bool, int64_t, int64_t, int64_t, const double *, int64_t,
+                const double *, int64_t, double *, int64_t) {
+  unavailable();
+}
+std::unique_ptr<Communicator> cuda::stageThroughHost(Communicator &, int) {
+  unavailable();
+}
+
+extern "C" {
+void *mgpuModuleLoad(void *, size_t) { unavailable(); }
+void *mgpuModuleLoadJIT(void *, int) { unavailable(); }
+void mgpuModuleUnload(void *) {}
+void *mgpuModuleGetFunction(void *, const char *) { unavailable(); }
+void *mgpuStreamCreate() { unavailable(); }
+void mgpuStreamDestroy(void *) {}
+void mgpuStreamSynchronize(void *) {}
+void mgpuLaunchKernel(void *, intptr_t, intptr_t, intptr_t, intptr_t, intptr_t,
+                      intptr_t, int32_t, void *, void **, void **, size_t) {
+  unavailable();
+}
+void mgpuMemcpy(void *, void *, size_t, void *) { unavailable(); }
+}
