@@ -77,6 +77,7 @@ void mlir::epl::registerEPLDialects(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   registerNVVMDialectTranslation(registry);
   // How upstream ops shard: read by every EPL sharding pass.
   registerShardingRuleModels(registry);

@@ -105,6 +105,7 @@ static void addLoopsToControlFlow(OpPassManager &pm) {
 /// each launch's body a kernel of its own.
 static void addKernelMapping(OpPassManager &pm, int64_t threadsPerBlock,
                              bool onHost) {
+  pm.addPass(createEPLCopyArgumentsToDevicePass());
   EPLLinalgToGPUPassOptions mapping;
   mapping.threadsPerBlock = threadsPerBlock;
   mapping.allowHostCalls = onHost;
@@ -134,6 +135,9 @@ void mlir::epl::buildCUDALoweringPipeline(OpPassManager &pm,
   // Contractions always go to the runtime: cuBLAS.
   addBufferization(pm, /*blas=*/true, /*deviceAssertions=*/true);
   addKernelMapping(pm, options.threadsPerBlock, /*onHost=*/false);
+  // Launches and copies in stream order, with the waits they need (what
+  // gpu-to-llvm lowers to the runtime's mgpu* calls).
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Runner/Artifact.h"
+#include "epl/Runtime/Backend.h"
 #include "epl/Version.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -533,33 +534,6 @@ llvm::FailureOr<std::string> elfSection(const std::string &bytes,
 }
 } // namespace
 
-llvm::LogicalResult mlir::epl::checkCudaDriver(std::string &error) {
-  // Loaded here, for a cuda artifact only: nothing links libcuda, so the
-  // CPU path starts on machines without a driver.
-  void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!cuda) {
-    const char *why = dlerror();
-    error = std::string("this machine has no CUDA driver (") +
-            (why ? why : "libcuda.so.1 not found") + ")";
-    return llvm::failure();
-  }
-  using InitFn = int (*)(unsigned);
-  using CountFn = int (*)(int *);
-  auto init = reinterpret_cast<InitFn>(dlsym(cuda, "cuInit"));
-  auto count = reinterpret_cast<CountFn>(dlsym(cuda, "cuDeviceGetCount"));
-  int devices = 0;
-  int status = init && count ? init(0) : -1;
-  if (status == 0)
-    status = count(&devices);
-  if (status != 0 || devices == 0) {
-    error = "the CUDA driver finds no GPU (cuInit/cuDeviceGetCount: " +
-            std::to_string(status) + ", " + std::to_string(devices) +
-            " devices)";
-    return llvm::failure();
-  }
-  return llvm::success();
-}
-
 llvm::FailureOr<Manifest> mlir::epl::readArtifact(llvm::StringRef path,
                                                   std::string &error) {
   std::ifstream in(path.str(), std::ios::binary);
@@ -590,13 +564,11 @@ llvm::FailureOr<Manifest> mlir::epl::readArtifact(llvm::StringRef path,
     return llvm::failure();
   }
   if (manifest->target == "cuda") {
-    if (failed(checkCudaDriver(error))) {
+    if (!::epl::rt::gpuAvailable(error)) {
       error = path.str() + " targets cuda, but " + error;
       return llvm::failure();
     }
-    error =
-        path.str() + " targets cuda; running cuda artifacts is not built yet";
-    return llvm::failure();
+    return manifest;
   }
   if (manifest->target != "cpu") {
     error = path.str() + " targets '" + manifest->target +

@@ -47,6 +47,17 @@ CompileCommandLine::CompileCommandLine(llvm::cl::OptionCategory &category)
               llvm::cl::desc("Evaluate an L0 model's forward only, without "
                              "building its training step"),
               llvm::cl::init(false), llvm::cl::cat(category)),
+      target("target", llvm::cl::desc("What the step runs on"),
+             llvm::cl::values(
+                 clEnumValN(Target::CPU, "cpu", "CPU threads or processes"),
+                 clEnumValN(Target::CUDA, "cuda",
+                            "NVIDIA GPUs: one per rank (rank modulo the "
+                            "GPUs there are), cuBLAS for contractions")),
+             llvm::cl::init(Target::CPU), llvm::cl::cat(category)),
+      gpuChip("gpu-chip",
+              llvm::cl::desc("GPU architecture the cuda target's kernels "
+                             "are compiled for"),
+              llvm::cl::init("sm_90"), llvm::cl::cat(category)),
       blas("blas", llvm::cl::desc("Run matmuls through CBLAS"),
            llvm::cl::init(true), llvm::cl::cat(category)),
       emulateGPU(
@@ -82,6 +93,18 @@ CompileCommandLine::compileOptions(std::string &error) const {
   compile.train = !noTrain;
   compile.blas = blas;
   compile.emulateGPU = emulateGPU;
+  compile.target = target;
+  compile.gpuChip = gpuChip;
+  if (target == Target::CUDA && (emulateGPU || !blas)) {
+    error = "--target cuda runs its kernels on the GPU and contractions "
+            "with cuBLAS; --emulate-gpu and --blas=false are CPU options";
+    return failure();
+  }
+  if (!llvm::StringRef(gpuChip).starts_with("sm_")) {
+    error = "--gpu-chip must name an NVIDIA architecture such as sm_90, not '" +
+            gpuChip + "'";
+    return failure();
+  }
   if (emulateGPU && !blas) {
     error = "--emulate-gpu runs contractions through the runtime's GEMM, as "
             "the GPU does; it cannot be combined with --blas=false";
@@ -328,6 +351,10 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
     llvm::ValueToValueMapTy map;
     std::unique_ptr<llvm::Module> kernels =
         llvm::CloneModule(m, map, [&](const llvm::GlobalValue *gv) {
+          // Not the constructor lists (the cuda target's kernel images are
+          // loaded by the glue's constructors): appended twice on linking.
+          if (gv->hasAppendingLinkage())
+            return false;
           return isKernel(gv) || isa<llvm::GlobalVariable>(gv) ||
                  callees.contains(dyn_cast<llvm::Function>(gv));
         });
@@ -465,10 +492,16 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
   for (auto [k, function] : llvm::enumerate(step.functions))
     step.program.stages[k].inPlace = wrapEntryPoint(module, function, k);
   PassManager pm(module.getContext());
-  CPULoweringOptions lowering;
-  lowering.blas = options.blas;
-  lowering.emulateGPU = options.emulateGPU;
-  buildCPULoweringPipeline(pm, lowering);
+  if (options.target == Target::CUDA) {
+    CUDALoweringOptions lowering;
+    lowering.chip = options.gpuChip;
+    buildCUDALoweringPipeline(pm, lowering);
+  } else {
+    CPULoweringOptions lowering;
+    lowering.blas = options.blas;
+    lowering.emulateGPU = options.emulateGPU;
+    buildCPULoweringPipeline(pm, lowering);
+  }
   if (failed(pm.run(module)))
     return failure();
   timer.done("lowering");

@@ -134,7 +134,7 @@ LogicalResult mlir::epl::writeArtifact(ModuleOp module, Step step,
   Manifest manifest;
   manifest.producer = eplVersionString();
   manifest.runtimeInterface = runtimeInterfaceDigest();
-  manifest.target = "cpu";
+  manifest.target = options.target == Target::CUDA ? "cuda" : "cpu";
   manifest.triple = (*tm)->getTargetTriple().str();
   manifest.cpu = (*tm)->getTargetCPU().str();
   manifest.devices = artifact.devices;

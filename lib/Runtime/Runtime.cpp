@@ -269,6 +269,8 @@ static void keepFreedMemory() {
 #endif
 }
 
+bool epl::rt::gpuAvailable(std::string &why) { return cuda::available(why); }
+
 void epl::rt::runRanks(const Options &options,
                        const std::function<void(int)> &body) {
   keepFreedMemory();

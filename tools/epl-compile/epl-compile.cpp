@@ -36,10 +36,6 @@ cl::opt<int64_t> devices("devices",
                          cl::init(1), cl::cat(category));
 cl::alias ranksAlias("ranks", cl::desc("Alias for --devices"),
                      cl::aliasopt(devices), cl::cat(category));
-cl::opt<std::string> target("target",
-                            cl::desc("What the artifact runs on: cpu (cuda "
-                                     "is not built yet)"),
-                            cl::init("cpu"), cl::cat(category));
 cl::opt<std::string> linker("linker",
                             cl::desc("C compiler driver that links the "
                                      "shared object"),
@@ -76,11 +72,6 @@ int main(int argc, char **argv) {
     fail(error);
   if (devices < 1)
     fail("--devices must be at least 1");
-  if (target == "cuda")
-    fail("--target cuda is not built yet: the GPU lowering and runtime are "
-         "issue 12's next part (docs/aot.md); use --target cpu");
-  if (target != "cpu")
-    fail("--target must be cpu or cuda, not '" + target + "'");
   compile->devices = devices;
 
   PhaseTimer timer(compile->timing);

@@ -66,6 +66,7 @@ int main(int argc, char **argv) {
       runLine.runOptions(error, static_cast<int>(manifest->devices));
   if (failed(run))
     fail(error);
+  run->ranks.cuda = manifest->target == "cuda";
   Program &program = manifest->program;
   if (failed(checkMeshes(program.meshes, run->ranks, error)))
     fail(error);

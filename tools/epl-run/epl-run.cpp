@@ -22,6 +22,7 @@
 #include "epl/Runner/Compile.h"
 #include "epl/Runner/Dataset.h"
 #include "epl/Runner/Run.h"
+#include "epl/Runtime/Backend.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -100,7 +101,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
-      "epl-run: runs an EPL module on CPU ranks (threads or MPI)\n");
+      "epl-run: runs an EPL module on CPU or GPU ranks (threads or MPI)\n");
 
   std::string error;
   FailureOr<CompileOptions> compileOrFailure =
@@ -114,6 +115,11 @@ int main(int argc, char **argv) {
     fail(error);
   RunOptions run = std::move(*runOrFailure);
   compile.devices = numDevices(run.ranks);
+  if (compile.target == Target::CUDA) {
+    if (!::epl::rt::gpuAvailable(error))
+      fail("--target cuda: " + error);
+    run.ranks.cuda = true;
+  }
   if (numEpochs < 0)
     fail("--epochs must not be negative");
   if (datasetFile.empty() &&

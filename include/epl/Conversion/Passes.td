@@ -233,4 +233,45 @@ def EPLGPUKernelsToHostPass : Pass<"epl-gpu-kernels-to-host", "ModuleOp"> {
   ];
 }
 
+def EPLCopyArgumentsToDevicePass
+    : Pass<"epl-copy-arguments-to-device", "ModuleOp"> {
+  let summary = "Gives a GPU step device copies of the host buffers it is "
+                "called with";
+  let description = [{
+    A runner calls the step's public functions with host buffers
+    (parameters, optimizer state, the batch, result buffers); on the cuda
+    target every buffer the step touches is device memory. In each public
+    function, every memref argument is copied into a device buffer of its
+    shape on entry (`gpu.memcpy`), the function works on the copy, and
+    before each return the copy is written back to the argument if anything
+    may have written it (parameters and state updated in place, results),
+    then freed. Arguments only read (the batch) are not copied back.
+
+    ```mlir
+    func.func @step(%w: memref<4xf32>) {
+      linalg.generic ... outs(%w : memref<4xf32>) ...
+      return
+    }
+    ```
+    becomes
+    ```mlir
+    func.func @step(%w: memref<4xf32>) {
+      %d = memref.alloc() : memref<4xf32>
+      gpu.memcpy %d, %w : memref<4xf32>, memref<4xf32>
+      linalg.generic ... outs(%d : memref<4xf32>) ...
+      gpu.memcpy %w, %d : memref<4xf32>, memref<4xf32>
+      memref.dealloc %d : memref<4xf32>
+      return
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+  let statistics = [
+    Statistic<"numArguments", "arguments", "Arguments copied to the device">,
+  ];
+}
+
 #endif // EPL_CONVERSION_PASSES_TD

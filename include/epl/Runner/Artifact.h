@@ -76,11 +76,6 @@ llvm::FailureOr<Manifest> parseManifest(llvm::StringRef json,
 llvm::FailureOr<Manifest> readArtifact(llvm::StringRef path,
                                        std::string &error);
 
-/// Whether this machine can run CUDA code: loads the driver (libcuda.so.1)
-/// with dlopen and counts its GPUs. Nothing else loads it, so that the CPU
-/// path never needs it.
-llvm::LogicalResult checkCudaDriver(std::string &error);
-
 /// Loads the artifact at `path` (dlopen, every symbol bound now) and points
 /// the calls of `manifest.program`'s stages into it. The handle stays open
 /// for the process's lifetime.

@@ -38,6 +38,9 @@
 
 namespace mlir::epl {
 
+/// What a step is compiled for.
+enum class Target { CPU, CUDA };
+
 struct CompileOptions {
   /// The function to run; empty: see findEntryPoint.
   std::string entry;
@@ -51,6 +54,10 @@ struct CompileOptions {
   /// thread by thread (epl-gpu-kernels-to-host): checks the GPU lowering's
   /// numbers where there is no GPU.
   bool emulateGPU = false;
+  /// CPU, or NVIDIA GPUs: kernels compiled for `gpuChip`, the step's
+  /// buffers on the device (epl-lower-to-cuda).
+  Target target = Target::CPU;
+  std::string gpuChip = "sm_90";
   /// LLVM IR optimization level of the JIT (0-3).
   unsigned optLevel = 2;
   /// Code generator level (0-3) of the kernels (`__epl_kernel_*`). The
@@ -66,8 +73,9 @@ struct CompileOptions {
 };
 
 /// The options of the compile stages every compiling tool (epl-run,
-/// epl-compile) takes: --entry, --no-train, --blas, --emulate-gpu, -O,
-/// --codegen-opt, --timing. Constructing it registers them in `category`.
+/// epl-compile) takes: --entry, --no-train, --target, --gpu-chip, --blas,
+/// --emulate-gpu, -O, --codegen-opt, --timing. Constructing it registers them
+/// in `category`.
 class CompileCommandLine {
 public:
   explicit CompileCommandLine(llvm::cl::OptionCategory &category);
@@ -76,6 +84,8 @@ public:
 
   llvm::cl::opt<std::string> entry;
   llvm::cl::opt<bool> noTrain;
+  llvm::cl::opt<Target> target;
+  llvm::cl::opt<std::string> gpuChip;
   llvm::cl::opt<bool> blas;
   llvm::cl::opt<bool> emulateGPU;
   llvm::cl::opt<unsigned> optLevel;

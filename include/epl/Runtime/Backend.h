@@ -158,6 +158,11 @@ struct Options {
   bool cuda = false;
 };
 
+/// Whether ranks can run on GPUs here (Options::cuda): the CUDA driver loads
+/// and sees one; else `why` says what is missing, in one line. Loads the
+/// driver with dlopen: nothing else on the CPU path needs it.
+bool gpuAvailable(std::string &why);
+
 /// The name the runtime's and the runner's messages start with ("epl-run"
 /// unless a runner sets its own).
 const std::string &toolName();

@@ -104,8 +104,8 @@ Driver &driver() {
 /// assertion in one, is reported by the next call).
 void check(CUresult r, const char *what) {
   if (r != CUDA_SUCCESS)
-    fatalError(std::string("CUDA: ") + what + " failed: " +
-               driver().describe(r));
+    fatalError(std::string("CUDA: ") + what +
+               " failed: " + driver().describe(r));
 }
 
 /// cuBLAS, loaded on first use.
@@ -186,12 +186,11 @@ CUmodule moduleFor(Image &image) {
           &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
       driver().cuDeviceGetAttribute(
           &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-      fatalError("CUDA: the program's kernels were compiled for another GPU "
-                 "(this one is sm_" +
-                 std::to_string(major * 10 + minor) +
-                 "; compile with --gpu-chip=sm_" +
-                 std::to_string(major * 10 + minor) +
-                 "): " + driver().describe(r));
+      fatalError(
+          "CUDA: the program's kernels were compiled for another GPU "
+          "(this one is sm_" +
+          std::to_string(major * 10 + minor) + "; compile with --gpu-chip=sm_" +
+          std::to_string(major * 10 + minor) + "): " + driver().describe(r));
     }
     check(r, "loading the program's kernels");
   }
@@ -340,10 +339,9 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                       intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                       intptr_t blockZ, int32_t sharedMemoryBytes, void *stream,
                       void **params, void **extra, size_t /*paramsCount*/) {
-  check(driver().cuLaunchKernel(static_cast<CUfunction>(function), gridX,
-                                gridY, gridZ, blockX, blockY, blockZ,
-                                sharedMemoryBytes, device().stream, params,
-                                extra),
+  check(driver().cuLaunchKernel(
+            static_cast<CUfunction>(function), gridX, gridY, gridZ, blockX,
+            blockY, blockZ, sharedMemoryBytes, device().stream, params, extra),
         "launching a kernel");
 }
 

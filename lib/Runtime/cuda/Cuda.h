@@ -54,8 +54,8 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
           int64_t ldc);
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-          const double *a, int64_t lda, const double *b, int64_t ldb,
-          double *c, int64_t ldc);
+          const double *a, int64_t lda, const double *b, int64_t ldb, double *c,
+          int64_t ldc);
 
 /// A communicator whose buffers are on the GPU, over one whose buffers are
 /// on the host: each call copies its input to the host, runs there, and

@@ -8,11 +8,17 @@
 
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref.
+// The arguments (host buffers) are copied into device buffers first, and
+// every launch and copy goes to a stream (the runtime's: one per rank).
 // CHECK: llvm.func @model(
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc
-// CHECK: gpu.launch_func @model_kernel::@model_kernel blocks in
+// CHECK: llvm.call @mgpuStreamCreate
+// CHECK: llvm.call @mgpuMemcpy
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @model_kernel::@model_kernel blocks in
 // CHECK: llvm.call @epl_rt_matmul_f32
 // CHECK: llvm.call @epl_rt_all_reduce_f32
+// Updated parameters and state are copied back to the host buffers.
+// CHECK: llvm.call @mgpuMemcpy
 // CHECK: llvm.call @_mlir_memref_to_llvm_free
 // CHECK: gpu.binary @model_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90
 // CHECK-NOT: linalg.

@@ -1,0 +1,92 @@
+//===- CopyArgumentsToDevice.cpp - A GPU step's host boundary -------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLCOPYARGUMENTSTODEVICEPASS
+#include "epl/Conversion/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+
+namespace {
+/// Whether anything may write `buffer` through a view of it: only reads by
+/// linalg inputs, loads and copies from it are known not to.
+bool mayBeWritten(Value buffer) {
+  SmallVector<Value> worklist{buffer};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == v) {
+        worklist.append(user->result_begin(), user->result_end());
+        continue;
+      }
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(user))
+        if (linalgOp.isDpsInput(&use))
+          continue;
+      if (isa<memref::LoadOp>(user))
+        continue;
+      if (auto copy = dyn_cast<memref::CopyOp>(user))
+        if (copy.getSource() == v)
+          continue;
+      return true;
+    }
+  }
+  return false;
+}
+
+struct EPLCopyArgumentsToDevicePass
+    : public mlir::epl::impl::EPLCopyArgumentsToDevicePassBase<
+          EPLCopyArgumentsToDevicePass> {
+  void runOnOperation() override {
+    for (auto function : getOperation().getOps<func::FuncOp>()) {
+      if (function.isPrivate() || function.isExternal())
+        continue;
+      Block &entry = function.getBody().front();
+      OpBuilder b = OpBuilder::atBlockBegin(&entry);
+      for (BlockArgument arg : entry.getArguments()) {
+        auto type = dyn_cast<MemRefType>(arg.getType());
+        if (!type || arg.use_empty())
+          continue;
+        Location loc = arg.getLoc();
+        // The device copy has the argument's shape, in a dense layout.
+        SmallVector<Value> sizes;
+        for (int64_t d = 0; d < type.getRank(); ++d)
+          if (type.isDynamicDim(d))
+            sizes.push_back(memref::DimOp::create(b, loc, arg, d));
+        auto dense = MemRefType::get(type.getShape(), type.getElementType());
+        Value device = memref::AllocOp::create(b, loc, dense, sizes);
+        Value view = device;
+        if (dense != type)
+          view = memref::CastOp::create(b, loc, type, device);
+        auto upload =
+            gpu::MemcpyOp::create(b, loc, Type(), ValueRange(), device, arg);
+        SmallPtrSet<Operation *, 4> keep{upload};
+        for (Value size : sizes)
+          keep.insert(size.getDefiningOp());
+        arg.replaceUsesWithIf(view, [&](OpOperand &use) {
+          return !keep.contains(use.getOwner());
+        });
+        bool written = mayBeWritten(view);
+        function.walk([&](func::ReturnOp ret) {
+          OpBuilder r(ret);
+          if (written)
+            gpu::MemcpyOp::create(r, loc, Type(), ValueRange(), arg, device);
+          memref::DeallocOp::create(r, loc, device);
+        });
+        ++numArguments;
+      }
+    }
+  }
+};
+} // namespace
