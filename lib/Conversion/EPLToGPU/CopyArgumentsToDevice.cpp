@@ -18,14 +18,16 @@ namespace mlir::epl {
 using namespace mlir;
 
 namespace {
-/// Whether anything may write `buffer` through a view of it: only reads by
-/// linalg inputs, loads and copies from it are known not to.
-bool mayBeWritten(Value buffer) {
+/// Whether anything but `upload` may write `buffer` through a view of it:
+/// only reads by linalg inputs, loads and copies from it are known not to.
+bool mayBeWritten(Value buffer, Operation *upload) {
   SmallVector<Value> worklist{buffer};
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
+      if (user == upload)
+        continue;
       if (auto view = dyn_cast<ViewLikeOpInterface>(user);
           view && view.getViewSource() == v) {
         worklist.append(user->result_begin(), user->result_end());
@@ -77,7 +79,7 @@ struct EPLCopyArgumentsToDevicePass
         arg.replaceUsesWithIf(view, [&](OpOperand &use) {
           return !keep.contains(use.getOwner());
         });
-        bool written = mayBeWritten(view);
+        bool written = mayBeWritten(device, upload);
         function.walk([&](func::ReturnOp ret) {
           OpBuilder r(ret);
           if (written)
