@@ -3,8 +3,8 @@
 // linalg -> parallel loops (tiled: 32 threads per block) -> gpu.launch ->
 // outlined gpu.func kernels -> NVVM -> PTX for sm_90, and with CUDA's ptxas
 // a cubin for sm_90; the host launches each kernel through runtime calls.
-// (Our runtime's own wrappers, cuBLAS for contractions and epl-compile
-// --target cuda are not built yet: docs/aot.md.)
+// (epl-lower-to-cuda maps linalg ops its own way, epl-linalg-to-gpu:
+// docs/gpu.md; this test keeps the upstream passes it shares covered.)
 //
 // RUN: mlir-opt %s --convert-linalg-to-parallel-loops --scf-parallel-loop-tiling="parallel-loop-tile-sizes=1,32" --gpu-map-parallel-loops --convert-parallel-loops-to-gpu --lower-affine --gpu-kernel-outlining -o %t.outlined.mlir
 // RUN: FileCheck %s --check-prefix=OUTLINED < %t.outlined.mlir
