@@ -111,6 +111,7 @@ static void addKernelMapping(OpPassManager &pm, int64_t threadsPerBlock,
   mapping.allowHostCalls = onHost;
   pm.addPass(createEPLLinalgToGPUPass(mapping));
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createEPLGatherKernelsPass());
 }
 
 void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,

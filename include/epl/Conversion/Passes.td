@@ -274,4 +274,37 @@ def EPLCopyArgumentsToDevicePass
   ];
 }
 
+def EPLGatherKernelsPass : Pass<"epl-gather-kernels", "ModuleOp"> {
+  let summary = "Moves every outlined kernel into one GPU module, each "
+                "distinct kernel once";
+  let description = [{
+    `gpu-kernel-outlining` makes a `gpu.module` per launch, and each module
+    becomes a binary of its own: a ptxas run at compile time and a module
+    load at run time each, 223 for a 2-block transformer's training step.
+    This pass moves every kernel into one `gpu.module @__epl_kernels`
+    (named after the module it came from) and lets launches of identical
+    kernels (same signature and body, as one layer's ops in every block)
+    share one, as `epl-outline-kernels` does on the CPU. The launches are
+    renamed accordingly.
+
+    ```mlir
+    gpu.launch_func @step_kernel::@step_kernel ...
+    gpu.launch_func @step_kernel_0::@step_kernel ...   // the same body
+    gpu.module @step_kernel { gpu.func @step_kernel(...) kernel {...} }
+    gpu.module @step_kernel_0 { gpu.func @step_kernel(...) kernel {...} }
+    ```
+    becomes
+    ```mlir
+    gpu.launch_func @__epl_kernels::@step_kernel ...
+    gpu.launch_func @__epl_kernels::@step_kernel ...
+    gpu.module @__epl_kernels { gpu.func @step_kernel(...) kernel {...} }
+    ```
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Distinct kernels kept">,
+    Statistic<"numShared", "shared", "Kernels replaced by an identical one">,
+  ];
+}
+
 #endif // EPL_CONVERSION_PASSES_TD

@@ -14,14 +14,14 @@
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc
 // CHECK: llvm.call @mgpuStreamCreate
 // CHECK: llvm.call @mgpuMemcpy
-// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @model_kernel::@model_kernel blocks in
+// CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @__epl_kernels::@model_kernel blocks in
 // CHECK: llvm.call @epl_rt_matmul_f32
 // CHECK: llvm.call @epl_rt_all_reduce_f32
 // Updated parameters and state are copied back to the host buffers.
 // CHECK: llvm.call @mgpuMemcpy
 // CHECK: llvm.call @_mlir_memref_to_llvm_free
-// CHECK: gpu.binary @model_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90
+// CHECK: gpu.binary @__epl_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90
 // CHECK-NOT: linalg.
 // CHECK-NOT: memref.
 
-// CUBIN: gpu.binary @model_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}bin = "\7FELF
+// CUBIN: gpu.binary @__epl_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}bin = "\7FELF
