@@ -346,11 +346,15 @@ mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage) {
   b.setInsertionPointToStart(body);
 
   SmallVector<Value> args;
-  for (unsigned i = 0; i < entry.getNumArguments(); ++i)
+  for (unsigned i = 0; i < entry.getNumArguments(); ++i) {
+    // Said for the cuda target, which copies what a step writes back to the
+    // host (epl-copy-arguments-to-device).
+    wrapper.setArgAttr(i, EPLDialect::kReadOnlyAttrName, b.getUnitAttr());
     // Read-only: the program copies before writing, host data stays intact.
     args.push_back(bufferization::ToTensorOp::create(
         b, loc, entry.getArgumentTypes()[i], body->getArgument(i),
         /*restrict=*/true, /*writable=*/false));
+  }
   // The entry's body moves into the wrapper, so that what it returns is
   // written straight into the runner's result buffers (the lowering's
   // empty-tensor elimination makes each result's producer write there)

@@ -30,17 +30,18 @@ template <typename T> struct Matrix {
   /// The BLAS form of this view: transposition and leading dimension, or
   /// false when BLAS cannot address it.
   bool blasForm(CBLAS_TRANSPOSE &trans, int64_t &ld) const {
-    // A unit dimension's stride is meaningless; pick one that works.
-    int64_t rs = rows == 1 ? std::max<int64_t>(cols, 1) : rowStride;
-    int64_t cs = cols == 1 ? std::max<int64_t>(rows, 1) : colStride;
-    if (cs == 1 && rs >= std::max<int64_t>(cols, 1)) {
+    // A dimension of size 0 or 1 is never stepped over: its stride does not
+    // matter (an m x 1 column of a wider matrix is a strided row-major view).
+    if ((colStride == 1 || cols <= 1) &&
+        (rows <= 1 || rowStride >= std::max<int64_t>(cols, 1))) {
       trans = CblasNoTrans;
-      ld = rs;
+      ld = rows <= 1 ? std::max<int64_t>(cols, 1) : rowStride;
       return true;
     }
-    if (rs == 1 && cs >= std::max<int64_t>(rows, 1)) {
+    if ((rowStride == 1 || rows <= 1) &&
+        (cols <= 1 || colStride >= std::max<int64_t>(rows, 1))) {
       trans = CblasTrans;
-      ld = cs;
+      ld = cols <= 1 ? std::max<int64_t>(rows, 1) : colStride;
       return true;
     }
     return false;
@@ -90,7 +91,8 @@ void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b,
 
 template <typename T>
 void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
-  if (c.rows == 0 || c.cols == 0)
+  // C += A B with k = 0 adds nothing.
+  if (c.rows == 0 || c.cols == 0 || a.cols == 0)
     return;
   if (cuda::bound())
     return matmulOnDevice(a, b, c);

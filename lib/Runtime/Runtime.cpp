@@ -637,6 +637,9 @@ double epl_rt_now(void) {
 
 void _mlir_ciface_epl_rt_action_begin(int32_t phase, int64_t microBatch,
                                       int64_t stage) {
+  // On a GPU, the action's time is the device's: what came before is done.
+  if (cuda::bound())
+    cuda::synchronize();
   Event e;
   e.phase = phase;
   e.microBatch = microBatch;
@@ -646,6 +649,8 @@ void _mlir_ciface_epl_rt_action_begin(int32_t phase, int64_t microBatch,
 }
 
 void _mlir_ciface_epl_rt_action_end(void) {
+  if (cuda::bound())
+    cuda::synchronize();
   int64_t end = nowNanoseconds();
   // The open action is the latest one: actions do not nest, and only
   // point-to-point events may follow it.

@@ -245,7 +245,10 @@ def EPLCopyArgumentsToDevicePass
     shape on entry (`gpu.memcpy`), the function works on the copy, and
     before each return the copy is written back to the argument if anything
     may have written it (parameters and state updated in place, results),
-    then freed. Arguments only read (the batch) are not copied back.
+    then freed. Arguments only read (the batch), and those marked
+    `epl.read_only` (epl-run's entry wrappers mark every argument that is not
+    a result buffer), are not copied back: several ranks may share one host
+    buffer of them.
 
     ```mlir
     func.func @step(%w: memref<4xf32>) {

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Conversion/Passes.h"
+#include "epl/Dialect/EPL/IR/EPLDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -79,7 +80,10 @@ struct EPLCopyArgumentsToDevicePass
         arg.replaceUsesWithIf(view, [&](OpOperand &use) {
           return !keep.contains(use.getOwner());
         });
-        bool written = mayBeWritten(device, upload);
+        bool written =
+            !function.getArgAttr(arg.getArgNumber(),
+                                 epl::EPLDialect::kReadOnlyAttrName) &&
+            mayBeWritten(device, upload);
         function.walk([&](func::ReturnOp ret) {
           OpBuilder r(ret);
           if (written)

@@ -22,6 +22,7 @@
 
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <vector>
 
 using namespace epl::rt;
@@ -44,8 +45,10 @@ struct Driver {
   X(cuCtxGetCurrent)                                                           \
   X(cuStreamCreate)                                                            \
   X(cuStreamSynchronize)                                                       \
-  X(cuMemAlloc)                                                                \
-  X(cuMemFree)                                                                 \
+  X(cuMemAllocAsync)                                                           \
+  X(cuMemFreeAsync)                                                            \
+  X(cuDeviceGetDefaultMemPool)                                                 \
+  X(cuMemPoolSetAttribute)                                                     \
   X(cuMemcpyAsync)                                                             \
   X(cuMemsetD32Async)                                                          \
   X(cuModuleLoadData)                                                          \
@@ -208,6 +211,13 @@ void cuda::bindRank(int rank) {
   if (!d.error.empty())
     fatalError("--target cuda: " + d.error);
   RankDevice &r = rankDevice;
+  // Bound already (a second run on an MPI process's one thread): keep the
+  // stream, which the cuBLAS handle is set to.
+  if (r.ordinal == rank % d.devices && r.stream) {
+    check(d.cuCtxSetCurrent(r.context), "cuCtxSetCurrent");
+    return;
+  }
+  r = RankDevice();
   r.ordinal = rank % d.devices;
   CUdevice dev;
   check(d.cuDeviceGet(&dev, r.ordinal), "cuDeviceGet");
@@ -215,21 +225,31 @@ void cuda::bindRank(int rank) {
         "retaining the GPU's context");
   check(d.cuCtxSetCurrent(r.context), "cuCtxSetCurrent");
   check(d.cuStreamCreate(&r.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  // Buffers come from the device's pool in stream order and go back to it
+  // there, kept for reuse instead of returned to the driver (a step frees
+  // and allocates the same buffers every time).
+  CUmemoryPool pool;
+  check(d.cuDeviceGetDefaultMemPool(&pool, dev), "cuDeviceGetDefaultMemPool");
+  cuuint64_t keep = UINT64_MAX;
+  check(d.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
+        "cuMemPoolSetAttribute");
 }
 
 bool cuda::bound() { return rankDevice.ordinal >= 0; }
 
 void *cuda::allocate(size_t bytes) {
-  device();
   CUdeviceptr ptr = 0;
-  check(driver().cuMemAlloc(&ptr, bytes ? bytes : 1), "cuMemAlloc");
+  check(driver().cuMemAllocAsync(&ptr, bytes ? bytes : 1, device().stream),
+        "cuMemAllocAsync");
   return reinterpret_cast<void *>(ptr);
 }
 
 void cuda::release(void *ptr) {
-  // Buffers are freed in stream order: the stream may still read them.
-  synchronize();
-  check(driver().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr)), "cuMemFree");
+  // In stream order: the kernels before it may still read the buffer, and
+  // everything that uses a rank's buffers is on its one stream.
+  check(driver().cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr),
+                                device().stream),
+        "cuMemFreeAsync");
 }
 
 void cuda::copy(void *dst, const void *src, size_t bytes) {
@@ -255,8 +275,9 @@ cublasHandle_t blasHandle() {
     if (b.cublasCreate(&d.handle) != CUBLAS_STATUS_SUCCESS)
       fatalError("CUDA: cuBLAS does not start");
     b.cublasSetStream(d.handle, d.stream);
-    // Plain fp32: TF32 would round the inputs to 10 bits of mantissa.
-    b.cublasSetMathMode(d.handle, CUBLAS_PEDANTIC_MATH);
+    // Plain fp32 (the default math mode; set so that nothing else chose
+    // one): TF32 would round the inputs to 10 bits of mantissa.
+    b.cublasSetMathMode(d.handle, CUBLAS_DEFAULT_MATH);
   }
   return d.handle;
 }
@@ -322,10 +343,15 @@ void mgpuModuleUnload(void *module) {
 }
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
-  CUfunction function = nullptr;
-  check(driver().cuModuleGetFunction(
-            &function, moduleFor(*static_cast<Image *>(module)), name),
-        "finding a kernel");
+  // Every launch asks; the rank keeps what it found (names are the
+  // program's constants).
+  thread_local std::map<std::tuple<void *, const char *, CUcontext>, CUfunction>
+      found;
+  CUfunction &function = found[{module, name, device().context}];
+  if (!function)
+    check(driver().cuModuleGetFunction(
+              &function, moduleFor(*static_cast<Image *>(module)), name),
+          "finding a kernel");
   return function;
 }
 

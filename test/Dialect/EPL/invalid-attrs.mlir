@@ -54,7 +54,7 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32> {epl.name = ""}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument 0: unknown EPL argument attribute 'epl.param'; expected 'epl.arg', 'epl.name', 'epl.init', 'epl.sharding' or 'epl.shard'}}
+// expected-error @+1 {{'func.func' op argument 0: unknown EPL argument attribute 'epl.param'; expected 'epl.arg', 'epl.name', 'epl.init', 'epl.sharding', 'epl.shard' or 'epl.read_only'}}
 func.func @f(%x: tensor<4xf32> {epl.param}) {
   return
 }

@@ -446,14 +446,20 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (name == kReadOnlyAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitOpError()
+             << what << ": '" << name << "' is a unit attribute";
+    return success();
+  }
   if (std::optional<LogicalResult> shared =
           verifyValueAttr(op, attr, argIndex, /*isResult=*/false, what))
     return *shared;
   return op->emitOpError() << what << ": unknown EPL argument attribute '"
                            << name << "'; expected '" << kArgAttrName << "', '"
                            << kNameAttrName << "', '" << kInitAttrName << "', '"
-                           << kShardingAttrName << "' or '" << kShardAttrName
-                           << "'";
+                           << kShardingAttrName << "', '" << kShardAttrName
+                           << "' or '" << kReadOnlyAttrName << "'";
 }
 
 LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,

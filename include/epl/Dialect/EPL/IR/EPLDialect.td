@@ -112,6 +112,10 @@ def EPL_Dialect : Dialect {
     /// descriptors, assertion messages): it stays in host memory when the
     /// step's buffers live on a GPU (epl-linalg-to-gpu).
     static constexpr ::llvm::StringLiteral kHostGlobalAttrName = "epl.host";
+    /// On an argument of a function a runner calls with its buffers: the
+    /// function never writes it (a device copy need not go back).
+    static constexpr ::llvm::StringLiteral kReadOnlyAttrName =
+        "epl.read_only";
     /// The mesh axis epl-plan makes for pipeline stages.
     static constexpr ::llvm::StringLiteral kStageAxisName = "stage";
 
