@@ -24,6 +24,18 @@ RunCommandLine::RunCommandLine(cl::OptionCategory &category)
                          clEnumValN(rt::BackendKind::MPI, "mpi",
                                     "one rank per process (mpirun)")),
               cl::cat(category)),
+      gpuCollectives(
+          "gpu-collectives",
+          cl::desc("How GPU ranks communicate (--target cuda)"),
+          cl::values(
+              clEnumValN(rt::Options::GPUCollectives::Auto, "auto",
+                         "NCCL where each rank has a GPU of its own, else "
+                         "host (default)"),
+              clEnumValN(rt::Options::GPUCollectives::NCCL, "nccl",
+                         "NCCL on the device buffers"),
+              clEnumValN(rt::Options::GPUCollectives::Host, "host",
+                         "staged through host memory over the backend")),
+          cl::init(rt::Options::GPUCollectives::Auto), cl::cat(category)),
       seed("seed", cl::desc("Seed of parameters and data"), cl::init(0),
            cl::cat(category)),
       paramsFile("params", cl::desc("Parameters by name (safetensors)"),
@@ -59,6 +71,7 @@ llvm::FailureOr<RunOptions> RunCommandLine::runOptions(std::string &error,
                           ? backend.getValue()
                           : (rt::launchedByMPI() ? rt::BackendKind::MPI
                                                  : rt::BackendKind::Threads);
+  run.ranks.gpuCollectives = gpuCollectives;
   run.steps = steps;
   run.reportFile = reportFile;
   run.traceFile = traceFile;

@@ -155,10 +155,17 @@ struct RankContext {
   /// Groups by descriptor content: descriptors are per-call-site constants,
   /// so this stays small.
   std::map<std::vector<int64_t>, Group> groups;
-  /// On a GPU: each host communicator behind one that stages device buffers.
+  /// On a GPU: for each host communicator, the one that moves device
+  /// buffers (NCCL, or staged through the host one).
   std::map<Communicator *, std::unique_ptr<Communicator>> staged;
 };
 thread_local RankContext *current = nullptr;
+
+/// How this run's GPU ranks communicate (Options::gpuCollectives).
+Options::GPUCollectives &gpuCollectivesMode() {
+  static Options::GPUCollectives mode = Options::GPUCollectives::Auto;
+  return mode;
+}
 
 /// Used outside runRanks (e.g. a unit test calling the ABI directly).
 RankStats &fallbackStats() {
@@ -275,6 +282,7 @@ void epl::rt::runRanks(const Options &options,
                        const std::function<void(int)> &body) {
   keepFreedMemory();
   // Each rank takes a GPU (rank modulo the GPUs there are) before it runs.
+  gpuCollectivesMode() = options.gpuCollectives;
   auto onDevice = [&](int rank) {
     if (options.cuda)
       cuda::bindRank(rank);
@@ -390,11 +398,27 @@ Communicator *communicatorFor(const Group &group) {
   Communicator &host = current->backend->getCommunicator(group);
   if (!cuda::bound())
     return &host;
-  // A rank on a GPU hands the host backend copies of its device buffers.
-  std::unique_ptr<Communicator> &staged = current->staged[&host];
-  if (!staged)
-    staged = cuda::stageThroughHost(host, group.size());
-  return staged.get();
+  std::unique_ptr<Communicator> &onDevice = current->staged[&host];
+  if (onDevice)
+    return onDevice.get();
+  using Mode = Options::GPUCollectives;
+  Mode mode = gpuCollectivesMode();
+  bool ownGPUs = current->backend->worldSize() <= cuda::deviceCount();
+  if (mode == Mode::NCCL || (mode == Mode::Auto && ownGPUs)) {
+    std::string why;
+    if (mode == Mode::NCCL && !ownGPUs)
+      fatalError("--gpu-collectives nccl: " +
+                 std::to_string(current->backend->worldSize()) +
+                 " ranks share " + std::to_string(cuda::deviceCount()) +
+                 " GPU(s); NCCL needs a GPU per rank (use host)");
+    onDevice = cuda::ncclFor(host, group, why);
+    if (!onDevice && mode == Mode::NCCL)
+      fatalError("--gpu-collectives nccl: " + why);
+  }
+  // Otherwise the host backend gets copies of the device buffers.
+  if (!onDevice)
+    onDevice = cuda::stageThroughHost(host, group.size());
+  return onDevice.get();
 }
 
 void record(const char *kind, const Group &group, int64_t bytes) {

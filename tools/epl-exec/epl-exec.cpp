@@ -67,6 +67,9 @@ int main(int argc, char **argv) {
   if (failed(run))
     fail(error);
   run->ranks.cuda = manifest->target == "cuda";
+  if (runLine.gpuCollectives.getNumOccurrences() && !run->ranks.cuda)
+    fail("--gpu-collectives is for GPU ranks; " + artifactFile + " targets " +
+         manifest->target);
   Program &program = manifest->program;
   if (failed(checkMeshes(program.meshes, run->ranks, error)))
     fail(error);

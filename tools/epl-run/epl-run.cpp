@@ -115,6 +115,9 @@ int main(int argc, char **argv) {
     fail(error);
   RunOptions run = std::move(*runOrFailure);
   compile.devices = numDevices(run.ranks);
+  if (runLine.gpuCollectives.getNumOccurrences() &&
+      compile.target != Target::CUDA)
+    fail("--gpu-collectives is for GPU ranks; give --target cuda");
   if (compile.target == Target::CUDA) {
     if (!::epl::rt::gpuAvailable(error))
       fail("--target cuda: " + error);

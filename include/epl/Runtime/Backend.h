@@ -156,6 +156,11 @@ struct Options {
   /// Each rank runs on a GPU (rank modulo the GPUs there are): its buffers
   /// are device buffers, its collectives staged through the host backend.
   bool cuda = false;
+  /// On GPUs: how collectives move data. Auto is NCCL where every rank has
+  /// a GPU of its own and NCCL is installed, else Host: staged through host
+  /// memory over the backend (several ranks may share a GPU).
+  enum class GPUCollectives { Auto, NCCL, Host };
+  GPUCollectives gpuCollectives = GPUCollectives::Auto;
 };
 
 /// Whether ranks can run on GPUs here (Options::cuda): the CUDA driver loads

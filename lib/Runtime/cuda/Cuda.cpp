@@ -262,6 +262,10 @@ void cuda::copy(void *dst, const void *src, size_t bytes) {
   synchronize();
 }
 
+void *cuda::stream() { return device().stream; }
+
+int cuda::deviceCount() { return driver().devices; }
+
 void cuda::synchronize() {
   check(driver().cuStreamSynchronize(device().stream),
         "a kernel or copy of this step");

@@ -46,6 +46,12 @@ void copy(void *dst, const void *src, size_t bytes);
 /// Waits for everything the rank's stream holds.
 void synchronize();
 
+/// The rank's stream (a CUstream), for libraries that take one.
+void *stream();
+
+/// The GPUs the driver sees (0 without a driver).
+int deviceCount();
+
 /// C[m, n] += op(A) op(B) on device buffers, row-major, with cuBLAS in the
 /// rank's stream (fp32 without TF32, or fp64). `transA`/`transB` say
 /// whether A (m x k) and B (k x n) are stored transposed, `ld*` their
@@ -63,6 +69,13 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 /// how multi-rank GPU programs are checked on a single GPU.
 std::unique_ptr<Communicator> stageThroughHost(Communicator &host,
                                                int groupSize);
+
+/// A communicator running `group`'s collectives with NCCL on the members'
+/// GPUs (each member on a GPU of its own), bootstrapped through `host`;
+/// null with `why` where NCCL is not installed. Messages (send, recv) go
+/// through the host.
+std::unique_ptr<Communicator> ncclFor(Communicator &host, const Group &group,
+                                      std::string &why);
 
 } // namespace epl::rt::cuda
 

@@ -24,6 +24,13 @@ void *cuda::allocate(size_t) { unavailable(); }
 void cuda::release(void *) { unavailable(); }
 void cuda::copy(void *, const void *, size_t) { unavailable(); }
 void cuda::synchronize() { unavailable(); }
+void *cuda::stream() { unavailable(); }
+int cuda::deviceCount() { return 0; }
+std::unique_ptr<Communicator> cuda::ncclFor(Communicator &, const Group &,
+                                            std::string &why) {
+  why = "this runtime was built without CUDA's headers";
+  return nullptr;
+}
 void cuda::gemm(bool, bool, int64_t, int64_t, int64_t, const float *, int64_t,
                 const float *, int64_t, float *, int64_t) {
   unavailable();

@@ -1,0 +1,195 @@
+//===- Nccl.cpp - Collectives with NCCL on the ranks' GPUs ----------------===//
+//
+// Part of EPL-MLIR.
+//
+// A group's communicator is created the first time the group communicates:
+// member 0 makes NCCL's unique id, the host backend (threads or MPI)
+// broadcasts it, and every member joins with its GPU. Collectives then run
+// on the device buffers in the rank's stream, in program order with its
+// kernels. Point-to-point messages stay on the host path: NCCL has no tags,
+// and a pipeline's schedule matches messages by them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cuda.h"
+
+#include <nccl.h>
+
+#include <dlfcn.h>
+
+using namespace epl::rt;
+
+namespace {
+#define EPL_STRINGIFY_(x) #x
+#define EPL_SYMBOL(x) EPL_STRINGIFY_(x)
+
+struct Nccl {
+#define EPL_NCCL_FUNCTIONS(X)                                                  \
+  X(ncclGetUniqueId)                                                           \
+  X(ncclCommInitRank)                                                          \
+  X(ncclGetErrorString)                                                        \
+  X(ncclAllReduce)                                                             \
+  X(ncclAllGather)                                                             \
+  X(ncclReduceScatter)                                                         \
+  X(ncclBroadcast)                                                             \
+  X(ncclSend)                                                                  \
+  X(ncclRecv)                                                                  \
+  X(ncclGroupStart)                                                            \
+  X(ncclGroupEnd)
+#define EPL_DECLARE(name) decltype(&::name) name = nullptr;
+  EPL_NCCL_FUNCTIONS(EPL_DECLARE)
+#undef EPL_DECLARE
+  std::string error;
+
+  Nccl() {
+    void *library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      error = "NCCL (libnccl.so.2) is not installed";
+      return;
+    }
+#define EPL_LOOKUP(name)                                                       \
+  name = reinterpret_cast<decltype(name)>(dlsym(library, EPL_SYMBOL(name)));   \
+  if (!name) {                                                                 \
+    error = "NCCL has no " EPL_SYMBOL(name) " (too old)";                      \
+    return;                                                                    \
+  }
+    EPL_NCCL_FUNCTIONS(EPL_LOOKUP)
+#undef EPL_LOOKUP
+  }
+};
+
+Nccl &nccl() {
+  static Nccl n;
+  return n;
+}
+
+void check(ncclResult_t r, const char *what) {
+  if (r != ncclSuccess)
+    fatalError(std::string("NCCL: ") + what +
+               " failed: " + nccl().ncclGetErrorString(r));
+}
+
+ncclDataType_t ncclType(EplDType dtype) {
+  switch (dtype) {
+  case EPL_RT_F32:
+    return ncclFloat32;
+  case EPL_RT_F64:
+    return ncclFloat64;
+  case EPL_RT_I32:
+    return ncclInt32;
+  case EPL_RT_I64:
+    return ncclInt64;
+  case EPL_RT_F16:
+    return ncclFloat16;
+  }
+  fatalError("NCCL: an element type it does not move");
+}
+
+ncclRedOp_t ncclOp(EplReduction kind) {
+  switch (kind) {
+  case EPL_RT_SUM:
+    return ncclSum;
+  case EPL_RT_MAX:
+    return ncclMax;
+  case EPL_RT_MIN:
+    return ncclMin;
+  case EPL_RT_MEAN:
+    return ncclAvg;
+  }
+  fatalError("NCCL: a reduction it does not compute");
+}
+
+class NcclCommunicator final : public Communicator {
+public:
+  NcclCommunicator(Communicator &host, const Group &group)
+      : host(host), size(group.size()) {
+    // Member 0 makes the id; the host backend hands it to the others.
+    ncclUniqueId id;
+    if (group.index == 0)
+      check(nccl().ncclGetUniqueId(&id), "ncclGetUniqueId");
+    static_assert(sizeof(id) % sizeof(int64_t) == 0);
+    ncclUniqueId shared;
+    host.broadcast(&id, &shared, sizeof(id) / sizeof(int64_t), EPL_RT_I64, 0);
+    check(nccl().ncclCommInitRank(&comm, group.size(), shared, group.index),
+          "joining the group's communicator (ncclCommInitRank)");
+  }
+
+  void allReduce(const void *in, void *out, size_t count, EplDType dtype,
+                 EplReduction kind) override {
+    check(nccl().ncclAllReduce(in, out, count, ncclType(dtype), ncclOp(kind),
+                               comm, stream()),
+          "all_reduce");
+  }
+  void allGather(const void *in, void *out, size_t countPerRank,
+                 EplDType dtype) override {
+    check(nccl().ncclAllGather(in, out, countPerRank, ncclType(dtype), comm,
+                               stream()),
+          "all_gather");
+  }
+  void reduceScatter(const void *in, void *out, size_t countPerRank,
+                     EplDType dtype, EplReduction kind) override {
+    check(nccl().ncclReduceScatter(in, out, countPerRank, ncclType(dtype),
+                                   ncclOp(kind), comm, stream()),
+          "reduce_scatter");
+  }
+  void allToAll(const void *in, void *out, size_t countPerRank,
+                EplDType dtype) override {
+    // Block i of the input to member i, member i's block to block i.
+    size_t bytes = countPerRank * dtypeSize(dtype);
+    check(nccl().ncclGroupStart(), "all_to_all");
+    for (int peer = 0; peer < size; ++peer) {
+      check(nccl().ncclSend(static_cast<const char *>(in) + peer * bytes,
+                            countPerRank, ncclType(dtype), peer, comm,
+                            stream()),
+            "all_to_all");
+      check(nccl().ncclRecv(static_cast<char *>(out) + peer * bytes,
+                            countPerRank, ncclType(dtype), peer, comm,
+                            stream()),
+            "all_to_all");
+    }
+    check(nccl().ncclGroupEnd(), "all_to_all");
+  }
+  void broadcast(const void *in, void *out, size_t count, EplDType dtype,
+                 int root) override {
+    check(nccl().ncclBroadcast(in, out, count, ncclType(dtype), root, comm,
+                               stream()),
+          "broadcast");
+  }
+  // Tagged messages and barriers: the host backend, on staged copies.
+  void send(const void *in, size_t count, EplDType dtype, int peer,
+            int64_t tag) override {
+    staged().send(in, count, dtype, peer, tag);
+  }
+  void recv(void *out, size_t count, EplDType dtype, int peer,
+            int64_t tag) override {
+    staged().recv(out, count, dtype, peer, tag);
+  }
+  void barrier() override {
+    cuda::synchronize();
+    host.barrier();
+  }
+
+private:
+  static CUstream_st *stream() {
+    return static_cast<CUstream_st *>(cuda::stream());
+  }
+  Communicator &staged() {
+    if (!hostStaged)
+      hostStaged = cuda::stageThroughHost(host, size);
+    return *hostStaged;
+  }
+  Communicator &host;
+  int size;
+  ncclComm_t comm = nullptr;
+  std::unique_ptr<Communicator> hostStaged;
+};
+} // namespace
+
+std::unique_ptr<Communicator>
+cuda::ncclFor(Communicator &host, const Group &group, std::string &why) {
+  if (!nccl().error.empty()) {
+    why = nccl().error;
+    return nullptr;
+  }
+  return std::make_unique<NcclCommunicator>(host, group);
+}
