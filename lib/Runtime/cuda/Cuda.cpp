@@ -12,11 +12,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Cuda.h"
+#include "Library.h"
 
 #include <cublas_v2.h>
 #include <cuda.h>
-
-#include <dlfcn.h>
 
 #include <cstring>
 
@@ -28,10 +27,6 @@
 using namespace epl::rt;
 
 namespace {
-#define EPL_STRINGIFY_(x) #x
-// The versioned symbol behind a macro of cuda.h (cuMemAlloc -> cuMemAlloc_v2).
-#define EPL_SYMBOL(x) EPL_STRINGIFY_(x)
-
 /// The driver functions the runtime calls, looked up once.
 struct Driver {
 #define EPL_CUDA_FUNCTIONS(X)                                                  \
@@ -42,7 +37,6 @@ struct Driver {
   X(cuDeviceGetAttribute)                                                      \
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuCtxSetCurrent)                                                           \
-  X(cuCtxGetCurrent)                                                           \
   X(cuStreamCreate)                                                            \
   X(cuStreamSynchronize)                                                       \
   X(cuMemAllocAsync)                                                           \
@@ -50,32 +44,20 @@ struct Driver {
   X(cuDeviceGetDefaultMemPool)                                                 \
   X(cuMemPoolSetAttribute)                                                     \
   X(cuMemcpyAsync)                                                             \
-  X(cuMemsetD32Async)                                                          \
   X(cuModuleLoadData)                                                          \
-  X(cuModuleLoadDataEx)                                                        \
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)
-#define EPL_DECLARE(name) decltype(&::name) name = nullptr;
-  EPL_CUDA_FUNCTIONS(EPL_DECLARE)
-#undef EPL_DECLARE
+  EPL_CUDA_FUNCTIONS(EPL_DECLARE_FUNCTION)
   std::string error;
 
   Driver() {
-    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      const char *why = dlerror();
-      error = std::string("no CUDA driver (") +
-              (why ? why : "libcuda.so.1 not found") + ")";
+    void *library = openLibrary({"libcuda.so.1"}, "CUDA driver", error);
+    const char *name = "the CUDA driver";
+    if (!library)
       return;
-    }
-#define EPL_LOOKUP(name)                                                       \
-  name = reinterpret_cast<decltype(name)>(dlsym(library, EPL_SYMBOL(name)));   \
-  if (!name) {                                                                 \
-    error = "the CUDA driver has no " EPL_SYMBOL(name) " (too old)";           \
-    return;                                                                    \
-  }
-    EPL_CUDA_FUNCTIONS(EPL_LOOKUP)
-#undef EPL_LOOKUP
+    EPL_CUDA_FUNCTIONS(EPL_LOOKUP_FUNCTION)
+    if (!error.empty())
+      return;
     int count = 0;
     if (CUresult r = cuInit(0); r != CUDA_SUCCESS) {
       error = "the CUDA driver does not start (" + describe(r) + ")";
@@ -119,27 +101,16 @@ struct Blas {
   X(cublasSetMathMode)                                                         \
   X(cublasSgemm)                                                               \
   X(cublasDgemm)
-#define EPL_DECLARE(name) decltype(&::name) name = nullptr;
-  EPL_CUBLAS_FUNCTIONS(EPL_DECLARE)
-#undef EPL_DECLARE
+  EPL_CUBLAS_FUNCTIONS(EPL_DECLARE_FUNCTION)
   std::string error;
 
   Blas() {
-    void *library = dlopen("libcublas.so.13", RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-      library = dlopen("libcublas.so", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      error = "cuBLAS (libcublas.so.13) is not installed";
-      return;
+    void *library =
+        openLibrary({"libcublas.so.13", "libcublas.so"}, "cuBLAS", error);
+    const char *name = "cuBLAS";
+    if (library) {
+      EPL_CUBLAS_FUNCTIONS(EPL_LOOKUP_FUNCTION)
     }
-#define EPL_LOOKUP(name)                                                       \
-  name = reinterpret_cast<decltype(name)>(dlsym(library, EPL_SYMBOL(name)));   \
-  if (!name) {                                                                 \
-    error = "cuBLAS has no " EPL_SYMBOL(name);                                 \
-    return;                                                                    \
-  }
-    EPL_CUBLAS_FUNCTIONS(EPL_LOOKUP)
-#undef EPL_LOOKUP
   }
 };
 
@@ -168,8 +139,7 @@ RankDevice &device() {
 /// A compiled kernel image, loaded into each GPU's context the first time
 /// a rank there looks up one of its kernels.
 struct Image {
-  std::vector<char> data;
-  bool assembly = false; // PTX, compiled by the driver when loaded
+  std::vector<char> data; // a cubin, or PTX the driver compiles
   std::map<CUcontext, CUmodule> modules;
 };
 std::mutex imagesMutex;
@@ -337,7 +307,6 @@ void *mgpuModuleLoadJIT(void *data, int optLevel) {
   size_t size = std::strlen(static_cast<char *>(data)) + 1;
   image->data.assign(static_cast<char *>(data),
                      static_cast<char *>(data) + size);
-  image->assembly = true;
   return image;
 }
 

@@ -12,17 +12,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "Cuda.h"
+#include "Library.h"
 
 #include <nccl.h>
-
-#include <dlfcn.h>
 
 using namespace epl::rt;
 
 namespace {
-#define EPL_STRINGIFY_(x) #x
-#define EPL_SYMBOL(x) EPL_STRINGIFY_(x)
-
 struct Nccl {
 #define EPL_NCCL_FUNCTIONS(X)                                                  \
   X(ncclGetUniqueId)                                                           \
@@ -36,25 +32,15 @@ struct Nccl {
   X(ncclRecv)                                                                  \
   X(ncclGroupStart)                                                            \
   X(ncclGroupEnd)
-#define EPL_DECLARE(name) decltype(&::name) name = nullptr;
-  EPL_NCCL_FUNCTIONS(EPL_DECLARE)
-#undef EPL_DECLARE
+  EPL_NCCL_FUNCTIONS(EPL_DECLARE_FUNCTION)
   std::string error;
 
   Nccl() {
-    void *library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      error = "NCCL (libnccl.so.2) is not installed";
-      return;
+    void *library = openLibrary({"libnccl.so.2"}, "NCCL", error);
+    const char *name = "NCCL";
+    if (library) {
+      EPL_NCCL_FUNCTIONS(EPL_LOOKUP_FUNCTION)
     }
-#define EPL_LOOKUP(name)                                                       \
-  name = reinterpret_cast<decltype(name)>(dlsym(library, EPL_SYMBOL(name)));   \
-  if (!name) {                                                                 \
-    error = "NCCL has no " EPL_SYMBOL(name) " (too old)";                      \
-    return;                                                                    \
-  }
-    EPL_NCCL_FUNCTIONS(EPL_LOOKUP)
-#undef EPL_LOOKUP
   }
 };
 
