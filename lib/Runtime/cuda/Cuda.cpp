@@ -51,7 +51,7 @@ struct Driver {
   std::string error;
 
   Driver() {
-    void *library = openLibrary({"libcuda.so.1"}, "CUDA driver", error);
+    void *library = cuda::openLibrary({"libcuda.so.1"}, "CUDA driver", error);
     const char *name = "the CUDA driver";
     if (!library)
       return;
@@ -106,7 +106,7 @@ struct Blas {
 
   Blas() {
     void *library =
-        openLibrary({"libcublas.so.13", "libcublas.so"}, "cuBLAS", error);
+        cuda::openLibrary({"libcublas.so.13", "libcublas.so"}, "cuBLAS", error);
     const char *name = "cuBLAS";
     if (library) {
       EPL_CUBLAS_FUNCTIONS(EPL_LOOKUP_FUNCTION)

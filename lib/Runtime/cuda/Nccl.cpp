@@ -36,7 +36,7 @@ struct Nccl {
   std::string error;
 
   Nccl() {
-    void *library = openLibrary({"libnccl.so.2"}, "NCCL", error);
+    void *library = cuda::openLibrary({"libnccl.so.2"}, "NCCL", error);
     const char *name = "NCCL";
     if (library) {
       EPL_NCCL_FUNCTIONS(EPL_LOOKUP_FUNCTION)
