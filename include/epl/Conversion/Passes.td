@@ -149,7 +149,8 @@ def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
     `allow-host-calls`, for kernels run on the host by
     epl-gpu-kernels-to-host; on a GPU, a gather's bounds check stays a
     `cf.assert`, see epl-lower-to-runtime's `device-assertions`), a result
-    indexed by a reduction loop that several threads would write, and a
+    that several threads would write (not indexed by every parallel loop,
+    or not as a projected permutation), and a
     buffer access left on the host that cannot move into a kernel (its
     value used by the host, or an allocation or call beside it).
 

@@ -66,19 +66,24 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
   // producer's value at every point of its consumer's reduction) is read
   // and written at each point, as the CPU's loops do; it is only exact if
   // no two threads write one element.
+  // Every result must be indexed by every parallel loop (each element
+  // written by one thread), and as a permutation (no two points alias).
   SmallVector<bool> perPoint;
   for (OpOperand &init : op.getDpsInitsMutable()) {
     AffineMap map = op.getMatchingIndexingMap(&init);
     perPoint.push_back(llvm::any_of(
         reduction, [&](unsigned d) { return map.isFunctionOfDim(d); }));
-    if (perPoint.back())
-      for (unsigned d : parallel)
-        if (!map.isFunctionOfDim(d))
-          return op.emitOpError("cannot run as a GPU kernel: result ")
-                 << init.getOperandNumber() - op.getNumDpsInputs()
-                 << " is indexed by a reduction loop but not by parallel "
-                    "loop d"
-                 << d << ", so several threads would write one element";
+    for (unsigned d : parallel)
+      if (!map.isFunctionOfDim(d))
+        return op.emitOpError("cannot run as a GPU kernel: result ")
+               << init.getOperandNumber() - op.getNumDpsInputs()
+               << " is not indexed by parallel loop d" << d
+               << ", so several threads would write one element";
+    if (!map.isProjectedPermutation())
+      return op.emitOpError("cannot run as a GPU kernel: result ")
+             << init.getOperandNumber() - op.getNumDpsInputs()
+             << " is indexed by " << map
+             << ", not a projected permutation of the loops";
   }
 
   OpBuilder b(op);

@@ -23,7 +23,7 @@ func.func @calls_host(%a: memref<4xf32>, %b: memref<4xf32>) {
 #m = affine_map<(i, k) -> (i, k)>
 #k = affine_map<(i, k) -> (k)>
 func.func @racy_result(%a: memref<4x8xf32>, %b: memref<8xf32>) {
-  // expected-error @+1 {{cannot run as a GPU kernel: result 0 is indexed by a reduction loop but not by parallel loop d0, so several threads would write one element}}
+  // expected-error @+1 {{cannot run as a GPU kernel: result 0 is not indexed by parallel loop d0, so several threads would write one element}}
   linalg.generic {indexing_maps = [#m, #k], iterator_types = ["parallel", "reduction"]}
       ins(%a : memref<4x8xf32>) outs(%b : memref<8xf32>) {
   ^bb0(%x: f32, %o: f32):
