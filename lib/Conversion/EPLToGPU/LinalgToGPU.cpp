@@ -82,7 +82,7 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
     if (!map.isProjectedPermutation())
       return op.emitOpError("cannot run as a GPU kernel: result ")
              << init.getOperandNumber() - op.getNumDpsInputs()
-             << " is indexed by " << map
+             << " is indexed by " << AffineMapAttr::get(map)
              << ", not a projected permutation of the loops";
   }
 
