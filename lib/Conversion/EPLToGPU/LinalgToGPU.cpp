@@ -79,7 +79,8 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
                << init.getOperandNumber() - op.getNumDpsInputs()
                << " is not indexed by parallel loop d" << d
                << ", so several threads would write one element";
-    if (!map.isProjectedPermutation())
+    // (Constants index unit dimensions: torch's keep-dim results.)
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
       return op.emitOpError("cannot run as a GPU kernel: result ")
              << init.getOperandNumber() - op.getNumDpsInputs()
              << " is indexed by " << AffineMapAttr::get(map)
