@@ -184,3 +184,19 @@ func.func @staged(%a: memref<2x4x4x3xf32, strided<[108, 18, 3, 1], offset: 21>>,
   }
   return
 }
+
+// A matrix with no unit stride (every other element of every other row):
+// BLAS and cuBLAS read neither its rows nor its columns in place, so it is
+// staged in a contiguous copy; a unit-stride view is passed as it is.
+// CHECK-LABEL: func @no_unit_stride
+// CHECK-SAME: (%[[A:.*]]: memref<4x8xf32, strided<[32, 2]>>, %[[B:.*]]: memref<8x3xf32>, %[[C:.*]]: memref<4x3xf32>)
+// CHECK: %[[SA:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK: memref.copy %[[A]], %[[SA]]
+// CHECK-NOT: memref.copy
+// CHECK: call @epl_rt_matmul_f32
+// CHECK: memref.dealloc %[[SA]]
+func.func @no_unit_stride(%a: memref<4x8xf32, strided<[32, 2]>>, %b: memref<8x3xf32>, %c: memref<4x3xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x8xf32, strided<[32, 2]>>, memref<8x3xf32>)
+                outs(%c : memref<4x3xf32>)
+  return
+}

@@ -25,6 +25,28 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
+/// Whether BLAS (and cuBLAS) reads the innermost two dimensions of `type`
+/// in place: one of them has unit stride and the other steps over whole
+/// rows or columns (a dimension of size 0 or 1 is never stepped over). As
+/// the runtime's Gemm.cpp decides; what it could not read is staged here.
+bool isBLASMatrix(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  size_t r = strides.size();
+  int64_t rows = type.getDimSize(r - 2), cols = type.getDimSize(r - 1);
+  int64_t rs = strides[r - 2], cs = strides[r - 1];
+  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols) ||
+      ShapedType::isDynamic(rs) || ShapedType::isDynamic(cs))
+    return false;
+  bool rowMajor =
+      (cs == 1 || cols <= 1) && (rows <= 1 || rs >= std::max<int64_t>(cols, 1));
+  bool columnMajor =
+      (rs == 1 || rows <= 1) && (cols <= 1 || cs >= std::max<int64_t>(rows, 1));
+  return rowMajor || columnMajor;
+}
+
 /// The order of loop dimensions in which `map` should read its operand for
 /// the runtime's GEMM, e.g. (b, m, k) for A; std::nullopt when the operand
 /// does not index exactly those dimensions.
@@ -131,15 +153,16 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
   rewriter.setInsertionPoint(op);
   // Operands whose groups are not one strided dimension each (a slice of a
   // padded buffer, e.g. a convolution's output gradient written into the
-  // spread copy its input gradient reads) are staged in a contiguous copy:
-  // a copy costs one pass, scalar loops a GEMM's worth.
+  // spread copy its input gradient reads), or whose matrix has no unit
+  // stride, are staged in a contiguous copy: a copy costs one pass, scalar
+  // loops a GEMM's worth, and cuBLAS reads no other layout.
   SmallVector<std::pair<Value, Value>>
       staged; // (copy, view) to free, write back
   Value stagedC;
   auto matrix = [&](Value buffer, ArrayRef<int64_t> perm, size_t x, size_t y,
                     bool isOutput) -> Value {
     Value view = permuted(rewriter, loc, buffer, perm);
-    if (x == 1 && y == 1)
+    if (x == 1 && y == 1 && isBLASMatrix(cast<MemRefType>(view.getType())))
       return view;
     SmallVector<ReassociationIndices> groups;
     int64_t d = 0;
@@ -151,7 +174,9 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
         groups.back().push_back(d++);
     }
     auto viewType = cast<MemRefType>(view.getType());
-    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(viewType, groups)) {
+    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(viewType, groups) ||
+        !isBLASMatrix(
+            memref::CollapseShapeOp::computeCollapsedType(viewType, groups))) {
       auto contiguous =
           MemRefType::get(viewType.getShape(), viewType.getElementType());
       Value copy = memref::AllocOp::create(rewriter, loc, contiguous);
