@@ -21,6 +21,8 @@ BIN=${EPL_BUILD_DIR:-$ROOT/build}/bin
 INPUTS=$ROOT/test/e2e/Inputs/torch
 STEPS=8
 MATMUL=4096
+# The host code runs on the GPU machine's CPU, which is not this one.
+HOST_CPU=${EPL_HOST_CPU:-x86-64-v3}
 
 usage() { echo "usage: bench/gpu.sh prepare|run DIR" >&2; exit 2; }
 [ $# -eq 2 ] || usage
@@ -51,17 +53,19 @@ prepare)
   for c in $CASES; do
     IFS=: read -r name model devices <<<"$c"
     "$BIN/epl-compile" "$INPUTS/$model.mlir" --target cuda --devices "$devices" \
-      -o "$DIR/$name.so"
+      --host-cpu "$HOST_CPU" -o "$DIR/$name.so"
     "$BIN/epl-run" "$INPUTS/$model.mlir" --ranks "$devices" --steps $STEPS \
       --params "$INPUTS/${model%-split}.params.safetensors" \
       --data "$INPUTS/${model%-split}.data.safetensors" |
       awk '$1 == "step" && $3 == "loss" { print $4 }' >"$DIR/$name.cpu-losses"
   done
   matmul_model >"$DIR/matmul.mlir"
-  "$BIN/epl-compile" "$DIR/matmul.mlir" --no-train --target cuda -o "$DIR/matmul.so"
+  "$BIN/epl-compile" "$DIR/matmul.mlir" --no-train --target cuda \
+    --host-cpu "$HOST_CPU" -o "$DIR/matmul.so"
   PYTHONPATH=$ROOT/python:$ROOT/bench /usr/bin/python3 -c \
     "import transformer_train as t; print(t.transformer_module())" >"$DIR/transformer-bench.mlir"
-  "$BIN/epl-compile" "$DIR/transformer-bench.mlir" --target cuda -o "$DIR/transformer-bench.so"
+  "$BIN/epl-compile" "$DIR/transformer-bench.mlir" --target cuda \
+    --host-cpu "$HOST_CPU" -o "$DIR/transformer-bench.so"
   cp "$INPUTS"/*.safetensors "$DIR/"
   echo "prepared $DIR: $(ls "$DIR" | wc -l) files, $(du -sh "$DIR" | cut -f1)"
   ;;

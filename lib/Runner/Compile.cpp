@@ -24,9 +24,12 @@
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Transforms/Scalar/DCE.h"
 #include "llvm/Transforms/Scalar/InstSimplifyPass.h"
 #include "llvm/Transforms/Utils/Cloning.h"
@@ -426,6 +429,26 @@ mlir::epl::hostTargetBuilder(const CompileOptions &options,
     error =
         "cannot detect the host CPU: " + llvm::toString(hostTarget.takeError());
     return failure();
+  }
+  if (!options.hostCPU.empty()) {
+    // The named CPU's features, not this machine's.
+    hostTarget->setCPU(options.hostCPU);
+    hostTarget->getFeatures() = llvm::SubtargetFeatures();
+    std::string why;
+    const llvm::Target *target =
+        llvm::TargetRegistry::lookupTarget(hostTarget->getTargetTriple(), why);
+    std::unique_ptr<llvm::MCSubtargetInfo> info(
+        target ? target->createMCSubtargetInfo(hostTarget->getTargetTriple(),
+                                               "", "")
+               : nullptr);
+    if (!info || !info->isCPUStringValid(options.hostCPU)) {
+      error = "--host-cpu: '" + options.hostCPU +
+              "' is not a CPU LLVM knows "
+              "for " +
+              hostTarget->getTargetTriple().str() +
+              " (e.g. x86-64-v3, sapphirerapids, znver4)";
+      return failure();
+    }
   }
   llvm::CodeGenOptLevel levels[] = {
       llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,

@@ -36,6 +36,12 @@ cl::opt<int64_t> devices("devices",
                          cl::init(1), cl::cat(category));
 cl::alias ranksAlias("ranks", cl::desc("Alias for --devices"),
                      cl::aliasopt(devices), cl::cat(category));
+cl::opt<std::string> hostCPU(
+    "host-cpu",
+    cl::desc("CPU the host code is compiled for, as LLVM names it (default: "
+             "this machine's; x86-64-v3 runs on any x86 server of the last "
+             "decade)"),
+    cl::value_desc("name"), cl::cat(category));
 cl::opt<std::string> linker("linker",
                             cl::desc("C compiler driver that links the "
                                      "shared object"),
@@ -73,6 +79,7 @@ int main(int argc, char **argv) {
   if (devices < 1)
     fail("--devices must be at least 1");
   compile->devices = devices;
+  compile->hostCPU = hostCPU;
 
   PhaseTimer timer(compile->timing);
   SourceModule module;

@@ -14,6 +14,7 @@
 
 #include "epl/Runner/Artifact.h"
 #include "epl/Runner/CommandLine.h"
+#include "epl/Runtime/Backend.h"
 #include "epl/Version.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -67,6 +68,8 @@ int main(int argc, char **argv) {
   if (failed(run))
     fail(error);
   run->ranks.cuda = manifest->target == "cuda";
+  if (run->ranks.cuda && !::epl::rt::gpuAvailable(error))
+    fail(artifactFile + " targets cuda, but " + error);
   if (runLine.gpuCollectives.getNumOccurrences() && !run->ranks.cuda)
     fail("--gpu-collectives is for GPU ranks; " + artifactFile + " targets " +
          manifest->target);

@@ -68,6 +68,10 @@ struct CompileOptions {
   unsigned codegenOptLevel = 2;
   /// Print the LLVM IR's size before and after optimization.
   bool timing = false;
+  /// The CPU the host code is compiled for (LLVM's name: `x86-64-v3`,
+  /// `sapphirerapids`); empty: this machine's. epl-compile only: an artifact
+  /// run on another machine must not use instructions its CPU lacks.
+  std::string hostCPU;
   /// JIT only: write the compiled machine code of the step here.
   std::string objectDumpPath;
 };
