@@ -34,6 +34,7 @@ def test_gpu_kernels_train_like_pytorch(tmp_path, name, optimizer):
     ("transformer", "", 2),       # data parallel: gradients all-reduced
     ("transformer", "-split", 2),  # Megatron split: activations all-reduced
     ("mlp", "-split", 4),         # a split classifier
+    ("gather", "", 2),            # one id per rank: a scalar scatter-add
 ])
 def test_gpu_kernels_on_several_ranks_equal_one(tmp_path, name, variant, ranks):
     one = train(tmp_path, name, optimizer="momentum")

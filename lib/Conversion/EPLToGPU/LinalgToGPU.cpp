@@ -240,13 +240,11 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
   return success();
 }
 
-/// Whether `op` can move into a kernel as it is: it makes no value used
-/// outside it, and nothing in it allocates, launches, returns or (unless
-/// allowed) calls the host.
-bool kernelizable(Operation *op, bool allowHostCalls) {
-  for (Value result : op->getResults())
-    if (!result.use_empty())
-      return false;
+/// Whether `op` can move into a kernel: nothing in it allocates, launches,
+/// ends a region or (unless allowed) calls the host.
+bool movable(Operation *op, bool allowHostCalls) {
+  if (op->hasTrait<OpTrait::IsTerminator>())
+    return false;
   WalkResult walk = op->walk([&](Operation *inner) {
     if ((isa<CallOpInterface>(inner) && !allowHostCalls) ||
         isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
@@ -256,6 +254,44 @@ bool kernelizable(Operation *op, bool allowHostCalls) {
     return WalkResult::advance();
   });
   return !walk.wasInterrupted();
+}
+
+/// The ops from `first` on in its block that must move with it: every op
+/// using a value made in the range, until none is used after it (a scalar
+/// loaded, computed on and stored back, as a one-element scatter-add
+/// folds to). Null where one of them cannot move. Buffers freed in the
+/// range (each at its last use) are freed after it instead: `deferred`.
+std::optional<SmallVector<Operation *>>
+rangeFrom(Operation *first, bool allowHostCalls,
+          SmallVectorImpl<Operation *> &deferred) {
+  Block *block = first->getBlock();
+  Operation *last = first;
+  for (Operation *op = first;; op = op->getNextNode()) {
+    if (isa<memref::DeallocOp>(op) && op != first) {
+      deferred.push_back(op);
+      if (op == last)
+        break;
+      continue;
+    }
+    if (!movable(op, allowHostCalls))
+      return std::nullopt;
+    op->walk([&](Operation *inner) {
+      for (Value result : inner->getResults())
+        for (Operation *user : result.getUsers())
+          if (Operation *there = block->findAncestorOpInBlock(*user))
+            if (last->isBeforeInBlock(there))
+              last = there;
+    });
+    if (op == last)
+      break;
+  }
+  SmallVector<Operation *> range;
+  for (Operation *op = first;; op = op->getNextNode()) {
+    if (!llvm::is_contained(deferred, op))
+      range.push_back(op);
+    if (op == last)
+      return range;
+  }
 }
 
 /// Whether `op` is nested in a GPU launch or kernel.
@@ -338,24 +374,30 @@ struct EPLLinalgToGPUPass
     for (Operation *access : accesses) {
       if (onDevice(access))
         continue; // in code an earlier access moved
-      Operation *sequential = access;
-      while (!isa<FunctionOpInterface>(sequential->getParentOp()) &&
-             kernelizable(sequential->getParentOp(), allowHostCalls))
-        sequential = sequential->getParentOp();
-      if (!kernelizable(sequential, allowHostCalls)) {
+      Operation *first = access;
+      while (!isa<FunctionOpInterface>(first->getParentOp()) &&
+             movable(first->getParentOp(), allowHostCalls))
+        first = first->getParentOp();
+      SmallVector<Operation *> deferred;
+      std::optional<SmallVector<Operation *>> range =
+          rangeFrom(first, allowHostCalls, deferred);
+      if (!range) {
         access->emitOpError(
             "cannot run on the GPU target: it reads or writes a buffer on the "
-            "host, where the step's buffers are not");
+            "host, where the step's buffers are not, beside an allocation, "
+            "call or launch");
         return signalPassFailure();
       }
-      OpBuilder b(sequential);
-      Value one = arith::ConstantIndexOp::create(b, sequential->getLoc(), 1);
-      auto launch = gpu::LaunchOp::create(b, sequential->getLoc(), one, one,
-                                          one, one, one, one);
-      Block &body = launch.getBody().front();
-      b.setInsertionPointToEnd(&body);
-      auto terminator = gpu::TerminatorOp::create(b, sequential->getLoc());
-      sequential->moveBefore(terminator);
+      Location loc = first->getLoc();
+      OpBuilder b(first);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+      b.setInsertionPointToEnd(&launch.getBody().front());
+      auto terminator = gpu::TerminatorOp::create(b, loc);
+      for (Operation *op : *range)
+        op->moveBefore(terminator);
+      for (Operation *dealloc : llvm::reverse(deferred))
+        dealloc->moveAfter(launch);
       ++numSequential;
     }
   }

@@ -145,3 +145,31 @@ func.func @scatter(%g: memref<4xf32>, %ids: memref<4xindex>, %table: memref<10xf
   }
   return
 }
+
+// -----
+
+// A one-element scatter-add folds to straight-line code: a scalar loaded,
+// computed on and stored back. All of it runs as one thread; the buffer
+// freed in the middle (at its last use) is freed after the launch.
+// CHECK-LABEL: func.func @scalar_scatter
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[ID:.*]] = memref.load %arg0
+// CHECK-NEXT: %[[ROW:.*]] = arith.index_cast %[[ID]]
+// CHECK-NEXT: %[[OLD:.*]] = memref.load %arg2[%[[ROW]]]
+// CHECK-NEXT: %[[G:.*]] = memref.load %arg1
+// CHECK-NEXT: %[[NEW:.*]] = arith.addf %[[OLD]], %[[G]]
+// CHECK-NEXT: memref.store %[[NEW]], %arg2[%[[ROW]]]
+// CHECK-NEXT: gpu.terminator
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %arg0
+func.func @scalar_scatter(%ids: memref<1xi64>, %g: memref<1xf32>, %table: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %id = memref.load %ids[%c0] : memref<1xi64>
+  memref.dealloc %ids : memref<1xi64>
+  %row = arith.index_cast %id : i64 to index
+  %old = memref.load %table[%row] : memref<4xf32>
+  %v = memref.load %g[%c0] : memref<1xf32>
+  %new = arith.addf %old, %v : f32
+  memref.store %new, %table[%row] : memref<4xf32>
+  return
+}
