@@ -19,7 +19,8 @@ ToolError with the tool's message.
 
 from . import layers, nn
 from .config import Config
-from .errors import ConfigError, EPLError, ShapeError, StrategyError, ToolError
+from .errors import (ConfigError, DTypeError, EPLError, ShapeError, StrategyError,
+                     ToolError)
 from .graph import Graph, Tensor
 from .runner import Plan, TrainResult, run_tool, tools_dir
 from .strategy import replicate, set_default_strategy, split
@@ -114,5 +115,5 @@ def train(loss, steps=10, seed=0, params=None, data=None, devices=None, **datase
 __all__ = ["init", "Config", "replicate", "split", "set_default_strategy", "input",
            "checkpoint",
            "label", "param", "to_mlir", "train", "get_config", "layers", "nn", "Graph", "Tensor",
-           "EPLError", "ConfigError", "StrategyError", "ShapeError", "ToolError",
+           "EPLError", "ConfigError", "StrategyError", "ShapeError", "DTypeError", "ToolError",
            "Plan", "TrainResult", "run_tool", "tools_dir"]

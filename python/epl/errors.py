@@ -31,6 +31,10 @@ class StrategyError(EPLError):
     """A strategy scope used against EPL's rules (e.g. nested in a split)."""
 
 
+class DTypeError(EPLError):
+    """Tensors of different float types meet in one op."""
+
+
 class ShapeError(EPLError):
     """Tensors whose shapes do not fit the layer or op they are given to."""
 

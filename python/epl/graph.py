@@ -22,7 +22,7 @@ import math
 import operator
 
 from . import strategy
-from .errors import ShapeError
+from .errors import DTypeError, ShapeError
 
 _FLOAT_TYPES = {"f32", "f64"}
 _DIMS = "ijklmnop"
@@ -275,6 +275,15 @@ class Graph:
         `body(b, *scalars)` returns the scalar to yield; with reductions the
         last scalar is the accumulator."""
         dtype = out_dtype or self.dtype
+        # The body computes in the result's type: a float operand of another
+        # width would be an ill-typed body (the frontend has no casts).
+        for t in inputs:
+            if t.dtype.startswith(("f", "bf")) and dtype.startswith(("f", "bf")) \
+                    and t.dtype != dtype:
+                raise DTypeError(
+                    f"an op mixes {t.dtype} and {dtype} tensors (the frontend "
+                    f"converts no float type to another): give inputs and "
+                    f"labels the parameters' float type ({self.dtype})")
         if init is None:
             init = self.empty(out_shape, dtype)
         loops = [_DIMS[i] for i in range(len(iterators))]

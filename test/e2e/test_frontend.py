@@ -235,6 +235,17 @@ def test_shape_mismatch_between_layers_names_layer_and_line(monkeypatch):
         a + b
 
 
+def test_mixed_float_types_name_the_line(monkeypatch):
+    """An f64 batch into f32 parameters is refused where it happens (the
+    frontend has no casts; it wrote MLIR that did not parse)."""
+    monkeypatch.setenv("EPL_BUILD_DIR", "/nonexistent")
+    x = epl.input("x", (4, 6), dtype="f64")
+    with pytest.raises(epl.DTypeError) as e:
+        epl.layers.Dense(3, name="fc")(x)  # marker: mixed-dtypes
+    assert "an op mixes f64 and f32 tensors" in str(e.value)
+    assert f"{THIS}:{line_of('marker: mixed-dtypes')}" in str(e.value)
+
+
 def test_tool_errors_carry_the_tools_message(tmp_path):
     bad = tmp_path / "bad.mlir"
     bad.write_text('module attributes {epl.config = {"zero.levl" = "v1"}} {\n}\n')
