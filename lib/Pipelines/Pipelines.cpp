@@ -22,7 +22,7 @@ using namespace mlir::epl;
 
 /// The lowering's steps on tensors, and bufferization: the same for every
 /// target. Contractions become the runtime's GEMM where `blas` says so.
-static void addBufferization(OpPassManager &pm, bool blas,
+static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
                              bool deviceAssertions = false) {
   pm.addPass(createEPLDecomposeAggregatesPass());
   pm.addPass(createEPLExpandMathPass());
@@ -31,6 +31,7 @@ static void addBufferization(OpPassManager &pm, bool blas,
     pm.addPass(createEPLIm2ColPass());
   EPLLowerToRuntimePassOptions runtime;
   runtime.deviceAssertions = deviceAssertions;
+  runtime.gpu = gpu;
   pm.addPass(createEPLLowerToRuntimePass(runtime));
   EPLFuseElementwisePassOptions fuse;
   fuse.keepContractions = blas;
@@ -116,7 +117,7 @@ static void addKernelMapping(OpPassManager &pm, int64_t threadsPerBlock,
 
 void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
                                          const CPULoweringOptions &options) {
-  addBufferization(pm, options.blas);
+  addBufferization(pm, options.blas, /*gpu=*/options.emulateGPU);
   if (options.emulateGPU) {
     // The kernels run on the host: a gather's bounds check may call the
     // runtime, as on the CPU.
@@ -134,7 +135,8 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
 void mlir::epl::buildCUDALoweringPipeline(OpPassManager &pm,
                                           const CUDALoweringOptions &options) {
   // Contractions always go to the runtime: cuBLAS.
-  addBufferization(pm, /*blas=*/true, /*deviceAssertions=*/true);
+  addBufferization(pm, /*blas=*/true, /*gpu=*/true,
+                   /*deviceAssertions=*/true);
   addKernelMapping(pm, options.threadsPerBlock, /*onHost=*/false);
   // Launches and copies in stream order, with the waits they need (what
   // gpu-to-llvm lowers to the runtime's mgpu* calls).

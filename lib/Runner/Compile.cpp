@@ -205,6 +205,10 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   if (failed(Config::get(module).checkImplemented(
           module.getContext(), [&] { return module.emitError("epl-run: "); })))
     return failure();
+  if (failed(Config::get(module).checkTarget(
+          options.target == Target::CUDA || options.emulateGPU,
+          [&] { return module.emitError("epl-run: "); })))
+    return failure();
   // What upstream's verifiers let through and the pipeline indexes with.
   if (failed(verifyUpstreamGapsIn(module, "epl-run")))
     return failure();

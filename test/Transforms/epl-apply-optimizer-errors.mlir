@@ -37,8 +37,8 @@ module attributes {epl.config = {"optimizer.type" = "lamb"}} {
 
 // A key nothing implements yet is rejected here too (a step built by
 // epl-autodiff before the key was added).
-// expected-error @+1 {{epl-apply-optimizer: EPL config key "offload.level" = "v0" is not implemented yet (offloading)}}
-module attributes {epl.config = {"offload.level" = "v0"}} {
+// expected-error @+1 {{epl-apply-optimizer: EPL config key "amp.level" = "O1" is not implemented yet (automatic mixed precision)}}
+module attributes {epl.config = {"amp.level" = "O1"}} {
   func.func @step(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"})
       -> (tensor<f32> {epl.result = "loss"}, tensor<4xf32> {epl.result = "grad", epl.name = "w"}) {
     %l = tensor.empty() : tensor<f32>

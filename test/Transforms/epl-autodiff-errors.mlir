@@ -85,8 +85,8 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 3 : i64}} {
 // -----
 
 // A key nothing implements yet is rejected, never ignored.
-// expected-error @+1 {{epl-autodiff: EPL config key "offload.level" = "v0" is not implemented yet (offloading); remove it or set it to its default ""}}
-module attributes {epl.config = {"offload.level" = "v0"}} {
+// expected-error @+1 {{epl-autodiff: EPL config key "amp.level" = "O1" is not implemented yet (automatic mixed precision); remove it or set it to its default ""}}
+module attributes {epl.config = {"amp.level" = "O1"}} {
   func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
     %e = tensor.empty() : tensor<f32>
     return %e : tensor<f32>

@@ -72,6 +72,9 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
            "Leave a cf.assert in a linalg body as it is (on a GPU it "
            "becomes the kernel's own assertion, which cannot call the "
            "runtime)">,
+    Option<"gpu", "gpu", "bool", /*default=*/"false",
+           "The step is lowered for GPUs (or their emulation): "
+           "offload.level is honoured; for the CPU it is an error">,
   ];
   let statistics = [
     Statistic<"numCollectives", "collectives",
@@ -251,6 +254,12 @@ def EPLCopyArgumentsToDevicePass
     a result buffer), are not copied back: several ranks may share one host
     buffer of them.
 
+    With `offload.level = "v0"` in the module's `epl.config` (EPL's
+    offload), each copy lives only from the first op that uses the argument
+    to the last: it is made right before the first, written back and freed
+    right after the last. Optimizer state is then on the device only around
+    its update, a parameter from its first use in the forward to its update.
+
     ```mlir
     func.func @step(%w: memref<4xf32>) {
       linalg.generic ... outs(%w : memref<4xf32>) ...
@@ -275,6 +284,8 @@ def EPLCopyArgumentsToDevicePass
   ];
   let statistics = [
     Statistic<"numArguments", "arguments", "Arguments copied to the device">,
+    Statistic<"numOffloaded", "offloaded",
+              "Arguments on the device only around their use (offload v0)">,
   ];
 }
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Conversion/Passes.h"
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -48,19 +49,57 @@ bool mayBeWritten(Value buffer, Operation *upload) {
   return false;
 }
 
+/// The first and last ops of `block` that use `value` or a view of it, if
+/// every use is in `block` or nested in it.
+std::optional<std::pair<Operation *, Operation *>> useSpan(Value value,
+                                                           Block &block) {
+  Operation *first = nullptr, *last = nullptr;
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      Operation *at = block.findAncestorOpInBlock(*user);
+      if (!at)
+        return std::nullopt;
+      if (!first || at->isBeforeInBlock(first))
+        first = at;
+      if (!last || last->isBeforeInBlock(at))
+        last = at;
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == v)
+        worklist.append(user->result_begin(), user->result_end());
+    }
+  }
+  if (!first || last->hasTrait<OpTrait::IsTerminator>())
+    return std::nullopt;
+  return std::make_pair(first, last);
+}
+
 struct EPLCopyArgumentsToDevicePass
     : public mlir::epl::impl::EPLCopyArgumentsToDevicePassBase<
           EPLCopyArgumentsToDevicePass> {
   void runOnOperation() override {
+    // EPL's offload v0: each buffer on the device only from its first use
+    // to its last, not for the whole step.
+    bool aroundUse =
+        epl::Config::get(getOperation()).getString("offload.level") == "v0";
     for (auto function : getOperation().getOps<func::FuncOp>()) {
       if (function.isPrivate() || function.isExternal())
         continue;
       Block &entry = function.getBody().front();
-      OpBuilder b = OpBuilder::atBlockBegin(&entry);
+      // Copies made on entry, in the arguments' order.
+      OpBuilder top = OpBuilder::atBlockBegin(&entry);
       for (BlockArgument arg : entry.getArguments()) {
         auto type = dyn_cast<MemRefType>(arg.getType());
         if (!type || arg.use_empty())
           continue;
+        std::optional<std::pair<Operation *, Operation *>> span;
+        if (aroundUse && function.getBody().hasOneBlock())
+          span = useSpan(arg, entry);
+        OpBuilder around(function.getContext());
+        if (span)
+          around.setInsertionPoint(span->first);
+        OpBuilder &b = span ? around : top;
         Location loc = arg.getLoc();
         // The device copy has the argument's shape, in a dense layout.
         SmallVector<Value> sizes;
@@ -84,12 +123,24 @@ struct EPLCopyArgumentsToDevicePass
             !function.getArgAttr(arg.getArgNumber(),
                                  epl::EPLDialect::kReadOnlyAttrName) &&
             mayBeWritten(device, upload);
-        function.walk([&](func::ReturnOp ret) {
-          OpBuilder r(ret);
+        function.removeArgAttr(arg.getArgNumber(),
+                               epl::EPLDialect::kReadOnlyAttrName);
+        auto download = [&](OpBuilder &r) {
           if (written)
             gpu::MemcpyOp::create(r, loc, Type(), ValueRange(), arg, device);
           memref::DeallocOp::create(r, loc, device);
-        });
+        };
+        if (span) {
+          OpBuilder r(span->second->getContext());
+          r.setInsertionPointAfter(span->second);
+          download(r);
+          ++numOffloaded;
+        } else {
+          function.walk([&](func::ReturnOp ret) {
+            OpBuilder r(ret);
+            download(r);
+          });
+        }
         ++numArguments;
       }
     }

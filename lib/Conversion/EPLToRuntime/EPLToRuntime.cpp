@@ -6,6 +6,7 @@
 
 #include "epl/Conversion/EPLToRuntime/RuntimeAPI.h"
 #include "epl/Conversion/Passes.h"
+#include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/IR/EPLOps.h"
 #include "epl/Runtime/Runtime.h"
@@ -485,6 +486,10 @@ struct EPLLowerToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (failed(Config::get(module).checkTarget(gpu, [&] {
+          return module.emitError(getArgument()) << ": ";
+        })))
+      return signalPassFailure();
     RuntimeAPI api(module);
     SmallVector<Operation *> ops;
     module.walk([&](CollectiveOpInterface op) { ops.push_back(op); });
@@ -521,11 +526,14 @@ struct EPLLowerToRuntimePass
     // Below this level, values are buffers of one device: what they are in
     // the step (names, kinds, how they shard a global value) is the
     // runner's business, read before. LLVM would warn about each.
-    auto withoutEPL = [](DictionaryAttr attrs) {
+    // (On a GPU, epl.read_only stays for epl-copy-arguments-to-device,
+    // which drops it.)
+    auto withoutEPL = [&](DictionaryAttr attrs) {
       SmallVector<NamedAttribute> kept;
       if (attrs)
-        llvm::copy_if(attrs, std::back_inserter(kept), [](NamedAttribute a) {
-          return !a.getName().strref().starts_with("epl.");
+        llvm::copy_if(attrs, std::back_inserter(kept), [&](NamedAttribute a) {
+          return !a.getName().strref().starts_with("epl.") ||
+                 (gpu && a.getName() == EPLDialect::kReadOnlyAttrName);
         });
       return kept;
     };

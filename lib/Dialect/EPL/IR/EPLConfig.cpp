@@ -86,7 +86,8 @@ const ConfigKey kKeys[] = {
      "parameters; \"\" disables it",
      "\"\"", kZeroLevels},
     {"offload.level", K::String,
-     "v0 keeps parameters in host memory between uses; \"\" disables it",
+     "v0 keeps parameters and optimizer state in host memory, on the GPU "
+     "only around their use (the cuda target); \"\" disables it",
      "\"\"", kOffloadLevels},
     {"amp.level", K::String,
      "automatic mixed precision: O1 computes in fp16 with fp32 master "
@@ -172,7 +173,6 @@ struct MissingFeature {
   const char *feature;
 };
 constexpr MissingFeature kMissingFeatures[] = {
-    {"offload.level", "offloading"},
     {"amp.level", "automatic mixed precision"},
     {"amp.loss_scale", "automatic mixed precision"},
     {"auto.auto_parallel", "automatic parallelism"},
@@ -395,6 +395,18 @@ StringRef Config::getString(StringRef key) const {
   if (auto value = dyn_cast_or_null<StringAttr>(lookup(dict, key)))
     return value.getValue();
   return StringRef(schemaOf(key).defaultValue).trim('"');
+}
+
+LogicalResult
+Config::checkTarget(bool gpu,
+                    function_ref<InFlightDiagnostic()> emitError) const {
+  StringRef offload = getString("offload.level");
+  if (gpu || offload.empty())
+    return success();
+  return emitError() << "EPL config key \"offload.level\" = \"" << offload
+                     << "\" moves parameters and optimizer state between host "
+                        "and GPU memory: it needs the cuda target (epl-run "
+                        "--target cuda, epl-lower-to-cuda) or --emulate-gpu";
 }
 
 LogicalResult
