@@ -132,6 +132,43 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+/// The PTX version a chip's kernels are written in: 8.0 (CUDA 12.0) where
+/// that suffices, else the first that knows the chip (LLVM refuses an older
+/// one with a fatal error). CUDA 13's ptxas compiles sm_75 and newer.
+FailureOr<std::string> mlir::epl::ptxFeaturesFor(StringRef chip,
+                                                 std::string &error) {
+  unsigned number = 0;
+  StringRef digits = chip;
+  bool valid = digits.consume_front("sm_");
+  // sm_90a, sm_100f: the architecture-specific and family variants.
+  if (digits.ends_with("a") || digits.ends_with("f"))
+    digits = digits.drop_back();
+  valid = valid && !digits.empty() && llvm::all_of(digits, llvm::isDigit) &&
+          !digits.getAsInteger(10, number);
+  if (!valid) {
+    error = "--gpu-chip must name an NVIDIA architecture such as sm_90, not '" +
+            chip.str() + "'";
+    return failure();
+  }
+  if (number < 75) {
+    error = "--gpu-chip " + chip.str() +
+            ": CUDA 13 compiles for sm_75 (Turing) and newer";
+    return failure();
+  }
+  if (number <= 90)
+    return std::string("+ptx80");
+  static const std::pair<unsigned, const char *> known[] = {
+      {100, "+ptx86"}, {101, "+ptx86"}, {103, "+ptx88"},
+      {110, "+ptx90"}, {120, "+ptx87"}, {121, "+ptx88"}};
+  for (auto [sm, ptx] : known)
+    if (sm == number)
+      return std::string(ptx);
+  error = "--gpu-chip " + chip.str() +
+          ": not an architecture this compiler knows (sm_75 to sm_90, "
+          "sm_100, sm_101, sm_103, sm_110, sm_120, sm_121)";
+  return failure();
+}
+
 void mlir::epl::buildCUDALoweringPipeline(OpPassManager &pm,
                                           const CUDALoweringOptions &options) {
   // Contractions always go to the runtime: cuBLAS.
@@ -143,7 +180,12 @@ void mlir::epl::buildCUDALoweringPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
-  target.features = options.features;
+  // Unless given, the PTX version the chip needs (an unknown chip keeps
+  // LLVM's default, and LLVM's error).
+  std::string error;
+  target.features = options.features.empty()
+                        ? ptxFeaturesFor(options.chip, error).value_or("")
+                        : options.features.getValue();
   target.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(target));
   addLoopsToControlFlow(pm);

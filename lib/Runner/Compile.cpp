@@ -81,43 +81,6 @@ CompileCommandLine::CompileCommandLine(llvm::cl::OptionCategory &category)
              llvm::cl::desc("Print how long compiling took, by phase"),
              llvm::cl::init(false), llvm::cl::cat(category)) {}
 
-/// The PTX version a chip's kernels are written in: 8.0 (CUDA 12.0) where
-/// that suffices, else the first that knows the chip (LLVM refuses an older
-/// one with a fatal error). CUDA 13's ptxas compiles sm_75 and newer.
-static FailureOr<std::string> ptxFeaturesFor(StringRef chip,
-                                             std::string &error) {
-  unsigned number = 0;
-  StringRef digits = chip;
-  bool valid = digits.consume_front("sm_");
-  // sm_90a, sm_100f: the architecture-specific and family variants.
-  if (digits.ends_with("a") || digits.ends_with("f"))
-    digits = digits.drop_back();
-  valid = valid && !digits.empty() && llvm::all_of(digits, llvm::isDigit) &&
-          !digits.getAsInteger(10, number);
-  if (!valid) {
-    error = "--gpu-chip must name an NVIDIA architecture such as sm_90, not '" +
-            chip.str() + "'";
-    return failure();
-  }
-  if (number < 75) {
-    error = "--gpu-chip " + chip.str() +
-            ": CUDA 13 compiles for sm_75 (Turing) and newer";
-    return failure();
-  }
-  if (number <= 90)
-    return std::string("+ptx80");
-  static const std::pair<unsigned, const char *> known[] = {
-      {100, "+ptx86"}, {101, "+ptx86"}, {103, "+ptx88"},
-      {110, "+ptx90"}, {120, "+ptx87"}, {121, "+ptx88"}};
-  for (auto [sm, ptx] : known)
-    if (sm == number)
-      return std::string(ptx);
-  error = "--gpu-chip " + chip.str() +
-          ": not an architecture this compiler knows (sm_75 to sm_90, "
-          "sm_100, sm_101, sm_103, sm_110, sm_120, sm_121)";
-  return failure();
-}
-
 FailureOr<CompileOptions>
 CompileCommandLine::compileOptions(std::string &error) const {
   if (optLevel > 3) {
@@ -144,10 +107,8 @@ CompileCommandLine::compileOptions(std::string &error) const {
     error = "--gpu-chip is for --target cuda";
     return failure();
   }
-  FailureOr<std::string> features = ptxFeaturesFor(gpuChip, error);
-  if (failed(features))
+  if (failed(ptxFeaturesFor(gpuChip, error)))
     return failure();
-  compile.gpuFeatures = *features;
   if (emulateGPU && !blas) {
     error = "--emulate-gpu runs contractions through the runtime's GEMM, as "
             "the GPU does; it cannot be combined with --blas=false";
@@ -562,7 +523,6 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
   if (options.target == Target::CUDA) {
     CUDALoweringOptions lowering;
     lowering.chip = options.gpuChip;
-    lowering.features = options.gpuFeatures;
     buildCUDALoweringPipeline(pm, lowering);
   } else {
     CPULoweringOptions lowering;

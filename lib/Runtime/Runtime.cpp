@@ -157,7 +157,7 @@ struct RankContext {
   std::map<std::vector<int64_t>, Group> groups;
   /// On a GPU: for each host communicator, the one that moves device
   /// buffers (NCCL, or staged through the host one).
-  std::map<Communicator *, std::unique_ptr<Communicator>> staged;
+  std::map<Communicator *, std::unique_ptr<Communicator>> onDevice;
 };
 thread_local RankContext *current = nullptr;
 
@@ -398,7 +398,7 @@ Communicator *communicatorFor(const Group &group) {
   Communicator &host = current->backend->getCommunicator(group);
   if (!cuda::bound())
     return &host;
-  std::unique_ptr<Communicator> &onDevice = current->staged[&host];
+  std::unique_ptr<Communicator> &onDevice = current->onDevice[&host];
   if (onDevice)
     return onDevice.get();
   using Mode = Options::GPUCollectives;

@@ -12,6 +12,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "mlir/Support/LLVM.h"
 
 namespace mlir::epl {
 
@@ -43,8 +44,10 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
       *this, "chip", llvm::cl::desc("GPU architecture of the kernels"),
       llvm::cl::init("sm_90")};
   PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX features of the kernels"),
-      llvm::cl::init("+ptx80")};
+      *this, "features",
+      llvm::cl::desc("PTX features of the kernels (default: the PTX version "
+                     "`chip` needs, ptxFeaturesFor)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("What the kernels are embedded as: bin (a cubin, made "
@@ -55,6 +58,12 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
       *this, "threads-per-block", llvm::cl::desc("GPU threads per block"),
       llvm::cl::init(256)};
 };
+
+/// The PTX version the kernels for `chip` (`sm_90`, `sm_100a`) are written
+/// in, as a target feature (`+ptx80`): 8.0 where that suffices, else the
+/// first that knows the chip; fails with `error` on a chip CUDA 13 does not
+/// compile for or this compiler does not know.
+FailureOr<std::string> ptxFeaturesFor(llvm::StringRef chip, std::string &error);
 
 /// `epl-lower-to-cuda`: a tensor-level module down to the LLVM dialect for
 /// NVIDIA GPUs: the same bufferization as the CPU's; every linalg op a

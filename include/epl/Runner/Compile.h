@@ -58,8 +58,6 @@ struct CompileOptions {
   /// buffers on the device (epl-lower-to-cuda).
   Target target = Target::CPU;
   std::string gpuChip = "sm_90";
-  /// The PTX version the kernels are written in, for `gpuChip`.
-  std::string gpuFeatures = "+ptx80";
   /// LLVM IR optimization level of the JIT (0-3).
   unsigned optLevel = 2;
   /// Code generator level (0-3) of the kernels (`__epl_kernel_*`). The

@@ -486,9 +486,8 @@ struct EPLLowerToRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(Config::get(module).checkTarget(gpu, [&] {
-          return module.emitError(getArgument()) << ": ";
-        })))
+    if (failed(Config::get(module).checkTarget(
+            gpu, [&] { return module.emitError(getArgument()) << ": "; })))
       return signalPassFailure();
     RuntimeAPI api(module);
     SmallVector<Operation *> ops;

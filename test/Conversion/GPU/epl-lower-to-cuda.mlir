@@ -3,6 +3,9 @@
 // calls and the gradient reduction an all-reduce, both through the
 // runtime's C ABI; launches in the host code, which is all LLVM dialect.
 // RUN: epl-opt %epl_src_root/examples/mlp.mlir --epl-training-step="devices=2" | epl-opt --epl-lower-to-cuda="format=isa" | FileCheck %s
+// A newer chip gets the PTX version that knows it (the pipeline derives it).
+// RUN: epl-opt %epl_src_root/examples/mlp.mlir --epl-training-step | epl-opt --epl-lower-to-cuda="chip=sm_100 format=isa" | FileCheck %s --check-prefix=SM100
+// SM100: #nvvm.target<O = 3, chip = "sm_100", features = "+ptx86">
 // With CUDA's ptxas, the kernels are cubins for sm_90.
 // RUN: %if ptxas %{ epl-opt %epl_src_root/examples/mlp.mlir --epl-training-step="devices=2" | epl-opt --epl-lower-to-cuda | FileCheck %s --check-prefix=CUBIN %}
 

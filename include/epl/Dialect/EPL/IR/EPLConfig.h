@@ -73,8 +73,8 @@ public:
 
   /// Fails (through `emitError`) on a key that only a GPU target
   /// implements when the step is lowered for the CPU: `offload.level`.
-  LogicalResult
-  checkTarget(bool gpu, function_ref<InFlightDiagnostic()> emitError) const;
+  LogicalResult checkTarget(bool gpu,
+                            function_ref<InFlightDiagnostic()> emitError) const;
   /// Fails, naming the key, when the config sets a key that is not
   /// implemented yet to a value other than its default: a key is either
   /// honoured or rejected, never silently ignored. Passes that build the
