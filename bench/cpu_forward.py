@@ -35,23 +35,7 @@ import machine  # noqa: E402
 BATCH, SIZES = 256, [784, 1024, 1024, 10]
 TARGET = 1.25
 
-JAX_FORWARD = r"""
-import sys, time
-import jax, jax.numpy as jnp
-threads, steps, batch = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-sizes = [int(s) for s in sys.argv[4].split(",")]
-keys = jax.random.split(jax.random.PRNGKey(0), len(sizes) + 1)
-params = [(jax.random.normal(keys[i], (sizes[i], sizes[i + 1]), jnp.float32) / sizes[i] ** 0.5,
-           jnp.zeros((sizes[i + 1],), jnp.float32)) for i in range(len(sizes) - 1)]
-x = jax.random.normal(keys[-2], (batch, sizes[0]), jnp.float32)
-y = jax.nn.one_hot(jax.random.randint(keys[-1], (batch,), 0, sizes[-1]), sizes[-1])
-def loss_fn(params, x, y):
-    h = x
-    for i, (w, b) in enumerate(params):
-        h = h @ w + b
-        if i < len(params) - 1:
-            h = jnp.maximum(h, 0.0)
-    return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(h, axis=-1), axis=-1))
+JAX_FORWARD = machine.JAX_MLP + r"""
 start = time.perf_counter()
 compiled = jax.jit(loss_fn).lower(params, x, y).compile()
 compile_ms = (time.perf_counter() - start) * 1000

@@ -80,32 +80,8 @@ print(" ".join(map(str, times[1:])), hwm() - base)
 """ % {"lr": LR, "momentum": MOMENTUM}
 
 
-JAX_STEPS = machine.JAX_TIMED_STEPS + r"""
-import sys, time
-import jax, jax.numpy as jnp
-threads, steps, batch = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-sizes = [int(s) for s in sys.argv[4].split(",")]
-lr, momentum = %(lr)r, %(momentum)r
-keys = jax.random.split(jax.random.PRNGKey(0), len(sizes) + 1)
-params = [(jax.random.normal(keys[i], (sizes[i], sizes[i + 1]), jnp.float32) / sizes[i] ** 0.5,
-           jnp.zeros((sizes[i + 1],), jnp.float32)) for i in range(len(sizes) - 1)]
-bufs = jax.tree.map(jnp.zeros_like, params)
-x = jax.random.normal(keys[-2], (batch, sizes[0]), jnp.float32)
-y = jax.nn.one_hot(jax.random.randint(keys[-1], (batch,), 0, sizes[-1]), sizes[-1])
-def loss_fn(params, x, y):
-    h = x
-    for i, (w, b) in enumerate(params):
-        h = h @ w + b
-        if i < len(params) - 1:
-            h = jnp.maximum(h, 0.0)
-    return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(h, axis=-1), axis=-1))
-def step(params, bufs, x, y):
-    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-    bufs = jax.tree.map(lambda b, g: b * momentum + g, bufs, grads)
-    params = jax.tree.map(lambda p, b: p - lr * b, params, bufs)
-    return params, bufs, loss
-timed_steps(step, params, bufs, x, y, steps)
-""" % {"lr": LR, "momentum": MOMENTUM}
+JAX_STEPS = machine.JAX_MLP + "lr, momentum = %(lr)r, %(momentum)r\n" % {
+    "lr": LR, "momentum": MOMENTUM} + machine.JAX_MOMENTUM_STEPS
 
 
 def epl_run(model, steps, threads, ranks=1):
@@ -176,8 +152,7 @@ def main():
             r["torch"], r["torch_peak"] = [float(v) for v in out[:-1]], int(out[-1])
             out = machine.run_jax(JAX_STEPS, [args.threads, args.steps, BATCH,
                                               ",".join(map(str, SIZES))], args.threads)
-            r["xla"], r["xla_compile"] = ([float(v) for v in out[:-1]], float(out[-1])) \
-                if out is not None else (None, None)
+            r["xla"], r["xla_compile"] = machine.xla_times(out)
             if dp:
                 r["dp"] = epl_run(model, args.steps, 1, ranks=DP_RANKS)["times"]
                 r["one"] = (r["times"] if args.threads == DP_RANKS else

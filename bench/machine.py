@@ -298,6 +298,48 @@ def timed_steps(step, params, state, x, y, steps):
 """
 
 
+# The MLP of cpu_forward.py and cpu_train.py in JAX: argv is threads, steps,
+# batch and the comma-separated layer sizes; defines params, x, y and the
+# mean cross-entropy loss_fn(params, x, y) of relu layers.
+JAX_MLP = r"""
+import sys, time
+import jax, jax.numpy as jnp
+threads, steps, batch = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+sizes = [int(s) for s in sys.argv[4].split(",")]
+keys = jax.random.split(jax.random.PRNGKey(0), len(sizes) + 1)
+params = [(jax.random.normal(keys[i], (sizes[i], sizes[i + 1]), jnp.float32) / sizes[i] ** 0.5,
+           jnp.zeros((sizes[i + 1],), jnp.float32)) for i in range(len(sizes) - 1)]
+x = jax.random.normal(keys[-2], (batch, sizes[0]), jnp.float32)
+y = jax.nn.one_hot(jax.random.randint(keys[-1], (batch,), 0, sizes[-1]), sizes[-1])
+def loss_fn(params, x, y):
+    h = x
+    for i, (w, b) in enumerate(params):
+        h = h @ w + b
+        if i < len(params) - 1:
+            h = jnp.maximum(h, 0.0)
+    return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(h, axis=-1), axis=-1))
+"""
+
+# PyTorch's momentum SGD step on loss_fn, given lr and momentum, timed.
+JAX_MOMENTUM_STEPS = JAX_TIMED_STEPS + r"""
+bufs = jax.tree.map(jnp.zeros_like, params)
+def step(params, bufs, x, y):
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    bufs = jax.tree.map(lambda b, g: b * momentum + g, bufs, grads)
+    params = jax.tree.map(lambda p, b: p - lr * b, params, bufs)
+    return params, bufs, loss
+timed_steps(step, params, bufs, x, y, steps)
+"""
+
+
+def xla_times(out):
+    """A timed JAX run's (step times, compile ms), or (None, None) without
+    JAX (run_jax's None)."""
+    if out is None:
+        return None, None
+    return [float(v) for v in out[:-1]], float(out[-1])
+
+
 def run_jax(code, args, threads):
     """Runs a JAX benchmark (a code string) in jax_python() on cores(threads);
     returns its stdout split, or None when there is no JAX."""

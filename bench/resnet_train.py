@@ -78,7 +78,7 @@ for _ in range(steps):
 print(" ".join(map(str, times[1:])))
 """ % {"lr": LR, "momentum": MOMENTUM}
 
-JAX_STEPS = machine.JAX_TIMED_STEPS + r"""
+JAX_STEPS = r"""
 import sys, time
 import jax, jax.numpy as jnp
 threads, steps, batch, size, classes = map(int, sys.argv[1:6])
@@ -99,7 +99,6 @@ for i, w in enumerate(widths):
     cin = w
 params["fc"] = {"w": jax.random.normal(next(keys), (cin, classes), jnp.float32) / cin ** 0.5,
                 "b": jnp.zeros((classes,), jnp.float32)}
-bufs = jax.tree.map(jnp.zeros_like, params)
 x = jax.random.normal(next(keys), (batch, size, size, 1), jnp.float32)
 y = jax.nn.one_hot(jax.random.randint(next(keys), (batch,), 0, classes), classes)
 def conv2d(h, w, stride=1):
@@ -121,13 +120,7 @@ def loss_fn(params, x, y):
         h = jax.nn.relu(h + o)
     logits = jnp.mean(h, (1, 2)) @ params["fc"]["w"] + params["fc"]["b"]
     return -jnp.mean(jnp.sum(y * jax.nn.log_softmax(logits, axis=-1), axis=-1))
-def step(params, bufs, x, y):
-    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-    bufs = jax.tree.map(lambda b, g: b * momentum + g, bufs, grads)
-    params = jax.tree.map(lambda p, b: p - lr * b, params, bufs)
-    return params, bufs, loss
-timed_steps(step, params, bufs, x, y, steps)
-""" % {"lr": LR, "momentum": MOMENTUM}
+""" % {"lr": LR, "momentum": MOMENTUM} + machine.JAX_MOMENTUM_STEPS
 
 
 def resnet_module():
@@ -163,8 +156,7 @@ def main():
                                  preexec_fn=machine.pin(args.threads)).stdout.split()
             r["torch"] = [float(v) for v in out]
             out = machine.run_jax(JAX_STEPS, shape, args.threads)
-            r["xla"], r["xla_compile"] = ([float(v) for v in out[:-1]], float(out[-1])) \
-                if out is not None else (None, None)
+            r["xla"], r["xla_compile"] = machine.xla_times(out)
             rounds.append(r)
     kept = idle.keep(rounds)
     e, p = machine.median(kept, "times"), machine.median(kept, "torch")

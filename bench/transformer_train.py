@@ -173,8 +173,7 @@ def main():
                                  preexec_fn=machine.pin(args.threads)).stdout.split()
             r["torch"] = [float(v) for v in out]
             out = machine.run_jax(JAX_STEPS, [args.threads, args.steps, shape], args.threads)
-            r["xla"], r["xla_compile"] = ([float(v) for v in out[:-1]], float(out[-1])) \
-                if out is not None else (None, None)
+            r["xla"], r["xla_compile"] = machine.xla_times(out)
             rounds.append(r)
     kept = idle.keep(rounds)
     e, p = machine.median(kept, "times"), machine.median(kept, "torch")
