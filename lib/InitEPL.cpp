@@ -29,6 +29,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -60,6 +61,8 @@ void mlir::epl::registerEPLDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  // epl-im2col tiles contractions and fuses their patch copies.
+  linalg::registerTilingInterfaceExternalModels(registry);
   // The cuda target: kernels serialized for an NVVM target, and the host's
   // embedded binaries and launches translated to LLVM IR.
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);

@@ -26,9 +26,14 @@ static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
                              bool deviceAssertions = false) {
   pm.addPass(createEPLDecomposeAggregatesPass());
   pm.addPass(createEPLExpandMathPass());
-  // Convolutions (and their gradients) read patches, so BLAS runs them.
-  if (blas)
-    pm.addPass(createEPLIm2ColPass());
+  // Convolutions (and their gradients) read patches, so BLAS runs them; on
+  // a CPU a cache-sized tile of patches at a time, on a GPU all at once.
+  if (blas) {
+    EPLIm2ColPassOptions im2col;
+    if (gpu)
+      im2col.tileBytes = 0;
+    pm.addPass(createEPLIm2ColPass(im2col));
+  }
   EPLLowerToRuntimePassOptions runtime;
   runtime.deviceAssertions = deviceAssertions;
   runtime.gpu = gpu;

@@ -210,8 +210,13 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     // BLAS, and what fusion leaves (the lowering's first steps, run here so
     // the estimate sees them).
     pm.addPass(createEPLDecomposeAggregatesPass());
-    if (options.blas)
-      pm.addPass(createEPLIm2ColPass());
+    if (options.blas) {
+      // As the lowering does (addBufferization in lib/Pipelines).
+      EPLIm2ColPassOptions im2col;
+      if (options.target == Target::CUDA || options.emulateGPU)
+        im2col.tileBytes = 0;
+      pm.addPass(createEPLIm2ColPass(im2col));
+    }
     EPLFuseElementwisePassOptions fuse;
     fuse.keepContractions = options.blas;
     pm.addPass(createEPLFuseElementwisePass(fuse));

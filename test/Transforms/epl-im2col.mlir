@@ -1,4 +1,5 @@
 // RUN: epl-opt %s --epl-im2col --split-input-file | FileCheck %s
+// RUN: epl-opt %s --epl-im2col=tile-bytes=1024 --split-input-file | FileCheck %s --check-prefix=TILE
 
 // A convolution reads its input's patches ([n, oh, ow, kh, kw, c]), so the
 // contraction is a GEMM over projections: m = (n, oh, ow), k = (kh, kw, c).
@@ -11,6 +12,17 @@
 // CHECK-SAME: ins(%{{.*}} : tensor<2x9x9x3xf32>) outs(%{{.*}} : tensor<2x4x4x3x3x3xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[P]], #[[W]], {{.*}}]
 // CHECK-SAME: ins(%[[PATCHES]], %{{.*}} : tensor<2x4x4x3x3x3xf32>, tensor<3x3x3x8xf32>)
+// Patches over 1024 bytes are made an image at a time, each contracted
+// right after it is copied, into that image's rows of the result.
+// TILE-LABEL: func.func @conv
+// TILE: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}})
+// TILE: %[[X:.*]] = tensor.extract_slice %{{.*}}[%[[N]], 0, 0, 0] [1, 9, 9, 3]
+// TILE: %[[EMPTY:.*]] = tensor.empty() : tensor<1x4x4x3x3x3xf32>
+// TILE: %[[TILE:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<1x9x9x3xf32>) outs(%[[EMPTY]] : tensor<1x4x4x3x3x3xf32>)
+// TILE: %[[OUT:.*]] = tensor.extract_slice %[[ACC]][%[[N]], 0, 0, 0] [1, 4, 4, 8]
+// TILE: %[[G:.*]] = linalg.generic {{.*}} ins(%[[TILE]], %{{.*}} : tensor<1x4x4x3x3x3xf32>, tensor<3x3x3x8xf32>) outs(%[[OUT]] : tensor<1x4x4x8xf32>)
+// TILE: tensor.insert_slice %[[G]] into %[[ACC]][%[[N]], 0, 0, 0] [1, 4, 4, 8]
+// TILE-NOT: tensor<2x4x4x3x3x3xf32>
 func.func @conv(%x: tensor<2x9x9x3xf32>, %w: tensor<3x3x3x8xf32>, %z: tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32> {
   %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
          ins(%x, %w : tensor<2x9x9x3xf32>, tensor<3x3x3x8xf32>) outs(%z : tensor<2x4x4x8xf32>) -> tensor<2x4x4x8xf32>
@@ -26,6 +38,13 @@ func.func @conv(%x: tensor<2x9x9x3xf32>, %w: tensor<3x3x3x8xf32>, %z: tensor<2x4
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x6x6x3x3x4xf32>)
 // CHECK: %[[WT:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<3x3x2x4xf32>) outs(%{{.*}} : tensor<3x3x4x2xf32>)
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[WT]] : tensor<2x6x6x3x3x4xf32>, tensor<3x3x4x2xf32>)
+// The filter's copy is made once, outside the loop over images.
+// TILE-LABEL: func.func @input_gradient
+// TILE: %[[WT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<3x3x4x2xf32>)
+// TILE: scf.for
+// TILE: tensor.empty() : tensor<1x6x6x3x3x4xf32>
+// TILE-NOT: outs(%{{.*}} : tensor<3x3x4x2xf32>)
+// TILE: linalg.generic {{.*}} ins(%{{.*}}, %[[WT]] : tensor<1x6x6x3x3x4xf32>, tensor<3x3x4x2xf32>)
 func.func @input_gradient(%g: tensor<2x8x8x4xf32>, %w: tensor<3x3x2x4xf32>, %z: tensor<2x6x6x2xf32>) -> tensor<2x6x6x2xf32> {
   %dx = linalg.generic {
       indexing_maps = [affine_map<(n, i, j, c, kh, kw, f) -> (n, i - kh + 2, j - kw + 2, f)>,
@@ -50,6 +69,13 @@ func.func @input_gradient(%g: tensor<2x8x8x4xf32>, %w: tensor<3x3x2x4xf32>, %z: 
 // CHECK-LABEL: func.func @filter_gradient
 // CHECK: %[[PATCHES:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x6x6x4xf32>) outs(%{{.*}} : tensor<2x4x4x3x3x4xf32>)
 // CHECK: linalg.generic {{.*}} ins(%[[PATCHES]], %{{.*}} : tensor<2x4x4x3x3x4xf32>, tensor<2x4x4x8xf32>) outs(%{{.*}} : tensor<3x3x4x8xf32>)
+// Images are a reduction of the filter gradient: each adds into all of it.
+// TILE-LABEL: func.func @filter_gradient
+// TILE: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}})
+// TILE: tensor.empty() : tensor<1x4x4x3x3x4xf32>
+// TILE: %[[DY:.*]] = tensor.extract_slice %{{.*}}[%[[N]], 0, 0, 0] [1, 4, 4, 8]
+// TILE: %[[G:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[DY]] : tensor<1x4x4x3x3x4xf32>, tensor<1x4x4x8xf32>) outs(%[[ACC]] : tensor<3x3x4x8xf32>)
+// TILE: scf.yield %[[G]]
 func.func @filter_gradient(%x: tensor<2x6x6x4xf32>, %dy: tensor<2x4x4x8xf32>, %z: tensor<3x3x4x8xf32>) -> tensor<3x3x4x8xf32> {
   %dw = linalg.generic {
       indexing_maps = [affine_map<(kh, kw, c, f, n, i, j) -> (n, i + kh, j + kw, c)>,

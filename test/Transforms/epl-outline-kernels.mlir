@@ -60,3 +60,21 @@ func.func @shapes(%a: memref<4xf32>, %b: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A copy into a pad's interior (a strided view) becomes a linalg.copy kernel;
+// a copy between contiguous buffers stays a memref.copy (one memcpy).
+// CHECK-LABEL: func.func private @__epl_kernel_0(%{{.*}}: memref<2x4xf32>, %{{.*}}: memref<2x4xf32, strided<[6, 1], offset: 7>>)
+// CHECK-NEXT: linalg.copy
+// CHECK-LABEL: func.func @copies
+// CHECK: call @__epl_kernel_0
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<2x4xf32> to memref<2x4xf32>
+// CHECK-NOT: memref.copy
+func.func @copies(%x: memref<2x4xf32>, %padded: memref<4x6xf32>, %y: memref<2x4xf32>) {
+  %interior = memref.subview %padded[1, 1] [2, 4] [1, 1]
+      : memref<4x6xf32> to memref<2x4xf32, strided<[6, 1], offset: 7>>
+  memref.copy %x, %interior : memref<2x4xf32> to memref<2x4xf32, strided<[6, 1], offset: 7>>
+  memref.copy %x, %y : memref<2x4xf32> to memref<2x4xf32>
+  return
+}

@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Transforms/RegionUtils.h"
 
@@ -27,6 +29,23 @@ struct EPLOutlineKernelsPass
     : public mlir::epl::impl::EPLOutlineKernelsPassBase<EPLOutlineKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A copy between contiguous buffers is one memcpy. Any other (a pad's
+    // interior, a transpose staged for BLAS) would be MLIR's `memrefCopy`,
+    // which steps through the elements in a generic loop, a call per row:
+    // as a `linalg.copy` it becomes a kernel of compiled, vectorized loops.
+    module.walk([&](memref::CopyOp copy) {
+      auto contiguous = [](Value v) {
+        return memref::isStaticShapeAndContiguousRowMajor(
+            cast<MemRefType>(v.getType()));
+      };
+      if (contiguous(copy.getSource()) && contiguous(copy.getTarget()))
+        return;
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy->erase();
+      ++numCopies;
+    });
     SmallVector<linalg::LinalgOp> ops;
     module.walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics() &&

@@ -7,6 +7,7 @@
 #ifndef EPL_DIALECT_EPL_TRANSFORMS_PASSES_H
 #define EPL_DIALECT_EPL_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
