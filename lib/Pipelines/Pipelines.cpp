@@ -26,6 +26,8 @@ static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
                              bool deviceAssertions = false) {
   pm.addPass(createEPLDecomposeAggregatesPass());
   pm.addPass(createEPLExpandMathPass());
+  // A strided convolution's input gradient skips the stride's zeros.
+  pm.addPass(createEPLSplitStridedWindowsPass());
   // Convolutions (and their gradients) read patches, so BLAS runs them; on
   // a CPU a cache-sized tile of patches at a time, on a GPU all at once.
   if (blas) {

@@ -210,6 +210,7 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     // BLAS, and what fusion leaves (the lowering's first steps, run here so
     // the estimate sees them).
     pm.addPass(createEPLDecomposeAggregatesPass());
+    pm.addPass(createEPLSplitStridedWindowsPass());
     if (options.blas) {
       // As the lowering does (addBufferization in lib/Pipelines).
       EPLIm2ColPassOptions im2col;

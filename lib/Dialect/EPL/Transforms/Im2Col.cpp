@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "epl/Dialect/EPL/Transforms/Contractions.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -22,9 +23,7 @@ namespace mlir::epl {
 using namespace mlir;
 using namespace mlir::epl;
 
-namespace {
-/// Whether the body of `op` is `acc + in0 * in1` (in either order).
-bool isMultiplyAdd(linalg::GenericOp op) {
+bool mlir::epl::isMultiplyAdd(linalg::GenericOp op) {
   Block *body = op.getBlock();
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
@@ -42,6 +41,7 @@ bool isMultiplyAdd(linalg::GenericOp op) {
          (mul.getLhs() == b && mul.getRhs() == a);
 }
 
+namespace {
 /// The loop dimensions `map` reads as plain results, in its order.
 SmallVector<unsigned> plainDims(AffineMap map) {
   SmallVector<unsigned> dims;
