@@ -376,6 +376,12 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
     for (llvm::Function &f : *kernels)
       if (isKernel(&f) && !f.isDeclaration())
         f.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    // Buffers that epl-outline-kernels found never overlap at any call.
+    for (llvm::Function &f : *kernels)
+      if (f.getFnAttribute(kNoAliasAttribute).getValueAsString() == "true")
+        for (llvm::Argument &arg : f.args())
+          if (arg.getType()->isPointerTy())
+            arg.addAttr(llvm::Attribute::NoAlias);
 
     llvm::PipelineTuningOptions tuning;
     tuning.LoopUnrolling = false;

@@ -78,3 +78,115 @@ func.func @copies(%x: memref<2x4xf32>, %padded: memref<4x6xf32>, %y: memref<2x4x
   memref.copy %x, %y : memref<2x4xf32> to memref<2x4xf32>
   return
 }
+
+// -----
+
+// A kernel whose every call passes buffers that cannot overlap (fresh
+// allocations, or one fresh and one argument) is marked so that LLVM sees
+// its pointers as noalias (kernel 2: a fresh buffer and a view of another);
+// one called with two of the step's arguments, or with one buffer twice
+// (kernel 3: the same body reading and writing one view), is not.
+// CHECK-LABEL: func.func private @__epl_kernel_0(%{{.*}}: memref<8xf32>, %{{.*}}: memref<8xf32>)
+// CHECK-SAME: passthrough = ["noinline", ["epl-noalias-arguments", "true"]]
+// CHECK-LABEL: func.func private @__epl_kernel_1(%{{.*}}: memref<4xf32>, %{{.*}}: memref<4xf32>)
+// CHECK-SAME: passthrough = ["noinline"]
+// CHECK-LABEL: func.func private @__epl_kernel_2(%{{.*}}: memref<2xf32>, %{{.*}}: memref<2xf32>)
+// CHECK-SAME: passthrough = ["noinline", ["epl-noalias-arguments", "true"]]
+// CHECK-LABEL: func.func private @__epl_kernel_3(%{{.*}}: memref<2xf32>, %{{.*}}: memref<2xf32>)
+// CHECK-SAME: passthrough = ["noinline"]
+#id = affine_map<(d0) -> (d0)>
+func.func @aliasing(%x: memref<8xf32>, %a: memref<4xf32>, %b: memref<4xf32>) {
+  %t = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : memref<8xf32>) outs(%t : memref<8xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %in : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%a : memref<4xf32>) outs(%b : memref<4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  }
+  %lo = memref.subview %t[0] [2] [1] : memref<8xf32> to memref<2xf32, strided<[1]>>
+  %lo2 = memref.cast %lo : memref<2xf32, strided<[1]>> to memref<2xf32>
+  %hi2 = memref.alloc() : memref<2xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%hi2 : memref<2xf32>) outs(%lo2 : memref<2xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.subf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%lo2 : memref<2xf32>) outs(%lo2 : memref<2xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.subf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %hi2 : memref<2xf32>
+  memref.dealloc %t : memref<8xf32>
+  return
+}
+
+// -----
+
+// One kernel for both ops: distinct buffers at the first call, two views of
+// one buffer at the second, so not noalias.
+// CHECK-LABEL: func.func private @__epl_kernel_0
+// CHECK-SAME: passthrough = ["noinline"]
+// CHECK-NOT: func.func private @__epl_kernel_1
+#id = affine_map<(d0) -> (d0)>
+func.func @every_call(%x: memref<4xf32>) {
+  %t = memref.alloc() : memref<8xf32>
+  %lo = memref.subview %t[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  %hi = memref.subview %t[4] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1], offset: 4>>
+  %lo2 = memref.cast %lo : memref<4xf32, strided<[1]>> to memref<4xf32, strided<[1], offset: ?>>
+  %hi2 = memref.cast %hi : memref<4xf32, strided<[1], offset: 4>> to memref<4xf32, strided<[1], offset: ?>>
+  %u = memref.alloc() : memref<4xf32>
+  %u2 = memref.cast %u : memref<4xf32> to memref<4xf32, strided<[1], offset: ?>>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%u2 : memref<4xf32, strided<[1], offset: ?>>) outs(%lo2 : memref<4xf32, strided<[1], offset: ?>>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%hi2 : memref<4xf32, strided<[1], offset: ?>>) outs(%lo2 : memref<4xf32, strided<[1], offset: ?>>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %u : memref<4xf32>
+  memref.dealloc %t : memref<8xf32>
+  return
+}
+
+// -----
+
+// A buffer of unknown origin (chosen by a select, a transpose: not a view
+// op) may be the other one: not noalias.
+// CHECK-LABEL: func.func private @__epl_kernel_0
+// CHECK-SAME: passthrough = ["noinline"]
+// CHECK-LABEL: func.func private @__epl_kernel_1
+// CHECK-SAME: passthrough = ["noinline"]
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @unknown_origin(%c: i1, %x: memref<4x4xf32>) {
+  %t = memref.alloc() : memref<4x4xf32>
+  %either = arith.select %c, %t, %x : memref<4x4xf32>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%either : memref<4x4xf32>) outs(%t : memref<4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.addf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  %tt = memref.transpose %t (i, j) -> (j, i) : memref<4x4xf32> to memref<4x4xf32, affine_map<(d0, d1) -> (d1 * 4 + d0)>>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%tt : memref<4x4xf32, affine_map<(d0, d1) -> (d1 * 4 + d0)>>) outs(%t : memref<4x4xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = arith.mulf %in, %o : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %t : memref<4x4xf32>
+  return
+}

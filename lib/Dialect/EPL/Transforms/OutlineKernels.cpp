@@ -12,6 +12,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 #define DEBUG_TYPE "epl-outline-kernels"
@@ -25,6 +26,55 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
+/// The buffer a view of it (subview, reshape, cast) was taken from.
+Value bufferOf(Value view) {
+  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
+    view = viewLike.getViewSource();
+  return view;
+}
+
+/// Whether no two memref arguments can share memory. Only buffers whose
+/// origin is known count: an allocation is none of the function's
+/// arguments, no other allocation and no global; two globals of different
+/// names are different. Anything else (two of the function's arguments, which
+/// the runner may pass as one buffer; a buffer chosen by `arith.select`,
+/// yielded by a loop or made by an op that is not a view, such as
+/// `memref.transpose`) may be any buffer.
+bool distinctBuffers(ValueRange arguments) {
+  enum class Origin { Allocation, Global, Argument, Unknown };
+  auto originOf = [](Value buffer) {
+    if (buffer.getDefiningOp<memref::AllocOp>() ||
+        buffer.getDefiningOp<memref::AllocaOp>())
+      return Origin::Allocation;
+    if (buffer.getDefiningOp<memref::GetGlobalOp>())
+      return Origin::Global;
+    auto arg = dyn_cast<BlockArgument>(buffer);
+    if (arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+      return Origin::Argument;
+    return Origin::Unknown;
+  };
+  SmallVector<Value> buffers;
+  for (Value v : arguments)
+    if (isa<MemRefType>(v.getType()))
+      buffers.push_back(bufferOf(v));
+  for (auto [i, a] : llvm::enumerate(buffers))
+    for (Value b : ArrayRef<Value>(buffers).drop_front(i + 1)) {
+      if (a == b)
+        return false;
+      Origin x = originOf(a), y = originOf(b);
+      if (x == Origin::Unknown || y == Origin::Unknown)
+        return false;
+      if (x == Origin::Allocation || y == Origin::Allocation)
+        continue;
+      if (x == Origin::Global && y == Origin::Global &&
+          a.getDefiningOp<memref::GetGlobalOp>().getNameAttr() !=
+              b.getDefiningOp<memref::GetGlobalOp>().getNameAttr())
+        continue;
+      return false;
+    }
+  return true;
+}
+
 struct EPLOutlineKernelsPass
     : public mlir::epl::impl::EPLOutlineKernelsPassBase<EPLOutlineKernelsPass> {
   void runOnOperation() override {
@@ -55,6 +105,12 @@ struct EPLOutlineKernelsPass
 
     int64_t next = 0;
     llvm::StringMap<func::FuncOp> kernels;
+    // Kernels whose every call passes buffers that cannot overlap: their
+    // pointer arguments are `noalias` in LLVM (see optimizeLLVMModule), so
+    // the loop vectorizer needs no overlap checks; with them it leaves some
+    // short loops scalar (the transposed-window patch copies of a
+    // convolution's input gradient).
+    llvm::DenseMap<Operation *, bool> noAlias;
     for (linalg::LinalgOp op : ops) {
       // Arguments: the operands, and values the body captures from above,
       // except constants, which are cloned.
@@ -111,11 +167,21 @@ struct EPLOutlineKernelsPass
         kernel = it->second;
       }
 
+      auto [known, first] = noAlias.try_emplace(kernel, true);
+      known->second &= distinctBuffers(arguments);
+
       OpBuilder callBuilder(op);
       func::CallOp::create(callBuilder, op.getLoc(), kernel, arguments);
       op->erase();
       ++numOps;
     }
+    Builder b(module.getContext());
+    for (auto [kernel, distinct] : noAlias)
+      if (distinct)
+        kernel->setAttr(
+            "passthrough",
+            b.getArrayAttr({b.getStringAttr("noinline"),
+                            b.getStrArrayAttr({kNoAliasAttribute, "true"})}));
   }
 };
 } // namespace

@@ -29,6 +29,12 @@ LogicalResult
 decomposeAggregatedOps(Operation *root,
                        RewriterBase::Listener *listener = nullptr);
 
+/// The LLVM function attribute (`"true"`) `epl-outline-kernels` gives a
+/// kernel whose every call passes buffers that cannot overlap; the JIT and
+/// epl-compile make its pointer arguments `noalias`.
+inline constexpr llvm::StringLiteral kNoAliasAttribute =
+    "epl-noalias-arguments";
+
 #define GEN_PASS_REGISTRATION
 #include "epl/Dialect/EPL/Transforms/Passes.h.inc"
 
