@@ -125,3 +125,16 @@ func.func @extra_reduction(%x: tensor<2x7x3xf32>, %w: tensor<3x3x4x2xf32>, %z: t
   } -> tensor<2x3x4xf32>
   return %y : tensor<2x3x4xf32>
 }
+
+// -----
+
+// A convolution nobody reads is still tiled (dead code is not this pass's
+// to remove), and tidying the loop it leaves reads no erased op.
+// TILE-LABEL: func.func @unused
+// TILE: scf.for
+// TILE: return %arg2
+func.func @unused(%x: tensor<4x9x9x3xf32>, %w: tensor<3x3x3x8xf32>, %z: tensor<4x4x4x8xf32>) -> tensor<4x4x4x8xf32> {
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+         ins(%x, %w : tensor<4x9x9x3xf32>, tensor<3x3x3x8xf32>) outs(%z : tensor<4x4x4x8xf32>) -> tensor<4x4x4x8xf32>
+  return %z : tensor<4x4x4x8xf32>
+}

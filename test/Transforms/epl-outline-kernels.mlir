@@ -190,3 +190,27 @@ func.func @unknown_origin(%c: i1, %x: memref<4x4xf32>) {
   memref.dealloc %t : memref<4x4xf32>
   return
 }
+
+// -----
+
+// An unranked copy stays a memref.copy; a block argument that is not the
+// function's (here the allocation itself, through a branch) is of unknown
+// origin: not noalias.
+// CHECK-LABEL: func.func @unranked
+// CHECK: memref.copy %{{.*}}, %{{.*}} : memref<*xf32> to memref<*xf32>
+// CHECK-LABEL: func.func private @__epl_kernel_0
+// CHECK-SAME: passthrough = ["noinline"]
+func.func @unranked(%a: memref<*xf32>, %b: memref<*xf32>) {
+  memref.copy %a, %b : memref<*xf32> to memref<*xf32>
+  return
+}
+func.func @blocks(%n: index) {
+  %a = memref.alloc() : memref<16xf32>
+  cf.br ^bb1(%a : memref<16xf32>)
+^bb1(%b: memref<16xf32>):
+  %v = memref.subview %a[1] [15] [1] : memref<16xf32> to memref<15xf32, strided<[1], offset: 1>>
+  %w = memref.subview %b[0] [15] [1] : memref<16xf32> to memref<15xf32, strided<[1]>>
+  linalg.copy ins(%v : memref<15xf32, strided<[1], offset: 1>>) outs(%w : memref<15xf32, strided<[1]>>)
+  memref.dealloc %a : memref<16xf32>
+  return
+}

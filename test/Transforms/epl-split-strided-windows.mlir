@@ -67,3 +67,31 @@ func.func @not_zeros(%dy: tensor<1x3x4xf32>, %w: tensor<3x2x4xf32>, %init: tenso
   } -> tensor<1x6x2xf32>
   return %dx : tensor<1x6x2xf32>
 }
+
+// -----
+
+// Two output loops read the strided dimension (i + j - k + 2): no single
+// phase variable; left as it is.
+// CHECK-LABEL: func.func @two_output_loops
+// CHECK: tensor.insert_slice
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+func.func @two_output_loops(%dy: tensor<3x2xf32>, %w: tensor<3x2x2xf32>, %init: tensor<3x4x2xf32>) -> tensor<3x4x2xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<10x2xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<10x2xf32>) -> tensor<10x2xf32>
+  %spread = tensor.insert_slice %dy into %z[2, 0] [3, 2] [2, 1]
+      : tensor<3x2xf32> into tensor<10x2xf32>
+  %dx = linalg.generic {
+      indexing_maps = [affine_map<(i, j, c, k, f) -> (i + j - k + 2, f)>,
+                       affine_map<(i, j, c, k, f) -> (k, c, f)>,
+                       affine_map<(i, j, c, k, f) -> (i, j, c)>],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%spread, %w : tensor<10x2xf32>, tensor<3x2x2xf32>) outs(%init : tensor<3x4x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<3x4x2xf32>
+  return %dx : tensor<3x4x2xf32>
+}

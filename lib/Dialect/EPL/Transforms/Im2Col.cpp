@@ -164,11 +164,13 @@ void tileOverPatches(RewriterBase &rewriter, linalg::GenericOp gemm,
           rewriter.replaceOp(insert, insert.getSource());
       }
     });
-    SmallVector<Operation *> body;
-    loop->walk([&](Operation *op) { body.push_back(op); });
-    for (Operation *op : llvm::reverse(body))
-      if (isOpTriviallyDead(op))
-        rewriter.eraseOp(op);
+    // The loop's own ops only, last first (a dead op's operands may die
+    // with it); the loop itself may be dead too, which is not ours to erase.
+    for (Region &region : loop->getRegions())
+      for (Block &block : region)
+        for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+          if (isOpTriviallyDead(&op))
+            rewriter.eraseOp(&op);
   }
   if (copy->use_empty()) {
     Operation *empty =

@@ -49,14 +49,19 @@ bool distinctBuffers(ValueRange arguments) {
     if (buffer.getDefiningOp<memref::GetGlobalOp>())
       return Origin::Global;
     auto arg = dyn_cast<BlockArgument>(buffer);
-    if (arg && isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    if (arg && arg.getOwner()->isEntryBlock() &&
+        isa<func::FuncOp>(arg.getOwner()->getParentOp()))
       return Origin::Argument;
     return Origin::Unknown;
   };
   SmallVector<Value> buffers;
-  for (Value v : arguments)
+  for (Value v : arguments) {
+    // An unranked buffer could be any of the others.
+    if (isa<UnrankedMemRefType>(v.getType()))
+      return false;
     if (isa<MemRefType>(v.getType()))
       buffers.push_back(bufferOf(v));
+  }
   for (auto [i, a] : llvm::enumerate(buffers))
     for (Value b : ArrayRef<Value>(buffers).drop_front(i + 1)) {
       if (a == b)
@@ -84,11 +89,13 @@ struct EPLOutlineKernelsPass
     // which steps through the elements in a generic loop, a call per row:
     // as a `linalg.copy` it becomes a kernel of compiled, vectorized loops.
     module.walk([&](memref::CopyOp copy) {
-      auto contiguous = [](Value v) {
-        return memref::isStaticShapeAndContiguousRowMajor(
-            cast<MemRefType>(v.getType()));
-      };
-      if (contiguous(copy.getSource()) && contiguous(copy.getTarget()))
+      auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+      auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+      // Unranked copies stay what they are: linalg needs ranks.
+      if (!source || !target)
+        return;
+      if (memref::isStaticShapeAndContiguousRowMajor(source) &&
+          memref::isStaticShapeAndContiguousRowMajor(target))
         return;
       OpBuilder b(copy);
       linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),

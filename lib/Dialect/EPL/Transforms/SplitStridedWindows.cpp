@@ -115,6 +115,12 @@ LogicalResult split(RewriterBase &rewriter, linalg::GenericOp op) {
       int64_t stride = insert.getStaticStrides()[j];
       if (stride == 1)
         continue;
+      // A stride of 0 or below (legal on a dimension of size 1) has no
+      // phases to split into.
+      if (stride < 1) {
+        ok = false;
+        break;
+      }
       SmallVector<int64_t> coefficients(sizes.size(), 0);
       int64_t constant = 0;
       if (!linearize(e, coefficients, constant)) {
@@ -128,7 +134,7 @@ LogicalResult split(RewriterBase &rewriter, linalg::GenericOp op) {
         if (c == 0)
           continue;
         int inOut = plainResult(out, d), inTaps = plainResult(taps, d);
-        if (c == 1 && inOut >= 0 && inTaps == -1) {
+        if (c == 1 && inOut >= 0 && inTaps == -1 && (found & 1) == 0) {
           s.i = d;
           s.outResult = inOut;
           found |= 1;

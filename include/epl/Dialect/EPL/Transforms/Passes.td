@@ -611,7 +611,9 @@ def EPLSplitStridedWindowsPass : Pass<"epl-split-strided-windows"> {
     loops of each strided dimension read no other dimension of the spread
     input, appear plainly in the output and the taps respectively, and the
     tap's coefficient is coprime with the stride; anything else is left as
-    it is (exact either way).
+    it is (exact either way). The products with the spread's zeros are not
+    computed at all, so a NaN or infinite filter value no longer turns them
+    into NaN (as in PyTorch's and XLA's transposed convolutions).
 
     ```mlir
     %z = linalg.fill ins(%zero : f32) outs(%e : tensor<1x8x4xf32>) -> tensor<1x8x4xf32>
