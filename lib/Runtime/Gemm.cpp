@@ -15,6 +15,7 @@
 #include "epl/Runtime/Runtime.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <cstdint>
 #include <string>
@@ -89,6 +90,39 @@ void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b,
              b.base, ldb, a.base, lda, c.base, ldc);
 }
 
+/// Runs a GEMM of `macs` multiply-adds on one OpenBLAS thread when it is
+/// small, for the scope's lifetime. OpenBLAS splits even small GEMMs over its
+/// threads, and below about 4M multiply-adds that costs more than it gains
+/// (measured on 2 cores: the ResNet's per-image convolution GEMMs, 784 x 144
+/// x 16, 1.6x slower on 2 threads; 512 x 128 x 128 already 0.63x). Only where
+/// OpenBLAS has several threads, which it has with one rank only (with
+/// several, each rank's GEMMs run on one thread): one caller, so setting
+/// OpenBLAS's thread count cannot race. Looked up at run time, as in
+/// Runtime.cpp: any CBLAS works.
+class SmallOnOneThread {
+public:
+  explicit SmallOnOneThread(int64_t macs) {
+    static auto get = reinterpret_cast<int (*)()>(
+        dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    static auto set = reinterpret_cast<void (*)(int)>(
+        dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    if (!get || !set || macs >= (int64_t(1) << 22))
+      return;
+    threads = get();
+    if (threads > 1)
+      set(1);
+    setThreads = set;
+  }
+  ~SmallOnOneThread() {
+    if (threads > 1)
+      setThreads(threads);
+  }
+
+private:
+  int threads = 0;
+  void (*setThreads)(int) = nullptr;
+};
+
 template <typename T>
 void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
   // C += A B with k = 0 adds nothing.
@@ -96,6 +130,7 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
     return;
   if (cuda::bound())
     return matmulOnDevice(a, b, c);
+  SmallOnOneThread small(c.rows * c.cols * a.cols);
   CBLAS_TRANSPOSE ta, tb, tc;
   int64_t lda, ldb, ldc;
   std::vector<T> packedA, packedB, packedC;
