@@ -158,6 +158,31 @@ LogicalResult SourceModule::parse(StringRef path, PhaseTimer &timer,
   return success();
 }
 
+/// Runs `pm` on `module` for the tools' phase `phase`. A pass that fails
+/// says why in a diagnostic, which the tools print; one that fails without
+/// any (a bug) still leaves the user a line naming the phase, not a bare
+/// exit status.
+static LogicalResult runPhase(PassManager &pm, ModuleOp module,
+                              StringRef phase) {
+  DiagnosticEngine &engine = module.getContext()->getDiagEngine();
+  bool reported = false;
+  DiagnosticEngine::HandlerID handler =
+      engine.registerHandler([&](Diagnostic &diagnostic) -> LogicalResult {
+        if (diagnostic.getSeverity() == DiagnosticSeverity::Error)
+          reported = true;
+        // Not handled: the tool's own handler prints it.
+        return failure();
+      });
+  LogicalResult result = pm.run(module);
+  engine.eraseHandler(handler);
+  if (failed(result) && !reported)
+    emitError(module.getLoc())
+        << phase
+        << " failed without saying why: a bug in EPL-MLIR, please report it "
+           "with this model";
+  return result;
+}
+
 FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
                                      const CompileOptions &options,
                                      PhaseTimer &timer, std::string &error) {
@@ -187,7 +212,7 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     ParallelizeOptions parallelize;
     parallelize.devices = options.devices;
     buildTrainingStepPipeline(pm, parallelize);
-    if (failed(pm.run(module)))
+    if (failed(runPhase(pm, module, "building the training step")))
       return failure();
     timer.done("autodiff");
     // A model with pipeline stages is now an epl.pipeline of its name.
@@ -224,7 +249,7 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     EPLEstimateMemoryPassOptions estimate;
     estimate.print = false;
     pm.addPass(createEPLEstimateMemoryPass(estimate));
-    if (failed(pm.run(module)))
+    if (failed(runPhase(pm, module, "estimating memory")))
       return failure();
     for (auto [stage, function] : llvm::zip(program->stages, step->functions))
       if (auto figures = function->getAttrOfType<DictionaryAttr>(
@@ -542,7 +567,7 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
     lowering.emulateGPU = options.emulateGPU;
     buildCPULoweringPipeline(pm, lowering);
   }
-  if (failed(pm.run(module)))
+  if (failed(runPhase(pm, module, "the lowering")))
     return failure();
   timer.done("lowering");
   return success();

@@ -23,3 +23,16 @@ module {
     return %c : tensor<16xf32>
   }
 }
+
+// -----
+
+// A split of a dynamic dimension has no local type: an error at the value,
+// whether a constraint or the function's result asks for it (it was a
+// failure with no message at all).
+module {
+  epl.mesh @mesh ["tensor" = 2]
+  func.func @f(%x: tensor<?x4xf32>) -> (tensor<?x4xf32> {epl.sharding = #epl.sharding<@mesh, [["tensor"], []]>}) {
+    // expected-error @below {{cannot shard 'tensor<?x4xf32>' as #epl.sharding<@mesh, [["tensor"], []]>: a split dimension is dynamic or not divisible by its devices}}
+    return %x : tensor<?x4xf32>
+  }
+}

@@ -1166,7 +1166,9 @@ LogicalResult StepBuilder::run(int64_t &numForward, int64_t &numBackward) {
   RewritePatternSet patterns(fn.getContext());
   linalg::populateEraseUnusedOperandsAndResultsPatterns(patterns);
   if (failed(applyPatternsGreedily(fn, std::move(patterns))))
-    return failure();
+    // The driver says nothing when it gives up.
+    return fn.emitError() << "epl-autodiff: erasing what the backward does not "
+                             "read did not converge";
   tagHoistedOps();
   return success();
 }

@@ -32,8 +32,12 @@ struct EPLExpandMathPass
                                  "math.tanh"},
                                 name);
     });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      // The driver says nothing when it gives up.
+      getOperation()->emitError()
+          << "epl-expand-math: its rewrites did not converge";
       signalPassFailure();
+    }
   }
 };
 } // namespace

@@ -99,8 +99,12 @@ struct EPLFuseElementwisePass
     // One operand per value read the same way (`x * x` of a producer reads
     // it once, and can then be fused), and no results nobody reads.
     linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+      // The driver says nothing when it gives up.
+      getOperation()->emitError()
+          << "epl-fuse-elementwise: its rewrites did not converge";
       signalPassFailure();
+    }
   }
 };
 } // namespace

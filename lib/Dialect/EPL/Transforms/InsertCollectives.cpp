@@ -30,6 +30,10 @@ namespace mlir::epl {
 using namespace mlir;
 using namespace mlir::epl;
 
+/// Why a layout has no local type (ShardingUtils' localType).
+static constexpr llvm::StringLiteral kCannotSplit =
+    "a split dimension is dynamic or not divisible by its devices";
+
 namespace {
 /// The layout of a value whose dimensions are `dims` (sharding rule
 /// factors, major first) when the factors are sharded over `factors`.
@@ -111,8 +115,8 @@ private:
     if (failed(local))
       return where->emitError()
              << "epl-insert-collectives: cannot shard " << type << " as "
-             << l.toAttr(fn.getContext(), mesh.getSymName())
-             << ": a split does not divide its dimension";
+             << l.toAttr(fn.getContext(), mesh.getSymName()) << ": "
+             << kCannotSplit;
     globals[v] = type;
     layouts[v] = l;
     v.setType(*local);
@@ -163,8 +167,8 @@ private:
     if (failed(local))
       return emitError(loc)
              << "epl-insert-collectives: cannot shard " << global << " as "
-             << to.toAttr(fn.getContext(), mesh.getSymName())
-             << ": a split does not divide its dimension";
+             << to.toAttr(fn.getContext(), mesh.getSymName()) << ": "
+             << kCannotSplit;
     Operation *def = v.getDefiningOp();
     Value made;
     if (auto c = dyn_cast<arith::ConstantOp>(def)) {
@@ -209,8 +213,14 @@ private:
     if (cur == to)
       return v;
     FlatSymbolRefAttr meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
+    // Every failure below is this one: said here, once.
     auto typeOf = [&](const Layout &l) -> FailureOr<RankedTensorType> {
-      return localType(mesh, global, l);
+      FailureOr<RankedTensorType> local = localType(mesh, global, l);
+      if (failed(local))
+        emitError(loc) << "epl-insert-collectives: cannot shard " << global
+                       << " as " << l.toAttr(fn.getContext(), mesh.getSymName())
+                       << ": " << kCannotSplit;
+      return local;
     };
     auto record = [&](Value result, const Layout &l) {
       globals[result] = global;
