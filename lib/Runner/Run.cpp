@@ -59,7 +59,8 @@ template <typename T> std::vector<char> bytesOf(const std::vector<T> &v) {
 }
 template <typename T> std::vector<T> valuesOf(const std::vector<char> &b) {
   std::vector<T> v(b.size() / sizeof(T));
-  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+  if (!v.empty())
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
   return v;
 }
 

@@ -32,6 +32,9 @@ template <typename T> inline bool isNaN(T v) {
 template <typename T>
 void reduceTyped(T *out, const T *const *inputs, int count, size_t n,
                  EplReduction kind) {
+  // Nothing to reduce (and the buffers' pointers may be null).
+  if (n == 0)
+    return;
   std::memcpy(out, inputs[0], n * sizeof(T));
   for (int r = 1; r < count; ++r) {
     const T *x = inputs[r];

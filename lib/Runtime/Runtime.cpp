@@ -245,7 +245,9 @@ epl::rt::allGatherBytes(const std::vector<char> &data) {
   comm.allGather(&size, sizes.data(), 1, EPL_RT_I64);
   int64_t words = (*std::max_element(sizes.begin(), sizes.end()) + 7) / 8;
   std::vector<int64_t> padded(words, 0), all(words * n);
-  std::memcpy(padded.data(), data.data(), data.size());
+  // An empty vector's data() may be null, which memcpy must not get.
+  if (!data.empty())
+    std::memcpy(padded.data(), data.data(), data.size());
   comm.allGather(padded.data(), all.data(), words, EPL_RT_I64);
   std::vector<std::vector<char>> result(n);
   for (int r = 0; r < n; ++r) {

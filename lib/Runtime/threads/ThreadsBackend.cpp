@@ -28,6 +28,15 @@ using namespace epl::rt;
 using namespace epl::rt::detail;
 
 namespace {
+/// memcpy that accepts empty copies: an empty buffer's pointer may be null,
+/// which memcpy must not get even for 0 bytes.
+void copyBytes(void *dst, const void *src, size_t bytes) {
+  if (bytes)
+    std::memcpy(dst, src, bytes);
+}
+} // namespace
+
+namespace {
 using Clock = std::chrono::steady_clock;
 
 /// What one member asked for in a collective; peers check they agree.
@@ -241,7 +250,7 @@ void ThreadsCommunicator::allGather(const void *in, void *out,
   enter({"all_gather", in, out, countPerRank, dtype, 0, 0});
   size_t bytes = countPerRank * dtypeSize(dtype);
   for (int i = 0; i < group.size(); ++i)
-    std::memcpy(static_cast<char *>(out) + i * bytes, state.slots[i].in, bytes);
+    copyBytes(static_cast<char *>(out) + i * bytes, state.slots[i].in, bytes);
   leave("all_gather");
 }
 
@@ -262,17 +271,17 @@ void ThreadsCommunicator::allToAll(const void *in, void *out,
   enter({"all_to_all", in, out, countPerRank, dtype, 0, 0});
   size_t bytes = countPerRank * dtypeSize(dtype);
   for (int i = 0; i < group.size(); ++i)
-    std::memcpy(static_cast<char *>(out) + i * bytes,
-                static_cast<const char *>(state.slots[i].in) +
-                    group.index * bytes,
-                bytes);
+    copyBytes(static_cast<char *>(out) + i * bytes,
+              static_cast<const char *>(state.slots[i].in) +
+                  group.index * bytes,
+              bytes);
   leave("all_to_all");
 }
 
 void ThreadsCommunicator::broadcast(const void *in, void *out, size_t count,
                                     EplDType dtype, int root) {
   enter({"broadcast", in, out, count, dtype, 0, root});
-  std::memcpy(out, state.slots[root].in, count * dtypeSize(dtype));
+  copyBytes(out, state.slots[root].in, count * dtypeSize(dtype));
   leave("broadcast");
 }
 
@@ -284,7 +293,7 @@ void ThreadsCommunicator::barrier() {
 void ThreadsCommunicator::send(const void *in, size_t count, EplDType dtype,
                                int peer, int64_t tag) {
   Message message{std::vector<char>(count * dtypeSize(dtype)), dtype};
-  std::memcpy(message.data.data(), in, message.data.size());
+  copyBytes(message.data.data(), in, message.data.size());
   std::lock_guard<std::mutex> lock(world.mailMutex);
   world.mailboxes[{group.members[group.index], group.members[peer], tag}]
       .push_back(std::move(message));
@@ -319,7 +328,7 @@ void ThreadsCommunicator::recv(void *out, size_t count, EplDType dtype,
                " elements, but it sent " +
                std::to_string(message.data.size() / dtypeSize(message.dtype)) +
                " " + dtypeName(message.dtype) + " elements");
-  std::memcpy(out, message.data.data(), bytes);
+  copyBytes(out, message.data.data(), bytes);
 }
 } // namespace
 

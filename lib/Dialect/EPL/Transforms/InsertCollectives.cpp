@@ -77,9 +77,11 @@ public:
     for (Operation *op : ops)
       if (failed(partition(op)))
         return failure();
-    // Cheap values every user made anew for itself.
+    // Cheap values every user made anew for itself. Users before what they
+    // use, and an op's regions before it (reverse pre-order): nothing is
+    // visited after the op holding it is erased (a fill's body was).
     SmallVector<Operation *> all;
-    fn.walk([&](Operation *op) { all.push_back(op); });
+    fn.walk<WalkOrder::PreOrder>([&](Operation *op) { all.push_back(op); });
     for (Operation *op : llvm::reverse(all))
       if (op->getNumResults() == 1 && op->use_empty() &&
           isCheap(op->getResult(0)))
