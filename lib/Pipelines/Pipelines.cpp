@@ -20,12 +20,8 @@
 using namespace mlir;
 using namespace mlir::epl;
 
-/// The lowering's steps on tensors, and bufferization: the same for every
-/// target. Contractions become the runtime's GEMM where `blas` says so.
-static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
-                             bool deviceAssertions = false) {
+void mlir::epl::addTensorRewrites(OpPassManager &pm, bool blas, bool gpu) {
   pm.addPass(createEPLDecomposeAggregatesPass());
-  pm.addPass(createEPLExpandMathPass());
   // A strided convolution's input gradient skips the stride's zeros.
   pm.addPass(createEPLSplitStridedWindowsPass());
   // Convolutions (and their gradients) read patches, so BLAS runs them; on
@@ -36,6 +32,14 @@ static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
       im2col.tileBytes = 0;
     pm.addPass(createEPLIm2ColPass(im2col));
   }
+}
+
+/// The lowering's steps on tensors, and bufferization: the same for every
+/// target. Contractions become the runtime's GEMM where `blas` says so.
+static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
+                             bool deviceAssertions = false) {
+  addTensorRewrites(pm, blas, gpu);
+  pm.addPass(createEPLExpandMathPass());
   EPLLowerToRuntimePassOptions runtime;
   runtime.deviceAssertions = deviceAssertions;
   runtime.gpu = gpu;

@@ -234,15 +234,8 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     // too: decomposed aggregates, the patches convolutions read through
     // BLAS, and what fusion leaves (the lowering's first steps, run here so
     // the estimate sees them).
-    pm.addPass(createEPLDecomposeAggregatesPass());
-    pm.addPass(createEPLSplitStridedWindowsPass());
-    if (options.blas) {
-      // As the lowering does (addBufferization in lib/Pipelines).
-      EPLIm2ColPassOptions im2col;
-      if (options.target == Target::CUDA || options.emulateGPU)
-        im2col.tileBytes = 0;
-      pm.addPass(createEPLIm2ColPass(im2col));
-    }
+    addTensorRewrites(pm, options.blas,
+                      options.target == Target::CUDA || options.emulateGPU);
     EPLFuseElementwisePassOptions fuse;
     fuse.keepContractions = options.blas;
     pm.addPass(createEPLFuseElementwisePass(fuse));

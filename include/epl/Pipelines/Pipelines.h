@@ -33,6 +33,13 @@ struct CPULoweringOptions : public PassPipelineOptions<CPULoweringOptions> {
       llvm::cl::init(256)};
 };
 
+/// The lowering's rewrites on tensors that decide which buffers a step
+/// holds: aggregates decomposed, strided windows split by phase, window
+/// contractions reading patches for BLAS (`blas`; a cache-sized tile at a
+/// time unless `gpu`). Every lowering starts with them, and epl-run's memory
+/// estimate runs them too, so that it sees the buffers the lowering makes.
+void addTensorRewrites(OpPassManager &pm, bool blas, bool gpu);
+
 /// `epl-lower-to-cpu`: a tensor-level module (L0 to L3) down to the LLVM
 /// dialect, ready for the JIT: communication to runtime calls, one-shot
 /// bufferization with deallocation, matmuls to BLAS, the rest to loops.

@@ -11,7 +11,9 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #define DEBUG_TYPE "epl-im2col"
 
@@ -132,46 +134,15 @@ void tileOverPatches(RewriterBase &rewriter, linalg::GenericOp gemm,
   if (failed(tiled))
     return;
   rewriter.replaceOp(gemm, tiled->replacements.lookup(gemm.getResult(0)));
-  // Each tile of patches in a buffer of its own, the size of a tile (not a
-  // slice of one the size of all patches), and what tiling left unused gone:
-  // the slices it took of the whole copies, then the copies.
-  for (Operation *op : tiled->tiledAndFusedOps) {
-    auto copy = dyn_cast<linalg::GenericOp>(op);
-    if (!copy || copy.getNumDpsInits() != 1)
-      continue;
-    OpOperand *init = copy.getDpsInitOperand(0);
-    auto slice = init->get().getDefiningOp<tensor::ExtractSliceOp>();
-    if (!slice || !slice.getSource().getDefiningOp<tensor::EmptyOp>())
-      continue;
-    rewriter.setInsertionPoint(copy);
-    init->set(tensor::EmptyOp::create(rewriter, copy.getLoc(),
-                                      slice.getType().getShape(),
-                                      slice.getType().getElementType()));
-  }
-  for (LoopLikeOpInterface loop : tiled->loops) {
-    // Slices of a whole tensor (the untiled filter, a filter gradient
-    // every tile adds into) are that tensor.
-    loop->walk([&](OffsetSizeAndStrideOpInterface slice) {
-      auto whole = [&](Value from, Type to) {
-        return from.getType() == to && slice.hasZeroOffset() &&
-               slice.hasUnitStride();
-      };
-      if (auto extract = dyn_cast<tensor::ExtractSliceOp>(*slice)) {
-        if (whole(extract.getSource(), extract.getType()))
-          rewriter.replaceOp(extract, extract.getSource());
-      } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(*slice)) {
-        if (whole(insert.getDest(), insert.getSourceType()))
-          rewriter.replaceOp(insert, insert.getSource());
-      }
-    });
-    // The loop's own ops only, last first (a dead op's operands may die
-    // with it); the loop itself may be dead too, which is not ours to erase.
-    for (Region &region : loop->getRegions())
-      for (Block &block : region)
-        for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
-          if (isOpTriviallyDead(&op))
-            rewriter.eraseOp(&op);
-  }
+  // Tidy each loop with upstream's folds: a tile of patches in a buffer the
+  // size of a tile (not a slice of one the size of all patches), slices of
+  // a whole tensor (the untiled filter, the filter gradient every tile adds
+  // into) that tensor, and what tiling left unused gone.
+  RewritePatternSet patterns(gemm.getContext());
+  tensor::populateFoldTensorEmptyPatterns(patterns);
+  FrozenRewritePatternSet frozen(std::move(patterns));
+  for (LoopLikeOpInterface loop : tiled->loops)
+    (void)applyPatternsGreedily(loop, frozen);
   if (copy->use_empty()) {
     Operation *empty =
         cast<linalg::GenericOp>(copy).getDpsInits()[0].getDefiningOp();

@@ -174,8 +174,8 @@ struct EPLOutlineKernelsPass
         kernel = it->second;
       }
 
-      auto [known, first] = noAlias.try_emplace(kernel, true);
-      known->second &= distinctBuffers(arguments);
+      noAlias.try_emplace(kernel, true).first->second &=
+          distinctBuffers(arguments);
 
       OpBuilder callBuilder(op);
       func::CallOp::create(callBuilder, op.getLoc(), kernel, arguments);
@@ -183,12 +183,14 @@ struct EPLOutlineKernelsPass
       ++numOps;
     }
     Builder b(module.getContext());
-    for (auto [kernel, distinct] : noAlias)
-      if (distinct)
-        kernel->setAttr(
-            "passthrough",
-            b.getArrayAttr({b.getStringAttr("noinline"),
-                            b.getStrArrayAttr({kNoAliasAttribute, "true"})}));
+    for (auto [kernel, distinct] : noAlias) {
+      if (!distinct)
+        continue;
+      auto passthrough = kernel->getAttrOfType<ArrayAttr>("passthrough");
+      SmallVector<Attribute> attrs(passthrough.getValue());
+      attrs.push_back(b.getStrArrayAttr({kNoAliasAttribute, "true"}));
+      kernel->setAttr("passthrough", b.getArrayAttr(attrs));
+    }
   }
 };
 } // namespace

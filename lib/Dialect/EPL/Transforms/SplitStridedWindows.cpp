@@ -16,6 +16,7 @@
 #include "epl/Dialect/EPL/Transforms/Contractions.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
@@ -34,30 +35,6 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
-/// `expr` as sum(coefficients[d] * d) + constant, if it is linear.
-bool linearize(AffineExpr expr, SmallVectorImpl<int64_t> &coefficients,
-               int64_t &constant, int64_t scale = 1) {
-  if (auto c = dyn_cast<AffineConstantExpr>(expr)) {
-    constant += scale * c.getValue();
-    return true;
-  }
-  if (auto d = dyn_cast<AffineDimExpr>(expr)) {
-    coefficients[d.getPosition()] += scale;
-    return true;
-  }
-  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
-  if (!binary)
-    return false;
-  if (binary.getKind() == AffineExprKind::Add)
-    return linearize(binary.getLHS(), coefficients, constant, scale) &&
-           linearize(binary.getRHS(), coefficients, constant, scale);
-  if (binary.getKind() == AffineExprKind::Mul)
-    if (auto c = dyn_cast<AffineConstantExpr>(binary.getRHS()))
-      return linearize(binary.getLHS(), coefficients, constant,
-                       scale * c.getValue());
-  return false;
-}
-
 /// The position of the result of `map` that is the plain loop `d`, if it is
 /// read once and only plainly; -1 if it is not read; -2 otherwise.
 int plainResult(AffineMap map, unsigned d) {
@@ -121,12 +98,16 @@ LogicalResult split(RewriterBase &rewriter, linalg::GenericOp op) {
         ok = false;
         break;
       }
-      SmallVector<int64_t> coefficients(sizes.size(), 0);
-      int64_t constant = 0;
-      if (!linearize(e, coefficients, constant)) {
+      // Linear in the loops: no floor division or modulo (which would
+      // add local variables after the loops' coefficients).
+      SmallVector<int64_t> flat;
+      if (failed(getFlattenedAffineExpr(e, sizes.size(), 0, &flat)) ||
+          flat.size() != sizes.size() + 1) {
         ok = false;
         break;
       }
+      ArrayRef<int64_t> coefficients = ArrayRef<int64_t>(flat).drop_back();
+      int64_t constant = flat.back();
       StridedDim s{static_cast<unsigned>(j),     0,      0,  0, constant,
                    insert.getStaticOffsets()[j], stride, -1, -1};
       int found = 0;
