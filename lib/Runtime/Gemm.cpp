@@ -12,6 +12,7 @@
 #include "Descriptor.h"
 #include "cuda/Cuda.h"
 #include "epl/Runtime/Backend.h"
+#include "epl/Runtime/BlasLayout.h"
 #include "epl/Runtime/Runtime.h"
 
 #include <cblas.h>
@@ -31,21 +32,13 @@ template <typename T> struct Matrix {
   /// The BLAS form of this view: transposition and leading dimension, or
   /// false when BLAS cannot address it.
   bool blasForm(CBLAS_TRANSPOSE &trans, int64_t &ld) const {
-    // A dimension of size 0 or 1 is never stepped over: its stride does not
-    // matter (an m x 1 column of a wider matrix is a strided row-major view).
-    if ((colStride == 1 || cols <= 1) &&
-        (rows <= 1 || rowStride >= std::max<int64_t>(cols, 1))) {
-      trans = CblasNoTrans;
-      ld = rows <= 1 ? std::max<int64_t>(cols, 1) : rowStride;
-      return true;
-    }
-    if ((rowStride == 1 || rows <= 1) &&
-        (cols <= 1 || colStride >= std::max<int64_t>(rows, 1))) {
-      trans = CblasTrans;
-      ld = cols <= 1 ? std::max<int64_t>(rows, 1) : colStride;
-      return true;
-    }
-    return false;
+    std::optional<BlasLayout> layout =
+        blasLayout(rows, cols, rowStride, colStride);
+    if (!layout)
+      return false;
+    trans = layout->transposed ? CblasTrans : CblasNoTrans;
+    ld = layout->ld;
+    return true;
   }
 
   std::vector<T> pack() const {

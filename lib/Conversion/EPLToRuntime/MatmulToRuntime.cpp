@@ -6,6 +6,7 @@
 
 #include "epl/Conversion/EPLToRuntime/RuntimeAPI.h"
 #include "epl/Conversion/Passes.h"
+#include "epl/Runtime/BlasLayout.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -26,9 +27,8 @@ using namespace mlir::epl;
 
 namespace {
 /// Whether BLAS (and cuBLAS) reads the innermost two dimensions of `type`
-/// in place: one of them has unit stride and the other steps over whole
-/// rows or columns (a dimension of size 0 or 1 is never stepped over). As
-/// the runtime's Gemm.cpp decides; what it could not read is staged here.
+/// in place, by the runtime's own rule; what it could not read is staged
+/// here.
 bool isBLASMatrix(MemRefType type) {
   SmallVector<int64_t> strides;
   int64_t offset;
@@ -40,11 +40,7 @@ bool isBLASMatrix(MemRefType type) {
   if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols) ||
       ShapedType::isDynamic(rs) || ShapedType::isDynamic(cs))
     return false;
-  bool rowMajor =
-      (cs == 1 || cols <= 1) && (rows <= 1 || rs >= std::max<int64_t>(cols, 1));
-  bool columnMajor =
-      (rs == 1 || rows <= 1) && (cols <= 1 || cs >= std::max<int64_t>(rows, 1));
-  return rowMajor || columnMajor;
+  return ::epl::rt::blasLayout(rows, cols, rs, cs).has_value();
 }
 
 /// The order of loop dimensions in which `map` should read its operand for
