@@ -32,33 +32,34 @@ CONFIG = {"optimizer.type": "adamw", "optimizer.lr": 1e-3,
           "optimizer.weight_decay": 1e-4}
 
 
-def mlp(x):
+def mlp(x, training=True):
     """784-512-256-10 with ReLU: the logits."""
     h = epl.layers.Dense(512, activation="relu", name="fc1")(x)
     h = epl.layers.Dense(256, activation="relu", name="fc2")(h)
     return epl.layers.Dense(10, name="classifier")(h)
 
 
-def resnet(x):
+def resnet(x, training=True):
     """A small ResNet (epl.layers.resnet: a stem, one basic block of two 3x3
     convolutions with batch norm per stage, widths 16 and 32, global average
     pooling, a Dense classifier) on the images as [B, 28, 28, 1]. Batch
-    norm uses the batch's statistics, in evaluation too (running statistics
-    are not kept yet)."""
+    norm trains on the batch's statistics and keeps running statistics,
+    which the evaluation model (`training=False`) normalizes with."""
     images = epl.layers.reshape(x, (x.shape[0], 28, 28, 1))
-    return epl.layers.resnet(images, 10, widths=(16, 32), blocks_per_stage=1)
+    return epl.layers.resnet(images, 10, widths=(16, 32), blocks_per_stage=1,
+                             training=training)
 
 
 MODELS = {"mlp": mlp, "resnet": resnet}
 
 
-def build(model, batch, config):
+def build(model, batch, config, training=True):
     """The model traced at `batch` samples: its loss and logits."""
     epl.init(epl.Config(config))
     x = epl.input("x", (batch, 784))
     y = epl.label("y", (batch, 10))
     with epl.replicate(device_count=1):
-        logits = MODELS[model](x)
+        logits = MODELS[model](x, training)
         loss = epl.layers.softmax_cross_entropy(logits, y)
     return loss, logits
 
@@ -94,7 +95,7 @@ def main(argv=None):
         print(f"Fashion-MNIST from {directory}: {n} training, {m} test images")
 
         eval_batch = args.eval_batch or (250 if args.model == "resnet" else 1000)
-        eval_loss, eval_logits = build(args.model, eval_batch, CONFIG)
+        eval_loss, eval_logits = build(args.model, eval_batch, CONFIG, training=False)
         eval_model = epl.to_mlir(eval_loss, outputs=[eval_logits])
         loss, _ = build(args.model, args.batch, CONFIG)
         start = time.time()

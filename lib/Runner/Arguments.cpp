@@ -42,10 +42,11 @@ argumentValue(const Program &program, const EntryArg &arg,
               const std::string &path, uint64_t seed, std::string &error) {
   if (!file)
     return initializeTensor(arg, seed);
-  bool isState = arg.kind == ArgKind::OptState;
+  bool isState = arg.kind == ArgKind::OptState || arg.kind == ArgKind::State;
   bool isParam = arg.kind == ArgKind::Param || isState;
   const HostTensor *found = file->find(arg.name);
-  // A file of parameters alone starts the optimizer afresh.
+  // A file of parameters alone starts the optimizer (and model state, such
+  // as running statistics) afresh.
   if (!found && isState)
     return initializeTensor(arg, seed);
   if (!found) {
@@ -73,10 +74,15 @@ void warnAboutCheckpoint(const Program &program,
                          const std::string &path) {
   if (!file)
     return;
-  std::string fresh, unused;
-  for (const EntryArg &arg : program.args)
-    if (arg.kind == ArgKind::OptState && !file->find(arg.name))
+  std::string fresh, freshModel, unused;
+  for (const EntryArg &arg : program.args) {
+    if (file->find(arg.name))
+      continue;
+    if (arg.kind == ArgKind::OptState)
       fresh += (fresh.empty() ? "" : ", ") + arg.name;
+    else if (arg.kind == ArgKind::State)
+      freshModel += (freshModel.empty() ? "" : ", ") + arg.name;
+  }
   for (const HostTensor &t : file->tensors)
     if (llvm::none_of(program.args,
                       [&](const EntryArg &arg) { return arg.name == t.name; }))
@@ -85,6 +91,10 @@ void warnAboutCheckpoint(const Program &program,
     llvm::errs() << ::epl::rt::toolName() << ": warning: " << path
                  << " has no optimizer state " << fresh
                  << "; it starts afresh\n";
+  if (!freshModel.empty())
+    llvm::errs() << ::epl::rt::toolName() << ": warning: " << path
+                 << " has no model state " << freshModel
+                 << "; it starts from its initial value\n";
   if (!unused.empty())
     llvm::errs() << ::epl::rt::toolName() << ": warning: @" << program.name
                  << " reads nothing of " << path << " named " << unused << "\n";
@@ -101,6 +111,8 @@ static const char *kindName(ArgKind kind) {
     return "label";
   case ArgKind::OptState:
     return "opt_state";
+  case ArgKind::State:
+    return "state";
   case ArgKind::Other:
     break;
   }
@@ -153,9 +165,10 @@ mlir::epl::prepareArguments(const Program &program,
               arg.typeName + "; epl-run passes f32, f64, i32 and i64 tensors";
       return llvm::failure();
     }
-    // Parameters and optimizer state come from the parameters file,
-    // everything else from the data file.
-    bool isParam = arg.kind == ArgKind::Param || arg.kind == ArgKind::OptState;
+    // Parameters, model state and optimizer state come from the
+    // parameters file, everything else from the data file.
+    bool isParam = arg.kind == ArgKind::Param ||
+                   arg.kind == ArgKind::OptState || arg.kind == ArgKind::State;
     llvm::FailureOr<HostTensor> value = argumentValue(
         program, arg, isParam ? *params : *data,
         isParam ? sources.paramsFile : sources.dataFile, sources.seed, error);

@@ -48,10 +48,11 @@ std::string mlir::epl::runtimeInterfaceDigest() {
 //===----------------------------------------------------------------------===//
 
 namespace {
-constexpr const char *kArgKinds[] = {"param", "input", "label", "opt_state",
-                                     "other"};
-constexpr const char *kResultKinds[] = {"loss", "param", "opt_state", "grad",
-                                        "other"};
+// In the order of ArgKind and ResultKind.
+constexpr const char *kArgKinds[] = {"param",     "input", "label",
+                                     "opt_state", "state", "other"};
+constexpr const char *kResultKinds[] = {"loss", "param", "opt_state",
+                                        "grad", "state", "other"};
 
 json::Array ints(const std::vector<int64_t> &values) {
   return json::Array(values);

@@ -175,18 +175,25 @@ llvm::LogicalResult mlir::epl::checkEvaluation(const Program &trained,
   for (const EntryArg &arg : evaluation.args) {
     if (isFed(arg))
       continue;
+    // Parameters, and model state (batch norm's running statistics, which
+    // an inference-mode forward reads), come from the training.
+    bool fromTraining =
+        arg.kind == ArgKind::Param || arg.kind == ArgKind::State;
     auto it = llvm::find_if(trained.args, [&](const EntryArg &other) {
-      return other.name == arg.name && other.kind == ArgKind::Param;
+      return other.name == arg.name && other.kind == arg.kind;
     });
-    if (arg.kind != ArgKind::Param || it == trained.args.end()) {
+    if (!fromTraining || it == trained.args.end()) {
       error = what + " takes '" + arg.name + "' (" + arg.typeName +
-              "), which is neither an input, a label nor a parameter of @" +
+              "), which is neither an input, a label, a parameter nor model "
+              "state of @" +
               trained.name;
       return llvm::failure();
     }
     if (it->shape != arg.shape || it->dtype != arg.dtype) {
-      error = what + " takes parameter '" + arg.name + "' as " + arg.typeName +
-              " but @" + trained.name + " trains it as " + it->typeName;
+      error = what + " takes " +
+              (arg.kind == ArgKind::State ? "state" : "parameter") + " '" +
+              arg.name + "' as " + arg.typeName + " but @" + trained.name +
+              " trains it as " + it->typeName;
       return llvm::failure();
     }
   }

@@ -155,6 +155,7 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
                    .Case("input", ArgKind::Input)
                    .Case("label", ArgKind::Label)
                    .Case("opt_state", ArgKind::OptState)
+                   .Case("state", ArgKind::State)
                    .Default(ArgKind::Other);
     if (auto init =
             entry.getArgAttrOfType<StringAttr>(i, EPLDialect::kInitAttrName))
@@ -175,6 +176,7 @@ FailureOr<EntryPoint> mlir::epl::describeEntryPoint(func::FuncOp entry,
                         .Case("param", ResultKind::Param)
                         .Case("opt_state", ResultKind::OptState)
                         .Case("grad", ResultKind::Grad)
+                        .Case("state", ResultKind::State)
                         .Default(ResultKind::Other);
     if (result.kind == ResultKind::Param && result.dtype) {
       int64_t elements = 1;
@@ -231,8 +233,12 @@ FailureOr<Program> mlir::epl::describeProgram(ModuleOp module,
 }
 
 bool mlir::epl::isModel(func::FuncOp fn) {
+  // A model's results are its loss (untagged) and the next values of its
+  // state; epl-autodiff tags the loss of the step it makes.
   for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    if (fn.getResultAttr(i, EPLDialect::kResultAttrName))
+    if (auto kind =
+            fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
+        kind && kind.getValue() != "state")
       return false;
   return hasTaggedArguments(fn);
 }
@@ -382,7 +388,8 @@ mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage) {
     auto name =
         entry.getResultAttrOfType<StringAttr>(r, EPLDialect::kNameAttrName);
     if (!kind || !name ||
-        (kind.getValue() != "param" && kind.getValue() != "opt_state"))
+        (kind.getValue() != "param" && kind.getValue() != "opt_state" &&
+         kind.getValue() != "state"))
       continue;
     for (unsigned a = 0; a < entry.getNumArguments(); ++a) {
       auto argKind =

@@ -79,10 +79,13 @@ HostTensor mlir::epl::initializeTensor(const EntryArg &arg, uint64_t seed) {
   if (arg.kind == ArgKind::OptState)
     return t;
 
-  if (arg.kind == ArgKind::Param) {
+  // Model state (running statistics) starts as its `epl.init` says, else
+  // at zero.
+  if (arg.kind == ArgKind::Param || arg.kind == ArgKind::State) {
     std::string init = arg.init;
     if (init.empty())
-      init = t.shape.size() >= 2 ? "normal" : "zeros";
+      init = t.shape.size() >= 2 && arg.kind == ArgKind::Param ? "normal"
+                                                               : "zeros";
     if (init == "zeros")
       return t;
     if (init == "ones") {

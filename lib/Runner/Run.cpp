@@ -64,17 +64,22 @@ template <typename T> std::vector<T> valuesOf(const std::vector<char> &b) {
   return v;
 }
 
-/// Training steps feed their new parameters and optimizer state back into
-/// the arguments of the same name before the next step: (result, argument)
-/// pairs.
+/// Training steps feed their new parameters, model state and optimizer
+/// state back into the arguments of the same name before the next step:
+/// (result, argument) pairs.
 std::vector<std::pair<size_t, size_t>> feedbackOf(const EntryPoint &entry) {
   std::vector<std::pair<size_t, size_t>> feedback;
   for (size_t r = 0; r < entry.results.size(); ++r) {
     const EntryResult &result = entry.results[r];
-    if (result.kind != ResultKind::Param && result.kind != ResultKind::OptState)
+    ArgKind wanted;
+    if (result.kind == ResultKind::Param)
+      wanted = ArgKind::Param;
+    else if (result.kind == ResultKind::State)
+      wanted = ArgKind::State;
+    else if (result.kind == ResultKind::OptState)
+      wanted = ArgKind::OptState;
+    else
       continue;
-    ArgKind wanted =
-        result.kind == ResultKind::Param ? ArgKind::Param : ArgKind::OptState;
     for (size_t a = 0; a < entry.args.size(); ++a)
       if (entry.args[a].kind == wanted && entry.args[a].name == result.name)
         feedback.push_back({r, a});
@@ -187,15 +192,16 @@ StepActivity activityOf(const std::vector<rt::Event> &events) {
   return activity;
 }
 
-/// The global value of every parameter (and, with `withState`, optimizer
-/// state) of `program`, put back together from the shards of the stage
-/// that owns it. Every rank takes part, in the same order.
+/// The global value of every parameter and model state (and, with
+/// `withState`, optimizer state) of `program`, put back together from the
+/// shards of the stage that owns it. Every rank takes part, in the same
+/// order.
 std::vector<HostTensor> gatherParameters(const Program &program,
                                          const RankCall &call,
                                          const MeshInfo &mesh, bool withState) {
   std::vector<HostTensor> values;
   for (auto [a, arg] : llvm::enumerate(program.args)) {
-    if (arg.kind != ArgKind::Param &&
+    if (arg.kind != ArgKind::Param && arg.kind != ArgKind::State &&
         (!withState || arg.kind != ArgKind::OptState))
       continue;
     const HostTensor *value = call.arg(a);
@@ -251,7 +257,8 @@ void evaluate(const RunOptions &options, const std::vector<HostTensor> &trained,
   for (const EntryArg &arg : program.args) {
     auto it = llvm::find_if(
         trained, [&](const HostTensor &t) { return t.name == arg.name; });
-    if (it != trained.end() && arg.kind == ArgKind::Param) {
+    if (it != trained.end() &&
+        (arg.kind == ArgKind::Param || arg.kind == ArgKind::State)) {
       args.push_back(*it);
       continue;
     }
@@ -495,7 +502,8 @@ rankReports(const Program &program,
       int64_t bytes = static_cast<int64_t>(dtypeSize(*a.dtype));
       for (int64_t n : a.localShape)
         bytes *= n;
-      if (a.kind == ArgKind::Param)
+      // Model state is held like the parameters.
+      if (a.kind == ArgKind::Param || a.kind == ArgKind::State)
         report.paramBytes += bytes;
       else if (a.kind == ArgKind::OptState)
         report.optStateBytes += bytes;
@@ -659,7 +667,7 @@ static void checkAgainstReference(const Program &program,
   int64_t worstResult = -1;
   for (auto [i, result] : llvm::enumerate(stage.entry.results)) {
     if (result.kind != ResultKind::Loss && result.kind != ResultKind::Param &&
-        result.kind != ResultKind::OptState)
+        result.kind != ResultKind::OptState && result.kind != ResultKind::State)
       continue;
     double d = relativeDifference(got.results[i], got.resultData(i),
                                   want.resultData(i));

@@ -2,8 +2,9 @@
 
 A `Graph` records operations on `Tensor`s as upstream linalg / tensor / arith
 / math ops and prints a module in the L0 contract: one function whose
-arguments are tagged `epl.arg` ("param", "input", "label"), returning a
-scalar loss. Element-wise and reduction ops are `linalg.generic`s built
+arguments are tagged `epl.arg` ("param", "input", "label", "state"),
+returning a scalar loss, then the next values of the model's state (batch
+norm's running statistics). Element-wise and reduction ops are `linalg.generic`s built
 from indexing maps, so every op is one general construct the compiler's
 passes (autodiff, sharding) handle uniformly.
 
@@ -165,6 +166,8 @@ class Graph:
         self.args, self.lines = [], []
         self._ids = itertools.count()
         self.loss = None
+        # (state argument, its next value), in the order they were set.
+        self.state_updates = []
         self.config = {}
         self._param_names = set()
         # The line defining each SSA value the graph emitted.
@@ -191,6 +194,28 @@ class Graph:
 
     def label(self, name, shape, dtype=None):
         return self._arg("label", name, shape, dtype or self.dtype)
+
+    def state(self, name, shape, init=None, dtype=None):
+        """Model state that is not trained (batch norm's running
+        statistics): read by the step, given its next value with
+        `update_state`, carried from step to step and saved like a
+        parameter."""
+        return self._arg("state", name, shape, dtype or self.dtype, init)
+
+    def update_state(self, state, value):
+        """`value` is `state`'s value in the next step (the step returns
+        it as an `epl.result = "state"`)."""
+        arg = next((a for a in self.args if a["ssa"] == state.ssa), None)
+        if state.graph is not self or arg is None or arg["kind"] != "state":
+            raise ShapeError("update_state takes a state argument of this model "
+                             "(Graph.state)")
+        if value.graph is not self or value.shape != state.shape or \
+                value.dtype != state.dtype:
+            raise ShapeError(f"state '{arg['name']}' is {state.type}; its next value "
+                             f"cannot be {value.type}")
+        if any(s.ssa == state.ssa for s, _ in self.state_updates):
+            raise ShapeError(f"state '{arg['name']}' is updated twice in one step")
+        self.state_updates.append((state, value))
 
     # -- emission ------------------------------------------------------------
 
@@ -515,8 +540,9 @@ class Graph:
         self.loss = loss
 
     def to_mlir(self, outputs=()):
-        """The L0 module: a function returning the loss, then `outputs`
-        (tensors of the model, e.g. the logits an evaluation scores)."""
+        """The L0 module: a function returning the loss, then the next
+        values of the state it updates, then `outputs` (tensors of the
+        model, e.g. the logits an evaluation scores)."""
         if self.loss is None:
             raise ShapeError("the model has no loss yet: call set_loss(loss)")
         for t in outputs:
@@ -531,9 +557,13 @@ class Graph:
             lines.append("module {")
         args = ",\n      ".join(f"{a['ssa']}: {_tensor_type(a['shape'], a['dtype'])} "
                                 f"{{{a['attrs']}}}" for a in self.args)
-        results = [self.loss, *outputs]
+        results = [self.loss, *(v for _, v in self.state_updates), *outputs]
         types = ", ".join(t.type for t in results)
-        signature = types if len(results) == 1 else f"({types})"
+        names = {a["ssa"]: a["name"] for a in self.args}
+        tagged = [self.loss.type] + [
+            f'{v.type} {{epl.result = "state", epl.name = "{names[s.ssa]}"}}'
+            for s, v in self.state_updates] + [t.type for t in outputs]
+        signature = types if len(results) == 1 else f"({', '.join(tagged)})"
         lines.append(f"  func.func @{self.name}({args}) -> {signature} {{")
         for line in self.lines:
             lines.append("    " + line)

@@ -38,13 +38,16 @@ class Layer:
         self.graph = None
         self.params = {}
 
-    def param(self, graph, key, shape, init):
+    def param(self, graph, key, shape, init, kind="param"):
+        """The layer's tensor `key` (made on first use): a trained
+        parameter, or with kind="state" model state (Graph.state)."""
         if self.graph is None:
             self.graph = graph
         elif graph is not self.graph:
             raise ShapeError(f"layer '{self.name}' is used in two different models")
         if key not in self.params:
-            self.params[key] = graph.param(f"{self.name}/{key}", shape, init=init)
+            make = graph.state if kind == "state" else graph.param
+            self.params[key] = make(f"{self.name}/{key}", shape, init=init)
         elif self.params[key].shape != tuple(shape):
             raise ShapeError(f"layer '{self.name}' was built for {key} of shape "
                              f"{self.params[key].shape}, now needs {tuple(shape)}")
@@ -159,20 +162,28 @@ class Conv2D(Layer):
 
 
 class BatchNorm(Layer):
-    """Batch normalization over every dimension but the last (channels), in
-    training mode: the batch's statistics, synchronized across data-parallel
-    replicas (docs/training.md). Running statistics are not kept yet."""
+    """Batch normalization over every dimension but the last (channels), as
+    torch.nn.BatchNorm2d. Training mode (the default) normalizes with the
+    batch's statistics, synchronized across data-parallel replicas
+    (docs/training.md), and updates the running statistics
+    (`<name>/running_mean`, `<name>/running_var`: model state, carried from
+    step to step and saved with the parameters); inference mode
+    (`training=False`, an evaluation model) normalizes with them."""
     prefix = "batch_norm"
 
-    def __init__(self, epsilon=1e-5, name=None):
+    def __init__(self, epsilon=1e-5, momentum=0.1, name=None):
         super().__init__(name)
-        self.epsilon = epsilon
+        self.epsilon, self.momentum = epsilon, momentum
 
-    def __call__(self, x):
+    def __call__(self, x, training=True):
         g = x.graph
-        gamma = self.param(g, "gamma", (x.shape[-1],), "ones")
-        beta = self.param(g, "beta", (x.shape[-1],), "zeros")
-        return nn.batch_norm(x, gamma, beta, self.epsilon)
+        channels = (x.shape[-1],)
+        gamma = self.param(g, "gamma", channels, "ones")
+        beta = self.param(g, "beta", channels, "zeros")
+        running = (self.param(g, "running_mean", channels, "zeros", kind="state"),
+                   self.param(g, "running_var", channels, "ones", kind="state"))
+        return nn.batch_norm(x, gamma, beta, self.epsilon, running, self.momentum,
+                             training)
 
 
 class MaxPool2D:
@@ -193,7 +204,7 @@ class GlobalAvgPool:
 
 
 def resnet(x, classes, widths=(16, 32), blocks_per_stage=1, stem_kernel=3,
-           classifier=None, name="resnet"):
+           classifier=None, name="resnet", training=True):
     """A small ResNet (basic blocks, ResNet-18's layout with configurable
     width and depth, torch's padding) on NHWC images: a stem convolution,
     then per stage
@@ -201,23 +212,25 @@ def resnet(x, classes, widths=(16, 32), blocks_per_stage=1, stem_kernel=3,
     a 1x1 projection where the shape changes; stages after the first
     halve the resolution), global average pooling and a Dense classifier.
     `classifier` is a callable `(features) -> logits` to put the classifier
-    in another scope (EPL's split example); by default a Dense layer."""
+    in another scope (EPL's split example); by default a Dense layer.
+    `training=False` builds the evaluation model: batch norms in inference
+    mode (running statistics)."""
     h = Conv2D(widths[0], stem_kernel, padding=stem_kernel // 2, use_bias=False,
                name=f"{name}/stem")(x)
-    h = relu(BatchNorm(name=f"{name}/stem_bn")(h))
+    h = relu(BatchNorm(name=f"{name}/stem_bn")(h, training))
     for stage, width in enumerate(widths):
         for block in range(blocks_per_stage):
             stride = 2 if stage > 0 and block == 0 else 1
             prefix = f"{name}/stage{stage}/block{block}"
             y = Conv2D(width, 3, strides=stride, padding=1, use_bias=False,
                        name=f"{prefix}/conv1")(h)
-            y = relu(BatchNorm(name=f"{prefix}/bn1")(y))
+            y = relu(BatchNorm(name=f"{prefix}/bn1")(y, training))
             y = Conv2D(width, 3, padding=1, use_bias=False, name=f"{prefix}/conv2")(y)
-            y = BatchNorm(name=f"{prefix}/bn2")(y)
+            y = BatchNorm(name=f"{prefix}/bn2")(y, training)
             if stride != 1 or h.shape[-1] != width:
                 h = Conv2D(width, 1, strides=stride, use_bias=False,
                            name=f"{prefix}/shortcut")(h)
-                h = BatchNorm(name=f"{prefix}/shortcut_bn")(h)
+                h = BatchNorm(name=f"{prefix}/shortcut_bn")(h, training)
             h = relu(add(h, y))
     features = GlobalAvgPool()(h)
     if classifier is None:

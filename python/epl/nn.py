@@ -202,11 +202,23 @@ def global_avg_pool(x):
     return mean(mean(x, 1), 1)
 
 
-def batch_norm(x, gamma, beta, eps=1e-5):
-    """Training mode: normalizes with the batch's statistics over every
-    dimension but the last (channels), biased variance, as
-    torch.nn.BatchNorm2d in train(); under data parallelism the statistics
-    cover the whole global batch (synchronized)."""
+def batch_norm(x, gamma, beta, eps=1e-5, running=None, momentum=0.1,
+               training=True):
+    """Batch normalization over every dimension but the last (channels), as
+    torch.nn.BatchNorm2d.
+
+    Training mode normalizes with the batch's statistics (biased variance);
+    under data parallelism they cover the whole global batch (synchronized).
+    `running` = (mean, var), state tensors (Graph.state), then get their
+    next values as torch does: `(1 - momentum) * r + momentum * s`, with the
+    unbiased variance. Inference mode (`training=False`) normalizes with
+    `running` instead."""
+    if not training:
+        if running is None:
+            raise ShapeError("batch_norm in inference mode normalizes with the running "
+                             "statistics: pass running=(mean, var)")
+        mean_, var_ = running
+        return (x - mean_) * rsqrt(var_ + eps) * gamma + beta
     mu = x
     for _ in range(x.rank - 1):
         mu = mean(mu, 0)
@@ -214,5 +226,14 @@ def batch_norm(x, gamma, beta, eps=1e-5):
     var = centered * centered
     for _ in range(x.rank - 1):
         var = mean(var, 0)
+    if running is not None:
+        n = math.prod(x.shape[:-1])
+        if n < 2:
+            raise ShapeError(f"batch_norm over {n} value per channel: its running "
+                             "variance (unbiased) needs at least 2")
+        mean_, var_ = running
+        g = x.graph
+        g.update_state(mean_, mean_ * (1.0 - momentum) + mu * momentum)
+        g.update_state(var_, var_ * (1.0 - momentum) + var * (momentum * n / (n - 1)))
     return centered * rsqrt(var + eps) * gamma + beta
 

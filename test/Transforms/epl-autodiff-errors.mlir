@@ -365,3 +365,25 @@ func.func @f(%t: tensor<3xf32> {epl.arg = "param"}) -> tensor<f32> {
     }
   return %r : tensor<f32>
 }
+
+// -----
+
+// After the loss a model returns only the next values of its state.
+// expected-error @+1 {{epl-autodiff: result 1 of @f is not model state; a model returns a scalar loss, then the next values of its state arguments (epl.result = "state")}}
+func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> (tensor<f32>, tensor<4xf32>) {
+  %e = tensor.empty() : tensor<f32>
+  return %e, %w : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// Micro-batches would update the state once per micro-batch.
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  // expected-error @+1 {{epl-autodiff: @f updates model state ('bn/mean'), which micro-batches and pipeline stages do not carry; train it with one micro-batch and stage}}
+  func.func @f(%x: tensor<4xf32> {epl.arg = "input"},
+               %m: tensor<4xf32> {epl.arg = "state", epl.name = "bn/mean"})
+      -> (tensor<f32>, tensor<4xf32> {epl.result = "state", epl.name = "bn/mean"}) {
+    %e = tensor.empty() : tensor<f32>
+    return %e, %m : tensor<f32>, tensor<4xf32>
+  }
+}

@@ -1,8 +1,9 @@
 """Convolutional models: a small ResNet written with the frontend
 (epl.layers.Conv2D, BatchNorm, MaxPool2D, GlobalAvgPool, resnet) trains like
 the same network in torch.nn (Conv2d, BatchNorm2d in train mode, MaxPool2d,
-AdaptiveAvgPool2d, Linear) for 20 steps with momentum SGD and AdamW, and
-data parallelism on 2 and 4 ranks (synchronized batch norm) equals 1 rank.
+AdaptiveAvgPool2d, Linear) for 20 steps with momentum SGD and AdamW, keeps
+the same running statistics and evaluates like it in eval(), and data
+parallelism on 2 and 4 ranks (synchronized batch norm) equals 1 rank.
 Layouts: ours NHWC with HWCF filters, torch's NCHW with FCHW filters."""
 
 import json
@@ -30,15 +31,17 @@ OPTIMIZERS = {
 }
 
 
-def model(optimizer):
+def model(optimizer, training=True):
     epl.init(epl.Config(OPTIMIZERS[optimizer]))
     x = epl.input("x", (BATCH, SIZE, SIZE, CHANNELS))
     y = epl.label("y", (BATCH, CLASSES))
     with epl.replicate(device_count=1):
         h = epl.layers.MaxPool2D(2, strides=1)(
             epl.layers.Conv2D(4, 3, padding=1, name="pre")(x))
-        logits = epl.layers.resnet(h, CLASSES, widths=(4, 8), blocks_per_stage=1)
-    return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
+        logits = epl.layers.resnet(h, CLASSES, widths=(4, 8), blocks_per_stage=1,
+                                   training=training)
+    return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y),
+                       outputs=[] if training else [logits])
 
 
 class TorchResNet(torch.nn.Module):
@@ -66,27 +69,29 @@ class TorchResNet(torch.nn.Module):
         logits = self.fc(torch.nn.functional.adaptive_avg_pool2d(h, 1).flatten(1))
         return torch.nn.functional.cross_entropy(logits, y.argmax(1))
 
+    BN = {"stem_bn": "resnet/stem_bn", "s0b1": "resnet/stage0/block0/bn1",
+          "s0b2": "resnet/stage0/block0/bn2", "s1b1": "resnet/stage1/block0/bn1",
+          "s1b2": "resnet/stage1/block0/bn2", "s1sb": "resnet/stage1/block0/shortcut_bn"}
+
     def load(self, p):
         conv = {"pre": "pre", "stem": "resnet/stem", "s0c1": "resnet/stage0/block0/conv1",
                 "s0c2": "resnet/stage0/block0/conv2", "s1c1": "resnet/stage1/block0/conv1",
                 "s1c2": "resnet/stage1/block0/conv2", "s1sc": "resnet/stage1/block0/shortcut"}
-        bn = {"stem_bn": "resnet/stem_bn", "s0b1": "resnet/stage0/block0/bn1",
-              "s0b2": "resnet/stage0/block0/bn2", "s1b1": "resnet/stage1/block0/bn1",
-              "s1b2": "resnet/stage1/block0/bn2", "s1sb": "resnet/stage1/block0/shortcut_bn"}
         with torch.no_grad():
             for ours, name in conv.items():
                 layer = getattr(self, ours)
                 layer.weight.copy_(torch.from_numpy(p[f"{name}/kernel"]).permute(3, 2, 0, 1))
                 if layer.bias is not None:
                     layer.bias.copy_(torch.from_numpy(p[f"{name}/bias"]))
-            for ours, name in bn.items():
+            for ours, name in self.BN.items():
                 getattr(self, ours).weight.copy_(torch.from_numpy(p[f"{name}/gamma"]))
                 getattr(self, ours).bias.copy_(torch.from_numpy(p[f"{name}/beta"]))
             self.fc.weight.copy_(torch.from_numpy(p["resnet/classifier/kernel"]).T)
             self.fc.bias.copy_(torch.from_numpy(p["resnet/classifier/bias"]))
 
 
-def torch_losses(params, data, optimizer):
+def torch_training(params, data, optimizer):
+    """The torch model after STEPS steps, and its losses."""
     torch.manual_seed(0)
     net = TorchResNet()
     net.load(params)
@@ -110,7 +115,7 @@ def torch_losses(params, data, optimizer):
         loss.backward()
         opt.step()
         out.append(loss.item())
-    return out
+    return net, out
 
 
 def problem(tmp_path, optimizer):
@@ -132,9 +137,62 @@ def test_resnet_trains_like_torch(tmp_path, optimizer):
     path, params, data = problem(tmp_path, optimizer)
     got = losses(epl_run(path, "--params", tmp_path / "p.safetensors", "--data",
                          tmp_path / "d.safetensors", "--steps", STEPS).stdout)
-    expected = torch_losses(params, data, optimizer)
+    _, expected = torch_training(params, data, optimizer)
     assert got[-1] < got[0]
     np.testing.assert_allclose(got, expected, rtol=RTOL)
+
+
+def test_resnet_running_statistics_and_inference_like_torch(tmp_path):
+    """Batch norm's running statistics (model state: momentum 0.1, the
+    unbiased variance) after 20 steps are torch's buffers, and the
+    inference-mode model (training=False) scores the batch like torch's
+    eval() with them."""
+    path, params, data = problem(tmp_path, "momentum")
+    trained = tmp_path / "trained.safetensors"
+    epl_run(path, "--params", tmp_path / "p.safetensors", "--data",
+            tmp_path / "d.safetensors", "--steps", STEPS, "--save", trained)
+    net, _ = torch_training(params, data, "momentum")
+    state = safetensors.load(trained)
+    for ours, name in TorchResNet.BN.items():
+        bn = getattr(net, ours)
+        for stat in ("running_mean", "running_var"):
+            np.testing.assert_allclose(state[f"{name}/{stat}"],
+                                       getattr(bn, stat).numpy(), rtol=1e-4, atol=1e-6,
+                                       err_msg=f"{name}/{stat}")
+    # Statistics that moved: not the initial zeros and ones.
+    assert np.abs(state["resnet/stem_bn/running_mean"]).max() > 1e-2
+    evaluation = tmp_path / "eval.mlir"
+    evaluation.write_text(model("momentum", training=False))
+    text = evaluation.read_text()
+    assert 'epl.arg = "state", epl.name = "resnet/stem_bn/running_var"' in text
+    assert 'epl.result = "state"' not in text
+    got = losses(epl_run(evaluation, "--params", trained, "--data",
+                         tmp_path / "d.safetensors", "--no-train").stdout)
+    net.eval()
+    x = torch.from_numpy(data["x"]).permute(0, 3, 1, 2).contiguous()
+    with torch.no_grad():
+        expected = net(x, torch.from_numpy(data["y"])).item()
+    # Inference differs from the training forward on the same batch.
+    with torch.no_grad():
+        assert abs(net.train()(x, torch.from_numpy(data["y"])).item() - expected) > 1e-3
+    np.testing.assert_allclose(got, [expected], rtol=1e-4)
+
+
+def test_state_resumes_from_a_checkpoint(tmp_path):
+    """Running statistics are saved with the parameters and loaded back:
+    10 steps, saved, then 10 more, equal 20 steps in one run."""
+    path, _, _ = problem(tmp_path, "momentum")
+    common = (path, "--data", tmp_path / "d.safetensors")
+    whole = tmp_path / "whole.safetensors"
+    half = tmp_path / "half.safetensors"
+    resumed = tmp_path / "resumed.safetensors"
+    epl_run(*common, "--params", tmp_path / "p.safetensors", "--steps", 20, "--save", whole)
+    epl_run(*common, "--params", tmp_path / "p.safetensors", "--steps", 10, "--save", half)
+    epl_run(*common, "--params", half, "--steps", 10, "--save", resumed)
+    a, b = safetensors.load(whole), safetensors.load(resumed)
+    assert "resnet/stage1/block0/bn2/running_var" in a
+    for name in a:
+        np.testing.assert_allclose(b[name], a[name], rtol=1e-5, atol=1e-7, err_msg=name)
 
 
 @pytest.mark.parametrize("ranks,mpi", [(2, False), (4, False), (2, True)])
@@ -144,9 +202,15 @@ def test_resnet_data_parallel_equals_one_rank(tmp_path, ranks, mpi):
     path, _, _ = problem(tmp_path, "momentum")
     args = (path, "--params", tmp_path / "p.safetensors", "--data",
             tmp_path / "d.safetensors", "--steps", 10)
-    one = losses(epl_run(*args).stdout)
-    many = losses(epl_run(*args, ranks=ranks, mpi=mpi).stdout)
+    one = losses(epl_run(*args, "--save", tmp_path / "one.safetensors").stdout)
+    many = losses(epl_run(*args, "--save", tmp_path / "many.safetensors", ranks=ranks,
+                          mpi=mpi).stdout)
     np.testing.assert_allclose(many, one, rtol=RTOL)
+    # Parameters and running statistics (of the global batch) too.
+    a, b = (safetensors.load(tmp_path / f"{n}.safetensors") for n in ("one", "many"))
+    assert "resnet/stem_bn/running_mean" in a
+    for name in a:
+        np.testing.assert_allclose(b[name], a[name], rtol=1e-4, atol=1e-6, err_msg=name)
 
 
 def colocated_resnet(ranks_dim=8):
@@ -242,12 +306,14 @@ def test_split_convolutions_shard_channels_and_equal_one_rank(tmp_path, ranks):
     assert len(reduces) == 2, reduces
     assert "phase<forward>" in reduces[0] and "phase<backward_input>" in reduces[1]
     # Each rank holds the unsplit layers whole, and half of what the split
-    # channels own: c1's and c2's filters and bn1's scale and shift (c2's
-    # bias is whole): exactly that many parameter bytes.
+    # channels own: c1's and c2's filters, bn1's scale and shift and its
+    # running statistics (c2's bias is whole): exactly that many bytes of
+    # parameters and model state.
     params = {k: v for k, v in safetensors.load(tmp_path / "p1.safetensors").items()
               if not k.endswith(".momentum_buffer")}
     halved = sum(params[k].nbytes // 2
-                 for k in ("c1/kernel", "c2/kernel", "bn1/gamma", "bn1/beta"))
+                 for k in ("c1/kernel", "c2/kernel", "bn1/gamma", "bn1/beta",
+                           "bn1/running_mean", "bn1/running_var"))
     rank0 = json.loads(report.read_text())["per_rank"][0]
     assert rank0["param_bytes"] == sum(v.nbytes for v in params.values()) - halved
 

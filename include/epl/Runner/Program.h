@@ -25,10 +25,12 @@
 
 namespace mlir::epl {
 
-enum class ArgKind { Param, Input, Label, OptState, Other };
+/// What an argument of an entry point is (`epl.arg`). `State` is model
+/// state that is not trained (batch norm's running statistics).
+enum class ArgKind { Param, Input, Label, OptState, State, Other };
 
 /// What a result of a training step is (`epl.result`).
-enum class ResultKind { Loss, Param, OptState, Grad, Other };
+enum class ResultKind { Loss, Param, OptState, Grad, State, Other };
 
 /// How a per-device program's argument or result is one device's shard of
 /// a global value (`epl.shard`): for each dimension, the indices of the mesh

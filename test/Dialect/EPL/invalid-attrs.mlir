@@ -40,7 +40,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument 0: 'epl.arg' must be "param", "input", "label" or "opt_state", got "weight"}}
+// expected-error @+1 {{'func.func' op argument 0: 'epl.arg' must be "param", "input", "label", "state" or "opt_state", got "weight"}}
 func.func @f(%x: tensor<4xf32> {epl.arg = "weight"}) {
   return
 }
@@ -178,7 +178,7 @@ func.func @f(%x: tensor<4xf32> {epl.arg = "param", epl.init = "xavier"}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op result 0: 'epl.result' must be "loss", "param", "opt_state" or "grad", got "weights"}}
+// expected-error @+1 {{'func.func' op result 0: 'epl.result' must be "loss", "param", "state", "opt_state" or "grad", got "weights"}}
 func.func @f() -> (tensor<4xf32> {epl.result = "weights"}) {
   %0 = tensor.empty() : tensor<4xf32>
   return %0 : tensor<4xf32>
@@ -270,4 +270,34 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // expected-error @+1 {{'func.func' op argument 0: a "param" is trained, so its elements must be floats, not 'i32' ('tensor<4xi32>')}}
 func.func @f(%w: tensor<4xi32> {epl.arg = "param"}) {
   return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 1: a "state" result must name its state with 'epl.name'}}
+func.func @f(%m: tensor<4xf32> {epl.arg = "state", epl.name = "bn/mean"})
+    -> (tensor<f32> {epl.result = "loss"}, tensor<4xf32> {epl.result = "state"}) {
+  %0 = tensor.empty() : tensor<f32>
+  return %0, %m : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 1: the next value of 'bn/var', but no state argument has that name}}
+func.func @f(%m: tensor<4xf32> {epl.arg = "state", epl.name = "bn/mean"})
+    -> (tensor<f32> {epl.result = "loss"},
+        tensor<4xf32> {epl.result = "state", epl.name = "bn/var"}) {
+  %0 = tensor.empty() : tensor<f32>
+  return %0, %m : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 1: state 'bn/mean' is 'tensor<4xf32>' but its next value is 'tensor<8xf32>'}}
+func.func @f(%m: tensor<4xf32> {epl.arg = "state", epl.name = "bn/mean"})
+    -> (tensor<f32> {epl.result = "loss"},
+        tensor<8xf32> {epl.result = "state", epl.name = "bn/mean"}) {
+  %0 = tensor.empty() : tensor<f32>
+  %1 = tensor.empty() : tensor<8xf32>
+  return %0, %1 : tensor<f32>, tensor<8xf32>
 }

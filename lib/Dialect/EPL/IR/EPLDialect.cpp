@@ -36,10 +36,11 @@ DictionaryAttr mlir::epl::getKindAndName(MLIRContext *ctx, StringRef attrName,
   return DictionaryAttr::get(ctx, attrs);
 }
 
-std::optional<unsigned> mlir::epl::findParamArg(FunctionOpInterface fn,
-                                                StringRef name) {
+std::optional<unsigned> mlir::epl::findArgOfKind(FunctionOpInterface fn,
+                                                 StringRef kind,
+                                                 StringRef name) {
   for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
-    if (getArgKind(fn, i) == "param" && getArgName(fn, i) == name)
+    if (getArgKind(fn, i) == kind && getArgName(fn, i) == name)
       return i;
   return std::nullopt;
 }
@@ -83,11 +84,32 @@ void EPLDialect::initialize() {
 }
 
 namespace {
-constexpr llvm::StringLiteral kArgKinds[] = {"param", "input", "label",
+constexpr llvm::StringLiteral kArgKinds[] = {"param", "input", "label", "state",
                                              "opt_state"};
-constexpr llvm::StringLiteral kResultKinds[] = {"loss", "param", "opt_state",
-                                                "grad"};
+constexpr llvm::StringLiteral kResultKinds[] = {"loss", "param", "state",
+                                                "opt_state", "grad"};
 constexpr llvm::StringLiteral kInitKinds[] = {"normal", "zeros", "ones"};
+
+/// The argument of kind `argKind` (an `argNoun`) that result `index`, a
+/// `resultKind`, names with `epl.name`; an error saying "<role> '<name>'"
+/// when it names none.
+FailureOr<unsigned> namedArgument(FunctionOpInterface fn, unsigned index,
+                                  const std::string &what, StringRef resultKind,
+                                  StringRef argKind, StringRef argNoun,
+                                  StringRef role) {
+  auto name =
+      fn.getResultAttrOfType<StringAttr>(index, EPLDialect::kNameAttrName);
+  if (!name)
+    return fn->emitOpError()
+           << what << ": a \"" << resultKind << "\" result must name its "
+           << argNoun << " with '" << EPLDialect::kNameAttrName << "'";
+  std::optional<unsigned> arg = findArgOfKind(fn, argKind, name.getValue());
+  if (!arg)
+    return fn->emitOpError()
+           << what << ": " << role << " '" << name.getValue() << "', but no "
+           << argNoun << " argument has that name";
+  return *arg;
+}
 
 /// A gradient result names the parameter it is the gradient of, and has its
 /// type: `epl-apply-optimizer` updates that parameter with it.
@@ -96,16 +118,10 @@ LogicalResult verifyGradResult(Operation *op, unsigned index,
   auto fn = dyn_cast<FunctionOpInterface>(op);
   if (!fn)
     return success();
-  auto name =
-      fn.getResultAttrOfType<StringAttr>(index, EPLDialect::kNameAttrName);
-  if (!name)
-    return op->emitOpError()
-           << what << ": a \"grad\" result must name its parameter with '"
-           << EPLDialect::kNameAttrName << "'";
-  std::optional<unsigned> param = findParamArg(fn, name.getValue());
-  if (!param)
-    return op->emitOpError() << what << ": a gradient of '" << name.getValue()
-                             << "', but no parameter argument has that name";
+  FailureOr<unsigned> param = namedArgument(fn, index, what, "grad", "param",
+                                            "parameter", "a gradient of");
+  if (failed(param))
+    return failure();
   Type paramType = fn.getArgumentTypes()[*param];
   if (index >= fn.getNumResults())
     return success();
@@ -120,9 +136,31 @@ LogicalResult verifyGradResult(Operation *op, unsigned index,
       resultType.getElementType() == paramTensor.getElementType())
     return success();
   if (fn.getResultTypes()[index] != paramType)
-    return op->emitOpError() << what << ": the gradient of '" << name.getValue()
-                             << "' is " << fn.getResultTypes()[index]
-                             << " but the parameter is " << paramType;
+    return op->emitOpError()
+           << what << ": the gradient of '" << getArgName(fn, *param) << "' is "
+           << fn.getResultTypes()[index] << " but the parameter is "
+           << paramType;
+  return success();
+}
+
+/// A state result (the next value of model state, such as batch norm's
+/// running statistics) names the state argument it replaces in the next
+/// step, and has its type.
+LogicalResult verifyStateResult(Operation *op, unsigned index,
+                                const std::string &what) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  if (!fn)
+    return success();
+  FailureOr<unsigned> arg = namedArgument(fn, index, what, "state", "state",
+                                          "state", "the next value of");
+  if (failed(arg))
+    return failure();
+  if (index < fn.getNumResults() &&
+      fn.getResultTypes()[index] != fn.getArgumentTypes()[*arg])
+    return op->emitOpError()
+           << what << ": state '" << getArgName(fn, *arg) << "' is "
+           << fn.getArgumentTypes()[*arg] << " but its next value is "
+           << fn.getResultTypes()[index];
   return success();
 }
 
@@ -422,8 +460,8 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
     if (!kind || !llvm::is_contained(kArgKinds, kind.getValue()))
       return op->emitOpError()
              << what << ": '" << name
-             << "' must be \"param\", \"input\", \"label\" or "
-                "\"opt_state\", got "
+             << "' must be \"param\", \"input\", \"label\", \"state\" "
+                "or \"opt_state\", got "
              << attr.getValue();
     // Training differentiates and updates a parameter: its elements are
     // floats (the lowered forms, buffers and pointers, are not checked).
@@ -488,10 +526,12 @@ LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,
     if (!kind || !llvm::is_contained(kResultKinds, kind.getValue()))
       return op->emitOpError() << what << ": '" << name
                                << "' must be \"loss\", \"param\", "
-                                  "\"opt_state\" or \"grad\", got "
+                                  "\"state\", \"opt_state\" or \"grad\", got "
                                << attr.getValue();
     if (kind.getValue() == "grad")
       return verifyGradResult(op, resultIndex, what);
+    if (kind.getValue() == "state")
+      return verifyStateResult(op, resultIndex, what);
     return success();
   }
   return op->emitOpError() << what << ": unknown EPL result attribute '" << name

@@ -192,10 +192,21 @@ LogicalResult StepBuilder::checkSignature() {
   if (!fn.getBody().hasOneBlock())
     return fn.emitError() << "epl-autodiff: @" << fn.getSymName()
                           << " must be a single block of tensor ops";
-  if (fn.getNumResults() != 1)
-    return fn.emitError() << "epl-autodiff: @" << fn.getSymName() << " returns "
-                          << fn.getNumResults()
-                          << " values; a model returns one scalar loss";
+  if (fn.getNumResults() == 0)
+    return fn.emitError() << "epl-autodiff: @" << fn.getSymName()
+                          << " returns nothing; a model returns a scalar loss";
+  // After the loss, only the next values of model state (batch norm's
+  // running statistics): anything else would be dropped from the step.
+  for (unsigned i = 1; i < fn.getNumResults(); ++i) {
+    auto kind =
+        fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
+    if (!kind || kind.getValue() != "state")
+      return fn.emitError()
+             << "epl-autodiff: result " << i << " of @" << fn.getSymName()
+             << " is not model state; a model returns a scalar loss, then "
+                "the next values of its state arguments (epl.result = "
+                "\"state\")";
+  }
   auto loss = dyn_cast<RankedTensorType>(fn.getResultTypes()[0]);
   if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
     return fn.emitError() << "epl-autodiff: the loss of @" << fn.getSymName()
@@ -1148,6 +1159,12 @@ LogicalResult StepBuilder::finish() {
                                          getArgName(fn, p.getArgNumber())));
   }
 
+  // Model state's next values pass through: nothing differentiates them.
+  for (unsigned i = 1; i < ret.getNumOperands(); ++i) {
+    results.push_back(ret.getOperand(i));
+    resultAttrs.push_back(fn.getResultAttrDict(i));
+  }
+
   setStepResults(fn, results, resultAttrs);
   return success();
 }
@@ -1327,6 +1344,16 @@ struct EPLAutodiffPass
       StepBuilder step(fn);
       if (failed(step.checkSignature()) || failed(step.prepare()))
         return signalPassFailure();
+      if (fn.getNumResults() > 1) {
+        fn.emitError() << "epl-autodiff: @" << fn.getSymName()
+                       << " updates model state ('"
+                       << fn.getResultAttrOfType<StringAttr>(
+                                1, EPLDialect::kNameAttrName)
+                              .getValue()
+                       << "'), which micro-batches and pipeline stages do not "
+                          "carry; train it with one micro-batch and stage";
+        return signalPassFailure();
+      }
       OpBuilder b(fn);
       auto micro = cast<func::FuncOp>(b.clone(*fn));
       micro.setSymName((fn.getSymName() + "_micro_batch").str());

@@ -29,7 +29,7 @@ public:
     for (BlockArgument arg : fn.getArguments()) {
       StringRef kind = getArgKind(fn, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!kind.empty() && kind != "param" && type && type.getRank() > 0)
+      if ((kind == "input" || kind == "label") && type && type.getRank() > 0)
         dims[arg] = 0;
     }
     // Propagate forwards and backwards until nothing changes.

@@ -450,7 +450,8 @@ Estimate holdings(func::FuncOp func) {
     if (!kind)
       continue;
     int64_t bytes = bytesOf(arg.getType());
-    if (kind.getValue() == "param")
+    // Model state (running statistics) is held like the parameters.
+    if (kind.getValue() == "param" || kind.getValue() == "state")
       e.params += bytes;
     else if (kind.getValue() == "opt_state")
       e.optState += bytes;

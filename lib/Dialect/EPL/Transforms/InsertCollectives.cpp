@@ -350,16 +350,17 @@ private:
     return success();
   }
 
-  /// The phase of what makes result `i` of a training step: the loss is
-  /// forward's, a gradient backward's.
+  /// The phase of what makes result `i` of a training step: the loss and
+  /// model state are forward's, a gradient backward's.
   Attribute resultPhase(unsigned i) {
     auto kind =
         fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
-    if (!kind || (kind.getValue() != "loss" && kind.getValue() != "grad"))
+    if (!kind || (kind.getValue() != "loss" && kind.getValue() != "state" &&
+                  kind.getValue() != "grad"))
       return {};
-    return PhaseAttr::get(fn.getContext(), kind.getValue() == "loss"
-                                               ? Phase::Forward
-                                               : Phase::BackwardWeight);
+    return PhaseAttr::get(fn.getContext(), kind.getValue() == "grad"
+                                               ? Phase::BackwardWeight
+                                               : Phase::Forward);
   }
 
   /// Records the ops the rewriter creates (to tag them).

@@ -174,8 +174,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     for (BlockArgument arg : fn.getArguments()) {
       StringRef kind = getArgKind(fn, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (kind.empty() || kind == "param" || !type || type.getRank() == 0 ||
-          batchAxes.empty())
+      if ((kind != "input" && kind != "label") || !type ||
+          type.getRank() == 0 || batchAxes.empty())
         continue;
       int64_t g = groupSize(mesh, batchAxes);
       if (type.getDimSize(0) % g != 0)

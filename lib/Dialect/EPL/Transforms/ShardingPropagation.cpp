@@ -514,8 +514,9 @@ private:
     return it != rules.end() && visitRule(op, it->second);
   }
 
-  /// A result returned under the name of an argument (a new parameter or
-  /// optimizer state) must be laid out like it, to feed the next step; a
+  /// A result returned under the name of an argument (a new parameter,
+  /// model or optimizer state) must be laid out like it, to feed the next
+  /// step; a
   /// parameter's gradient like the parameter, to update it element-wise.
   Layout resultLayout(unsigned index, Value v) {
     // One given before propagation (epl-zero's sharded gradients) stays.
@@ -528,7 +529,7 @@ private:
         fn.getResultAttrOfType<StringAttr>(index, EPLDialect::kResultAttrName);
     if (name && kind &&
         (kind.getValue() == "param" || kind.getValue() == "opt_state" ||
-         kind.getValue() == "grad"))
+         kind.getValue() == "state" || kind.getValue() == "grad"))
       for (BlockArgument arg : fn.getArguments())
         if (getArgName(fn, arg.getArgNumber()) == name.getValue())
           return layoutOf(arg);

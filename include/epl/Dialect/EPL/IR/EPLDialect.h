@@ -17,7 +17,7 @@
 
 namespace mlir::epl {
 /// What argument `index` of a model function is (its `epl.arg`: "param",
-/// "input", "label" or "opt_state"); empty when it is not tagged.
+/// "input", "label", "state" or "opt_state"); empty when it is not tagged.
 StringRef getArgKind(FunctionOpInterface fn, unsigned index);
 
 /// Whether `fn` has an argument tagged with `epl.arg`: a model's function.
@@ -33,8 +33,15 @@ std::string getArgName(FunctionOpInterface fn, unsigned index);
 DictionaryAttr getKindAndName(MLIRContext *ctx, StringRef attrName,
                               StringRef kind, StringRef name);
 
-/// The parameter argument named `name` (see `getArgName`), if any.
-std::optional<unsigned> findParamArg(FunctionOpInterface fn, StringRef name);
+/// The argument of kind `kind` named `name` (see `getArgName`), if any.
+std::optional<unsigned> findArgOfKind(FunctionOpInterface fn, StringRef kind,
+                                      StringRef name);
+
+/// The parameter argument named `name`, if any.
+inline std::optional<unsigned> findParamArg(FunctionOpInterface fn,
+                                            StringRef name) {
+  return findArgOfKind(fn, "param", name);
+}
 
 /// Argument and result attributes of `fn`, edited here and written back at
 /// once by `apply`. Setting one argument's attribute on the function
