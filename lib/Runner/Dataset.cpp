@@ -7,6 +7,7 @@
 #include "epl/Runner/Dataset.h"
 #include "epl/Runner/Initializers.h"
 #include "epl/Runner/Shards.h"
+#include "epl/Support/Npy.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -26,6 +27,43 @@ std::string describe(llvm::ArrayRef<int64_t> shape, DType dtype) {
 bool isFed(const EntryArg &arg) {
   return arg.kind == ArgKind::Input || arg.kind == ArgKind::Label;
 }
+
+/// The tensors of dataset `path`: a safetensors file, or `NAME=FILE.npy`
+/// pairs separated by commas (one .npy file per tensor); `files` gets the
+/// file each tensor came from.
+llvm::Expected<SafetensorsFile>
+readDatasetTensors(llvm::StringRef path,
+                   std::map<std::string, std::string> &files) {
+  if (!path.contains('=')) {
+    auto file = readSafetensors(path);
+    if (file)
+      for (const HostTensor &t : file->tensors)
+        files[t.name] = path.str();
+    return file;
+  }
+  SafetensorsFile file;
+  llvm::SmallVector<llvm::StringRef> entries;
+  path.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef entry : entries) {
+    auto [name, npy] = entry.split('=');
+    if (name.empty() || npy.empty() || !npy.ends_with(".npy"))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "dataset '" + path + "': '" + entry +
+              "' is not NAME=FILE.npy (a dataset is a safetensors file, or "
+              "NAME=FILE.npy pairs separated by commas)");
+    if (file.find(name))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "dataset '" + path + "' names '" + name +
+                                         "' twice");
+    llvm::Expected<HostTensor> t = readNpy(npy, name);
+    if (!t)
+      return t.takeError();
+    files[name.str()] = npy.str();
+    file.tensors.push_back(std::move(*t));
+  }
+  return file;
+}
 } // namespace
 
 std::vector<int64_t> Dataset::order(int epoch) const {
@@ -41,7 +79,8 @@ llvm::FailureOr<Dataset> mlir::epl::openDataset(const Program &program,
                                                 const std::string &path,
                                                 bool shuffle, uint64_t seed,
                                                 std::string &error) {
-  auto file = readSafetensors(path);
+  std::map<std::string, std::string> files;
+  auto file = readDatasetTensors(path, files);
   if (!file) {
     error = llvm::toString(file.takeError());
     return llvm::failure();
@@ -78,8 +117,8 @@ llvm::FailureOr<Dataset> mlir::epl::openDataset(const Program &program,
     llvm::ArrayRef<int64_t> found = it->shape;
     if (found.empty() || found.drop_front() != sample ||
         it->dtype != *arg.dtype) {
-      error = "tensor '" + arg.name + "' in " + path + " is " + it->describe() +
-              ", samples of " +
+      error = "tensor '" + arg.name + "' in " + files[arg.name] + " is " +
+              it->describe() + ", samples of " +
               (found.empty() ? std::string("nothing (a scalar)")
                              : describe(found.drop_front(), it->dtype)) +
               ", but @" + program.name + " takes samples of " +
@@ -92,9 +131,10 @@ llvm::FailureOr<Dataset> mlir::epl::openDataset(const Program &program,
       data.numSamples = found.front();
       data.batchSize = arg.shape.front();
     } else if (found.front() != data.numSamples) {
-      error = "tensor '" + arg.name + "' in " + path + " has " +
+      error = "tensor '" + arg.name + "' in " + files[arg.name] + " has " +
               std::to_string(found.front()) + " samples but '" + first +
-              "' has " + std::to_string(data.numSamples);
+              "' in " + files[first] + " has " +
+              std::to_string(data.numSamples);
       return llvm::failure();
     } else if (arg.shape.front() != data.batchSize) {
       error = "@" + program.name + " takes batches of " +

@@ -200,6 +200,56 @@ def test_missing_dataset_and_missing_tensor(tmp_path):
     assert str(f) in line and "'y'" in line and "it holds: x" in line
 
 
+def test_npy_dataset_trains_like_the_safetensors_one(tmp_path):
+    """NAME=FILE.npy pairs (numpy.save's own format, versions 1 and 2)
+    feed the same batches as one safetensors file: identical losses, on
+    1 and 2 ranks, shuffled."""
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(96, 784)).astype(np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 96)]
+    st = write(tmp_path / "d.safetensors", x=x, y=y)
+    np.save(tmp_path / "x.npy", x)
+    with open(tmp_path / "y.npy", "wb") as f:
+        np.lib.format.write_array(f, y, version=(2, 0))
+    spec = f"x={tmp_path / 'x.npy'},y={tmp_path / 'y.npy'}"
+    for ranks in ("1", "2"):
+        args = ["--epochs", "2", "--shuffle", "--ranks", ranks]
+        want = run([EPL_RUN, MLP, "--dataset", st, *args]).stdout
+        got = run([EPL_RUN, MLP, "--dataset", spec, *args]).stdout
+        strip = [l.split(" time_ms")[0] for l in want.splitlines() if l.startswith("step ")]
+        assert strip == [l.split(" time_ms")[0] for l in got.splitlines()
+                         if l.startswith("step ")]
+        assert len(strip) == 6
+
+
+def test_bad_npy_datasets_are_one_clear_error(tmp_path):
+    y = tmp_path / "y.npy"
+    np.save(y, np.zeros((64, 10), np.float32))
+    cases = {
+        "fortran": (np.asfortranarray(np.zeros((64, 784), np.float32)), "Fortran order"),
+        "big": (np.zeros((64, 784), ">f4"), "elements '>f4'"),
+        "ints": (np.zeros((64, 784), np.uint8), "[784] U8"),
+        "rows": (np.zeros((64, 783), np.float32), "[783] F32"),
+    }
+    for stem, (array, says) in cases.items():
+        x = tmp_path / f"{stem}.npy"
+        np.save(x, array)
+        line = one_error_line(["--dataset", f"x={x},y={y}"])
+        assert str(x) in line and says in line, line
+    truncated = tmp_path / "truncated.npy"
+    truncated.write_bytes((tmp_path / "rows.npy").read_bytes()[:1000])
+    line = one_error_line(["--dataset", f"x={truncated},y={y}"])
+    assert str(truncated) in line and "fewer than shape" in line
+    line = one_error_line(["--dataset", f"x={tmp_path / 'absent.npy'},y={y}"])
+    assert "absent.npy" in line
+    good = tmp_path / "good.npy"
+    np.save(good, np.zeros((64, 784), np.float32))
+    line = one_error_line(["--dataset", f"x={good}"])
+    assert "'y'" in line and "it holds: x" in line
+    line = one_error_line(["--dataset", f"x:{y}=a"])
+    assert "is not NAME=FILE.npy" in line
+
+
 def test_evaluation_dataset_is_checked_before_training(tmp_path):
     good = write(tmp_path / "train.safetensors", x=np.zeros((64, 784), np.float32),
                  y=np.zeros((64, 10), np.float32))

@@ -41,7 +41,8 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
 cl::opt<std::string>
     datasetFile("dataset",
                 cl::desc("Train on a dataset: a safetensors file with one "
-                         "tensor of N samples per input and label; each step "
+                         "tensor of N samples per input and label, or "
+                         "NAME=FILE.npy pairs separated by commas; each step "
                          "reads the next global batch (docs/epl-run.md)"),
                 cl::value_desc("file"), cl::cat(category));
 cl::opt<int> numEpochs("epochs",
