@@ -94,6 +94,8 @@ def epl_run(model, steps, threads, ranks=1):
         env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
         cmd = [str(BUILD / "bin" / "epl-run"), str(model), "--steps", str(steps),
                "--ranks", str(ranks), "--timing", "--report", str(report)]
+        if ranks == 1:
+            cmd += ["--threads-per-rank", str(threads)]
         run = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              text=True, preexec_fn=machine.pin(ranks * threads))
         if run.returncode:

@@ -136,6 +136,9 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
     pm.addPass(createEPLGPUKernelsToHostPass());
   }
   pm.addPass(createEPLOutlineKernelsPass());
+  // Emulated GPU kernels keep one thread per GPU thread, as on the device.
+  if (!options.emulateGPU)
+    pm.addPass(createEPLThreadKernelsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   addLoopsToControlFlow(pm);
   addHostToLLVM(pm);

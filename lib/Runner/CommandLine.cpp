@@ -53,14 +53,19 @@ RunCommandLine::RunCommandLine(cl::OptionCategory &category)
                cl::desc("Write the entry's results (safetensors)"),
                cl::value_desc("file"), cl::cat(category)),
       saveFile("save",
-               cl::desc("After the last step, write the parameters and "
-                        "optimizer state (safetensors; --params resumes from "
-                        "it)"),
+               cl::desc("After the last step, write the parameters, model "
+                        "state and optimizer state (safetensors; --params "
+                        "resumes from it)"),
                cl::value_desc("file"), cl::cat(category)),
       timeout("timeout",
               cl::desc("Seconds a rank waits for its peers in one operation "
                        "before the run fails"),
-              cl::init(120), cl::cat(category)) {}
+              cl::init(120), cl::cat(category)),
+      threads("threads-per-rank",
+              cl::desc("Threads of each rank for large loop kernels (and "
+                       "with one rank, BLAS); default: the cores with one "
+                       "rank, else 1"),
+              cl::init(0), cl::cat(category)) {}
 
 llvm::FailureOr<RunOptions> RunCommandLine::runOptions(std::string &error,
                                                        int defaultRanks) const {
@@ -72,6 +77,7 @@ llvm::FailureOr<RunOptions> RunCommandLine::runOptions(std::string &error,
                           : (rt::launchedByMPI() ? rt::BackendKind::MPI
                                                  : rt::BackendKind::Threads);
   run.ranks.gpuCollectives = gpuCollectives;
+  run.ranks.threadsPerRank = threads;
   run.steps = steps;
   run.reportFile = reportFile;
   run.traceFile = traceFile;
@@ -91,6 +97,8 @@ llvm::FailureOr<RunOptions> RunCommandLine::runOptions(std::string &error,
                 " (a year)");
   if (steps < 0)
     return fail("--steps must not be negative");
+  if (threads.getNumOccurrences() && (threads < 1 || threads > 1024))
+    return fail("--threads-per-rank must be between 1 and 1024");
   if (run.ranks.backend == rt::BackendKind::MPI && !rt::mpiAvailable())
     return fail("this runner was built without MPI");
   if (failed(checkOutputs(run, error)))

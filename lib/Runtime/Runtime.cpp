@@ -13,6 +13,7 @@
 #include "epl/Runtime/Backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include <malloc.h>
 #endif
 #include <mutex>
+#include <sched.h>
 #include <sstream>
 #include <thread>
 
@@ -152,6 +154,8 @@ struct RankContext {
   /// released after the rank has finished.
   RankStats *stats = nullptr;
   bool finished = false;
+  /// Threads for kernels split over them (Options::threadsPerRank).
+  int threads = 1;
   /// Groups by descriptor content: descriptors are per-call-site constants,
   /// so this stays small.
   std::map<std::vector<int64_t>, Group> groups;
@@ -182,10 +186,25 @@ RankStats &fallbackStats() {
 /// set. With one rank, BLIS gets all cores unless BLIS_NUM_THREADS or
 /// OMP_NUM_THREADS says otherwise, as OpenBLAS does (BLIS's own default is
 /// one thread).
+/// `--threads-per-rank` (Options::threadsPerRank), 0 when not given.
+static std::atomic<int> configuredThreads{0};
+
+/// The cores this process may run on (its affinity: a benchmark pinned to
+/// one core gets one thread), else the machine's.
+static int availableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/// With one rank, BLAS gets the rank's threads when `--threads-per-rank`
+/// gives them.
 static void setBlasThreads(int worldSize) {
+  int configured = configuredThreads.load();
 #if defined(EPL_BLAS_BLIS)
-  int threads = worldSize > 1 ? 1 : 0;
-  if (worldSize <= 1 && !std::getenv("BLIS_NUM_THREADS") &&
+  int threads = worldSize > 1 ? 1 : configured;
+  if (worldSize <= 1 && configured <= 0 && !std::getenv("BLIS_NUM_THREADS") &&
       !std::getenv("OMP_NUM_THREADS"))
     threads = std::max(1u, std::thread::hardware_concurrency());
   using SetThreads = void (*)(int64_t); // blis.h's dim_t
@@ -194,19 +213,26 @@ static void setBlasThreads(int worldSize) {
       set && threads > 0)
     set(threads);
 #else
-  if (worldSize <= 1)
+  if (worldSize <= 1 && configured <= 0)
     return;
   using SetThreads = void (*)(int);
   if (auto set = reinterpret_cast<SetThreads>(
           dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
-    set(1);
+    set(worldSize > 1 ? 1 : configured);
 #endif
 }
 
 void detail::enterRank(Backend *backend, int rank) {
-  setBlasThreads(backend->worldSize());
-  current = new RankContext{backend, rank, new RankStats(), false, {}, {}};
+  int worldSize = backend->worldSize();
+  setBlasThreads(worldSize);
+  current = new RankContext{backend, rank, new RankStats(), false, 1, {}, {}};
+  int configured = configuredThreads.load();
+  current->threads = configured > 0  ? configured
+                     : worldSize > 1 ? 1
+                                     : availableCores();
 }
+
+int epl::rt::threadsPerRank() { return current ? current->threads : 1; }
 
 void epl::rt::finishProgram() {
   if (!current || current->finished)
@@ -283,6 +309,7 @@ bool epl::rt::gpuAvailable(std::string &why) { return cuda::available(why); }
 void epl::rt::runRanks(const Options &options,
                        const std::function<void(int)> &body) {
   keepFreedMemory();
+  configuredThreads.store(options.threadsPerRank);
   // Each rank takes a GPU (rank modulo the GPUs there are) before it runs.
   gpuCollectivesMode() = options.gpuCollectives;
   auto onDevice = [&](int rank) {

@@ -43,6 +43,7 @@ public:
   llvm::cl::opt<std::string> dumpFile;
   llvm::cl::opt<std::string> saveFile;
   llvm::cl::opt<double> timeout;
+  llvm::cl::opt<int> threads;
 };
 
 } // namespace mlir::epl

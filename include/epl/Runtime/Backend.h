@@ -161,6 +161,10 @@ struct Options {
   /// memory over the backend (several ranks may share a GPU).
   enum class GPUCollectives { Auto, NCCL, Host };
   GPUCollectives gpuCollectives = GPUCollectives::Auto;
+  /// Threads of each rank, for kernels split over them
+  /// (`epl-thread-kernels`) and, with one rank, for BLAS. 0: the cores when
+  /// one rank runs, else 1 (ranks already share the cores).
+  int threadsPerRank = 0;
 };
 
 /// Whether ranks can run on GPUs here (Options::cuda): the CUDA driver loads
@@ -200,6 +204,8 @@ void runRanks(const Options &options, const std::function<void(int)> &body);
 /// The rank the calling thread runs as, and the world size.
 int currentRank();
 int worldSize();
+/// The calling rank's threads (Options::threadsPerRank resolved).
+int threadsPerRank();
 /// Statistics of the calling rank.
 RankStats &currentStats();
 

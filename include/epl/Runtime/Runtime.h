@@ -118,6 +118,12 @@ void memrefCopy(int64_t elemSize, EplUnrankedMemRef *src,
 /// Timers for instrumented programs: seconds since an arbitrary origin.
 double epl_rt_now(void);
 
+/// Runs `task(context, lo, hi)` on chunks [lo, hi) that cover [0, n), one
+/// per thread of the calling rank, and returns when all have: a kernel
+/// split by `epl-thread-kernels`, `context` its arguments.
+void epl_rt_parallel_for(void (*task)(void *, int64_t, int64_t), void *context,
+                         int64_t n);
+
 /// Phases of a pipeline action; the values match `mlir::epl::Phase`.
 typedef enum {
   EPL_RT_FORWARD = 0,

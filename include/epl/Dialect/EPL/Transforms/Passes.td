@@ -851,6 +851,62 @@ def EPLOutlineKernelsPass : Pass<"epl-outline-kernels", "ModuleOp"> {
   ];
 }
 
+def EPLThreadKernelsPass : Pass<"epl-thread-kernels", "ModuleOp"> {
+  let summary = "Splits large kernels' outermost parallel loop over the rank's threads";
+  let description = [{
+    Runs after `epl-outline-kernels` on the CPU. A kernel whose op's
+    outermost loop (loops of one iteration before it do not count: an
+    im2col tile of one image) is parallel, with a static trip count N, and
+    whose whole iteration space has at least `min-iterations` points, takes
+    two more arguments `%lo, %hi`: it runs iterations `[lo, hi)` of that
+    loop, on subviews of the operands that loop indexes. Each call of it becomes a call of the
+    runtime's `epl_rt_parallel_for(task, context, N)`, which cuts `[0, N)`
+    into one contiguous chunk per thread of the rank (`epl-run --threads-per-rank`)
+    and runs `task(context, lo, hi)` for each: `task` is the kernel's
+    `@<kernel>_task`, which reads the call's arguments (as LLVM values:
+    memref descriptors, scalars) from `context`, an array of pointers to
+    them that the caller fills on its stack.
+
+    Every output element is computed by one thread, by the same sequential
+    loops as before, so results are bit-identical to one thread. Kernels
+    are left alone where a split could change that or race: a first loop
+    that is a reduction, an output that loop does not index, an operand
+    that reads it in any form but a plain dimension (`d0 + d4`), a body
+    that reads its `linalg.index`, calls out or asserts (a failed
+    `cf.assert` ends the run through the runtime, on the rank's own thread)
+    or writes memory, or dynamic shapes.
+
+    ```mlir
+    call @__epl_kernel_0(%a, %b) : (memref<1024x64xf32>, memref<1024x64xf32>) -> ()
+    ```
+    becomes
+    ```mlir
+    %fn = constant @__epl_kernel_0_task : (!llvm.ptr, i64, i64) -> ()
+    call @epl_rt_parallel_for(%fn, %context, %c1024) : (...) -> ()
+    ...
+    func.func private @__epl_kernel_0(%a: memref<1024x64xf32>,
+        %b: memref<1024x64xf32>, %lo: index, %hi: index) {
+      %sa = memref.subview %a[%lo, 0] [%n, 64] [1, 1] : ...
+      %sb = memref.subview %b[%lo, 0] [%n, 64] [1, 1] : ...
+      linalg.generic {...} ins(%sa : ...) outs(%sb : ...) {...}
+    }
+    ```
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", "1 << 15",
+           "Iteration points a kernel needs to be split (smaller ones cost "
+           "more to hand to threads than they take)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Kernels split over threads">,
+    Statistic<"numCalls", "calls", "Calls made parallel">,
+  ];
+}
+
 def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
   let summary = "Estimates the memory each device's training step holds";
   let description = [{

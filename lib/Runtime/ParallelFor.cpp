@@ -1,0 +1,132 @@
+//===- ParallelFor.cpp - A kernel's outer loop over a rank's threads ------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+//
+// `epl-thread-kernels` makes large kernels callable on a range of their
+// outermost parallel loop; `epl_rt_parallel_for` cuts the loop into one
+// contiguous chunk per thread of the calling rank and runs them at once.
+// Each rank has its own workers (threads of a process running several
+// ranks never share them), started on its first split kernel. Chunks are
+// disjoint output rows computed by the same loops, so results do not
+// depend on the number of threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Runtime/Backend.h"
+#include "epl/Runtime/Runtime.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace {
+using Task = void (*)(void *, int64_t, int64_t);
+
+/// `threads - 1` workers; the caller runs the first chunk itself.
+class Workers {
+public:
+  explicit Workers(int threads) {
+    for (int i = 1; i < threads; ++i)
+      workers.emplace_back([this, i] { work(i); });
+  }
+  ~Workers() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+      generation.fetch_add(1);
+    }
+    wake.notify_all();
+    for (std::thread &t : workers)
+      t.join();
+  }
+
+  int threads() const { return static_cast<int>(workers.size()) + 1; }
+
+  void run(Task fn, void *context, int64_t n) {
+    int used = static_cast<int>(std::min<int64_t>(n, threads()));
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      task = fn;
+      this->context = context;
+      count = n;
+      parts = used;
+      pending.store(used - 1);
+      generation.fetch_add(1);
+    }
+    wake.notify_all();
+    fn(context, 0, n / used);
+    // The other chunks are as long: wait by spinning briefly, then sleep.
+    auto start = std::chrono::steady_clock::now();
+    while (pending.load() != 0) {
+      if (std::chrono::steady_clock::now() - start <
+          std::chrono::microseconds(200)) {
+        std::this_thread::yield();
+        continue;
+      }
+      std::unique_lock<std::mutex> lock(mutex);
+      done.wait(lock, [&] { return pending.load() == 0; });
+    }
+  }
+
+private:
+  void work(int index) {
+    uint64_t seen = 0;
+    while (true) {
+      // Kernels come in quick succession: spin a little before sleeping.
+      auto start = std::chrono::steady_clock::now();
+      while (generation.load() == seen &&
+             std::chrono::steady_clock::now() - start <
+                 std::chrono::milliseconds(5))
+        std::this_thread::yield();
+      Task fn;
+      void *ctx;
+      int64_t n, used;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return generation.load() != seen; });
+        seen = generation.load();
+        if (stopping)
+          return;
+        fn = task;
+        ctx = context;
+        n = count;
+        used = parts;
+      }
+      if (index >= used)
+        continue;
+      fn(ctx, n * index / used, n * (index + 1) / used);
+      if (pending.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mutex);
+        done.notify_one();
+      }
+    }
+  }
+
+  std::vector<std::thread> workers;
+  std::mutex mutex;
+  std::condition_variable wake, done;
+  std::atomic<uint64_t> generation{0};
+  std::atomic<int> pending{0};
+  bool stopping = false;
+  Task task = nullptr;
+  void *context = nullptr;
+  int64_t count = 0, parts = 0;
+};
+
+thread_local std::unique_ptr<Workers> rankWorkers;
+} // namespace
+
+extern "C" void epl_rt_parallel_for(Task task, void *context, int64_t n) {
+  int threads = epl::rt::threadsPerRank();
+  if (threads <= 1 || n <= 1)
+    return task(context, 0, n);
+  if (!rankWorkers || rankWorkers->threads() != threads)
+    rankWorkers = std::make_unique<Workers>(threads);
+  rankWorkers->run(task, context, n);
+}

@@ -1,0 +1,68 @@
+"""Threads inside a rank (epl-thread-kernels, epl-run --threads-per-rank):
+large loop kernels are split over the rank's threads by their outermost
+parallel loop, each output element computed by one thread in the same
+order, so any number of threads gives bit-identical losses and parameters.
+Matmuls run as loops here (--blas=false): BLAS rounds differently on more
+threads, so with BLAS the comparison would not be exact."""
+
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import BUILD, ROOT, epl_run, losses, run
+from epl import safetensors
+import epl
+
+MLP = ROOT / "examples" / "mlp.mlir"
+
+
+def lowered(model):
+    return subprocess.run([str(BUILD / "bin" / "epl-opt"), str(model), "--epl-training-step",
+                           "--epl-lower-to-cpu"], capture_output=True, text=True,
+                          check=True).stdout
+
+
+def train(tmp_path, model, threads, *extra, ranks=1):
+    save = tmp_path / f"t{threads}-r{ranks}.safetensors"
+    out = epl_run(model, "--blas=false", "--threads-per-rank", threads, "--save", save,
+                  *extra, ranks=ranks).stdout
+    return losses(out), safetensors.load(save)
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_mlp_on_more_threads_is_bit_identical(tmp_path, ranks):
+    assert "epl_rt_parallel_for" in lowered(MLP)
+    one = train(tmp_path, MLP, 1, "--steps", 4, ranks=ranks)
+    for threads in (2, 3):
+        many = train(tmp_path, MLP, threads, "--steps", 4, ranks=ranks)
+        assert many[0] == one[0]
+        for name, value in one[1].items():
+            assert np.array_equal(many[1][name], value), name
+
+
+def test_resnet_on_two_threads_is_bit_identical(tmp_path):
+    """Convolutions (im2col patches, pooling), batch norm and its running
+    statistics, at a size whose kernels are split (bench/resnet_train.py's
+    model)."""
+    epl.init(epl.Config({"optimizer.type": "momentum", "optimizer.lr": 0.05,
+                         "optimizer.momentum": 0.9}))
+    x = epl.input("x", (32, 28, 28, 1))
+    y = epl.label("y", (32, 10))
+    logits = epl.layers.resnet(x, 10, widths=(16, 32), blocks_per_stage=1)
+    path = tmp_path / "resnet.mlir"
+    path.write_text(epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y)))
+    assert lowered(path).count("call @epl_rt_parallel_for") >= 20
+    one = train(tmp_path, path, 1, "--steps", 2)
+    two = train(tmp_path, path, 2, "--steps", 2)
+    assert two[0] == one[0]
+    assert "resnet/stem_bn/running_var" in one[1]
+    for name, value in one[1].items():
+        assert np.array_equal(two[1][name], value), name
+
+
+def test_threads_per_rank_must_be_positive():
+    result = run([BUILD / "bin" / "epl-run", MLP, "--threads-per-rank", 0],
+                 expect_ok=False)
+    assert result.returncode == 1
+    assert "--threads-per-rank must be between 1 and 1024" in result.stderr
