@@ -10,6 +10,7 @@
 #include "epl/Support/Npy.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <cstring>
 
@@ -34,7 +35,8 @@ bool isFed(const EntryArg &arg) {
 llvm::Expected<SafetensorsFile>
 readDatasetTensors(llvm::StringRef path,
                    std::map<std::string, std::string> &files) {
-  if (!path.contains('=')) {
+  // A file that exists is a safetensors file, whatever its name holds.
+  if (!path.contains('=') || llvm::sys::fs::exists(path)) {
     auto file = readSafetensors(path);
     if (file)
       for (const HostTensor &t : file->tensors)
@@ -244,7 +246,7 @@ std::optional<size_t> mlir::epl::scoresResult(const EntryPoint &entry,
                                               int64_t batchSize) {
   std::optional<size_t> loss = entry.lossResult();
   for (auto [i, r] : llvm::enumerate(entry.results))
-    if (i != loss && r.dtype &&
+    if (i != loss && r.kind != ResultKind::State && r.dtype &&
         (*r.dtype == DType::F32 || *r.dtype == DType::F64) &&
         r.shape.size() == 2 && r.shape.front() == batchSize)
       return i;

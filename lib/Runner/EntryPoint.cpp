@@ -233,12 +233,18 @@ FailureOr<Program> mlir::epl::describeProgram(ModuleOp module,
 }
 
 bool mlir::epl::isModel(func::FuncOp fn) {
-  // A model's results are its loss (untagged) and the next values of its
-  // state; epl-autodiff tags the loss of the step it makes.
-  for (unsigned i = 0; i < fn.getNumResults(); ++i)
-    if (auto kind =
-            fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
-        kind && kind.getValue() != "state")
+  // A model's results are its loss and the next values of its state
+  // (tagged "state"). Its loss is untagged, or tagged "loss" when every
+  // other result is state: a function with a tagged loss and anything else
+  // (scores, gradients, parameters) is run as it is.
+  auto kindOf = [&](unsigned i) {
+    auto kind =
+        fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
+    return kind ? kind.getValue() : StringRef();
+  };
+  bool taggedLoss = fn.getNumResults() > 0 && kindOf(0) == "loss";
+  for (unsigned i = taggedLoss ? 1 : 0; i < fn.getNumResults(); ++i)
+    if (kindOf(i) != "state" && (taggedLoss || !kindOf(i).empty()))
       return false;
   return hasTaggedArguments(fn);
 }

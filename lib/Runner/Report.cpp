@@ -176,6 +176,7 @@ void mlir::epl::writeReport(const std::string &path,
         {"estimated_peak_bytes", r.estimatedPeakBytes
                                      ? json::Value(*r.estimatedPeakBytes)
                                      : json::Value(nullptr)},
+        {"threads", r.threads},
         {"p2p_sent_bytes", r.p2pSentBytes},
         {"p2p_received_bytes", r.p2pReceivedBytes}});
   }

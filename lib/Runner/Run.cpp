@@ -434,7 +434,8 @@ constexpr const char *kCollectiveKinds[] = {
     "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast"};
 
 /// This rank's measures, as every rank gathers them: peak, p2p sent and
-/// received, then per collective kind its calls, bytes and traffic.
+/// received, then per collective kind its calls, bytes and traffic, then
+/// its threads.
 std::vector<int64_t> measuresOf(const rt::RankStats &stats) {
   std::vector<int64_t> m{stats.peakBytes, pointToPointBytes(stats, "send"),
                          pointToPointBytes(stats, "recv")};
@@ -448,6 +449,7 @@ std::vector<int64_t> measuresOf(const rt::RankStats &stats) {
       }
     m.insert(m.end(), {count, bytes, traffic});
   }
+  m.push_back(rt::threadsPerRank());
   return m;
 }
 
@@ -487,6 +489,7 @@ rankReports(const Program &program,
     report.estimatedPeakBytes = program.stages[report.stage].estimatedPeakBytes;
     report.p2pSentBytes = measures[r][1];
     report.p2pReceivedBytes = measures[r][2];
+    report.threads = measures[r].back();
     double steps = std::max<size_t>(numSteps, 1);
     for (auto [k, kind] : llvm::enumerate(kCollectiveKinds)) {
       const int64_t *m = &measures[r][3 + 3 * k];

@@ -82,7 +82,7 @@ private:
       auto start = std::chrono::steady_clock::now();
       while (generation.load() == seen &&
              std::chrono::steady_clock::now() - start <
-                 std::chrono::milliseconds(5))
+                 std::chrono::microseconds(200))
         std::this_thread::yield();
       Task fn;
       void *ctx;
@@ -123,6 +123,8 @@ thread_local std::unique_ptr<Workers> rankWorkers;
 } // namespace
 
 extern "C" void epl_rt_parallel_for(Task task, void *context, int64_t n) {
+  if (n <= 0)
+    return;
   int threads = epl::rt::threadsPerRank();
   if (threads <= 1 || n <= 1)
     return task(context, 0, n);

@@ -178,14 +178,6 @@ RankStats &fallbackStats() {
 }
 } // namespace
 
-/// With several ranks, each GEMM runs on one BLAS thread: ranks already
-/// share the cores, and OpenBLAS splits a GEMM differently with more
-/// threads (and runs one thread when called from several at once), so
-/// threads and MPI ranks would round differently. Looked up at run time:
-/// any CBLAS works, only OpenBLAS and BLIS (EPL_BLAS=blis) have threads to
-/// set. With one rank, BLIS gets all cores unless BLIS_NUM_THREADS or
-/// OMP_NUM_THREADS says otherwise, as OpenBLAS does (BLIS's own default is
-/// one thread).
 /// `--threads-per-rank` (Options::threadsPerRank), 0 when not given.
 static std::atomic<int> configuredThreads{0};
 
@@ -198,7 +190,15 @@ static int availableCores() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-/// With one rank, BLAS gets the rank's threads when `--threads-per-rank`
+/// With several ranks, each GEMM runs on one BLAS thread: ranks already
+/// share the cores, and OpenBLAS splits a GEMM differently with more
+/// threads (and runs one thread when called from several at once), so
+/// threads and MPI ranks would round differently. Looked up at run time:
+/// any CBLAS works, only OpenBLAS and BLIS (EPL_BLAS=blis) have threads to
+/// set. With one rank, BLIS gets all cores unless BLIS_NUM_THREADS or
+/// OMP_NUM_THREADS says otherwise, as OpenBLAS does (BLIS's own default is
+/// one thread).
+/// With one rank, BLAS also gets the rank's threads when `--threads-per-rank`
 /// gives them.
 static void setBlasThreads(int worldSize) {
   int configured = configuredThreads.load();

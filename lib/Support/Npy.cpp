@@ -70,13 +70,16 @@ llvm::Expected<HostTensor> mlir::epl::readNpy(StringRef path, StringRef name) {
                                    "cannot read " + path + ": " +
                                        buffer.getError().message());
   StringRef bytes = (*buffer)->getBuffer();
-  if (!bytes.starts_with("\x93NUMPY") || bytes.size() < 10)
+  if (!bytes.starts_with("\x93NUMPY"))
     return malformed(path, "it does not start with \\x93NUMPY");
+  if (bytes.size() < 10)
+    return malformed(path, "shorter than its 10-byte preamble");
   uint8_t major = static_cast<uint8_t>(bytes[6]);
   // Version 1 has a 2-byte header length, 2 and 3 a 4-byte one.
   size_t lengthBytes = major == 1 ? 2 : 4;
   if (major < 1 || major > 3)
-    return malformed(path, "format version " + llvm::Twine(major) +
+    return malformed(path, "format version " +
+                               llvm::Twine(static_cast<unsigned>(major)) +
                                " (1 to 3 are read)");
   if (bytes.size() < 8 + lengthBytes)
     return malformed(path, "truncated header");
@@ -123,16 +126,17 @@ llvm::Expected<HostTensor> mlir::epl::readNpy(StringRef path, StringRef name) {
       return malformed(path, "shape " + *shapeText + " has a dimension '" +
                                  part.trim() + "'");
     t.shape.push_back(static_cast<int64_t>(n));
-    elements *= n;
-    if (elements > (uint64_t(1) << 40))
+    // Checked before multiplying: (2^40, 2^24) must not wrap to 0.
+    if (n != 0 && elements > (uint64_t(1) << 40) / n)
       return malformed(path, "shape " + *shapeText + " is too large");
+    elements *= n;
   }
   uint64_t size = elements * dtypeSize(t.dtype);
-  if (data.size() < size)
-    return malformed(path, "its " + llvm::Twine(data.size()) +
-                               " bytes of elements are fewer than shape " +
-                               *shapeText + " needs (" + llvm::Twine(size) +
-                               ")");
+  if (data.size() != size)
+    return malformed(
+        path, "its " + llvm::Twine(data.size()) + " bytes of elements are " +
+                  (data.size() < size ? "fewer" : "more") + " than shape " +
+                  *shapeText + " needs (" + llvm::Twine(size) + ")");
   t.data.assign(data.begin(), data.begin() + size);
   return t;
 }

@@ -44,8 +44,8 @@ def _normal(start, count):
 
 def initialize(name, kind, shape, dtype=np.float32, seed=0, init=None, fan_in=None,
                index_bound=None):
-    """The value epl-run gives argument `name` of `kind` ("param", "input",
-    "label" or None) with `--seed seed`; `init` is its `epl.init`. epl-run
+    """The value epl-run gives argument `name` of `kind` ("param", "state",
+    "input", "label" or None) with `--seed seed`; `init` is its `epl.init`. epl-run
     reads `fan_in` (the dimensions a contraction reduces over) and
     `index_bound` (the size of what an integer input indexes) off the
     model; without them, all dimensions but the last and 10."""
@@ -53,8 +53,8 @@ def initialize(name, kind, shape, dtype=np.float32, seed=0, init=None, fan_in=No
     shape = tuple(shape)
     n = int(np.prod(shape, dtype=np.int64))
     dtype = np.dtype(dtype)
-    if kind == "param":
-        init = init or ("normal" if len(shape) >= 2 else "zeros")
+    if kind in ("param", "state"):
+        init = init or ("normal" if len(shape) >= 2 and kind == "param" else "zeros")
         if init == "zeros":
             return np.zeros(shape, dtype)
         if init == "ones":

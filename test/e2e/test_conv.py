@@ -168,6 +168,10 @@ def test_resnet_running_statistics_and_inference_like_torch(tmp_path):
     assert 'epl.result = "state"' not in text
     got = losses(epl_run(evaluation, "--params", trained, "--data",
                          tmp_path / "d.safetensors", "--no-train").stdout)
+    # The training model's forward reports its loss too (its state results
+    # follow it).
+    assert len(losses(epl_run(path, "--params", trained, "--data",
+                              tmp_path / "d.safetensors", "--no-train").stdout)) == 1
     net.eval()
     x = torch.from_numpy(data["x"]).permute(0, 3, 1, 2).contiguous()
     with torch.no_grad():

@@ -236,6 +236,17 @@ def test_bad_npy_datasets_are_one_clear_error(tmp_path):
         np.save(x, array)
         line = one_error_line(["--dataset", f"x={x},y={y}"])
         assert str(x) in line and says in line, line
+    long = tmp_path / "long.npy"
+    long.write_bytes((tmp_path / "rows.npy").read_bytes() + b"\0\0\0\0")
+    line = one_error_line(["--dataset", f"x={long},y={y}"])
+    assert str(long) in line and "more than shape" in line
+    huge = tmp_path / "huge.npy"
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776, 16777216), }"
+    header += " " * (63 - (10 + len(header)) % 64) + "\n"
+    huge.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") +
+                     header.encode())
+    line = one_error_line(["--dataset", f"x={huge},y={y}"])
+    assert str(huge) in line and "too large" in line
     truncated = tmp_path / "truncated.npy"
     truncated.write_bytes((tmp_path / "rows.npy").read_bytes()[:1000])
     line = one_error_line(["--dataset", f"x={truncated},y={y}"])
@@ -248,6 +259,15 @@ def test_bad_npy_datasets_are_one_clear_error(tmp_path):
     assert "'y'" in line and "it holds: x" in line
     line = one_error_line(["--dataset", f"x:{y}=a"])
     assert "is not NAME=FILE.npy" in line
+
+
+def test_safetensors_dataset_whose_path_holds_an_equals_sign(tmp_path):
+    folder = tmp_path / "lr=0.1"
+    folder.mkdir()
+    f = write(folder / "train.safetensors", x=np.zeros((64, 784), np.float32),
+              y=np.zeros((64, 10), np.float32))
+    result = run([EPL_RUN, MLP, "--dataset", f, "--steps", 1])
+    assert "step 1 loss" in result.stdout
 
 
 def test_evaluation_dataset_is_checked_before_training(tmp_path):

@@ -5,6 +5,7 @@ order, so any number of threads gives bit-identical losses and parameters.
 Matmuls run as loops here (--blas=false): BLAS rounds differently on more
 threads, so with BLAS the comparison would not be exact."""
 
+import json
 import subprocess
 
 import numpy as np
@@ -25,8 +26,12 @@ def lowered(model):
 
 def train(tmp_path, model, threads, *extra, ranks=1):
     save = tmp_path / f"t{threads}-r{ranks}.safetensors"
+    report = tmp_path / f"t{threads}-r{ranks}.json"
     out = epl_run(model, "--blas=false", "--threads-per-rank", threads, "--save", save,
-                  *extra, ranks=ranks).stdout
+                  "--report", report, *extra, ranks=ranks).stdout
+    # The ranks ran on that many threads each.
+    assert [r["threads"] for r in json.loads(report.read_text())["per_rank"]] == \
+        [threads] * ranks
     return losses(out), safetensors.load(save)
 
 
@@ -59,6 +64,16 @@ def test_resnet_on_two_threads_is_bit_identical(tmp_path):
     assert "resnet/stem_bn/running_var" in one[1]
     for name, value in one[1].items():
         assert np.array_equal(two[1][name], value), name
+
+
+def test_default_threads_follow_the_ranks(tmp_path):
+    """One rank: the cores it may run on (pinned to one core: one thread);
+    several ranks: one each."""
+    report = tmp_path / "r.json"
+    run(["taskset", "-c", "0", BUILD / "bin" / "epl-run", MLP, "--report", report])
+    assert json.loads(report.read_text())["per_rank"][0]["threads"] == 1
+    epl_run(MLP, "--report", report, ranks=2)
+    assert [r["threads"] for r in json.loads(report.read_text())["per_rank"]] == [1, 1]
 
 
 def test_threads_per_rank_must_be_positive():

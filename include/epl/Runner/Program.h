@@ -89,15 +89,18 @@ struct EntryPoint {
   }
 
   /// The result a run reports as the loss: the one tagged `loss`, else,
-  /// when no result says what it is, the first.
+  /// when no result says what it is but model state (a model's forward:
+  /// its loss, then its state's next values), the first.
   std::optional<size_t> lossResult() const {
     for (size_t i = 0; i < results.size(); ++i)
       if (results[i].kind == ResultKind::Loss)
         return i;
     bool tagged =
         std::any_of(results.begin(), results.end(), [](const EntryResult &r) {
-          return r.kind != ResultKind::Other;
+          return r.kind != ResultKind::Other && r.kind != ResultKind::State;
         });
+    if (!results.empty() && results.front().kind == ResultKind::State)
+      return std::nullopt;
     if (tagged || results.empty())
       return std::nullopt;
     return 0;

@@ -69,6 +69,8 @@ struct EvalRecord {
 /// What one rank measured over the run.
 struct RankReport {
   int stage = 0;
+  /// Threads the rank ran its split kernels on (`--threads-per-rank`).
+  int64_t threads = 1;
   int64_t peakBytes = 0;
   /// The static estimate of peakBytes (Stage::estimatedPeakBytes).
   std::optional<int64_t> estimatedPeakBytes;

@@ -301,3 +301,14 @@ func.func @f(%m: tensor<4xf32> {epl.arg = "state", epl.name = "bn/mean"})
   %1 = tensor.empty() : tensor<8xf32>
   return %0, %1 : tensor<f32>, tensor<8xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'func.func' op result 2: state 'bn/mean' already has its next value in result 1}}
+func.func @f(%m: tensor<4xf32> {epl.arg = "state", epl.name = "bn/mean"})
+    -> (tensor<f32> {epl.result = "loss"},
+        tensor<4xf32> {epl.result = "state", epl.name = "bn/mean"},
+        tensor<4xf32> {epl.result = "state", epl.name = "bn/mean"}) {
+  %0 = tensor.empty() : tensor<f32>
+  return %0, %m, %m : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+}

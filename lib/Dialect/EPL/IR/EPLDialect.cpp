@@ -155,6 +155,18 @@ LogicalResult verifyStateResult(Operation *op, unsigned index,
                                           "state", "the next value of");
   if (failed(arg))
     return failure();
+  // Two next values of one state: which would the next step read?
+  for (unsigned other = 0; other < index; ++other) {
+    auto kind =
+        fn.getResultAttrOfType<StringAttr>(other, EPLDialect::kResultAttrName);
+    auto name =
+        fn.getResultAttrOfType<StringAttr>(other, EPLDialect::kNameAttrName);
+    if (kind && kind.getValue() == "state" && name &&
+        name.getValue() == getArgName(fn, *arg))
+      return op->emitOpError()
+             << what << ": state '" << name.getValue()
+             << "' already has its next value in result " << other;
+  }
   if (index < fn.getNumResults() &&
       fn.getResultTypes()[index] != fn.getArgumentTypes()[*arg])
     return op->emitOpError()

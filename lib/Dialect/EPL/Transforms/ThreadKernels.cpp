@@ -105,8 +105,9 @@ struct EPLThreadKernelsPass
               return WalkResult::advance();
             if (isa<CallOpInterface>(inner) ||
                 inner->getName().getDialectNamespace() == "cf" ||
-                hasEffect<MemoryEffects::Write>(inner) ||
-                hasEffect<MemoryEffects::Allocate>(inner))
+                mightHaveEffect<MemoryEffects::Write>(inner) ||
+                mightHaveEffect<MemoryEffects::Allocate>(inner) ||
+                mightHaveEffect<MemoryEffects::Free>(inner))
               return WalkResult::interrupt();
             return WalkResult::advance();
           }).wasInterrupted())
@@ -174,39 +175,40 @@ struct EPLThreadKernelsPass
     return task;
   }
 
+  /// What a caller's split calls share on its stack: the context array
+  /// (as long as the longest call's arguments) and a slot per argument
+  /// position and LLVM type; calls are synchronous, so one call's values
+  /// are dead when the next stores its own.
+  struct Frame {
+    Value one, context;
+    Operation *last = nullptr;
+    llvm::DenseMap<std::pair<unsigned, Type>, Value> slots;
+  };
+
   /// Replaces `call` (of a split kernel) by `epl_rt_parallel_for` of `task`
-  /// over `extent` iterations; the arguments go in slots on the caller's
-  /// stack, made once at its entry (calls in loops reuse them).
+  /// over `extent` iterations; the arguments go in `frame`'s slots, made at
+  /// the caller's entry (calls in loops reuse them).
   void launch(func::CallOp call, func::FuncOp task, int64_t extent,
-              func::FuncOp parallelFor, const LLVMTypeConverter &converter) {
-    MLIRContext *ctx = &getContext();
-    auto ptr = LLVM::LLVMPointerType::get(ctx);
+              func::FuncOp parallelFor, const LLVMTypeConverter &converter,
+              Frame &frame) {
+    auto ptr = LLVM::LLVMPointerType::get(&getContext());
     Location loc = call.getLoc();
-    auto caller = call->getParentOfType<func::FuncOp>();
-    // Slots at the caller's entry, in the order of the calls.
-    auto [slots, first] = entrySlots.try_emplace(caller);
-    OpBuilder entry = OpBuilder::atBlockBegin(&caller.front());
-    if (first)
-      slots->second = LLVM::ConstantOp::create(entry, loc, entry.getI64Type(),
-                                               entry.getI64IntegerAttr(1));
-    Value one = slots->second;
-    entry.setInsertionPointAfter(lastSlot.lookup(caller)
-                                     ? lastSlot.lookup(caller)
-                                     : one.getDefiningOp());
-    unsigned n = call.getNumOperands();
-    Value context = LLVM::AllocaOp::create(
-        entry, loc, ptr, LLVM::LLVMArrayType::get(ptr, n), one);
-    lastSlot[caller] = context.getDefiningOp();
+    OpBuilder entry(call->getContext());
+    entry.setInsertionPointAfter(frame.last);
     OpBuilder b(call);
     for (auto [i, arg] : llvm::enumerate(call.getOperands())) {
       Type llvmType = converter.convertType(arg.getType());
-      Value slot = LLVM::AllocaOp::create(entry, loc, ptr, llvmType, one);
-      lastSlot[caller] = slot.getDefiningOp();
+      Value &slot = frame.slots[{static_cast<unsigned>(i), llvmType}];
+      if (!slot) {
+        slot = LLVM::AllocaOp::create(entry, loc, ptr, llvmType, frame.one);
+        frame.last = slot.getDefiningOp();
+        entry.setInsertionPointAfter(frame.last);
+      }
       Value value = UnrealizedConversionCastOp::create(b, loc, llvmType, arg)
                         .getResult(0);
       LLVM::StoreOp::create(b, loc, value, slot);
       Value at =
-          LLVM::GEPOp::create(b, loc, ptr, ptr, context,
+          LLVM::GEPOp::create(b, loc, ptr, ptr, frame.context,
                               ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       LLVM::StoreOp::create(b, loc, slot, at);
     }
@@ -214,13 +216,10 @@ struct EPLThreadKernelsPass
                                         SymbolRefAttr::get(task));
     Value count =
         arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(extent));
-    func::CallOp::create(b, loc, parallelFor, ValueRange{fn, context, count});
+    func::CallOp::create(b, loc, parallelFor,
+                         ValueRange{fn, frame.context, count});
     call->erase();
   }
-
-  /// Each caller's constant 1 (the slots' count) and its last slot.
-  llvm::DenseMap<func::FuncOp, Value> entrySlots;
-  llvm::DenseMap<func::FuncOp, Operation *> lastSlot;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -235,6 +234,7 @@ struct EPLThreadKernelsPass
         calls[kernel].push_back(call);
     });
     func::FuncOp parallelFor;
+    SmallVector<std::tuple<func::CallOp, func::FuncOp, int64_t>> launches;
     for (auto &[kernel, sites] : calls) {
       std::optional<int64_t> extent = splitOuterLoop(kernel);
       if (!extent)
@@ -254,10 +254,32 @@ struct EPLThreadKernelsPass
         }
       }
       func::FuncOp task = makeTask(kernel, converter);
-      for (func::CallOp call : sites) {
-        launch(call, task, *extent, parallelFor, converter);
-        ++numCalls;
-      }
+      for (func::CallOp call : sites)
+        launches.push_back({call, task, *extent});
+    }
+    // Each caller's frame, its context as long as its longest call.
+    llvm::MapVector<func::FuncOp, Frame> frames;
+    llvm::DenseMap<func::FuncOp, unsigned> longest;
+    for (auto &[call, task, extent] : launches) {
+      auto caller = call->getParentOfType<func::FuncOp>();
+      unsigned &n = longest[caller];
+      n = std::max(n, call.getNumOperands());
+    }
+    auto ptr = LLVM::LLVMPointerType::get(&getContext());
+    for (auto &[caller, n] : longest) {
+      Frame &frame = frames[caller];
+      OpBuilder entry = OpBuilder::atBlockBegin(&caller.front());
+      Location loc = caller.getLoc();
+      frame.one = LLVM::ConstantOp::create(entry, loc, entry.getI64Type(),
+                                           entry.getI64IntegerAttr(1));
+      frame.context = LLVM::AllocaOp::create(
+          entry, loc, ptr, LLVM::LLVMArrayType::get(ptr, n), frame.one);
+      frame.last = frame.context.getDefiningOp();
+    }
+    for (auto &[call, task, extent] : launches) {
+      Frame &frame = frames[call->getParentOfType<func::FuncOp>()];
+      launch(call, task, extent, parallelFor, converter, frame);
+      ++numCalls;
     }
   }
 };

@@ -37,12 +37,12 @@ def EPL_Dialect : Dialect {
     |---|---|---|
     | `epl.config` | `builtin.module` | dictionary of EPL config keys |
     | `epl.scope` | any compute op | `#epl.replicate<...>` or `#epl.split<...>` |
-    | `epl.arg` | function argument | `"param"`, `"input"`, `"label"` or `"opt_state"` |
+    | `epl.arg` | function argument | `"param"`, `"input"`, `"label"`, `"state"` (model state that is not trained: batch norm's running statistics) or `"opt_state"` |
     | `epl.name` | function argument or result | string: the tensor's name in files |
     | `epl.init` | function argument | `"normal"`, `"zeros"` or `"ones"`: how `epl-run` initialises a parameter |
     | `epl.sharding` | function argument or result | `#epl.sharding<...>` |
     | `epl.shard` | function argument or result of a per-device program | `#epl.sharding<...>`: the value is this device's shard of a value laid out so |
-    | `epl.result` | function result | `"loss"`, `"param"`, `"opt_state"` or `"grad"`: what a training step returns; a `"grad"` result is the gradient of the parameter argument its `epl.name` names (checked: that parameter exists and has the result's type) |
+    | `epl.result` | function result | `"loss"`, `"param"`, `"state"`, `"opt_state"` or `"grad"`: what a model or training step returns; a `"grad"` result is the gradient of the parameter argument its `epl.name` names (checked: that parameter exists and has the result's type), a `"state"` result the next value of the state argument its `epl.name` names (checked likewise, and once per state) |
     | `epl.phase` | any op of a training step | `#epl.phase<...>` |
     | `epl.id`, `epl.origin` | ops of a training step | integer: a forward op's id, and the id a backward op comes from |
 
