@@ -15,7 +15,8 @@ its quarter of each batch (epl-run --dataset); the 10000 test images are
 evaluated after every epoch with the trained parameters.
 
 Models: `mlp` (784-512-256-10, ReLU, AdamW) and `resnet` (a small ResNet:
-convolutions, batch norm, global average pooling; AdamW).
+convolutions, batch norm, global average pooling; AdamW). The learning rate
+falls to 0 over the run on a cosine (optimizer.lr_schedule).
 """
 
 import argparse
@@ -97,7 +98,10 @@ def main(argv=None):
         eval_batch = args.eval_batch or (250 if args.model == "resnet" else 1000)
         eval_loss, eval_logits = build(args.model, eval_batch, CONFIG, training=False)
         eval_model = epl.to_mlir(eval_loss, outputs=[eval_logits])
-        loss, _ = build(args.model, args.batch, CONFIG)
+        # The rate falls over every step the run takes.
+        schedule = {"optimizer.lr_schedule": "cosine",
+                    "optimizer.decay_steps": args.epochs * (n // args.batch)}
+        loss, _ = build(args.model, args.batch, {**CONFIG, **schedule})
         start = time.time()
         result = epl.train(loss, devices=args.ranks, seed=args.seed, dataset=train_file,
                            epochs=args.epochs, shuffle=True, eval_model=eval_model,

@@ -185,3 +185,28 @@ module attributes {epl.config = {"optimizer.num_apply_group" = 4294967296 : i64}
     return %l, %a : tensor<f32>, tensor<2xf32>
   }
 }
+
+// -----
+
+// A cosine schedule: plain SGD counts steps too, and each step's rate is a
+// 0-d op of the counter, lr * (1 + cos(pi * min(t, 8) / 8)) / 2, that the
+// update reads.
+module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 0.5 : f64,
+                                 "optimizer.lr_schedule" = "cosine",
+                                 "optimizer.decay_steps" = 8 : i64}} {
+  // CHECK-LABEL: func.func @cosine
+  // CHECK-SAME: %[[STEP:[a-z0-9_]+]]: tensor<i64> {epl.arg = "opt_state", epl.name = "optimizer.step"}
+  // CHECK-SAME: tensor<i64> {epl.name = "optimizer.step", epl.result = "opt_state"}
+  // CHECK: %[[LR:.*]] = linalg.generic {{.*}} iterator_types = []} ins(%[[STEP]] : tensor<i64>)
+  // CHECK:   arith.minsi %{{.*}}, %{{.*}} : i64
+  // CHECK:   math.cos
+  // CHECK:   arith.truncf %{{.*}} : f64 to f32
+  // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %[[LR]] : tensor<3xf32>, tensor<3xf32>, tensor<f32>)
+  func.func @cosine(%g: tensor<3xf32> {epl.arg = "input"},
+                    %w: tensor<3xf32> {epl.arg = "param", epl.name = "w"})
+      -> (tensor<f32> {epl.result = "loss"},
+          tensor<3xf32> {epl.result = "grad", epl.name = "w"}) {
+    %l = tensor.empty() : tensor<f32>
+    return %l, %g : tensor<f32>, tensor<3xf32>
+  }
+}

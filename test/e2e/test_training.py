@@ -105,6 +105,55 @@ def test_mlp_trains_like_pytorch(tmp_path, optimizer):
     assert 0.05 < theirs[-1] < theirs[0]
 
 
+@pytest.mark.parametrize("optimizer", ["sgd", *sorted(OPTIMIZERS)])
+def test_cosine_schedule_like_pytorch(tmp_path, optimizer):
+    """optimizer.lr_schedule = "cosine" over decay_steps = STEPS steps equals
+    torch.optim.lr_scheduler.CosineAnnealingLR(T_max=STEPS), stepped after
+    each optimizer step; the losses leave the constant rate's."""
+    params, data = mlp_problem()
+    safetensors.save(tmp_path / "p.safetensors", params)
+    safetensors.save(tmp_path / "d.safetensors", data)
+    sgd = optimizer == "sgd"
+    text = with_config((ROOT / "examples" / "mlp.mlir").read_text(),
+                       "momentum" if sgd else optimizer)
+    if sgd:
+        text = text.replace('"optimizer.type" = "momentum"', '"optimizer.type" = "sgd"')
+    runs = {}
+    for schedule in ("constant", "cosine"):
+        model_path = tmp_path / f"{schedule}.mlir"
+        model_path.write_text(text.replace(
+            "epl.config = {", f'epl.config = {{"optimizer.lr_schedule" = "{schedule}", '
+            f'"optimizer.decay_steps" = {STEPS} : i64, ', 1))
+        runs[schedule] = losses(epl_run(model_path, "--params", tmp_path / "p.safetensors",
+                                        "--data", tmp_path / "d.safetensors",
+                                        "--steps", STEPS).stdout)
+    model = MLP(params)
+    opt = torch_optimizer("momentum" if sgd else optimizer, model.parameters())
+    if sgd:
+        opt.param_groups[0]["momentum"] = 0.0
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=STEPS)
+    x, y = torch.from_numpy(data["x"]), torch.from_numpy(data["y"])
+    theirs = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        loss = model(x, y)
+        loss.backward()
+        opt.step()
+        scheduler.step()
+        theirs.append(loss.item())
+    np.testing.assert_allclose(runs["cosine"], theirs, rtol=RTOL)
+    assert abs(runs["cosine"][-1] - runs["constant"][-1]) > 1e-3 * runs["constant"][-1]
+
+
+def test_cosine_schedule_needs_its_steps(tmp_path):
+    model_path = tmp_path / "m.mlir"
+    model_path.write_text((ROOT / "examples" / "mlp.mlir").read_text().replace(
+        "epl.config = {", 'epl.config = {"optimizer.lr_schedule" = "cosine", ', 1))
+    result = epl_run(model_path, expect_ok=False)
+    assert result.returncode == 1
+    assert '"optimizer.lr_schedule" = "cosine" needs "optimizer.decay_steps"' in result.stderr
+
+
 def test_resume_is_bit_identical(tmp_path):
     params, data = mlp_problem()
     model_path = tmp_path / "mlp.mlir"

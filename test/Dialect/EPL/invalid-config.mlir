@@ -115,3 +115,9 @@ module {
 // expected-error @+1 {{EPL config key "optimizer.beta2" must be less than 1, got 1.000000e+00 : f64}}
 module attributes {epl.config = {"optimizer.beta2" = 1.0 : f64}} {
 }
+
+// -----
+
+// expected-error @+1 {{EPL config key "optimizer.lr_schedule" = "cosine" needs "optimizer.decay_steps" of at least 1: the steps over which the learning rate falls to 0}}
+module attributes {epl.config = {"optimizer.lr_schedule" = "cosine"}} {
+}

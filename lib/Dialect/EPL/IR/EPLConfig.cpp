@@ -37,6 +37,7 @@ constexpr llvm::StringLiteral kLossScales[] = {"dynamic"};
 constexpr llvm::StringLiteral kReduceMethods[] = {"mean", "sum"};
 constexpr llvm::StringLiteral kOptimizers[] = {"sgd", "momentum", "adam",
                                                "adamw"};
+constexpr llvm::StringLiteral kLrSchedules[] = {"constant", "cosine"};
 
 const ConfigKey kKeys[] = {
     {"pipeline.num_micro_batch",
@@ -128,6 +129,18 @@ const ConfigKey kKeys[] = {
     {"optimizer.type", K::String, "optimizer: sgd, momentum, adam or adamw",
      "\"sgd\"", kOptimizers},
     {"optimizer.lr", K::Float, "learning rate", "0.01", {}, 0.0, true},
+    {"optimizer.lr_schedule", K::String,
+     "learning rate by step: constant, or cosine (lr * (1 + cos(pi * "
+     "min(t, decay_steps) / decay_steps)) / 2 at step t = 0, 1, ..., as "
+     "PyTorch's CosineAnnealingLR up to decay_steps and TensorFlow's "
+     "cosine_decay)",
+     "\"constant\"", kLrSchedules},
+    {"optimizer.decay_steps",
+     K::Integer,
+     "cosine: the steps over which the learning rate falls to 0 (required)",
+     "0",
+     {},
+     0},
     {"optimizer.momentum",
      K::Float,
      "momentum factor (momentum)",
@@ -340,6 +353,15 @@ mlir::epl::verifyConfig(DictionaryAttr config,
     if (failed(verifyValue(*key, entry.getValue(), emitError)))
       return failure();
   }
+  // A schedule that falls to 0 needs to know over how many steps.
+  auto schedule = config.getAs<StringAttr>("optimizer.lr_schedule");
+  auto steps = config.getAs<IntegerAttr>("optimizer.decay_steps");
+  if (schedule && schedule.getValue() == "cosine" &&
+      (!steps || steps.getInt() < 1))
+    return emitError() << "EPL config key \"optimizer.lr_schedule\" = "
+                          "\"cosine\" needs \"optimizer.decay_steps\" of at "
+                          "least 1: the steps over which the learning rate "
+                          "falls to 0";
   return success();
 }
 

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::epl;
 
@@ -31,6 +33,8 @@ Optimizer Optimizer::fromConfig(const Config &config) {
   o.beta2 = *config.getNumber("optimizer.beta2");
   o.eps = *config.getNumber("optimizer.eps");
   o.weightDecay = *config.getNumber("optimizer.weight_decay");
+  if (config.getString("optimizer.lr_schedule") == "cosine")
+    o.decaySteps = config.getInt("optimizer.decay_steps");
   return o;
 }
 
@@ -94,6 +98,45 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
     return arith::ConstantOp::create(nb, nl, element,
                                      nb.getFloatAttr(element, v));
   };
+  // The learning rate of the step counted by `t` (i64), in double: the
+  // schedule's, as PyTorch's scheduler computes it in Python.
+  auto lrAt = [&](OpBuilder &nb, Location nl, Value t) -> Value {
+    Type f64 = nb.getF64Type();
+    auto d = [&](double v) -> Value {
+      return arith::ConstantOp::create(nb, nl, f64, nb.getF64FloatAttr(v));
+    };
+    if (decaySteps <= 0)
+      return d(lr);
+    Value clamped = arith::MinSIOp::create(
+        nb, nl, t,
+        arith::ConstantIntOp::create(nb, nl, nb.getI64Type(), decaySteps));
+    Value angle = arith::MulFOp::create(
+        nb, nl, d(M_PI / static_cast<double>(decaySteps)),
+        arith::SIToFPOp::create(nb, nl, f64, clamped));
+    Value half = arith::MulFOp::create(
+        nb, nl, d(0.5),
+        arith::AddFOp::create(nb, nl, d(1.0),
+                              math::CosOp::create(nb, nl, angle)));
+    return arith::MulFOp::create(nb, nl, d(lr), half);
+  };
+  // -lr of this step in the parameters' type (PyTorch's `alpha=-lr`): a
+  // constant, or with a schedule a 0-d op of the step, read by the update.
+  SmallVector<Value> scheduled;
+  if (decaySteps > 0 && (kind == Kind::SGD || kind == Kind::Momentum))
+    scheduled = elementwise(
+        b, loc, step, {step}, 1,
+        [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value neg = arith::NegFOp::create(nb, nl, lrAt(nb, nl, a[0]));
+          return SmallVector<Value>{
+              arith::TruncFOp::create(nb, nl, element, neg)};
+        },
+        element);
+  // `at`: the body argument of the scheduled input.
+  auto negLr = [&](OpBuilder &nb, Location nl, ValueRange a,
+                   unsigned at) -> Value {
+    return scheduled.empty() ? cst(nb, nl, -lr) : a[at];
+  };
+
   // PyTorch's `grad.add(param, alpha=weight_decay)`: L2, folded into the
   // gradient (sgd, momentum, adam).
   auto decayed = [&](OpBuilder &nb, Location nl, Value p, Value g) -> Value {
@@ -106,18 +149,22 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
   switch (kind) {
   case Kind::SGD: {
     // param.add_(d_p, alpha=-lr)
+    SmallVector<Value> inputs = {param, grad};
+    inputs.append(scheduled);
     return elementwise(
-        b, loc, param, {param, grad}, 1,
+        b, loc, param, inputs, 1,
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value g = decayed(nb, nl, a[0], a[1]);
-          Value step = arith::MulFOp::create(nb, nl, cst(nb, nl, -lr), g);
+          Value step = arith::MulFOp::create(nb, nl, negLr(nb, nl, a, 2), g);
           return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[0], step)};
         })[0];
   }
   case Kind::Momentum: {
     // buf.mul_(momentum).add_(d_p); param.add_(buf, alpha=-lr)
+    SmallVector<Value> inputs = {param, grad, states[0]};
+    inputs.append(scheduled);
     SmallVector<Value> r = elementwise(
-        b, loc, param, {param, grad, states[0]}, 2,
+        b, loc, param, inputs, 2,
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value g = decayed(nb, nl, a[0], a[1]);
           Value buf = arith::AddFOp::create(
@@ -125,7 +172,7 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
               arith::MulFOp::create(nb, nl, a[2], cst(nb, nl, momentum)), g);
           Value p = arith::AddFOp::create(
               nb, nl, a[0],
-              arith::MulFOp::create(nb, nl, cst(nb, nl, -lr), buf));
+              arith::MulFOp::create(nb, nl, negLr(nb, nl, a, 3), buf));
           return SmallVector<Value>{p, buf};
         });
     newStates.push_back(r[1]);
@@ -137,8 +184,12 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
     // computes them in Python: in a 0-d op of this parameter's update, not
     // once per element. (Each parameter computes them again: two pows, a
     // few microseconds per step in all.)
+    // With AdamW's decay and a schedule, also the decay factor
+    // 1 - lr * weight_decay of this step (else a constant).
+    bool scheduledDecay =
+        kind == Kind::AdamW && weightDecay != 0 && decaySteps > 0;
     SmallVector<Value> corrections = elementwise(
-        b, loc, step, {step}, 2,
+        b, loc, step, {step}, scheduledDecay ? 3 : 2,
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Type f64 = nb.getF64Type();
           auto d = [&](double v) -> Value {
@@ -153,23 +204,33 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
               nb, nl, d(1.0), math::PowFOp::create(nb, nl, d(beta1), t));
           Value bc2 = arith::SubFOp::create(
               nb, nl, d(1.0), math::PowFOp::create(nb, nl, d(beta2), t));
+          Value lrT = lrAt(nb, nl, a[0]);
           Value stepSize = arith::TruncFOp::create(
-              nb, nl, element, arith::DivFOp::create(nb, nl, d(lr), bc1));
+              nb, nl, element, arith::DivFOp::create(nb, nl, lrT, bc1));
           Value bc2Sqrt = arith::TruncFOp::create(
               nb, nl, element, math::SqrtOp::create(nb, nl, bc2));
-          return SmallVector<Value>{stepSize, bc2Sqrt};
+          if (!scheduledDecay)
+            return SmallVector<Value>{stepSize, bc2Sqrt};
+          Value decay = arith::TruncFOp::create(
+              nb, nl, element,
+              arith::SubFOp::create(
+                  nb, nl, d(1.0),
+                  arith::MulFOp::create(nb, nl, lrT, d(weightDecay))));
+          return SmallVector<Value>{stepSize, bc2Sqrt, decay};
         },
         element);
+    SmallVector<Value> inputs = {param, grad, states[0], states[1]};
+    inputs.append(corrections);
     SmallVector<Value> r = elementwise(
-        b, loc, param,
-        {param, grad, states[0], states[1], corrections[0], corrections[1]}, 3,
+        b, loc, param, inputs, 3,
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value stepSize = a[4], bc2Sqrt = a[5];
           Value p = a[0];
           if (kind == Kind::AdamW && weightDecay != 0)
             // param.mul_(1 - lr * weight_decay)
-            p = arith::MulFOp::create(nb, nl, p,
-                                      cst(nb, nl, 1.0 - lr * weightDecay));
+            p = arith::MulFOp::create(
+                nb, nl, p,
+                scheduledDecay ? a[6] : cst(nb, nl, 1.0 - lr * weightDecay));
           Value g = decayed(nb, nl, a[0], a[1]);
           // exp_avg.mul_(beta1).add_(grad, alpha=1 - beta1)
           Value m = arith::AddFOp::create(

@@ -24,6 +24,9 @@ struct Optimizer {
   Kind kind = Kind::SGD;
   double lr = 0.01, momentum = 0.9, beta1 = 0.9, beta2 = 0.999, eps = 1e-8,
          weightDecay = 0;
+  /// `optimizer.lr_schedule = "cosine"`: the learning rate of step t is
+  /// lr * (1 + cos(pi * min(t, decaySteps) / decaySteps)) / 2; 0: constant.
+  int64_t decaySteps = 0;
 
   /// The optimizer a verified `epl.config` asks for.
   static Optimizer fromConfig(const Config &config);
@@ -31,8 +34,11 @@ struct Optimizer {
   /// Names of the state tensors kept per parameter, appended to the
   /// parameter's name: `w1.exp_avg`.
   SmallVector<StringRef> stateSuffixes() const;
-  /// Whether the optimizer counts steps (`optimizer.step`, a tensor<i64>).
-  bool countsSteps() const { return kind == Kind::Adam || kind == Kind::AdamW; }
+  /// Whether the optimizer counts steps (`optimizer.step`, a tensor<i64>):
+  /// Adam's bias corrections and a learning-rate schedule read it.
+  bool countsSteps() const {
+    return kind == Kind::Adam || kind == Kind::AdamW || decaySteps > 0;
+  }
 
   /// Updates `param` with `grad`, given the parameter's state tensors (in
   /// the order of `stateSuffixes`) and the step counter (null when the
