@@ -16,7 +16,8 @@ evaluated after every epoch with the trained parameters.
 
 Models: `mlp` (784-512-256-10, ReLU, AdamW) and `resnet` (a small ResNet:
 convolutions, batch norm, global average pooling; AdamW). The learning rate
-falls to 0 over the run on a cosine (optimizer.lr_schedule).
+falls to 0 over the run on a cosine (optimizer.lr_schedule; --lr-schedule
+constant keeps it).
 """
 
 import argparse
@@ -80,6 +81,8 @@ def main(argv=None):
     parser.add_argument("--batch", type=int, default=128, help="global batch")
     parser.add_argument("--eval-batch", type=int,
                         help="evaluation batch (default 1000, resnet 250)")
+    parser.add_argument("--lr-schedule", choices=["cosine", "constant"], default="cosine",
+                        help="the learning rate over the run (default: cosine, to 0)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--limit", type=int, help="train on the first N images only")
     args = parser.parse_args(argv)
@@ -100,7 +103,8 @@ def main(argv=None):
         eval_model = epl.to_mlir(eval_loss, outputs=[eval_logits])
         # The rate falls over every step the run takes.
         schedule = {"optimizer.lr_schedule": "cosine",
-                    "optimizer.decay_steps": args.epochs * (n // args.batch)}
+                    "optimizer.decay_steps": args.epochs * (n // args.batch)} \
+            if args.lr_schedule == "cosine" else {}
         loss, _ = build(args.model, args.batch, {**CONFIG, **schedule})
         start = time.time()
         result = epl.train(loss, devices=args.ranks, seed=args.seed, dataset=train_file,
