@@ -320,13 +320,14 @@ void evaluate(const RunOptions &options, const std::vector<HostTensor> &trained,
 /// a dataset, each step first reads its batch into the rank's inputs and
 /// labels, and `endOfEpoch(epoch, last)` runs on every rank after each
 /// epoch (`last`: after the last step).
-/// Page faults of the calling thread so far (each rank runs on a thread of
-/// its own, or in a process of its own under MPI).
+/// Page faults of the calling rank so far: its thread (each rank runs on
+/// a thread of its own, or in a process of its own under MPI) and the
+/// workers its split kernels run on.
 int64_t threadPageFaults() {
   struct rusage usage;
   if (getrusage(RUSAGE_THREAD, &usage) != 0)
-    return 0;
-  return usage.ru_minflt + usage.ru_majflt;
+    return rt::workerPageFaults();
+  return usage.ru_minflt + usage.ru_majflt + rt::workerPageFaults();
 }
 
 std::vector<StepRecord>

@@ -25,13 +25,15 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+
 namespace {
 using Task = void (*)(void *, int64_t, int64_t);
 
 /// `threads - 1` workers; the caller runs the first chunk itself.
 class Workers {
 public:
-  explicit Workers(int threads) {
+  explicit Workers(int threads) : faults(threads) {
     for (int i = 1; i < threads; ++i)
       workers.emplace_back([this, i] { work(i); });
   }
@@ -47,6 +49,14 @@ public:
   }
 
   int threads() const { return static_cast<int>(workers.size()) + 1; }
+
+  /// Page faults the workers have taken (for the rank's step report).
+  int64_t pageFaults() const {
+    int64_t sum = 0;
+    for (const std::atomic<int64_t> &f : faults)
+      sum += f.load();
+    return sum;
+  }
 
   void run(Task fn, void *context, int64_t n) {
     int used = static_cast<int>(std::min<int64_t>(n, threads()));
@@ -101,6 +111,9 @@ private:
       if (index >= used)
         continue;
       fn(ctx, n * index / used, n * (index + 1) / used);
+      struct rusage usage;
+      if (getrusage(RUSAGE_THREAD, &usage) == 0)
+        faults[index].store(usage.ru_minflt + usage.ru_majflt);
       if (pending.fetch_sub(1) == 1) {
         std::lock_guard<std::mutex> lock(mutex);
         done.notify_one();
@@ -109,6 +122,8 @@ private:
   }
 
   std::vector<std::thread> workers;
+  /// Each worker's page faults so far (index 0, the caller's, unused).
+  std::vector<std::atomic<int64_t>> faults;
   std::mutex mutex;
   std::condition_variable wake, done;
   std::atomic<uint64_t> generation{0};
@@ -120,6 +135,8 @@ private:
 };
 
 thread_local std::unique_ptr<Workers> rankWorkers;
+/// Page faults of this rank's workers that are gone.
+thread_local int64_t retiredFaults = 0;
 } // namespace
 
 extern "C" void epl_rt_parallel_for(Task task, void *context, int64_t n) {
@@ -128,7 +145,14 @@ extern "C" void epl_rt_parallel_for(Task task, void *context, int64_t n) {
   int threads = epl::rt::threadsPerRank();
   if (threads <= 1 || n <= 1)
     return task(context, 0, n);
-  if (!rankWorkers || rankWorkers->threads() != threads)
+  if (!rankWorkers || rankWorkers->threads() != threads) {
+    if (rankWorkers)
+      retiredFaults += rankWorkers->pageFaults();
     rankWorkers = std::make_unique<Workers>(threads);
+  }
   rankWorkers->run(task, context, n);
+}
+
+int64_t epl::rt::workerPageFaults() {
+  return retiredFaults + (rankWorkers ? rankWorkers->pageFaults() : 0);
 }

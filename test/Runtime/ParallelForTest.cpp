@@ -101,7 +101,15 @@ INSTANTIATE_TEST_SUITE_P(Threads, ParallelFor, ::testing::Values(1, 2, 3, 4));
 TEST(ParallelForRanks, EachRankUsesItsOwnWorkers) {
   std::mutex mutex;
   std::vector<std::vector<std::thread::id>> seen(3);
+  // Every rank (and its workers) alive at once, so no thread id is reused.
+  std::atomic<int> started{0}, finished{0};
+  auto meet = [](std::atomic<int> &count) {
+    count.fetch_add(1);
+    while (count.load() < 3)
+      std::this_thread::yield();
+  };
   onRanks(3, 2, [&](int rank) {
+    meet(started);
     for (int call = 0; call < 200; ++call) {
       Coverage c(16);
       epl_rt_parallel_for(record, &c, 16);
@@ -110,6 +118,7 @@ TEST(ParallelForRanks, EachRankUsesItsOwnWorkers) {
       std::lock_guard<std::mutex> lock(mutex);
       seen[rank].insert(seen[rank].end(), c.threads.begin(), c.threads.end());
     }
+    meet(finished);
   });
   // No thread worked for two ranks.
   for (int a = 0; a < 3; ++a)

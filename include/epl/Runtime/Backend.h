@@ -206,6 +206,8 @@ int currentRank();
 int worldSize();
 /// The calling rank's threads (Options::threadsPerRank resolved).
 int threadsPerRank();
+/// Page faults the calling rank's workers (epl_rt_parallel_for) have taken.
+int64_t workerPageFaults();
 /// Statistics of the calling rank.
 RankStats &currentStats();
 

@@ -110,9 +110,9 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
     Value clamped = arith::MinSIOp::create(
         nb, nl, t,
         arith::ConstantIntOp::create(nb, nl, nb.getI64Type(), decaySteps));
-    Value angle = arith::MulFOp::create(
-        nb, nl, d(M_PI / static_cast<double>(decaySteps)),
-        arith::SIToFPOp::create(nb, nl, f64, clamped));
+    Value angle =
+        arith::MulFOp::create(nb, nl, d(M_PI / static_cast<double>(decaySteps)),
+                              arith::SIToFPOp::create(nb, nl, f64, clamped));
     Value half = arith::MulFOp::create(
         nb, nl, d(0.5),
         arith::AddFOp::create(nb, nl, d(1.0),
