@@ -50,24 +50,26 @@ template <typename T> struct Matrix {
   }
 };
 
+/// BLAS ignores C's values with beta = 0 (a NaN there stays out).
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
           int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
-          float *c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c,
-              ldc);
+          float *c, int64_t ldc, bool accumulate) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb,
+              accumulate ? 1.0f : 0.0f, c, ldc);
 }
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
           int64_t k, const double *a, int64_t lda, const double *b, int64_t ldb,
-          double *c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, 1.0, c, ldc);
+          double *c, int64_t ldc, bool accumulate) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb,
+              accumulate ? 1.0 : 0.0, c, ldc);
 }
 
-/// C += A * B for one matrix of each.
+/// C += A * B (with `accumulate`, else C = A * B) for one matrix of each.
 /// On a GPU: cuBLAS on the device buffers. The lowering stages operands
 /// BLAS cannot address in contiguous copies, so none is packed here.
 template <typename T>
-void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b,
-                    const Matrix<T> &c) {
+void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
+                    bool accumulate) {
   CBLAS_TRANSPOSE ta, tb, tc;
   int64_t lda, ldb, ldc;
   if (!a.blasForm(ta, lda) || !b.blasForm(tb, ldb) || !c.blasForm(tc, ldc))
@@ -75,12 +77,12 @@ void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b,
                "lowering should have staged it in a contiguous copy)");
   if (tc == CblasNoTrans) {
     cuda::gemm(ta == CblasTrans, tb == CblasTrans, c.rows, c.cols, a.cols,
-               a.base, lda, b.base, ldb, c.base, ldc);
+               a.base, lda, b.base, ldb, c.base, ldc, accumulate);
     return;
   }
   // C is column-major: C^T += B^T A^T.
   cuda::gemm(tb == CblasNoTrans, ta == CblasNoTrans, c.cols, c.rows, a.cols,
-             b.base, ldb, a.base, lda, c.base, ldc);
+             b.base, ldb, a.base, lda, c.base, ldc, accumulate);
 }
 
 /// Runs a GEMM of `macs` multiply-adds on one OpenBLAS thread when it is
@@ -117,12 +119,22 @@ private:
 };
 
 template <typename T>
-void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
-  // C += A B with k = 0 adds nothing.
-  if (c.rows == 0 || c.cols == 0 || a.cols == 0)
+void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
+              bool accumulate) {
+  if (c.rows == 0 || c.cols == 0)
     return;
+  // With k = 0, A B is zero: C += it adds nothing, C = it is zeros
+  // (host BLAS may return without touching C; cuBLAS scales C by beta).
+  if (a.cols == 0 && accumulate)
+    return;
+  if (a.cols == 0 && !cuda::bound()) {
+    for (int64_t i = 0; i < c.rows; ++i)
+      for (int64_t j = 0; j < c.cols; ++j)
+        c.base[i * c.rowStride + j * c.colStride] = 0;
+    return;
+  }
   if (cuda::bound())
-    return matmulOnDevice(a, b, c);
+    return matmulOnDevice(a, b, c, accumulate);
   SmallOnOneThread small(c.rows * c.cols * a.cols);
   CBLAS_TRANSPOSE ta, tb, tc;
   int64_t lda, ldb, ldc;
@@ -141,7 +153,8 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
     ldb = std::max<int64_t>(b.cols, 1);
   }
   if (c.blasForm(tc, ldc) && tc == CblasNoTrans) {
-    gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, c.base, ldc);
+    gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, c.base, ldc,
+         accumulate);
     return;
   }
   if (c.blasForm(tc, ldc)) {
@@ -150,12 +163,12 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c) {
       return t == CblasNoTrans ? CblasTrans : CblasNoTrans;
     };
     gemm(flip(tb), flip(ta), c.cols, c.rows, a.cols, pb, ldb, pa, lda, c.base,
-         ldc);
+         ldc, accumulate);
     return;
   }
-  packedC = c.pack();
-  gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, packedC.data(),
-       c.cols);
+  packedC = accumulate ? c.pack() : std::vector<T>(c.rows * c.cols);
+  gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, packedC.data(), c.cols,
+       accumulate);
   for (int64_t i = 0; i < c.rows; ++i)
     for (int64_t j = 0; j < c.cols; ++j)
       c.base[i * c.rowStride + j * c.colStride] = packedC[i * c.cols + j];
@@ -169,8 +182,8 @@ template <typename T> Matrix<T> matrixAt(const StridedView &v, int64_t batch) {
 }
 
 template <typename T>
-void matmul(EplUnrankedMemRef *am, EplUnrankedMemRef *bm,
-            EplUnrankedMemRef *cm) {
+void matmul(EplUnrankedMemRef *am, EplUnrankedMemRef *bm, EplUnrankedMemRef *cm,
+            bool accumulate) {
   StridedView a = StridedView::of(am, sizeof(T)),
               b = StridedView::of(bm, sizeof(T)),
               c = StridedView::of(cm, sizeof(T));
@@ -190,7 +203,7 @@ void matmul(EplUnrankedMemRef *am, EplUnrankedMemRef *bm,
                  "x" + std::to_string(mb.cols) + " -> " +
                  std::to_string(mc.rows) + "x" + std::to_string(mc.cols) +
                  " do not match");
-    matmul2d(ma, mb, mc);
+    matmul2d(ma, mb, mc, accumulate);
   }
 }
 } // namespace
@@ -198,10 +211,20 @@ void matmul(EplUnrankedMemRef *am, EplUnrankedMemRef *bm,
 extern "C" {
 void _mlir_ciface_epl_rt_matmul_f32(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
                                     EplUnrankedMemRef *c) {
-  matmul<float>(a, b, c);
+  matmul<float>(a, b, c, /*accumulate=*/true);
 }
 void _mlir_ciface_epl_rt_matmul_f64(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
                                     EplUnrankedMemRef *c) {
-  matmul<double>(a, b, c);
+  matmul<double>(a, b, c, /*accumulate=*/true);
+}
+void _mlir_ciface_epl_rt_matmul_overwrite_f32(EplUnrankedMemRef *a,
+                                              EplUnrankedMemRef *b,
+                                              EplUnrankedMemRef *c) {
+  matmul<float>(a, b, c, /*accumulate=*/false);
+}
+void _mlir_ciface_epl_rt_matmul_overwrite_f64(EplUnrankedMemRef *a,
+                                              EplUnrankedMemRef *b,
+                                              EplUnrankedMemRef *c) {
+  matmul<double>(a, b, c, /*accumulate=*/false);
 }
 }

@@ -7,8 +7,9 @@
 // CHECK-NOT: memref.
 // CHECK: llvm.func @model
 // CHECK: llvm.call @_mlir_memref_to_llvm_alloc
-// CHECK: llvm.call @epl_rt_matmul_f32
+// The forward GEMMs write their zero-filled outputs (beta = 0).
+// CHECK: llvm.call @epl_rt_matmul_overwrite_f32
 // CHECK: llvm.call @_mlir_memref_to_llvm_free
-// CHECK: llvm.func @_mlir_ciface_epl_rt_matmul_f32
+// CHECK: llvm.func @_mlir_ciface_epl_rt_matmul_overwrite_f32
 
 // LOOPS-NOT: epl_rt_matmul

@@ -200,3 +200,44 @@ func.func @no_unit_stride(%a: memref<4x8xf32, strided<[32, 2]>>, %b: memref<8x3x
                 outs(%c : memref<4x3xf32>)
   return
 }
+
+// A zero fill of C right before C += A B: the GEMM writes C = A B (BLAS's
+// beta = 0) and the fill goes. So does the copy of a zero-filled buffer
+// that bufferization makes for a fill several users share; that buffer's
+// own fill stays.
+// CHECK-LABEL: func @overwrite
+func.func @overwrite(%a: memref<32x64xf32>, %b: memref<64x16xf32>, %c: memref<32x16xf32>,
+                     %d: memref<32x16xf32>, %z: memref<32x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  // CHECK-NOT: linalg.fill ins(%{{.*}} : f32) outs(%arg2
+  // CHECK: call @epl_rt_matmul_overwrite_f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x16xf32>)
+  linalg.matmul ins(%a, %b : memref<32x64xf32>, memref<64x16xf32>) outs(%c : memref<32x16xf32>)
+  // CHECK: linalg.fill ins(%{{.*}} : f32) outs(%arg4
+  // CHECK-NOT: memref.copy
+  // CHECK: call @epl_rt_matmul_overwrite_f32
+  linalg.fill ins(%zero : f32) outs(%z : memref<32x16xf32>)
+  memref.copy %z, %d : memref<32x16xf32> to memref<32x16xf32>
+  linalg.matmul ins(%a, %b : memref<32x64xf32>, memref<64x16xf32>) outs(%d : memref<32x16xf32>)
+  return
+}
+
+// Not when anything touches C in between (here a copy reads it: the
+// search is conservative), or the fill is not zeros.
+// CHECK-LABEL: func @accumulate
+func.func @accumulate(%a: memref<32x64xf32>, %b: memref<64x16xf32>, %c: memref<32x16xf32>,
+                      %e: memref<32x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  // CHECK: linalg.fill
+  // CHECK: memref.copy
+  // CHECK: call @epl_rt_matmul_f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<32x16xf32>)
+  memref.copy %c, %e : memref<32x16xf32> to memref<32x16xf32>
+  linalg.matmul ins(%a, %b : memref<32x64xf32>, memref<64x16xf32>) outs(%c : memref<32x16xf32>)
+  // CHECK: linalg.fill
+  // CHECK: call @epl_rt_matmul_f32
+  linalg.fill ins(%one : f32) outs(%e : memref<32x16xf32>)
+  linalg.matmul ins(%a, %b : memref<32x64xf32>, memref<64x16xf32>) outs(%e : memref<32x16xf32>)
+  return
+}

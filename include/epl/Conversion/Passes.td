@@ -106,6 +106,13 @@ def EPLMatmulToRuntimePass : Pass<"epl-matmul-to-runtime", "ModuleOp"> {
     batch dimensions (attention's batch and heads) loop over all but the
     innermost one with `scf.for`, one batched GEMM per iteration.
 
+    When C is all zeros just before (a zero `linalg.fill` of it, or a copy
+    into it of a buffer such a fill made, with nothing touching C in
+    between in the block), the call is `epl_rt_matmul_overwrite_f32`, C =
+    A B (BLAS's beta = 0), and that fill or copy goes: one pass over C less
+    per GEMM (every GEMM of an MLP step; a convolution's tiles accumulate
+    into a buffer filled outside their loop and keep it).
+
     ```mlir
     linalg.matmul ins(%a, %b : memref<32x784xf32>, memref<784x512xf32>)
                   outs(%c : memref<32x512xf32>)

@@ -108,6 +108,14 @@ void _mlir_ciface_epl_rt_matmul_f32(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
                                     EplUnrankedMemRef *c);
 void _mlir_ciface_epl_rt_matmul_f64(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
                                     EplUnrankedMemRef *c);
+/// C = op(A) * op(B), C's old values unread: a zero-filled C the lowering
+/// no longer fills.
+void _mlir_ciface_epl_rt_matmul_overwrite_f32(EplUnrankedMemRef *a,
+                                              EplUnrankedMemRef *b,
+                                              EplUnrankedMemRef *c);
+void _mlir_ciface_epl_rt_matmul_overwrite_f64(EplUnrankedMemRef *a,
+                                              EplUnrankedMemRef *b,
+                                              EplUnrankedMemRef *c);
 
 /// Copies between buffers of any strides (the symbol upstream's
 /// `finalize-memref-to-llvm` calls for a `memref.copy` it cannot prove

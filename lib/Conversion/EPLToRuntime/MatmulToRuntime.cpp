@@ -13,7 +13,10 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #define DEBUG_TYPE "epl-matmul-to-runtime"
 
@@ -92,6 +95,73 @@ Value innermost(OpBuilder &b, Location loc, Value view, ValueRange outer) {
                                    offsets, sizes, strides);
 }
 
+/// The buffer a view of it (subview, cast, reshape, transpose) was taken
+/// from.
+Value rootBuffer(Value view) {
+  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
+    view = viewLike.getViewSource();
+  return view;
+}
+
+/// The last op before `before` in its block that touches `buffer`'s
+/// memory (through any view); null when none does, or when a call or an op
+/// with regions, which might, comes first.
+Operation *lastTouch(Value buffer, Operation *before) {
+  Value root = rootBuffer(buffer);
+  for (Operation *prev = before->getPrevNode(); prev;
+       prev = prev->getPrevNode()) {
+    if (prev->getNumRegions() > 0 && !isa<linalg::LinalgOp>(prev))
+      return nullptr;
+    if (isa<CallOpInterface>(prev))
+      return nullptr;
+    for (Value operand : prev->getOperands())
+      if (isa<BaseMemRefType>(operand.getType()) && rootBuffer(operand) == root)
+        return prev;
+  }
+  return nullptr;
+}
+
+/// Whether `op` writes zeros into all of exactly `buffer`: a `linalg.fill`,
+/// or the generic a generalized fill is (a scalar input yielded into every
+/// element).
+bool isZeroFill(Operation *op, Value buffer) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
+      linalgOp.getNumDpsInits() != 1 ||
+      linalgOp.getDpsInitOperand(0)->get() != buffer ||
+      linalgOp.getNumDpsInputs() != 1)
+    return false;
+  Value value = linalgOp.getDpsInputOperand(0)->get();
+  if (!isa<FloatType>(value.getType()) ||
+      !matchPattern(value, m_AnyZeroFloat()))
+    return false;
+  if (isa<linalg::FillOp>(op))
+    return true;
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getIndexingMapsArray().back().isIdentity())
+    return false;
+  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == generic.getBody()->getArgument(0);
+}
+
+/// What makes `c` zeros right before `op` (which accumulates onto it), when
+/// nothing between touches it: a zero fill of `c`, or a copy into `c` of a
+/// buffer a zero fill made. The GEMM can write C = A B instead (BLAS's beta
+/// = 0), and that op's pass over C goes. Null otherwise.
+Operation *zeroingBefore(linalg::LinalgOp op, Value c) {
+  Operation *last = lastTouch(c, op);
+  if (isZeroFill(last, c))
+    return last;
+  // Bufferization copies a zero-filled buffer that several users share.
+  auto copy = dyn_cast_or_null<memref::CopyOp>(last);
+  if (copy && copy.getTarget() == c &&
+      isZeroFill(lastTouch(copy.getSource(), copy), copy.getSource()))
+    return copy;
+  return nullptr;
+}
+
 /// Lowers `op` if it is a GEMM the runtime runs; returns whether it did.
 bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
                       linalg::LinalgOp op) {
@@ -147,6 +217,7 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
 
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
+  Operation *zeroFill = zeroingBefore(op, c);
   // Operands whose groups are not one strided dimension each (a slice of a
   // padded buffer, e.g. a convolution's output gradient written into the
   // spread copy its input gradient reads), or whose matrix has no unit
@@ -176,7 +247,8 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
       auto contiguous =
           MemRefType::get(viewType.getShape(), viewType.getElementType());
       Value copy = memref::AllocOp::create(rewriter, loc, contiguous);
-      if (!isOutput || op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+      if (!isOutput || (!zeroFill && op.payloadUsesValueFromOperand(
+                                         op.getDpsInitOperand(0))))
         memref::CopyOp::create(rewriter, loc, view, copy);
       staged.push_back({copy, view});
       if (isOutput)
@@ -201,7 +273,9 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
     outer.push_back(loop.getInductionVar());
   }
   api.call(
-      rewriter, loc, *RuntimeAPI::typedFunction("matmul", element),
+      rewriter, loc,
+      *RuntimeAPI::typedFunction(zeroFill ? "matmul_overwrite" : "matmul",
+                                 element),
       {RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, va, outer)),
        RuntimeAPI::unranked(rewriter, loc, innermost(rewriter, loc, vb, outer)),
        RuntimeAPI::unranked(rewriter, loc,
@@ -213,6 +287,8 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
     memref::DeallocOp::create(rewriter, loc, copy);
   }
   rewriter.eraseOp(op);
+  if (zeroFill)
+    rewriter.eraseOp(zeroFill);
   return true;
 }
 

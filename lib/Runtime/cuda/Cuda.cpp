@@ -261,11 +261,11 @@ cublasHandle_t blasHandle() {
 template <typename T, typename Gemm>
 void rowMajorGemm(Gemm gemm, bool transA, bool transB, int64_t m, int64_t n,
                   int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
-                  T *c, int64_t ldc) {
-  T one = 1;
+                  T *c, int64_t ldc, bool accumulate) {
+  T one = 1, beta = accumulate ? 1 : 0;
   cublasStatus_t s = gemm(blasHandle(), transB ? CUBLAS_OP_T : CUBLAS_OP_N,
                           transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b,
-                          ldb, a, lda, &one, c, ldc);
+                          ldb, a, lda, &beta, c, ldc);
   if (s != CUBLAS_STATUS_SUCCESS)
     fatalError("CUDA: cuBLAS GEMM " + std::to_string(m) + "x" +
                std::to_string(n) + "x" + std::to_string(k) +
@@ -275,16 +275,16 @@ void rowMajorGemm(Gemm gemm, bool transA, bool transB, int64_t m, int64_t n,
 
 void cuda::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                 const float *a, int64_t lda, const float *b, int64_t ldb,
-                float *c, int64_t ldc) {
+                float *c, int64_t ldc, bool accumulate) {
   rowMajorGemm(blas().cublasSgemm, transA, transB, m, n, k, a, lda, b, ldb, c,
-               ldc);
+               ldc, accumulate);
 }
 
 void cuda::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                 const double *a, int64_t lda, const double *b, int64_t ldb,
-                double *c, int64_t ldc) {
+                double *c, int64_t ldc, bool accumulate) {
   rowMajorGemm(blas().cublasDgemm, transA, transB, m, n, k, a, lda, b, ldb, c,
-               ldc);
+               ldc, accumulate);
 }
 
 //===----------------------------------------------------------------------===//

@@ -18,7 +18,7 @@
 // CHECK: llvm.call @mgpuStreamCreate
 // CHECK: llvm.call @mgpuMemcpy
 // CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @__epl_kernels::@model_kernel blocks in
-// CHECK: llvm.call @epl_rt_matmul_f32
+// CHECK: llvm.call @epl_rt_matmul_overwrite_f32
 // CHECK: llvm.call @epl_rt_all_reduce_f32
 // Updated parameters and state are copied back to the host buffers.
 // CHECK: llvm.call @mgpuMemcpy
