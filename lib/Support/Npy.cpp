@@ -63,12 +63,9 @@ std::optional<DType> dtypeOf(StringRef descr) {
 } // namespace
 
 llvm::Expected<HostTensor> mlir::epl::readNpy(StringRef path, StringRef name) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
+  auto buffer = readWholeFile(path);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(),
-                                   "cannot read " + path + ": " +
-                                       buffer.getError().message());
+    return buffer.takeError();
   StringRef bytes = (*buffer)->getBuffer();
   if (!bytes.starts_with("\x93NUMPY"))
     return malformed(path, "it does not start with \\x93NUMPY");

@@ -114,13 +114,21 @@ static bool nestsTooDeep(StringRef json) {
   return false;
 }
 
-llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+mlir::epl::readWholeFile(StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
     return llvm::createStringError(buffer.getError(),
                                    "cannot read " + path + ": " +
                                        buffer.getError().message());
+  return std::move(*buffer);
+}
+
+llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
+  auto buffer = readWholeFile(path);
+  if (!buffer)
+    return buffer.takeError();
   StringRef bytes = (*buffer)->getBuffer();
   if (bytes.size() < 8)
     return malformed(path, "shorter than its 8-byte header length");

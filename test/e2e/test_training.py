@@ -46,13 +46,15 @@ def with_config(module_text, optimizer):
                   module_text, count=1, flags=re.S)
 
 
-def torch_losses(model, optimizer, inputs):
+def torch_losses(model, optimizer, inputs, scheduler=None):
     losses_ = []
     for _ in range(STEPS):
         optimizer.zero_grad()
         loss = model(*inputs)
         loss.backward()
         optimizer.step()
+        if scheduler:
+            scheduler.step()
         losses_.append(loss.item())
     return losses_
 
@@ -121,9 +123,10 @@ def test_cosine_schedule_like_pytorch(tmp_path, optimizer):
     runs = {}
     for schedule in ("constant", "cosine"):
         model_path = tmp_path / f"{schedule}.mlir"
+        steps = f'"optimizer.decay_steps" = {STEPS} : i64, ' if schedule == "cosine" else ""
         model_path.write_text(text.replace(
             "epl.config = {", f'epl.config = {{"optimizer.lr_schedule" = "{schedule}", '
-            f'"optimizer.decay_steps" = {STEPS} : i64, ', 1))
+            + steps, 1))
         runs[schedule] = losses(epl_run(model_path, "--params", tmp_path / "p.safetensors",
                                         "--data", tmp_path / "d.safetensors",
                                         "--steps", STEPS).stdout)
@@ -131,16 +134,9 @@ def test_cosine_schedule_like_pytorch(tmp_path, optimizer):
     opt = torch_optimizer("momentum" if sgd else optimizer, model.parameters())
     if sgd:
         opt.param_groups[0]["momentum"] = 0.0
-    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=STEPS)
-    x, y = torch.from_numpy(data["x"]), torch.from_numpy(data["y"])
-    theirs = []
-    for _ in range(STEPS):
-        opt.zero_grad()
-        loss = model(x, y)
-        loss.backward()
-        opt.step()
-        scheduler.step()
-        theirs.append(loss.item())
+    theirs = torch_losses(model, opt, (torch.from_numpy(data["x"]),
+                                       torch.from_numpy(data["y"])),
+                          torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=STEPS))
     np.testing.assert_allclose(runs["cosine"], theirs, rtol=RTOL)
     assert abs(runs["cosine"][-1] - runs["constant"][-1]) > 1e-3 * runs["constant"][-1]
 

@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -54,6 +55,10 @@ struct SafetensorsFile {
 
 /// Reads `path`; errors name the file and what is wrong with it.
 llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path);
+
+/// The bytes of the file at `path`; errors say "cannot read PATH: REASON".
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readWholeFile(llvm::StringRef path);
 
 /// Writes `file` to `path` atomically: either the whole file appears or the
 /// old one (if any) stays.

@@ -104,19 +104,23 @@ Value rootBuffer(Value view) {
 }
 
 /// The last op before `before` in its block that touches `buffer`'s
-/// memory (through any view); null when none does, or when a call or an op
-/// with regions, which might, comes first.
+/// memory (through any view, in its operands or its regions' ops); null
+/// when none does, or when a call, which might, comes first.
 Operation *lastTouch(Value buffer, Operation *before) {
   Value root = rootBuffer(buffer);
   for (Operation *prev = before->getPrevNode(); prev;
        prev = prev->getPrevNode()) {
-    if (prev->getNumRegions() > 0 && !isa<linalg::LinalgOp>(prev))
+    bool touches = false, calls = false;
+    prev->walk([&](Operation *op) {
+      calls |= isa<CallOpInterface>(op);
+      for (Value operand : op->getOperands())
+        touches |= isa<BaseMemRefType>(operand.getType()) &&
+                   rootBuffer(operand) == root;
+    });
+    if (calls)
       return nullptr;
-    if (isa<CallOpInterface>(prev))
-      return nullptr;
-    for (Value operand : prev->getOperands())
-      if (isa<BaseMemRefType>(operand.getType()) && rootBuffer(operand) == root)
-        return prev;
+    if (touches)
+      return prev;
   }
   return nullptr;
 }

@@ -121,3 +121,9 @@ module attributes {epl.config = {"optimizer.beta2" = 1.0 : f64}} {
 // expected-error @+1 {{EPL config key "optimizer.lr_schedule" = "cosine" needs "optimizer.decay_steps" of at least 1: the steps over which the learning rate falls to 0}}
 module attributes {epl.config = {"optimizer.lr_schedule" = "cosine"}} {
 }
+
+// -----
+
+// expected-error @+1 {{EPL config key "optimizer.decay_steps" = 100 is read only by "optimizer.lr_schedule" = "cosine"; the schedule is constant}}
+module attributes {epl.config = {"optimizer.decay_steps" = 100 : i64}} {
+}

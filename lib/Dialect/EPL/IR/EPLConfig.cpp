@@ -356,12 +356,18 @@ mlir::epl::verifyConfig(DictionaryAttr config,
   // A schedule that falls to 0 needs to know over how many steps.
   auto schedule = config.getAs<StringAttr>("optimizer.lr_schedule");
   auto steps = config.getAs<IntegerAttr>("optimizer.decay_steps");
-  if (schedule && schedule.getValue() == "cosine" &&
-      (!steps || steps.getInt() < 1))
+  bool cosine = schedule && schedule.getValue() == "cosine";
+  if (cosine && (!steps || steps.getInt() < 1))
     return emitError() << "EPL config key \"optimizer.lr_schedule\" = "
                           "\"cosine\" needs \"optimizer.decay_steps\" of at "
                           "least 1: the steps over which the learning rate "
                           "falls to 0";
+  // Read by the cosine schedule only: anywhere else it would change nothing.
+  if (!cosine && steps && steps.getInt() != 0)
+    return emitError() << "EPL config key \"optimizer.decay_steps\" = "
+                       << steps.getInt()
+                       << " is read only by \"optimizer.lr_schedule\" = "
+                          "\"cosine\"; the schedule is constant";
   return success();
 }
 

@@ -131,10 +131,10 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
               arith::TruncFOp::create(nb, nl, element, neg)};
         },
         element);
-  // `at`: the body argument of the scheduled input.
+  // The scheduled input comes after an update's `numInputs` others.
   auto negLr = [&](OpBuilder &nb, Location nl, ValueRange a,
-                   unsigned at) -> Value {
-    return scheduled.empty() ? cst(nb, nl, -lr) : a[at];
+                   unsigned numInputs) -> Value {
+    return scheduled.empty() ? cst(nb, nl, -lr) : a[numInputs];
   };
 
   // PyTorch's `grad.add(param, alpha=weight_decay)`: L2, folded into the
@@ -150,18 +150,21 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
   case Kind::SGD: {
     // param.add_(d_p, alpha=-lr)
     SmallVector<Value> inputs = {param, grad};
+    unsigned numInputs = inputs.size();
     inputs.append(scheduled);
     return elementwise(
         b, loc, param, inputs, 1,
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value g = decayed(nb, nl, a[0], a[1]);
-          Value step = arith::MulFOp::create(nb, nl, negLr(nb, nl, a, 2), g);
+          Value step =
+              arith::MulFOp::create(nb, nl, negLr(nb, nl, a, numInputs), g);
           return SmallVector<Value>{arith::AddFOp::create(nb, nl, a[0], step)};
         })[0];
   }
   case Kind::Momentum: {
     // buf.mul_(momentum).add_(d_p); param.add_(buf, alpha=-lr)
     SmallVector<Value> inputs = {param, grad, states[0]};
+    unsigned numInputs = inputs.size();
     inputs.append(scheduled);
     SmallVector<Value> r = elementwise(
         b, loc, param, inputs, 2,
@@ -172,7 +175,7 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
               arith::MulFOp::create(nb, nl, a[2], cst(nb, nl, momentum)), g);
           Value p = arith::AddFOp::create(
               nb, nl, a[0],
-              arith::MulFOp::create(nb, nl, negLr(nb, nl, a, 3), buf));
+              arith::MulFOp::create(nb, nl, negLr(nb, nl, a, numInputs), buf));
           return SmallVector<Value>{p, buf};
         });
     newStates.push_back(r[1]);
