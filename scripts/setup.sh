@@ -20,6 +20,10 @@ PKGS=(
 )
 # The other GEMM library a build may pick (scripts/build.sh, EPL_BLAS).
 if [[ ${EPL_BLAS:-} == blis ]]; then PKGS+=(libblis-dev); fi
+if [[ ${EPL_BLAS:-} == dnnl ]]; then PKGS+=(libdnnl-dev); fi
+# What an optional tool needs on top (scripts/fuzz.sh: clang and libFuzzer).
+# shellcheck disable=SC2206
+PKGS+=(${EPL_EXTRA_PKGS:-})
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -27,7 +27,7 @@ llvm_config.with_environment("PATH", config.epl_tools_dir, append_path=True)
 tool_dirs = [config.epl_tools_dir, config.llvm_tools_dir]
 # `not` and `count` come from PATH: a substitution would also rewrite
 # those words inside expected messages.
-tools = ["epl-opt"]
+tools = ["epl-opt", "epl-fuzz"]
 
 # Execution tests: epl-run JIT-compiles for this machine's CPU.
 if os.path.exists(os.path.join(config.epl_tools_dir, "epl-run")):

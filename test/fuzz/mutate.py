@@ -13,6 +13,7 @@ command), to become lit regression tests.
 
 usage: mutate.py --epl-opt PATH --corpus DIR [--seed N] [--runs N]
                  [--out DIR] [--timeout S]
+       mutate.py --corpus DIR --write-corpus SEEDS
 The same seed and corpus give the same mutants, in the same order.
 """
 
@@ -116,13 +117,27 @@ def classify(result, timed_out):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--epl-opt", required=True)
+    parser.add_argument("--epl-opt")
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--runs", type=int, default=100)
     parser.add_argument("--timeout", type=float, default=20)
     parser.add_argument("--out", default="fuzz-findings")
+    parser.add_argument("--write-corpus", metavar="DIR",
+                        help="write each chunk to DIR as a file (epl-fuzz's "
+                        "seed corpus) and exit")
     options = parser.parse_args()
+
+    if options.write_corpus:
+        seeds = pathlib.Path(options.write_corpus)
+        seeds.mkdir(parents=True, exist_ok=True)
+        chunks = corpus(options.corpus)
+        for name, text in chunks:
+            stem = re.sub(r"[^\w.-]", "_", name)
+            (seeds / f"{stem}.mlir").write_text(text + "\n")
+        return 0
+    if not options.epl_opt:
+        parser.error("--epl-opt is required to fuzz")
 
     rng = random.Random(options.seed)
     chunks = corpus(options.corpus)
