@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <thread>
 
@@ -48,18 +49,33 @@ int epl::rt::launcherRank() {
 }
 
 void epl::rt::injectFault(const char *point, int rank) {
-  const char *spec = std::getenv("EPL_RT_FAULT");
+  // Read once: this is on every all_reduce's path.
+  static const char *spec = std::getenv("EPL_RT_FAULT");
   if (!spec)
     return;
   std::string s(spec);
   size_t a = s.find(':'), b = s.find(':', a == std::string::npos ? a : a + 1);
   if (a == std::string::npos || b == std::string::npos ||
-      std::atoi(s.substr(0, a).c_str()) != rank ||
-      s.substr(a + 1, b - a - 1) != point)
+      std::atoi(s.substr(0, a).c_str()) != rank)
+    return;
+  // POINT[@N]: the N-th time this rank reaches the point (the first by
+  // default). Each rank counts its own: a thread of the threads backend, or
+  // this process.
+  std::string where = s.substr(a + 1, b - a - 1);
+  int nth = 1;
+  if (size_t at = where.find('@'); at != std::string::npos) {
+    nth = std::atoi(where.c_str() + at + 1);
+    where.resize(at);
+  }
+  if (where != point)
+    return;
+  static thread_local std::map<std::string, int> reached;
+  if (++reached[where] != nth)
     return;
   std::string action = s.substr(b + 1);
   std::fprintf(stderr, "%s: rank %d: injected fault: %s at %s\n",
-               toolName().c_str(), rank, action.c_str(), point);
+               toolName().c_str(), rank, action.c_str(),
+               s.substr(a + 1, b - a - 1).c_str());
   std::fflush(stderr);
   if (action == "stop")
     std::raise(SIGSTOP);

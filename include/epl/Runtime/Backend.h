@@ -186,11 +186,14 @@ int launcherWorldSize();
 int launcherRank();
 
 /// Fault injection for the fault tests: when the environment variable
-/// EPL_RT_FAULT is "RANK:POINT:ACTION" and `rank` is RANK and `point` is
-/// POINT, does ACTION to this rank: "stop" (SIGSTOP to this process),
-/// "kill" (SIGKILL), or "sleep=SECONDS" (this rank's thread). Points:
-/// "start" (epl-run, before compiling), "communicator" (before a rank
-/// creates its first communicator, i.e. before its first collective).
+/// EPL_RT_FAULT is "RANK:POINT[@N]:ACTION" and `rank` is RANK and `point` is
+/// POINT, reached for the N-th time by this rank (the first by default),
+/// does ACTION to this rank: "stop" (SIGSTOP to this process), "kill"
+/// (SIGKILL), or "sleep=SECONDS" (this rank's thread). Points: "start"
+/// (epl-run, before compiling), "communicator" (before a rank creates its
+/// first communicator, i.e. before its first collective), "all_reduce" (in
+/// the middle of an all_reduce: its peers have entered it and wait for this
+/// rank's part).
 void injectFault(const char *point, int rank);
 /// Whether the MPI backend was compiled in.
 bool mpiAvailable();

@@ -394,6 +394,7 @@ void MPICommunicator::allReduce(const void *in, void *out, size_t count,
                  recvCounts.data(), recvDispls.data(), MPI_BYTE, comm,
                  &request);
   wait(request, "all_reduce");
+  injectFault("all_reduce", currentRank());
   std::vector<const void *> inputs(g);
   for (int i = 0; i < g; ++i)
     inputs[i] = received.data() + i * mine;

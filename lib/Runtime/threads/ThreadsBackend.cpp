@@ -242,6 +242,7 @@ void ThreadsCommunicator::allReduce(const void *in, void *out, size_t count,
   for (const Slot &s : state.slots)
     inputs.push_back(s.in);
   reduceInOrder(out, inputs.data(), group.size(), count, dtype, kind);
+  injectFault("all_reduce", group.members[group.index]);
   leave("all_reduce");
 }
 
