@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing (scripts/setup.sh), configures and builds EPL-MLIR
 # into build/, executables in build/bin/. Extra arguments go to ninja
-# (e.g. `scripts/build.sh epl-opt`). EPL_BLAS=openblas|blis picks the GEMM
+# (e.g. `scripts/build.sh epl-opt`). EPL_BLAS=openblas|blis|dnnl picks the GEMM
 # library (lib/Runtime/CMakeLists.txt). EPL_SANITIZE="Address;Undefined" (or
 # Thread) builds with sanitizers (LLVM's LLVM_USE_SANITIZER), best into a
 # build directory of its own: EPL_BUILD_DIR=build-asan. UBSan's flags are

@@ -17,6 +17,9 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#if EPL_BLAS_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 #include <cstdint>
 #include <string>
@@ -50,12 +53,25 @@ template <typename T> struct Matrix {
   }
 };
 
-/// BLAS ignores C's values with beta = 0 (a NaN there stays out).
+/// BLAS ignores C's values with beta = 0 (a NaN there stays out), and so
+/// does oneDNN.
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
           int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
           float *c, int64_t ldc, bool accumulate) {
+#if EPL_BLAS_DNNL
+  // Row-major, as CBLAS's CblasRowMajor.
+  dnnl_status_t status =
+      dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m,
+                 n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
+  if (status != dnnl_success)
+    fatalError("matmul: dnnl_sgemm of " + std::to_string(m) + "x" +
+               std::to_string(k) + " * " + std::to_string(k) + "x" +
+               std::to_string(n) + " failed (oneDNN status " +
+               std::to_string(static_cast<int>(status)) + ")");
+#else
   cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb,
               accumulate ? 1.0f : 0.0f, c, ldc);
+#endif
 }
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
           int64_t k, const double *a, int64_t lda, const double *b, int64_t ldb,
@@ -97,10 +113,18 @@ void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
 class SmallOnOneThread {
 public:
   explicit SmallOnOneThread(int64_t macs) {
+#if EPL_BLAS_DNNL
+    // oneDNN's OpenMP threads (the calling thread's count).
+    static auto get =
+        reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+    static auto set = reinterpret_cast<void (*)(int)>(
+        dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+#else
     static auto get = reinterpret_cast<int (*)()>(
         dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
     static auto set = reinterpret_cast<void (*)(int)>(
         dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+#endif
     if (!get || !set || macs >= (int64_t(1) << 22))
       return;
     threads = get();

@@ -195,11 +195,10 @@ static int availableCores() {
 /// threads (and runs one thread when called from several at once), so
 /// threads and MPI ranks would round differently. Looked up at run time:
 /// any CBLAS works, only OpenBLAS and BLIS (EPL_BLAS=blis) have threads to
-/// set. With one rank, BLIS gets all cores unless BLIS_NUM_THREADS or
-/// OMP_NUM_THREADS says otherwise, as OpenBLAS does (BLIS's own default is
-/// one thread).
-/// With one rank, BLAS also gets the rank's threads when `--threads-per-rank`
-/// gives them.
+/// set (and oneDNN's OpenMP, EPL_BLAS=dnnl). With one rank, BLIS gets all cores
+/// unless BLIS_NUM_THREADS or OMP_NUM_THREADS says otherwise, as OpenBLAS does
+/// (BLIS's own default is one thread). With one rank, BLAS also gets the rank's
+/// threads when `--threads-per-rank` gives them.
 static void setBlasThreads(int worldSize) {
   int configured = configuredThreads.load();
 #if defined(EPL_BLAS_BLIS)
@@ -213,6 +212,14 @@ static void setBlasThreads(int worldSize) {
       set && threads > 0)
     set(threads);
 #else
+#if defined(EPL_BLAS_DNNL)
+  // oneDNN's fp32 GEMMs run on OpenMP threads: the count is the calling
+  // thread's (each rank of the threads backend sets its own), all cores by
+  // default with one rank.
+  if (auto set = reinterpret_cast<void (*)(int)>(
+          dlsym(RTLD_DEFAULT, "omp_set_num_threads")))
+    set(worldSize > 1 ? 1 : configured > 0 ? configured : availableCores());
+#endif
   if (worldSize <= 1 && configured <= 0)
     return;
   using SetThreads = void (*)(int);
