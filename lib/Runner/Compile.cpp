@@ -341,6 +341,82 @@ void splitAggregateAccesses(llvm::Function &f) {
     access->eraseFromParent();
   }
 }
+
+/// Gives each kernel the constants its every call passes, and drops the
+/// arguments it then no longer reads. A kernel takes each buffer as a memref
+/// descriptor, 3 + 2 x rank scalars (allocated and aligned pointers, offset,
+/// sizes, strides), and its static shape makes all but the aligned pointer
+/// the same constants at every call: the glue's calls shrink to about one
+/// argument a buffer (the glue's instruction selection and register
+/// allocation, on one function as long as the model is deep, are most of
+/// the JIT's time), and the kernel knows its sizes. Kernels called other
+/// than directly (a task of epl_rt_parallel_for takes them from a context)
+/// keep their arguments.
+void specializeKernelArguments(
+    llvm::Module &m,
+    llvm::function_ref<bool(const llvm::GlobalValue *)> isKernel) {
+  SmallVector<llvm::Function *> kernels;
+  for (llvm::Function &f : m)
+    if (isKernel(&f) && !f.isDeclaration() && !f.isVarArg())
+      kernels.push_back(&f);
+  for (llvm::Function *f : kernels) {
+    SmallVector<llvm::CallInst *> calls;
+    bool directOnly = true;
+    for (llvm::User *user : f->users()) {
+      auto *call = dyn_cast<llvm::CallInst>(user);
+      if (!call || call->getCalledFunction() != f || call->hasOperandBundles())
+        directOnly = false;
+      else
+        calls.push_back(call);
+    }
+    if (!directOnly || calls.empty())
+      continue;
+    SmallVector<unsigned> kept;
+    for (llvm::Argument &arg : f->args()) {
+      unsigned i = arg.getArgNo();
+      auto *common = dyn_cast<llvm::Constant>(calls.front()->getArgOperand(i));
+      for (llvm::CallInst *call : calls)
+        if (call->getArgOperand(i) != common)
+          common = nullptr;
+      if (common)
+        arg.replaceAllUsesWith(common);
+      if (!arg.use_empty())
+        kept.push_back(i);
+    }
+    if (kept.size() == f->arg_size())
+      continue;
+    SmallVector<llvm::Type *> types;
+    SmallVector<llvm::AttributeSet> argAttrs;
+    llvm::AttributeList attrs = f->getAttributes();
+    for (unsigned i : kept) {
+      types.push_back(f->getArg(i)->getType());
+      argAttrs.push_back(attrs.getParamAttrs(i));
+    }
+    auto *type = llvm::FunctionType::get(f->getReturnType(), types, false);
+    llvm::Function *specialized = llvm::Function::Create(
+        type, f->getLinkage(), f->getAddressSpace(), "", &m);
+    specialized->copyAttributesFrom(f);
+    specialized->setAttributes(llvm::AttributeList::get(
+        m.getContext(), attrs.getFnAttrs(), attrs.getRetAttrs(), argAttrs));
+    specialized->splice(specialized->begin(), f);
+    for (auto [k, i] : llvm::enumerate(kept)) {
+      f->getArg(i)->replaceAllUsesWith(specialized->getArg(k));
+      specialized->getArg(k)->takeName(f->getArg(i));
+    }
+    for (llvm::CallInst *call : calls) {
+      SmallVector<llvm::Value *> operands;
+      for (unsigned i : kept)
+        operands.push_back(call->getArgOperand(i));
+      auto *replacement = llvm::CallInst::Create(type, specialized, operands,
+                                                 "", call->getIterator());
+      replacement->setCallingConv(call->getCallingConv());
+      replacement->setDebugLoc(call->getDebugLoc());
+      call->eraseFromParent();
+    }
+    specialized->takeName(f);
+    f->eraseFromParent();
+  }
+}
 } // namespace
 
 void mlir::epl::optimizeLLVMModule(llvm::Module &m,
@@ -359,6 +435,27 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
     return isa<llvm::Function>(gv) &&
            gv->getName().starts_with("__epl_kernel_");
   };
+  // FastISel cannot select a load or store of a whole memref descriptor (how
+  // the glue passes one to the runtime) nor an insertvalue building one, and
+  // hands the rest of the basic block to SelectionDAG: split those accesses
+  // field by field, then fold the descriptors away, in time linear in the
+  // glue. That also leaves the constants the glue passes to kernels in
+  // plain sight.
+  for (llvm::Function &f : m)
+    if (!f.isDeclaration() && !isKernel(&f))
+      splitAggregateAccesses(f);
+  {
+    llvm::PassBuilder pb(tm);
+    AnalysisManagers am(pb);
+    llvm::FunctionPassManager glue;
+    glue.addPass(llvm::InstSimplifyPass());
+    glue.addPass(llvm::DCEPass());
+    for (llvm::Function &f : m)
+      if (!f.isDeclaration() && !isKernel(&f))
+        glue.run(f, am.function);
+  }
+  specializeKernelArguments(m, isKernel);
+
   unsigned level = options.optLevel;
   if (level != 0) {
     // With the kernels go the private functions they call (the runtime's
@@ -421,24 +518,6 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
     bool failed = llvm::Linker::linkModules(m, std::move(kernels));
     assert(!failed && "linking the optimized kernels back");
     (void)failed;
-  }
-  // FastISel cannot select a load or store of a whole memref descriptor (how
-  // the glue passes one to the runtime) nor an insertvalue building one, and
-  // hands the rest of the basic block to SelectionDAG: split those accesses
-  // field by field, then fold the descriptors away, in time linear in the
-  // glue.
-  for (llvm::Function &f : m)
-    if (!f.isDeclaration() && !isKernel(&f))
-      splitAggregateAccesses(f);
-  {
-    llvm::PassBuilder pb(tm);
-    AnalysisManagers am(pb);
-    llvm::FunctionPassManager glue;
-    glue.addPass(llvm::InstSimplifyPass());
-    glue.addPass(llvm::DCEPass());
-    for (llvm::Function &f : m)
-      if (!f.isDeclaration() && !isKernel(&f))
-        glue.run(f, am.function);
   }
   for (llvm::Function &f : m)
     if (!f.isDeclaration() && !isKernel(&f)) {

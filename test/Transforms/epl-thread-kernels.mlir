@@ -8,12 +8,19 @@
 #window = affine_map<(i, j) -> (i + j)>
 #id3 = affine_map<(i, j, k) -> (i, j, k)>
 
-// The split kernel runs rows [lo, hi) of both operands.
+// The split kernel runs rows [lo, hi) of both operands. A buffer whose
+// layout is static comes as its aligned pointer; the task makes the rest of
+// its descriptor from constants.
 // CHECK-LABEL: func.func private @__epl_kernel_0_task(%arg0: !llvm.ptr, %arg1: i64, %arg2: i64)
 // CHECK: %[[AT0:.*]] = llvm.getelementptr %arg0[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
 // CHECK: %[[P0:.*]] = llvm.load %[[AT0]] : !llvm.ptr -> !llvm.ptr
-// CHECK: %[[D0:.*]] = llvm.load %[[P0]] : !llvm.ptr -> !llvm.struct
-// CHECK: %[[M0:.*]] = builtin.unrealized_conversion_cast %[[D0]] {{.*}} to memref<1024x64xf32>
+// CHECK: %[[A0:.*]] = llvm.load %[[P0]] : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.insertvalue %[[A0]], %{{.*}}[0]
+// CHECK: llvm.insertvalue %[[A0]], %{{.*}}[1]
+// CHECK: llvm.mlir.constant(0 : index)
+// CHECK: llvm.mlir.constant(1024 : index)
+// CHECK: llvm.mlir.constant(64 : index)
+// CHECK: %[[M0:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<{{.*}}> to memref<1024x64xf32>
 // CHECK: %[[LO:.*]] = arith.index_cast %arg1 : i64 to index
 // CHECK: %[[HI:.*]] = arith.index_cast %arg2 : i64 to index
 // CHECK: call @__epl_kernel_0(%[[M0]], %{{.*}}, %[[LO]], %[[HI]])
@@ -28,10 +35,11 @@
 // The call's arguments go in slots on the stack, made once at the entry.
 // CHECK: %[[ONE:.*]] = llvm.mlir.constant(1 : i64) : i64
 // CHECK: %[[CTX:.*]] = llvm.alloca %[[ONE]] x !llvm.array<2 x ptr>
-// CHECK: %[[SLOT:.*]] = llvm.alloca %[[ONE]] x !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK: %[[SLOT:.*]] = llvm.alloca %[[ONE]] x !llvm.ptr
 // CHECK: scf.for
 // CHECK:   %[[DESC:.*]] = builtin.unrealized_conversion_cast %{{.*}} : memref<1024x64xf32> to !llvm.struct
-// CHECK:   llvm.store %[[DESC]], %[[SLOT]]
+// CHECK:   %[[ALIGNED:.*]] = llvm.extractvalue %[[DESC]][1]
+// CHECK:   llvm.store %[[ALIGNED]], %[[SLOT]]
 // CHECK:   %[[AT:.*]] = llvm.getelementptr %[[CTX]][0]
 // CHECK:   llvm.store %[[SLOT]], %[[AT]]
 // CHECK:   %[[TASK:.*]] = func.constant @__epl_kernel_0_task : (!llvm.ptr, i64, i64) -> ()
@@ -104,7 +112,6 @@ func.func @step(%a: memref<1024x64xf32>, %b: memref<1024x64xf32>,
 }
 
 // CHECK: call @epl_rt_parallel_for
-// CHECK: func.func private @epl_rt_parallel_for((!llvm.ptr, i64, i64) -> (), !llvm.ptr, i64)
 
 // SMALL: call @epl_rt_parallel_for
 // SMALL: call @__epl_kernel_1(
@@ -113,3 +120,23 @@ func.func @step(%a: memref<1024x64xf32>, %b: memref<1024x64xf32>,
 // SMALL: call @epl_rt_parallel_for
 // SMALL: call @__epl_kernel_5(
 // SMALL: call @epl_rt_parallel_for
+
+// A buffer with a dynamic offset goes through the context as its whole
+// descriptor.
+// CHECK-LABEL: func.func @dynamic_offset
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK: %[[DYN:.*]] = builtin.unrealized_conversion_cast %{{.*}} : memref<1024x64xf32, strided<[64, 1], offset: ?>> to !llvm.struct
+// CHECK: llvm.store %[[DYN]], %{{.*}} : !llvm.struct
+// CHECK: call @epl_rt_parallel_for
+func.func @dynamic_offset(%a: memref<1024x64xf32, strided<[64, 1], offset: ?>>,
+                          %b: memref<1024x64xf32>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<1024x64xf32, strided<[64, 1], offset: ?>>) outs(%b : memref<1024x64xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %e = math.exp %x : f32
+      linalg.yield %e : f32
+  }
+  return
+}
+
+// CHECK: func.func private @epl_rt_parallel_for((!llvm.ptr, i64, i64) -> (), !llvm.ptr, i64)

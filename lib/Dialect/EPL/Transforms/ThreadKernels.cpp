@@ -6,6 +6,7 @@
 
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 
+#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -27,6 +28,22 @@ using namespace mlir::epl;
 
 namespace {
 constexpr llvm::StringLiteral kParallelFor = "epl_rt_parallel_for";
+
+/// Whether a buffer of `type` goes through the context as its aligned
+/// pointer alone: its sizes, strides and offset are in its type, so the task
+/// rebuilds the rest of its descriptor from constants. A descriptor is
+/// 3 + 2 x rank fields, each a store in the caller for every launch, in
+/// glue that grows with the model's depth.
+bool passesAsPointer(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref || !memref.hasStaticShape())
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(memref.getStridesAndOffset(strides, offset)) &&
+         !ShapedType::isDynamic(offset) &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
 
 /// For each operand of `op`, the dimension of it that loop `loop` indexes
 /// (as a plain `d<loop>`), or -1 when it does not read that loop.
@@ -162,8 +179,17 @@ struct EPLThreadKernelsPass
           LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
                               ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       Value valuePtr = LLVM::LoadOp::create(b, loc, ptr, slot);
-      Value value =
-          LLVM::LoadOp::create(b, loc, converter.convertType(type), valuePtr);
+      Value value;
+      if (passesAsPointer(type)) {
+        // Kernels neither free nor reallocate: the allocated pointer is
+        // never read, the aligned one stands for both.
+        Value aligned = LLVM::LoadOp::create(b, loc, ptr, valuePtr);
+        value = MemRefDescriptor::fromStaticShape(
+            b, loc, converter, cast<MemRefType>(type), aligned, aligned);
+      } else {
+        value =
+            LLVM::LoadOp::create(b, loc, converter.convertType(type), valuePtr);
+      }
       args.push_back(
           UnrealizedConversionCastOp::create(b, loc, type, value).getResult(0));
     }
@@ -197,15 +223,20 @@ struct EPLThreadKernelsPass
     entry.setInsertionPointAfter(frame.last);
     OpBuilder b(call);
     for (auto [i, arg] : llvm::enumerate(call.getOperands())) {
-      Type llvmType = converter.convertType(arg.getType());
+      bool pointer = passesAsPointer(arg.getType());
+      Type llvmType =
+          pointer ? Type(ptr) : converter.convertType(arg.getType());
       Value &slot = frame.slots[{static_cast<unsigned>(i), llvmType}];
       if (!slot) {
         slot = LLVM::AllocaOp::create(entry, loc, ptr, llvmType, frame.one);
         frame.last = slot.getDefiningOp();
         entry.setInsertionPointAfter(frame.last);
       }
-      Value value = UnrealizedConversionCastOp::create(b, loc, llvmType, arg)
+      Value value = UnrealizedConversionCastOp::create(
+                        b, loc, converter.convertType(arg.getType()), arg)
                         .getResult(0);
+      if (pointer)
+        value = MemRefDescriptor(value).alignedPtr(b, loc);
       LLVM::StoreOp::create(b, loc, value, slot);
       Value at =
           LLVM::GEPOp::create(b, loc, ptr, ptr, frame.context,
