@@ -57,5 +57,38 @@ passed=$((passed + p))
 failed=$((failed + ${f:-0}))
 skipped=$((skipped + s))
 
+# Sanitizers (issue 16): the runtime's unit tests (collectives of both
+# backends, the per-rank workers) built with ASan + UBSan and with TSan, each
+# in a build directory of its own. Only the runtime: it is plain C++ and
+# builds in seconds; the compiler's sanitizer builds are documented in
+# docs/reliability.md. EPL_SANITIZER_TESTS=0 skips this.
+if [[ ${EPL_SANITIZER_TESTS:-1} != 0 ]]; then
+  runtime_tests=(epl-runtime-threads-test epl-runtime-parallel-for-test)
+  for sanitizer in "Address;Undefined" "Thread"; do
+    dir="$BUILD_DIR-${sanitizer%%;*}"
+    dir="${dir,,}-runtime"
+    if EPL_BUILD_DIR="$dir" EPL_SANITIZE="$sanitizer" scripts/build.sh \
+        "${runtime_tests[@]}" > "$BUILD_DIR/sanitizer-build.log" 2>&1; then
+      for t in "${runtime_tests[@]}"; do
+        if ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
+            "$dir/bin/$t" > "$dir/$t.log" 2>&1; then
+          passed=$((passed + 1))
+          echo "PASS: $t under $sanitizer"
+        else
+          failed=$((failed + 1))
+          status=1
+          echo "FAIL: $t under $sanitizer ($dir/$t.log):"
+          tail -n 30 "$dir/$t.log"
+        fi
+      done
+    else
+      failed=$((failed + 1))
+      status=1
+      echo "FAIL: building the runtime tests under $sanitizer:"
+      tail -n 30 "$BUILD_DIR/sanitizer-build.log"
+    fi
+  done
+fi
+
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 exit $status
