@@ -349,15 +349,20 @@ void splitAggregateAccesses(llvm::Function &f) {
 /// the same constants at every call: the glue's calls shrink to about one
 /// argument a buffer (the glue's instruction selection and register
 /// allocation, on one function as long as the model is deep, are most of
-/// the JIT's time), and the kernel knows its sizes. Kernels called other
-/// than directly (a task of epl_rt_parallel_for takes them from a context)
-/// keep their arguments.
+/// the JIT's time). Only plain data (integers, floats, null) is substituted:
+/// a global's address would refer to the kernels module's own copy of the
+/// global once the kernels are optimized apart. A kernel whose address is
+/// taken (called through epl_rt_parallel_for's task) keeps its signature.
 void specializeKernelArguments(
     llvm::Module &m,
     llvm::function_ref<bool(const llvm::GlobalValue *)> isKernel) {
   SmallVector<llvm::Function *> kernels;
   for (llvm::Function &f : m)
-    if (isKernel(&f) && !f.isDeclaration() && !f.isVarArg())
+    if (isKernel(&f) && !f.isDeclaration() && !f.isVarArg() &&
+        f.getReturnType()->isVoidTy() &&
+        llvm::none_of(f.args(), [](const llvm::Argument &arg) {
+          return arg.hasPassPointeeByValueCopyAttr() || arg.hasStructRetAttr();
+        }))
       kernels.push_back(&f);
   for (llvm::Function *f : kernels) {
     SmallVector<llvm::CallInst *> calls;
@@ -374,7 +379,8 @@ void specializeKernelArguments(
     SmallVector<unsigned> kept;
     for (llvm::Argument &arg : f->args()) {
       unsigned i = arg.getArgNo();
-      auto *common = dyn_cast<llvm::Constant>(calls.front()->getArgOperand(i));
+      auto *common =
+          dyn_cast<llvm::ConstantData>(calls.front()->getArgOperand(i));
       for (llvm::CallInst *call : calls)
         if (call->getArgOperand(i) != common)
           common = nullptr;
@@ -398,6 +404,7 @@ void specializeKernelArguments(
     specialized->copyAttributesFrom(f);
     specialized->setAttributes(llvm::AttributeList::get(
         m.getContext(), attrs.getFnAttrs(), attrs.getRetAttrs(), argAttrs));
+    specialized->copyMetadata(f, 0);
     specialized->splice(specialized->begin(), f);
     for (auto [k, i] : llvm::enumerate(kept)) {
       f->getArg(i)->replaceAllUsesWith(specialized->getArg(k));
@@ -405,12 +412,20 @@ void specializeKernelArguments(
     }
     for (llvm::CallInst *call : calls) {
       SmallVector<llvm::Value *> operands;
-      for (unsigned i : kept)
+      SmallVector<llvm::AttributeSet> callArgAttrs;
+      llvm::AttributeList callAttrs = call->getAttributes();
+      for (unsigned i : kept) {
         operands.push_back(call->getArgOperand(i));
+        callArgAttrs.push_back(callAttrs.getParamAttrs(i));
+      }
       auto *replacement = llvm::CallInst::Create(type, specialized, operands,
                                                  "", call->getIterator());
       replacement->setCallingConv(call->getCallingConv());
-      replacement->setDebugLoc(call->getDebugLoc());
+      replacement->setTailCallKind(call->getTailCallKind());
+      replacement->setAttributes(
+          llvm::AttributeList::get(m.getContext(), callAttrs.getFnAttrs(),
+                                   callAttrs.getRetAttrs(), callArgAttrs));
+      replacement->copyMetadata(*call);
       call->eraseFromParent();
     }
     specialized->takeName(f);
@@ -454,6 +469,14 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
       if (!f.isDeclaration() && !isKernel(&f))
         glue.run(f, am.function);
   }
+  // The JIT (mlir::ExecutionEngine) gave every function with external
+  // linkage, the kernels too, a `_mlir_<name>` wrapper taking packed
+  // arguments, before this runs. Only the entry points' are looked up: the
+  // kernels' would be compiled for nothing, and their calls would keep each
+  // kernel from its constants.
+  for (llvm::Function &f : llvm::make_early_inc_range(m))
+    if (f.getName().starts_with("_mlir___epl_kernel_") && f.use_empty())
+      f.eraseFromParent();
   specializeKernelArguments(m, isKernel);
 
   unsigned level = options.optLevel;

@@ -27,6 +27,9 @@ using namespace mlir::epl;
 namespace {
 // Kernel 0: %n is 64 at both calls, %alloc never read, %k differs.
 // Kernel 1: its address goes to the runtime (as a task's would).
+// Kernel 2: both calls pass the address of @g, which stays an argument: the
+// kernels are optimized in a module of their own, with their own copy of
+// every global.
 constexpr const char *kModule = R"(
 define void @__epl_kernel_0(ptr %alloc, ptr %a, i64 %n, i64 %k) {
   %v = load float, ptr %a
@@ -40,12 +43,19 @@ define void @__epl_kernel_1(ptr %alloc, ptr %a, i64 %n) {
   store float 1.0, ptr %p
   ret void
 }
+@g = internal global [4 x float] zeroinitializer
+define void @__epl_kernel_2(ptr %a) {
+  store float 1.0, ptr %a
+  ret void
+}
 declare void @run(ptr)
 define void @step(ptr %x, ptr %y, i64 %k) {
   call void @__epl_kernel_0(ptr %x, ptr %x, i64 64, i64 %k)
   call void @__epl_kernel_0(ptr %y, ptr %y, i64 64, i64 3)
   call void @__epl_kernel_1(ptr %x, ptr %x, i64 8)
   call void @run(ptr @__epl_kernel_1)
+  call void @__epl_kernel_2(ptr @g)
+  call void @__epl_kernel_2(ptr @g)
   ret void
 }
 )";
@@ -87,5 +97,7 @@ TEST(OptimizeLLVMModuleTest, SpecializesKernelArguments) {
 
   // Called through a pointer too: unchanged.
   EXPECT_EQ(m->getFunction("__epl_kernel_1")->arg_size(), 3u);
+  // A global's address is not substituted.
+  EXPECT_EQ(m->getFunction("__epl_kernel_2")->arg_size(), 1u);
 }
 } // namespace

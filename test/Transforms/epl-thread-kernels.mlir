@@ -139,4 +139,22 @@ func.func @dynamic_offset(%a: memref<1024x64xf32, strided<[64, 1], offset: ?>>,
   return
 }
 
+// A buffer in another memory space too (the slots hold default pointers);
+// one with a static offset and a column-major layout goes as its pointer.
+// CHECK-LABEL: func.func @memory_space
+// CHECK: llvm.alloca %{{.*}} x !llvm.struct<(ptr<1>, ptr<1>, i64, array<2 x i64>, array<2 x i64>)>
+// CHECK: llvm.alloca %{{.*}} x !llvm.ptr
+// CHECK: call @epl_rt_parallel_for
+func.func @memory_space(%a: memref<1024x64xf32, strided<[64, 1], offset: 128>, 1>,
+                        %b: memref<1024x64xf32, strided<[1, 1024]>>) {
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<1024x64xf32, strided<[64, 1], offset: 128>, 1>)
+      outs(%b : memref<1024x64xf32, strided<[1, 1024]>>) {
+    ^bb0(%x: f32, %y: f32):
+      %e = math.exp %x : f32
+      linalg.yield %e : f32
+  }
+  return
+}
+
 // CHECK: func.func private @epl_rt_parallel_for((!llvm.ptr, i64, i64) -> (), !llvm.ptr, i64)

@@ -36,7 +36,8 @@ constexpr llvm::StringLiteral kParallelFor = "epl_rt_parallel_for";
 /// glue that grows with the model's depth.
 bool passesAsPointer(Type type) {
   auto memref = dyn_cast<MemRefType>(type);
-  if (!memref || !memref.hasStaticShape())
+  // The context's slots hold pointers of the default address space.
+  if (!memref || !memref.hasStaticShape() || memref.getMemorySpace())
     return false;
   SmallVector<int64_t> strides;
   int64_t offset;
