@@ -9,8 +9,9 @@
 # Extra libFuzzer flags go in EPL_FUZZ_FLAGS (e.g. "-max_total_time=600").
 # A finding (crash, sanitizer report, a pass leaving invalid IR, a failure
 # without a diagnostic, a timeout) stops the run; its input is written to
-# build-fuzz/fuzz/findings/ and becomes a regression test under
-# test/fuzz/regressions/ (replayed by lit with the plain build's epl-fuzz).
+# build-fuzz/fuzz/findings/. The plain build's epl-fuzz replays it
+# (`build/bin/epl-fuzz FILE`, EPL_FUZZ_VERBOSE=1 prints the diagnostics);
+# fixed, it becomes a lit test of the pass that failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +39,8 @@ mkdir -p "$work/corpus" "$work/findings"
 # the OS by design.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allow_user_poisoning=0}
 # New inputs go to corpus/ (kept between runs); seeds/ is read only.
+# shellcheck disable=SC2086 # EPL_FUZZ_FLAGS: several flags.
 exec "$BUILD_DIR/bin/epl-fuzz" -runs="$RUNS" -seed="$SEED" \
--timeout=30 -rss_limit_mb=4096 -max_len=65536 \
+  -timeout=30 -rss_limit_mb=4096 -max_len=65536 \
   -print_final_stats=1 -artifact_prefix="$work/findings/" \
   ${EPL_FUZZ_FLAGS:-} "$work/corpus" "$work/seeds"

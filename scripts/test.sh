@@ -65,10 +65,11 @@ skipped=$((skipped + s))
 if [[ ${EPL_SANITIZER_TESTS:-1} != 0 ]]; then
   runtime_tests=(epl-runtime-threads-test epl-runtime-parallel-for-test)
   for sanitizer in "Address;Undefined" "Thread"; do
-    dir="$BUILD_DIR-${sanitizer%%;*}"
-    dir="${dir,,}-runtime"
+    name=${sanitizer%%;*}
+    dir="$BUILD_DIR-${name,,}-runtime"
+    log="$BUILD_DIR/sanitizer-${name,,}-build.log"
     if EPL_BUILD_DIR="$dir" EPL_SANITIZE="$sanitizer" scripts/build.sh \
-        "${runtime_tests[@]}" > "$BUILD_DIR/sanitizer-build.log" 2>&1; then
+        "${runtime_tests[@]}" > "$log" 2>&1; then
       for t in "${runtime_tests[@]}"; do
         if ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
             "$dir/bin/$t" > "$dir/$t.log" 2>&1; then
@@ -85,7 +86,7 @@ if [[ ${EPL_SANITIZER_TESTS:-1} != 0 ]]; then
       failed=$((failed + 1))
       status=1
       echo "FAIL: building the runtime tests under $sanitizer:"
-      tail -n 30 "$BUILD_DIR/sanitizer-build.log"
+      tail -n 30 "$log"
     fi
   done
 fi

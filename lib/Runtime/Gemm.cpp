@@ -17,7 +17,7 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
-#if EPL_BLAS_DNNL
+#if defined(EPL_BLAS_DNNL)
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
@@ -58,7 +58,7 @@ template <typename T> struct Matrix {
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
           int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
           float *c, int64_t ldc, bool accumulate) {
-#if EPL_BLAS_DNNL
+#if defined(EPL_BLAS_DNNL)
   // Row-major, as CBLAS's CblasRowMajor.
   dnnl_status_t status =
       dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m,
@@ -101,19 +101,20 @@ void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
              b.base, ldb, a.base, lda, c.base, ldc, accumulate);
 }
 
-/// Runs a GEMM of `macs` multiply-adds on one OpenBLAS thread when it is
-/// small, for the scope's lifetime. OpenBLAS splits even small GEMMs over its
-/// threads, and below about 4M multiply-adds that costs more than it gains
-/// (measured on 2 cores: the ResNet's per-image convolution GEMMs, 784 x 144
-/// x 16, 1.6x slower on 2 threads; 512 x 128 x 128 already 0.63x). Only where
-/// OpenBLAS has several threads, which it has with one rank only (with
-/// several, each rank's GEMMs run on one thread): one caller, so setting
-/// OpenBLAS's thread count cannot race. Looked up at run time, as in
-/// Runtime.cpp: any CBLAS works.
+/// Runs a GEMM of `macs` multiply-adds on one OpenBLAS thread (one of
+/// oneDNN's OpenMP threads with EPL_BLAS=dnnl, whose fp64 GEMMs then keep
+/// OpenBLAS's count) when it is small, for the scope's lifetime. OpenBLAS
+/// splits even small GEMMs over its threads, and below about 4M multiply-adds
+/// that costs more than it gains (measured on 2 cores: the ResNet's per-image
+/// convolution GEMMs, 784 x 144 x 16, 1.6x slower on 2 threads; 512 x 128 x 128
+/// already 0.63x). Only where OpenBLAS has several threads, which it has with
+/// one rank only (with several, each rank's GEMMs run on one thread): one
+/// caller, so setting OpenBLAS's thread count cannot race. Looked up at run
+/// time, as in Runtime.cpp: any CBLAS works.
 class SmallOnOneThread {
 public:
   explicit SmallOnOneThread(int64_t macs) {
-#if EPL_BLAS_DNNL
+#if defined(EPL_BLAS_DNNL)
     // oneDNN's OpenMP threads (the calling thread's count).
     static auto get =
         reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));

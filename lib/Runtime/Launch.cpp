@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <string>
 #include <thread>
 
@@ -59,18 +58,22 @@ void epl::rt::injectFault(const char *point, int rank) {
       std::atoi(s.substr(0, a).c_str()) != rank)
     return;
   // POINT[@N]: the N-th time this rank reaches the point (the first by
-  // default). Each rank counts its own: a thread of the threads backend, or
-  // this process.
+  // default), counted by the thread that reaches it (a rank of the threads
+  // backend; an MPI rank's main thread).
   std::string where = s.substr(a + 1, b - a - 1);
   int nth = 1;
   if (size_t at = where.find('@'); at != std::string::npos) {
     nth = std::atoi(where.c_str() + at + 1);
+    if (nth < 1)
+      fatalError("EPL_RT_FAULT=" + s +
+                 ": the count after '@' must be 1 or "
+                 "more");
     where.resize(at);
   }
   if (where != point)
     return;
-  static thread_local std::map<std::string, int> reached;
-  if (++reached[where] != nth)
+  static thread_local int reached = 0;
+  if (++reached != nth)
     return;
   std::string action = s.substr(b + 1);
   std::fprintf(stderr, "%s: rank %d: injected fault: %s at %s\n",

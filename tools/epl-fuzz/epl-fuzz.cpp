@@ -16,7 +16,8 @@
 // Built with clang's -fsanitize=fuzzer (scripts/fuzz.sh), it is libFuzzer,
 // mutating tokens rather than bytes (Mutator.h);
 // built otherwise, it runs the files named on its command line once each
-// (LLVM's runFuzzerOnInputs), which is how lit replays found inputs.
+// (LLVM's runFuzzerOnInputs): how lit replays the test corpus, and how a
+// finding is replayed (EPL_FUZZ_VERBOSE=1 prints every diagnostic).
 //
 //===----------------------------------------------------------------------===//
 
@@ -75,7 +76,11 @@ struct Depth {
   }
 } depth;
 
+/// The current input's diagnostics, printed with a finding.
+std::string diagnostics;
+
 [[noreturn]] void finding(const llvm::Twine &what) {
+  llvm::errs() << diagnostics;
   llvm::errs() << "epl-fuzz: FINDING: " << what << "\n";
   llvm::errs().flush();
   std::abort();
@@ -89,16 +94,16 @@ struct VerifyAfterEachPass : public PassInstrumentation {
       finding("pass '" +
               (pass->getArgument().empty() ? pass->getName()
                                            : pass->getArgument()) +
-              "' succeeded but left IR that the verifier rejects (see the "
-              "error above)");
+              "' succeeded but left IR that the verifier rejects (the "
+              "errors above)");
   }
 };
 
 /// Upstream MLIR code that crashes on some input: not ours to fix, and a
 /// crash in it would end every fuzzing run. Such input is skipped, in the
 /// parser before it is parsed, in a verifier before it is verified.
-/// docs/reliability.md lists them; test/fuzz/mutate.py's KNOWN_UPSTREAM
-/// knows the same by their stack frames.
+/// docs/reliability.md lists them (test/fuzz/mutate.py's KNOWN_UPSTREAM
+/// knows the first by its stack frame).
 bool reachesKnownUpstreamParserCrash(llvm::StringRef source) {
   // LLVM 22's parser asks an `index` dense array for its bit width (null).
   static const llvm::Regex indexArray("array<[[:space:]]*index");
@@ -145,15 +150,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ++depth.inputs;
   MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
   context.allowUnregisteredDialects(false);
-  // Diagnostics are counted, not printed: a million of them would be the
-  // fuzzer's whole output. An error that should have been reported and was
-  // not is what matters.
+  // Diagnostics are counted and kept for a finding, not printed: a million
+  // of them would be the fuzzer's whole output. An error that should have
+  // been reported and was not is what matters.
   unsigned errors = 0;
+  diagnostics.clear();
   context.getDiagEngine().registerHandler([&](Diagnostic &diag) {
     if (diag.getSeverity() == DiagnosticSeverity::Error)
       ++errors;
+    std::string line;
+    llvm::raw_string_ostream os(line);
+    os << diag.getLocation() << ": " << diag << "\n";
     if (getenv("EPL_FUZZ_VERBOSE"))
-      llvm::errs() << diag.getLocation() << ": " << diag << "\n";
+      llvm::errs() << line;
+    // The last ones matter: the verifier's, after a pass.
+    if (diagnostics.size() > 65536)
+      diagnostics.clear();
+    diagnostics += line;
   });
 
   // MLIR's lexer reads up to a terminating NUL, which libFuzzer's buffer

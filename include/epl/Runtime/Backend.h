@@ -193,7 +193,7 @@ int launcherRank();
 /// (epl-run, before compiling), "communicator" (before a rank creates its
 /// first communicator, i.e. before its first collective), "all_reduce" (in
 /// the middle of an all_reduce: its peers have entered it and wait for this
-/// rank's part).
+/// rank, for its part under MPI, for its leaving on the threads backend).
 void injectFault(const char *point, int rank);
 /// Whether the MPI backend was compiled in.
 bool mpiAvailable();
