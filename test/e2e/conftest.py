@@ -19,6 +19,18 @@ EPL_RUN = BUILD / "bin" / "epl-run"
 MPIRUN = shutil.which("mpirun")
 
 
+def sanitizers():
+    """The sanitizers the build was configured with (LLVM_USE_SANITIZER in
+    its CMake cache: "Address", "Undefined", ...), empty for a plain build."""
+    cache = BUILD / "CMakeCache.txt"
+    if not cache.exists():
+        return set()
+    for line in cache.read_text().splitlines():
+        if line.startswith("LLVM_USE_SANITIZER:"):
+            return {s for s in line.split("=", 1)[1].split(";") if s}
+    return set()
+
+
 def run(args, expect_ok=True, **kwargs):
     result = subprocess.run([str(a) for a in args], capture_output=True,
                             text=True, timeout=300, **kwargs)
