@@ -6,6 +6,8 @@
 
 #include "Mutator.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 #include <random>
 #include <regex>
 #include <vector>
@@ -50,28 +52,22 @@ public:
   /// passes read (axes, roles, list entries, attributes moved); integer,
   /// type and line mutations mostly make input the verifier rejects.
   bool mutateOnce(std::string &text) {
-    switch (pick(12)) {
-    case 0:
-    case 1:
-      return integer(text);
-    case 2:
-    case 3:
-      return string(text);
-    case 4:
-      return type(text);
-    case 5:
-    case 6:
-      return listEntry(text);
-    case 7:
-      return attributeEntry(text);
-    case 8:
-    case 9:
-      return copyAttribute(text);
-    case 10:
-      return line(text);
-    default:
-      return keyword(text);
+    using Mutation = bool (Mutator::*)(std::string &);
+    static constexpr std::pair<size_t, Mutation> kWeighted[] = {
+        {2, &Mutator::integer},        {2, &Mutator::string},
+        {1, &Mutator::type},           {2, &Mutator::listEntry},
+        {1, &Mutator::attributeEntry}, {2, &Mutator::copyAttribute},
+        {1, &Mutator::line},           {1, &Mutator::keyword}};
+    size_t total = 0;
+    for (auto [weight, mutation] : kWeighted)
+      total += weight;
+    size_t at = pick(total);
+    for (auto [weight, mutation] : kWeighted) {
+      if (at < weight)
+        return (this->*mutation)(text);
+      at -= weight;
     }
+    llvm_unreachable("pick(total) is below the weights' sum");
   }
 
 private:
