@@ -139,6 +139,9 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
   // Emulated GPU kernels keep one thread per GPU thread, as on the device.
   if (!options.emulateGPU)
     pm.addPass(createEPLThreadKernelsPass());
+  // A model's identical blocks leave host code that repeats: one copy is
+  // compiled from here on, so compile time follows the distinct code.
+  pm.addPass(createEPLOutlineRepeatsPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   addLoopsToControlFlow(pm);
   addHostToLLVM(pm);

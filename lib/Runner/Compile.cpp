@@ -173,7 +173,13 @@ static LogicalResult runPhase(PassManager &pm, ModuleOp module,
         // Not handled: the tool's own handler prints it.
         return failure();
       });
-  LogicalResult result = pm.run(module);
+  // MLIR's own pass-manager options (--mlir-timing,
+  // --mlir-print-ir-after=PASS) where the tool registered them; each phase
+  // reports on its own passes.
+  LogicalResult result = applyPassManagerCLOptions(pm);
+  applyDefaultTimingPassManagerCLOptions(pm);
+  if (succeeded(result))
+    result = pm.run(module);
   engine.eraseHandler(handler);
   if (failed(result) && !reported)
     emitError(module.getLoc())
@@ -591,6 +597,13 @@ mlir::epl::hostTargetBuilder(const CompileOptions &options,
       llvm::CodeGenOptLevel::None, llvm::CodeGenOptLevel::Less,
       llvm::CodeGenOptLevel::Default, llvm::CodeGenOptLevel::Aggressive};
   hostTarget->setCodeGenOptLevel(levels[std::min(options.codegenOptLevel, 3u)]);
+  // Small code, position independent, as a shared object is: LLVM's
+  // fast instruction selector only calls a function directly in the small
+  // code model, and in the JIT's default (large) one hands every call of
+  // the host code to SelectionDAG. The JIT's linker reaches what is further
+  // than 2 GiB (the runtime, BLAS) through stubs and a GOT.
+  hostTarget->setCodeModel(llvm::CodeModel::Small);
+  hostTarget->setRelocationModel(llvm::Reloc::PIC_);
   return std::move(*hostTarget);
 }
 

@@ -143,7 +143,8 @@ def test_micro_batches_equal_plain(tmp_path):
 
 
 @pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
-@pytest.mark.parametrize("kind, setting", [("data", "auto"), ("data_split", "auto"),
+@pytest.mark.parametrize("kind, setting", [("data", "auto"), ("data", "collection"),
+                                           ("data", "auto-half"), ("data_split", "auto"),
                                            ("data_split", "collection"),
                                            ("stages", "auto"), ("stages", "collection")])
 def test_parallel_equals_plain(tmp_path, kind, setting, mpi):

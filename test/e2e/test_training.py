@@ -221,14 +221,14 @@ def test_softmax_classifier_trains_like_pytorch(tmp_path, optimizer):
 B, S, D, HEADS, FF, VOCAB, CLASSES, BLOCKS = 2, 8, 16, 2, 32, 11, 5, 2
 
 
-def transformer_params(seed=3):
+def transformer_params(seed=3, blocks=BLOCKS):
     rng = np.random.default_rng(seed)
 
     def n(*shape, scale=0.2):
         return (rng.standard_normal(shape) * scale).astype(np.float32)
 
     p = {"embedding": n(VOCAB, D, scale=0.5), "position": n(S, D, scale=0.1)}
-    for l in range(BLOCKS):
+    for l in range(blocks):
         p.update({f"b{l}.ln1.g": 1 + n(D, scale=0.05), f"b{l}.ln1.b": n(D, scale=0.05),
                   f"b{l}.ln2.g": 1 + n(D, scale=0.05), f"b{l}.ln2.b": n(D, scale=0.05)})
         for proj in "qkvo":
@@ -243,7 +243,7 @@ def transformer_params(seed=3):
     return p, data
 
 
-def transformer_module(params, optimizer):
+def transformer_module(params, optimizer, blocks=BLOCKS):
     from epl import nn
     from epl.graph import Graph
     g = Graph("transformer")
@@ -251,7 +251,7 @@ def transformer_module(params, optimizer):
     y = g.label("y", (B * S, CLASSES))
     w = {name: g.param(name, value.shape) for name, value in params.items()}
     x = nn.embedding(ids, w["embedding"]) + w["position"]
-    for l in range(BLOCKS):
+    for l in range(blocks):
         p = lambda name: w[f"b{l}.{name}"]  # noqa: E731
         h = nn.layer_norm(x, p("ln1.g"), p("ln1.b"))
         x = x + nn.attention(h, p("wq"), p("wk"), p("wv"), p("wo"), HEADS,
@@ -295,11 +295,11 @@ class TorchBlock(torch.nn.Module):
 
 
 class TorchTransformer(torch.nn.Module):
-    def __init__(self, p):
+    def __init__(self, p, blocks=BLOCKS):
         super().__init__()
         self.embedding = torch.nn.Embedding(VOCAB, D)
         self.position = torch.nn.Parameter(torch.from_numpy(p["position"]).clone())
-        self.blocks = torch.nn.ModuleList(TorchBlock(p, l) for l in range(BLOCKS))
+        self.blocks = torch.nn.ModuleList(TorchBlock(p, l) for l in range(blocks))
         self.lnf, self.head = torch.nn.LayerNorm(D), torch.nn.Linear(D, CLASSES)
         with torch.no_grad():
             self.embedding.weight.copy_(torch.from_numpy(p["embedding"]))
@@ -328,6 +328,28 @@ def test_transformer_trains_like_pytorch(tmp_path, optimizer):
     theirs = torch_losses(model, torch_optimizer(optimizer, model.parameters()),
                           (torch.from_numpy(data["ids"]), torch.from_numpy(data["y"])))
     np.testing.assert_allclose(ours, theirs, rtol=RTOL)
+    assert theirs[-1] < theirs[0]
+
+
+def test_deep_transformer_trains_like_pytorch(tmp_path):
+    """6 identical blocks: the lowering compiles their host code once
+    (epl-outline-repeats: a function for a block's backward, called per
+    block; at this size a block's forward is too short to pay for its 27
+    results), and the step still equals PyTorch's."""
+    blocks = 6
+    params, data = transformer_params(blocks=blocks)
+    (tmp_path / "t.mlir").write_text(transformer_module(params, "adamw", blocks))
+    safetensors.save(tmp_path / "p.safetensors", params)
+    safetensors.save(tmp_path / "d.safetensors", data)
+    out = epl_run(tmp_path / "t.mlir", "--params", tmp_path / "p.safetensors",
+                  "--data", tmp_path / "d.safetensors", "--steps", STEPS,
+                  "--mlir-print-ir-after=epl-outline-repeats")
+    calls = re.findall(r"call @(__epl_repeat_\d+)\(", out.stderr)
+    assert calls and len(calls) >= blocks - 1, calls
+    model = TorchTransformer(params, blocks)
+    theirs = torch_losses(model, torch_optimizer("adamw", model.parameters()),
+                          (torch.from_numpy(data["ids"]), torch.from_numpy(data["y"])))
+    np.testing.assert_allclose(losses(out.stdout), theirs, rtol=RTOL)
     assert theirs[-1] < theirs[0]
 
 

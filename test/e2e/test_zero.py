@@ -176,6 +176,9 @@ def test_num_apply_group_changes_nothing_but_the_order(tmp_path, kind):
     plain = train(tmp_path, kind, 4, optimizer="adam")
     assert_same(train(tmp_path, kind, 4, optimizer="adam",
                       **{"optimizer.num_apply_group": 3}), plain)
+    if MPIRUN:
+        assert_same(train(tmp_path, kind, 4, mpi=True, optimizer="adam",
+                          **{"optimizer.num_apply_group": 3}), plain)
     one = train(tmp_path, kind, 1, optimizer="adam")
     assert_same(train(tmp_path, kind, 1, optimizer="adam",
                       **{"optimizer.num_apply_group": 2, "zero.level": ""}), one)

@@ -12,8 +12,11 @@
 
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/InitEPL.h"
+#include "epl/Pipelines/Pipelines.h"
 #include "epl/Runner/Compile.h"
 
+#include "mlir/InitAllPasses.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/TargetSelect.h"
@@ -67,6 +70,13 @@ int main(int argc, char **argv) {
   addVersionPrinter();
   CompileCommandLine compileLine(category);
   cl::HideUnrelatedOptions(category);
+  // After hiding: MLIR's pass-manager options work but stay out of --help
+  // (docs/epl-run.md lists them). The passes first: the options read
+  // their names from the registry.
+  mlir::registerAllPasses();
+  mlir::epl::registerEPLPassesAndPipelines();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
   cl::ParseCommandLineOptions(
       argc, argv,
       "epl-compile: compiles an EPL module's step ahead of time into an "

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "epl/Dialect/EPL/Transforms/Descriptors.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
@@ -28,23 +29,6 @@ using namespace mlir::epl;
 
 namespace {
 constexpr llvm::StringLiteral kParallelFor = "epl_rt_parallel_for";
-
-/// Whether a buffer of `type` goes through the context as its aligned
-/// pointer alone: its sizes, strides and offset are in its type, so the task
-/// rebuilds the rest of its descriptor from constants. A descriptor is
-/// 3 + 2 x rank fields, each a store in the caller for every launch, in
-/// glue that grows with the model's depth.
-bool passesAsPointer(Type type) {
-  auto memref = dyn_cast<MemRefType>(type);
-  // The context's slots hold pointers of the default address space.
-  if (!memref || !memref.hasStaticShape() || memref.getMemorySpace())
-    return false;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return succeeded(memref.getStridesAndOffset(strides, offset)) &&
-         !ShapedType::isDynamic(offset) &&
-         llvm::none_of(strides, ShapedType::isDynamic);
-}
 
 /// For each operand of `op`, the dimension of it that loop `loop` indexes
 /// (as a plain `d<loop>`), or -1 when it does not read that loop.
@@ -181,7 +165,7 @@ struct EPLThreadKernelsPass
                               ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       Value valuePtr = LLVM::LoadOp::create(b, loc, ptr, slot);
       Value value;
-      if (passesAsPointer(type)) {
+      if (hasStaticLayout(type)) {
         // Kernels neither free nor reallocate: the allocated pointer is
         // never read, the aligned one stands for both.
         Value aligned = LLVM::LoadOp::create(b, loc, ptr, valuePtr);
@@ -224,7 +208,7 @@ struct EPLThreadKernelsPass
     entry.setInsertionPointAfter(frame.last);
     OpBuilder b(call);
     for (auto [i, arg] : llvm::enumerate(call.getOperands())) {
-      bool pointer = passesAsPointer(arg.getType());
+      bool pointer = hasStaticLayout(arg.getType());
       Type llvmType =
           pointer ? Type(ptr) : converter.convertType(arg.getType());
       Value &slot = frame.slots[{static_cast<unsigned>(i), llvmType}];

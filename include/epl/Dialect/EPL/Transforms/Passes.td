@@ -907,6 +907,82 @@ def EPLThreadKernelsPass : Pass<"epl-thread-kernels", "ModuleOp"> {
   ];
 }
 
+def EPLOutlineRepeatsPass : Pass<"epl-outline-repeats", "ModuleOp"> {
+  let summary = "Outlines repeated runs of host code into one function each";
+  let description = [{
+    Runs on the host code of a lowered step (after `epl-outline-kernels` and
+    `epl-thread-kernels`: buffers, kernel calls and runtime calls). A model of
+    N identical blocks lowers to host code that repeats N times on other
+    buffers; every later pass, and LLVM's code generator, would handle each
+    copy again, so compile time grows with depth. This pass finds runs of
+    consecutive, structurally identical pieces of a function's body (the
+    same ops, attributes, types and regions, wired alike: an operand defined
+    in the piece at the same position in every copy, else an input), moves
+    one copy into a private function `@__epl_repeat_<n>` and replaces every
+    copy with a call of it. What a copy reads from before it becomes an
+    argument (a constant, global or other operand-free pure op that every
+    copy reads alike is cloned into the function instead, so kernels still
+    see constants); what later code reads becomes a result.
+
+    The calls are cheap for LLVM: a buffer whose layout is static crosses as
+    its two pointers (allocated, aligned) instead of its descriptor's
+    3 + 2 x rank fields, and comes back through an array of pointer pairs in
+    the caller's frame (`out`, the last argument) instead of an aggregate
+    return; the callee and caller rebuild descriptors from constants.
+
+    The program does the same work in the same order: allocations, frees,
+    kernel and runtime calls happen as before, so results and peak memory
+    are unchanged. Pieces are found by their ops' signatures (the periods at
+    which they recur), biggest first, and checked op by op; a piece is
+    outlined when the ops it removes exceed what its calls add by
+    `min-ops` (counted as LLVM sees them, descriptors folded), and left
+    inline when something it returns points into its own stack
+    (`memref.alloca`, `llvm.alloca`).
+
+    ```mlir
+    // Copy 1 of 12: copy 0 reads the step's argument and frees nothing.
+    %b = memref.alloc() : memref<64xf32>
+    call @__epl_kernel_0(%a, %b) : (memref<64xf32>, memref<64xf32>) -> ()
+    call @__epl_kernel_1(%b, %c2) : (memref<64xf32>, f32) -> ()
+    // ... (more kernel and runtime calls)
+    memref.dealloc %a : memref<64xf32>
+    // Copy 2 of 12, alike on %b, and so on.
+    ```
+    becomes
+    ```mlir
+    %out = llvm.alloca %one x !llvm.array<2 x ptr> : (i64) -> !llvm.ptr
+    ...
+    call @__epl_repeat_0(%a_allocated, %a_aligned, %out)
+        : (!llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+    %b_allocated = llvm.load ...   // %out[0]
+    %b_aligned = llvm.load ...     // %out[1]
+    call @__epl_repeat_0(%b_allocated, %b_aligned, %out) : ...
+    ...
+    func.func private @__epl_repeat_0(%allocated: !llvm.ptr,
+        %aligned: !llvm.ptr, %out: !llvm.ptr) {
+      %a = ... // memref<64xf32> rebuilt from the pointers and constants
+      %c2 = arith.constant 2.0 : f32
+      %b = memref.alloc() : memref<64xf32>
+      call @__epl_kernel_0(%a, %b) : (memref<64xf32>, memref<64xf32>) -> ()
+      ...
+      memref.dealloc %a : memref<64xf32>
+      // %b's pointers stored to %out[0], %out[1]
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "int64_t", "32",
+           "Ops outlining a piece must save, net of its calls">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numFunctions", "functions", "Functions outlined">,
+    Statistic<"numCalls", "calls", "Copies replaced with a call">,
+  ];
+}
+
 def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
   let summary = "Estimates the memory each device's training step holds";
   let description = [{
