@@ -456,6 +456,39 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
     return isa<llvm::Function>(gv) &&
            gv->getName().starts_with("__epl_kernel_");
   };
+  // The JIT (mlir::ExecutionEngine) gave every function with external
+  // linkage a `_mlir_<name>` wrapper taking packed arguments, before this
+  // runs. Only the C interfaces' (`_mlir__mlir_ciface_*`, the entry points)
+  // are looked up: the others would be compiled for nothing (the entry's
+  // unpacks thousands of descriptor fields on a deep model), and a kernel's
+  // would keep each kernel from its constants.
+  for (llvm::Function &f : llvm::make_early_inc_range(m))
+    if (f.getName().starts_with("_mlir_") &&
+        !f.getName().starts_with("_mlir__mlir_ciface_") &&
+        !f.getName().starts_with("_mlir_ciface_") &&
+        !f.getName().starts_with("_mlir_memref_to_llvm_") &&
+        !f.isDeclaration() && f.use_empty())
+      f.eraseFromParent();
+  // A C interface (`_mlir_ciface_<f>`) loads each descriptor its caller
+  // passes and calls `f` with every field as an argument, 3 + 2 x rank per
+  // buffer; `f` packs them into descriptors again. Where it is `f`'s only
+  // caller, it absorbs `f`, and the folding below removes both halves.
+  for (llvm::Function &wrapper : m) {
+    if (wrapper.isDeclaration() ||
+        !wrapper.getName().starts_with("_mlir_ciface_"))
+      continue;
+    llvm::Function *f =
+        m.getFunction(wrapper.getName().drop_front(strlen("_mlir_ciface_")));
+    if (!f || f->isDeclaration() || !f->hasOneUse())
+      continue;
+    auto *call = dyn_cast<llvm::CallInst>(f->user_back());
+    if (!call || call->getFunction() != &wrapper ||
+        call->getCalledFunction() != f)
+      continue;
+    llvm::InlineFunctionInfo info;
+    if (llvm::InlineFunction(*call, info).isSuccess() && f->use_empty())
+      f->eraseFromParent();
+  }
   // FastISel cannot select a load or store of a whole memref descriptor (how
   // the glue passes one to the runtime) nor an insertvalue building one, and
   // hands the rest of the basic block to SelectionDAG: split those accesses
@@ -475,14 +508,6 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
       if (!f.isDeclaration() && !isKernel(&f))
         glue.run(f, am.function);
   }
-  // The JIT (mlir::ExecutionEngine) gave every function with external
-  // linkage, the kernels too, a `_mlir_<name>` wrapper taking packed
-  // arguments, before this runs. Only the entry points' are looked up: the
-  // kernels' would be compiled for nothing, and their calls would keep each
-  // kernel from its constants.
-  for (llvm::Function &f : llvm::make_early_inc_range(m))
-    if (f.getName().starts_with("_mlir___epl_kernel_") && f.use_empty())
-      f.eraseFromParent();
   specializeKernelArguments(m, isKernel);
 
   unsigned level = options.optLevel;

@@ -32,7 +32,17 @@ struct EPLExpandMathPass
                                  "math.tanh"},
                                 name);
     });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns)))) {
+    // Only the math ops and what their rewrites make: a whole-module run
+    // would visit (and try to fold) every op of the step, a cost that grows
+    // with the model's depth for the few ops these patterns match.
+    SmallVector<Operation *> mathOps;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<math::MathDialect>(op->getDialect()))
+        mathOps.push_back(op);
+    });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    if (failed(applyOpPatternsGreedily(mathOps, std::move(patterns), config))) {
       // The driver says nothing when it gives up.
       getOperation()->emitError()
           << "epl-expand-math: its rewrites did not converge";
