@@ -83,9 +83,9 @@ static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
   // Clones the deallocation pipeline leaves become allocations and copies.
   pm.addPass(createConvertBufferizationToMemRefPass());
   // Buffers die at their last use, not at the end of the step: a pipeline
-  // stage holds only the micro-batches its schedule has in flight.
-  pm.addNestedPass<func::FuncOp>(
-      bufferization::createOptimizeAllocationLivenessPass());
+  // stage holds only the micro-batches its schedule has in flight. (Upstream's
+  // optimize-allocation-liveness, in time linear in the step's size.)
+  pm.addNestedPass<func::FuncOp>(createEPLOptimizeAllocationLivenessPass());
 
   if (blas)
     pm.addPass(createEPLMatmulToRuntimePass());

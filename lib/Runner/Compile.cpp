@@ -22,6 +22,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/ExecutionEngine/Orc/Mangling.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/Linker/Linker.h"
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -29,12 +30,16 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Memory.h"
+#include "llvm/Support/Process.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/Transforms/Scalar/DCE.h"
 #include "llvm/Transforms/Scalar/InstSimplifyPass.h"
 #include "llvm/Transforms/Utils/Cloning.h"
 
 #include <algorithm>
+#include <mutex>
+#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -626,13 +631,74 @@ mlir::epl::hostTargetBuilder(const CompileOptions &options,
   // fast instruction selector only calls a function directly in the small
   // code model, and in the JIT's default (large) one hands every call of
   // the host code to SelectionDAG. The JIT's linker reaches what is further
-  // than 2 GiB (the runtime, BLAS) through stubs and a GOT.
+  // than 2 GiB (the runtime, BLAS) through stubs and a GOT; its own sections
+  // stay within reach of each other (NearbySectionMapper).
   hostTarget->setCodeModel(llvm::CodeModel::Small);
   hostTarget->setRelocationModel(llvm::Reloc::PIC_);
   return std::move(*hostTarget);
 }
 
 namespace {
+/// The JIT's sections (code, constants, data, its GOT) within one reserved
+/// GiB of address space. In the small code model they reach each other with
+/// 32-bit PC-relative offsets, which RuntimeDyld does not check: sections
+/// mapped further apart than 2 GiB would silently run wrong code. The
+/// address space is reserved once per process and not reused; running out
+/// of it is an error of the JIT, not a wrong offset.
+class NearbySectionMapper final
+    : public llvm::SectionMemoryManager::MemoryMapper {
+public:
+  static NearbySectionMapper &get() {
+    static NearbySectionMapper mapper;
+    return mapper;
+  }
+
+  llvm::sys::MemoryBlock
+  allocateMappedMemory(llvm::SectionMemoryManager::AllocationPurpose,
+                       size_t bytes, const llvm::sys::MemoryBlock *,
+                       unsigned flags, std::error_code &ec) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    size_t size = llvm::alignTo(bytes, pageSize);
+    if (!base || used + size > kReserved) {
+      ec = std::make_error_code(std::errc::not_enough_memory);
+      return {};
+    }
+    llvm::sys::MemoryBlock block(base + used, size);
+    used += size;
+    ec = llvm::sys::Memory::protectMappedMemory(block, flags);
+    return ec ? llvm::sys::MemoryBlock() : block;
+  }
+
+  std::error_code protectMappedMemory(const llvm::sys::MemoryBlock &block,
+                                      unsigned flags) override {
+    return llvm::sys::Memory::protectMappedMemory(block, flags);
+  }
+
+  std::error_code releaseMappedMemory(llvm::sys::MemoryBlock &block) override {
+    // The pages go back to the system; the addresses stay reserved.
+    if (::mmap(block.base(), block.allocatedSize(), PROT_NONE,
+               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+               0) == MAP_FAILED)
+      return std::error_code(errno, std::generic_category());
+    block = llvm::sys::MemoryBlock();
+    return {};
+  }
+
+private:
+  static constexpr size_t kReserved = size_t(1) << 30;
+
+  NearbySectionMapper() : pageSize(llvm::sys::Process::getPageSizeEstimate()) {
+    void *region = ::mmap(nullptr, kReserved, PROT_NONE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    base = region == MAP_FAILED ? nullptr : static_cast<char *>(region);
+  }
+
+  std::mutex mutex;
+  size_t pageSize;
+  char *base = nullptr;
+  size_t used = 0;
+};
+
 /// The runtime's symbols, for the calls of the lowered program.
 void registerRuntimeSymbols(ExecutionEngine &engine) {
   engine.registerSymbols([](llvm::orc::MangleAndInterner interner) {
@@ -674,6 +740,7 @@ createEngine(ModuleOp module, const CompileOptions &options,
   engineOptions.transformer = optimize;
   engineOptions.enableGDBNotificationListener = false;
   engineOptions.enableObjectDump = !options.objectDumpPath.empty();
+  engineOptions.sectionMemoryMapper = &NearbySectionMapper::get();
   auto engine =
       ExecutionEngine::create(module, engineOptions, std::move(*jitTarget));
   if (!engine) {

@@ -1,8 +1,11 @@
 // RUN: epl-opt %s --epl-outline-repeats=min-ops=1 | FileCheck %s
 // RUN: epl-opt %s --epl-outline-repeats | FileCheck %s --check-prefix=DEFAULT
+// RUN: not epl-opt %s --epl-outline-repeats=min-ops=0 2>&1 | FileCheck %s --check-prefix=MIN
+// MIN: error: epl-outline-repeats: min-ops must be at least 1, not 0
 // The outlined host code lowers to LLVM like the rest.
-// RUN: epl-opt %s --epl-outline-repeats=min-ops=1 --finalize-memref-to-llvm \
-// RUN:   --convert-arith-to-llvm --convert-func-to-llvm \
+// RUN: epl-opt %s --epl-outline-repeats=min-ops=1 --convert-scf-to-cf \
+// RUN:   --finalize-memref-to-llvm --convert-arith-to-llvm --convert-func-to-llvm \
+// RUN:   --convert-cf-to-llvm \
 // RUN:   --reconcile-unrealized-casts -o /dev/null
 
 func.func private @__epl_kernel_0(memref<64xf32>, memref<64xf32>)
@@ -197,41 +200,119 @@ func.func @rewired(%x: f32) -> (f32, f32) {
   return %y0, %y3 : f32, f32
 }
 
-// A copy whose result points into its own stack frame stays inline.
+// A copy that allocates on the stack stays inline, however the buffer leaves
+// it (here through a region's yield): it would not outlive the call.
 // CHECK-LABEL: func.func @stack(
 // CHECK-NOT:     call @__epl_repeat
 // CHECK:         return
-func.func @stack(%x: f32) -> (memref<f32>, memref<f32>, memref<f32>) {
-  %c = arith.constant 3.0 : f32
-  %s0 = memref.alloca() : memref<f32>
-  %y0_0 = arith.mulf %x, %c : f32
-  %y0_1 = arith.addf %y0_0, %c : f32
-  %y0_2 = arith.mulf %y0_1, %c : f32
-  %y0_3 = arith.addf %y0_2, %c : f32
-  %y0_4 = arith.mulf %y0_3, %c : f32
-  %y0_5 = arith.addf %y0_4, %c : f32
-  %y0_6 = arith.mulf %y0_5, %c : f32
-  %y0 = arith.addf %y0_6, %c : f32
-  memref.store %y0, %s0[] : memref<f32>
-  %s1 = memref.alloca() : memref<f32>
-  %y1_0 = arith.mulf %y0, %c : f32
-  %y1_1 = arith.addf %y1_0, %c : f32
-  %y1_2 = arith.mulf %y1_1, %c : f32
-  %y1_3 = arith.addf %y1_2, %c : f32
-  %y1_4 = arith.mulf %y1_3, %c : f32
-  %y1_5 = arith.addf %y1_4, %c : f32
-  %y1_6 = arith.mulf %y1_5, %c : f32
-  %y1 = arith.addf %y1_6, %c : f32
-  memref.store %y1, %s1[] : memref<f32>
-  %s2 = memref.alloca() : memref<f32>
-  %y2_0 = arith.mulf %y1, %c : f32
-  %y2_1 = arith.addf %y2_0, %c : f32
-  %y2_2 = arith.mulf %y2_1, %c : f32
-  %y2_3 = arith.addf %y2_2, %c : f32
-  %y2_4 = arith.mulf %y2_3, %c : f32
-  %y2_5 = arith.addf %y2_4, %c : f32
-  %y2_6 = arith.mulf %y2_5, %c : f32
-  %y2 = arith.addf %y2_6, %c : f32
-  memref.store %y2, %s2[] : memref<f32>
-  return %s0, %s1, %s2 : memref<f32>, memref<f32>, memref<f32>
+func.func private @tick()
+func.func @stack(%c: i1, %x0: i64, %x1: i64, %x2: i64)
+    -> (memref<1xi64>, memref<1xi64>, memref<1xi64>) {
+  %c0 = arith.constant 0 : index
+  %r0 = scf.if %c -> memref<1xi64> {
+    %a = memref.alloca() : memref<1xi64>
+    memref.store %x0, %a[%c0] : memref<1xi64>
+    scf.yield %a : memref<1xi64>
+  } else {
+    %b = memref.alloca() : memref<1xi64>
+    scf.yield %b : memref<1xi64>
+  }
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  %r1 = scf.if %c -> memref<1xi64> {
+    %a = memref.alloca() : memref<1xi64>
+    memref.store %x1, %a[%c0] : memref<1xi64>
+    scf.yield %a : memref<1xi64>
+  } else {
+    %b = memref.alloca() : memref<1xi64>
+    scf.yield %b : memref<1xi64>
+  }
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  %r2 = scf.if %c -> memref<1xi64> {
+    %a = memref.alloca() : memref<1xi64>
+    memref.store %x2, %a[%c0] : memref<1xi64>
+    scf.yield %a : memref<1xi64>
+  } else {
+    %b = memref.alloca() : memref<1xi64>
+    scf.yield %b : memref<1xi64>
+  }
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  call @tick() : () -> ()
+  return %r0, %r1, %r2 : memref<1xi64>, memref<1xi64>, memref<1xi64>
+}
+
+// Regions take part, their blocks in any order: a value used before its
+// block defines it is the copy's own, not an input.
+// CHECK-LABEL: func.func @regions(
+// CHECK-NEXT:    call @[[REGION:__epl_repeat_[0-9]+]](%arg0) : (i64) -> ()
+// CHECK-NEXT:    call @[[REGION]](%arg0) : (i64) -> ()
+// CHECK-NEXT:    call @[[REGION]](%arg0) : (i64) -> ()
+// CHECK-NEXT:    return
+// CHECK:       func.func private @[[REGION]](%arg0: i64) {
+// CHECK-NEXT:    %[[R:.*]] = scf.execute_region -> i64 {
+// CHECK:           arith.muli %arg0, %arg0
+// CHECK:         }
+// CHECK-COUNT-4: call @use(%[[R]])
+// CHECK-NEXT:    return
+func.func private @use(i64)
+func.func @regions(%x: i64) {
+  %r0 = scf.execute_region -> i64 {
+    cf.br ^bb2
+  ^bb1:
+    %s = arith.addi %t, %t : i64
+    scf.yield %s : i64
+  ^bb2:
+    %t = arith.muli %x, %x : i64
+    cf.br ^bb1
+  }
+  call @use(%r0) : (i64) -> ()
+  call @use(%r0) : (i64) -> ()
+  call @use(%r0) : (i64) -> ()
+  call @use(%r0) : (i64) -> ()
+  %r1 = scf.execute_region -> i64 {
+    cf.br ^bb2
+  ^bb1:
+    %s = arith.addi %t, %t : i64
+    scf.yield %s : i64
+  ^bb2:
+    %t = arith.muli %x, %x : i64
+    cf.br ^bb1
+  }
+  call @use(%r1) : (i64) -> ()
+  call @use(%r1) : (i64) -> ()
+  call @use(%r1) : (i64) -> ()
+  call @use(%r1) : (i64) -> ()
+  %r2 = scf.execute_region -> i64 {
+    cf.br ^bb2
+  ^bb1:
+    %s = arith.addi %t, %t : i64
+    scf.yield %s : i64
+  ^bb2:
+    %t = arith.muli %x, %x : i64
+    cf.br ^bb1
+  }
+  call @use(%r2) : (i64) -> ()
+  call @use(%r2) : (i64) -> ()
+  call @use(%r2) : (i64) -> ()
+  call @use(%r2) : (i64) -> ()
+  return
 }

@@ -69,14 +69,14 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   addVersionPrinter();
   CompileCommandLine compileLine(category);
-  cl::HideUnrelatedOptions(category);
-  // After hiding: MLIR's pass-manager options work but stay out of --help
+  // MLIR's pass-manager options, hidden from --help with the rest below
   // (docs/epl-run.md lists them). The passes first: the options read
   // their names from the registry.
   mlir::registerAllPasses();
   mlir::epl::registerEPLPassesAndPipelines();
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "epl-compile: compiles an EPL module's step ahead of time into an "

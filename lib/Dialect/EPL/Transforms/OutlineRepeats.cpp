@@ -145,16 +145,15 @@ private:
   void collect();
   SmallVector<Repeat> candidates() const;
   Wiring wire(size_t start, size_t length) const;
-  bool returnsOwnStack(const Wiring &wiring, ArrayRef<int64_t> results) const;
+  bool allocatesOnStack(size_t start, size_t length) const;
   int64_t netSaving(const Repeat &repeat, ArrayRef<Wiring> copies,
                     ArrayRef<int64_t> read) const;
   std::optional<SmallVector<Wiring>> verify(Repeat &repeat) const;
-  SmallVector<int64_t> results(const Repeat &repeat,
-                               ArrayRef<Wiring> copies) const;
+  SmallVector<int64_t> results(const Repeat &repeat, ArrayRef<Wiring> copies);
   func::FuncOp outline(const Repeat &repeat, ArrayRef<Wiring> copies,
                        ArrayRef<int64_t> resultNumbers);
 
-  mutable func::FuncOp func;
+  func::FuncOp func;
   SymbolTable &symbols;
   int64_t minOps;
   /// The number the next outlined function's name takes.
@@ -180,9 +179,9 @@ void Outliner::collect() {
 /// the runs of ops that repeat at it.
 SmallVector<Repeat> Outliner::candidates() const {
   size_t n = ops.size();
-  DenseMap<unsigned, SmallVector<size_t>> occurrences;
+  DenseMap<llvm::hash_code, SmallVector<size_t>> occurrences;
   for (auto [k, hash] : llvm::enumerate(signatures))
-    occurrences[static_cast<unsigned>(static_cast<size_t>(hash))].push_back(k);
+    occurrences[hash].push_back(k);
   // An op whose kind occurs a few times per copy recurs at the period within
   // its next few occurrences.
   constexpr size_t kLookahead = 8;
@@ -203,8 +202,7 @@ SmallVector<Repeat> Outliner::candidates() const {
     periods.resize(kPeriods);
 
   SmallVector<Repeat> repeats;
-  for (auto [period, count] : periods) {
-    (void)count;
+  for (size_t period : llvm::make_first_range(periods)) {
     size_t k = 0;
     while (k + period < n) {
       if (signatures[k] != signatures[k + period]) {
@@ -229,11 +227,23 @@ SmallVector<Repeat> Outliner::candidates() const {
 
 Wiring Outliner::wire(size_t start, size_t length) const {
   Wiring wiring;
+  // Every value the copy defines is numbered first: in a region whose
+  // blocks are not in dominance order, a use can come before its definition
+  // in the walk.
   DenseMap<Value, int64_t> number;
   auto define = [&](Value value) {
     number[value] = wiring.values.size();
     wiring.values.push_back(value);
   };
+  for (size_t k = start; k < start + length; ++k)
+    ops[k]->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      for (Value result : op->getResults())
+        define(result);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            define(arg);
+    });
   for (size_t k = start; k < start + length; ++k)
     ops[k]->walk<WalkOrder::PreOrder>([&](Operation *op) {
       for (Value operand : op->getOperands()) {
@@ -245,37 +255,24 @@ Wiring Outliner::wire(size_t start, size_t length) const {
           wiring.inputs.push_back(operand);
         }
       }
-      for (Value result : op->getResults())
-        define(result);
-      for (Region &region : op->getRegions())
-        for (Block &block : region)
-          for (BlockArgument arg : block.getArguments())
-            define(arg);
     });
   return wiring;
 }
 
-/// Whether a value the copy returns (numbers `results`) is, or is computed
-/// from, a stack allocation of the copy: it would not outlive the call.
-bool Outliner::returnsOwnStack(const Wiring &wiring,
-                               ArrayRef<int64_t> results) const {
-  SmallVector<Operation *> work;
-  DenseSet<Operation *> seen;
-  for (int64_t r : results)
-    if (Operation *def = wiring.values[r].getDefiningOp())
-      work.push_back(def);
-  DenseSet<Value> inCopy(wiring.values.begin(), wiring.values.end());
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!seen.insert(op).second)
-      continue;
-    if (isa<memref::AllocaOp, LLVM::AllocaOp>(op))
+/// Whether the copy at `start` allocates on the stack anywhere, nested
+/// regions included: a stack buffer it hands on (as a result, through a
+/// region's yield, through memory) would not outlive the call.
+bool Outliner::allocatesOnStack(size_t start, size_t length) const {
+  for (size_t k = start; k < start + length; ++k)
+    if (ops[k]
+            ->walk([](Operation *op) {
+              return isa<memref::AllocaOp, LLVM::AllocaOp, LLVM::StackSaveOp>(
+                         op)
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted())
       return true;
-    for (Value operand : op->getOperands())
-      if (inCopy.contains(operand))
-        if (Operation *def = operand.getDefiningOp())
-          work.push_back(def);
-  }
   return false;
 }
 
@@ -337,7 +334,7 @@ std::optional<SmallVector<Wiring>> Outliner::verify(Repeat &repeat) const {
 /// The numbers of the values some copy's later code reads: the function's
 /// results.
 SmallVector<int64_t> Outliner::results(const Repeat &repeat,
-                                       ArrayRef<Wiring> copies) const {
+                                       ArrayRef<Wiring> copies) {
   Block &body = func.getBody().front();
   llvm::SetVector<int64_t> read;
   for (auto [c, wiring] : llvm::enumerate(copies)) {
@@ -525,19 +522,21 @@ func::FuncOp Outliner::outline(const Repeat &repeat, ArrayRef<Wiring> copies,
     size_t begin = repeat.start + c * repeat.length;
     Location at = ops[begin]->getLoc();
     builder.setInsertionPoint(ops[begin]);
-    SmallVector<Value> arguments;
+    SmallVector<Value> operands;
     for (size_t s : argumentSlots) {
+      // An input made by an earlier copy: that copy's call made it again
+      // (the erased value is only a key here).
       Value value = replaced.lookup_or(wiring.inputs[s], wiring.inputs[s]);
       if (hasStaticLayout(value.getType())) {
         auto [allocated, aligned] = pointersOf(builder, at, value, converter);
-        arguments.append({allocated, aligned});
+        operands.append({allocated, aligned});
       } else {
-        arguments.push_back(value);
+        operands.push_back(value);
       }
     }
     if (out)
-      arguments.push_back(out);
-    auto call = func::CallOp::create(builder, at, function, arguments);
+      operands.push_back(out);
+    auto call = func::CallOp::create(builder, at, function, operands);
     unsigned nextResult = 0;
     for (auto [k, r] : llvm::enumerate(resultNumbers)) {
       Value value;
@@ -576,17 +575,18 @@ FailureOr<Repeat> Outliner::outlineOne(func::FuncOp &outlined) {
     return failure();
   collect();
   for (Repeat repeat : candidates()) {
-    // Copies that do not match the first are left inline; a later copy
-    // may start a run of its own.
+    // When the first copy differs from the next, the run from the second
+    // may still repeat; a run that repeats but does not pay stays inline
+    // whole (a later start would pay less).
     for (; repeat.count >= 2; repeat.start += repeat.length, --repeat.count) {
       Repeat trimmed = repeat;
       std::optional<SmallVector<Wiring>> copies = verify(trimmed);
       if (!copies)
         continue;
       SmallVector<int64_t> read = results(trimmed, *copies);
-      if (returnsOwnStack(copies->front(), read) ||
+      if (allocatesOnStack(trimmed.start, trimmed.length) ||
           netSaving(trimmed, *copies, read) < minOps)
-        continue;
+        break;
       outlined = outline(trimmed, *copies, read);
       return trimmed;
     }
@@ -604,8 +604,16 @@ struct EPLOutlineRepeatsPass
     unsigned nextName = 0;
     LLVMTypeConverter converter(&getContext());
     SmallVector<func::FuncOp> work;
+    if (minOps < 1) {
+      module.emitError() << "epl-outline-repeats: min-ops must be at least 1, "
+                            "not "
+                         << static_cast<int64_t>(minOps);
+      return signalPassFailure();
+    }
+    // Host code only: kernels (and their thread tasks) are one loop nest.
     for (auto func : module.getOps<func::FuncOp>())
-      if (!func.isDeclaration())
+      if (!func.isDeclaration() &&
+          !func.getSymName().starts_with("__epl_kernel_"))
         work.push_back(func);
     // An outlined function may itself hold repeats (a block's heads).
     while (!work.empty()) {

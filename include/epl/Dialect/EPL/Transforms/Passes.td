@@ -765,6 +765,41 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
   ];
 }
 
+def EPLOptimizeAllocationLivenessPass
+    : Pass<"epl-optimize-allocation-liveness", "::mlir::func::FuncOp"> {
+  let summary = "Moves each buffer's free to right after its last use, in linear time";
+  let description = [{
+    Upstream's `optimize-allocation-liveness`, with the same result, for
+    large functions: a buffer allocated in a block and freed once in that
+    block is freed right after its last use in the block (a use inside a
+    nested region counts as its ancestor's; views of the buffer count, as
+    `BufferViewFlowAnalysis` finds them). Upstream compares ops with
+    `isBeforeInBlock` after moving each free, which renumbers the block:
+    time quadratic in the block's size (a 12-block transformer step's host
+    code: 0.24 s, against 0.008 s at 2 blocks). This pass numbers each
+    block's ops once and keeps the order of the frees it moves in the
+    numbers (frees moved after the same op go in upstream's order: the one
+    moved last first).
+
+    ```mlir
+    %a = memref.alloc() : memref<8xf32>
+    call @use(%a) : (memref<8xf32>) -> ()
+    call @other() : () -> ()
+    memref.dealloc %a : memref<8xf32>
+    ```
+    becomes
+    ```mlir
+    %a = memref.alloc() : memref<8xf32>
+    call @use(%a) : (memref<8xf32>) -> ()
+    memref.dealloc %a : memref<8xf32>
+    call @other() : () -> ()
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMoved", "moved", "Frees moved to their buffer's last use">,
+  ];
+}
+
 def EPLFreeLocalBuffersPass : Pass<"epl-free-local-buffers"> {
   let summary = "Frees unconditionally the buffers a `bufferization.dealloc` holds that alias nothing it retains";
   let description = [{
@@ -936,8 +971,10 @@ def EPLOutlineRepeatsPass : Pass<"epl-outline-repeats", "ModuleOp"> {
     which they recur), biggest first, and checked op by op; a piece is
     outlined when the ops it removes exceed what its calls add by
     `min-ops` (counted as LLVM sees them, descriptors folded), and left
-    inline when something it returns points into its own stack
-    (`memref.alloca`, `llvm.alloca`).
+    inline when it allocates on the stack anywhere (`memref.alloca`,
+    `llvm.alloca`, `llvm.intr.stacksave`, nested regions included): what it
+    hands on from its frame would not outlive the call. Kernels
+    (`@__epl_kernel_*`) are left alone.
 
     ```mlir
     // Copy 1 of 12: copy 0 reads the step's argument and frees nothing.
@@ -973,7 +1010,8 @@ def EPLOutlineRepeatsPass : Pass<"epl-outline-repeats", "ModuleOp"> {
   }];
   let options = [
     Option<"minOps", "min-ops", "int64_t", "32",
-           "Ops outlining a piece must save, net of its calls">,
+           "Ops outlining a piece must save, net of its calls; also the "
+           "fewest ops a piece has (at least 1)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::LLVM::LLVMDialect"];
