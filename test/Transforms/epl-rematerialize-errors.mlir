@@ -73,7 +73,7 @@ module attributes {epl.config = {"gradient_checkpoint.type" = "collection",
 // -----
 
 // An unknown type is the config verifier's error, listing the valid ones.
-// expected-error @+1 {{"gradient_checkpoint.type"}}
+// expected-error @+1 {{EPL config key "gradient_checkpoint.type" expects one of "", "collection", "auto", got "selective"}}
 module attributes {epl.config = {"gradient_checkpoint.type" = "selective"}} {
 }
 
