@@ -176,3 +176,45 @@ func.func @dot(%x: tensor<16xf32>, %y: tensor<16xf32>) -> tensor<f32> {
   } -> tensor<f32>
   return %d : tensor<f32>
 }
+
+// -----
+
+// ReLU as max(h, zeros), the zeros also the init of the product before it
+// (so they cannot fuse into the ReLU): the zeros are a broadcast of one
+// scalar, which the ReLU reads instead of the tensor, no pass over a
+// buffer of zeros.
+#id = affine_map<(i, j) -> (i, j)>
+#scalar = affine_map<(i, j) -> ()>
+#a = affine_map<(i, j, k) -> (i, k)>
+#b = affine_map<(i, j, k) -> (k, j)>
+#c = affine_map<(i, j, k) -> (i, j)>
+// CHECK-LABEL: func.func @relu
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.0
+// CHECK:         %[[ZEROS:.*]] = linalg.generic {{.*}} ins(%[[ZERO]] : f32)
+// CHECK:         %[[H:.*]] = linalg.generic {{.*}} outs(%[[ZEROS]] : tensor<4x8xf32>)
+// CHECK:         linalg.generic {{.*}} ins(%[[H]]
+// CHECK-NEXT:    ^bb0(%[[IN:[^:]*]]: f32
+// CHECK-NEXT:      arith.maximumf %[[IN]], %[[ZERO]] : f32
+func.func @relu(%x: tensor<4x3xf32>, %w: tensor<3x8xf32>, %e: tensor<4x8xf32>)
+    -> tensor<4x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %zeros = linalg.generic {indexing_maps = [#scalar, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%z : f32) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x8xf32>
+  %h = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x3xf32>, tensor<3x8xf32>) outs(%zeros : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %relu = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %zeros : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.maximumf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %relu : tensor<4x8xf32>
+}

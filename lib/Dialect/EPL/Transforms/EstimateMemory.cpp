@@ -118,7 +118,7 @@ private:
   int newBuffer(Value value, int64_t at, int64_t padding = kAlignment);
   void alias(Value value, Value of);
   bool conflicts(int buffer, Operation *writer);
-  /// Whether `use` reads the buffer's contents (an init a linalg op's
+  /// Whether `use` reads the buffer's contents (a linalg operand its
   /// payload ignores does not).
   static bool reads(OpOperand &use);
   /// The position of `value`'s last use, loops accounted for.
@@ -227,9 +227,11 @@ bool FunctionReplay::conflicts(int buffer, Operation *writer) {
 }
 
 bool FunctionReplay::reads(OpOperand &use) {
+  // As one-shot bufferization decides: a linalg operand (input or init) is
+  // read when the payload uses its element (epl-fuse-elementwise leaves a
+  // filled input unread once its scalar is read instead).
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner()))
-    if (linalgOp.isDpsInit(&use))
-      return linalgOp.payloadUsesValueFromOperand(&use);
+    return linalgOp.payloadUsesValueFromOperand(&use);
   return true;
 }
 

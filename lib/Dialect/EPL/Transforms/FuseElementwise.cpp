@@ -88,6 +88,50 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
   llvm::Statistic &numFused;
 };
 
+/// The one value every element of `tensor` holds, where its producer says
+/// so: a `linalg.fill` of a scalar, or its generic form (a scalar input
+/// yielded unchanged into every element).
+Value filledScalar(Value tensor) {
+  if (auto fill = tensor.getDefiningOp<linalg::FillOp>()) {
+    Value value = fill.getInputs().front();
+    return isa<ShapedType>(value.getType()) ? Value() : value;
+  }
+  auto producer = tensor.getDefiningOp<linalg::GenericOp>();
+  if (!producer || producer.getNumDpsInputs() != 1 ||
+      producer.getNumDpsInits() != 1 ||
+      producer.getNumParallelLoops() != producer.getNumLoops())
+    return {};
+  Value value = producer.getDpsInputOperand(0)->get();
+  Block &body = producer.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (isa<ShapedType>(value.getType()) || !llvm::hasSingleElement(body) ||
+      yield.getValues().front() != body.getArgument(0))
+    return {};
+  return value;
+}
+
+/// A consumer that reads a tensor of one repeated scalar (ReLU's `max(x,
+/// 0)` of a zero-filled tensor) reads the scalar instead: no pass over a
+/// buffer of copies of it, and the filled tensor is gone when nothing else
+/// reads it. Only inputs: an init's block argument is the value so far.
+struct ReadFilledScalar : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp consumer,
+                                PatternRewriter &rewriter) const override {
+    for (OpOperand *input : consumer.getDpsInputOperands()) {
+      BlockArgument arg = consumer.getMatchingBlockArgument(input);
+      Value scalar = filledScalar(input->get());
+      if (!scalar || arg.use_empty())
+        continue;
+      rewriter.modifyOpInPlace(consumer,
+                               [&] { arg.replaceAllUsesWith(scalar); });
+      return success();
+    }
+    return failure();
+  }
+};
+
 struct EPLFuseElementwisePass
     : public mlir::epl::impl::EPLFuseElementwisePassBase<
           EPLFuseElementwisePass> {
@@ -96,6 +140,7 @@ struct EPLFuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseProducer>(&getContext(), keepContractions, numFused);
+    patterns.add<ReadFilledScalar>(&getContext());
     // One operand per value read the same way (`x * x` of a producer reads
     // it once, and can then be fused), and no results nobody reads.
     linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());

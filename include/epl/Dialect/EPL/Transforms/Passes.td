@@ -739,6 +739,12 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
     The arithmetic is unchanged, op for op: fused and unfused steps compute
     the same bits.
 
+    A consumer that reads a tensor of one repeated scalar (a `linalg.fill`,
+    or its generic form) where the producer cannot fuse (ReLU's `max(h, 0)`
+    whose zeros are also the init of the matmul before it) reads the scalar
+    instead: the operand is left unread, so no pass goes over the buffer of
+    zeros, and bufferization may write into it.
+
     ```mlir
     %e = linalg.generic {...["parallel", "parallel"]} ins(%x, %max) ... {
       %d = arith.subf %in, %m : f32
