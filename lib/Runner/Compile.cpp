@@ -467,12 +467,13 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
   // are looked up: the others would be compiled for nothing (the entry's
   // unpacks thousands of descriptor fields on a deep model), and a kernel's
   // would keep each kernel from its constants.
+  // (The C interfaces themselves, `_mlir_ciface_*`, are what epl-compile's
+  // artifact calls.)
   for (llvm::Function &f : llvm::make_early_inc_range(m))
     if (f.getName().starts_with("_mlir_") &&
         !f.getName().starts_with("_mlir__mlir_ciface_") &&
-        !f.getName().starts_with("_mlir_ciface_") &&
-        !f.getName().starts_with("_mlir_memref_to_llvm_") &&
-        !f.isDeclaration() && f.use_empty())
+        !f.getName().starts_with("_mlir_ciface_") && !f.isDeclaration() &&
+        f.use_empty())
       f.eraseFromParent();
   // A C interface (`_mlir_ciface_<f>`) loads each descriptor its caller
   // passes and calls `f` with every field as an argument, 3 + 2 x rank per

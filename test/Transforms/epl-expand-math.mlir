@@ -1,4 +1,4 @@
-// RUN: epl-opt %s --epl-expand-math --split-input-file | FileCheck %s
+// RUN: epl-opt %s --allow-unregistered-dialect --epl-expand-math --split-input-file | FileCheck %s
 
 // GELU's erf and its gradient's exp in a loop body become arithmetic, so
 // the loop vectorizes instead of calling libm element by element.
@@ -51,4 +51,16 @@ func.func @trigonometry(%x: f32) -> (f32, f32) {
   %s = math.sin %x : f32
   %c = math.cos %x : f32
   return %s, %c : f32, f32
+}
+
+// -----
+
+// Only math ops are visited: an op of no registered dialect is passed over.
+// CHECK-LABEL: func.func @unregistered
+// CHECK:         "test.foo"()
+// CHECK-NOT:     math.exp
+func.func @unregistered(%x: f32) -> f32 {
+  "test.foo"() : () -> ()
+  %y = math.exp %x : f32
+  return %y : f32
 }

@@ -218,3 +218,57 @@ func.func @relu(%x: tensor<4x3xf32>, %w: tensor<3x8xf32>, %e: tensor<4x8xf32>)
   } -> tensor<4x8xf32>
   return %relu : tensor<4x8xf32>
 }
+
+// -----
+
+// A generic that writes its scalar into some elements only (the diagonal)
+// is no fill: the consumer keeps reading the tensor.
+#s1 = affine_map<(i) -> ()>
+#diag = affine_map<(i) -> (i, i)>
+#id2 = affine_map<(i, j) -> (i, j)>
+// CHECK-LABEL: func.func @diagonal
+// CHECK:         ^bb0(%[[A:[^:]*]]: f32, %[[B:[^:]*]]: f32,
+// CHECK-NEXT:      arith.maximumf %[[A]], %[[B]] : f32
+func.func @diagonal(%h: tensor<4x4xf32>, %e: tensor<4x4xf32>, %s: f32)
+    -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %z = linalg.generic {indexing_maps = [#s1, #diag], iterator_types = ["parallel"]}
+      ins(%s : f32) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x4xf32>
+  %r = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %z : tensor<4x4xf32>, tensor<4x4xf32>) outs(%h : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.maximumf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<4x4xf32>
+  return %r, %z : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// A contraction keeps its filled operand when BLAS runs contractions: read
+// as a scalar it would be a contraction no more (and with a fill of 1.0 the
+// multiplication folds away), left as loops.
+#ma = affine_map<(i, j, k) -> (i, k)>
+#mb = affine_map<(i, j, k) -> (k, j)>
+#mc = affine_map<(i, j, k) -> (i, j)>
+// CHECK-LABEL: func.func @filled_matmul
+// CHECK:         arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK-NEXT:    arith.addf
+// LOOPS-LABEL: func.func @filled_matmul
+// LOOPS:         ^bb0(%{{.*}}: f32, %[[W:[^:]*]]: f32, %[[OUT:[^:]*]]: f32):
+// LOOPS-NEXT:      arith.addf %[[OUT]], %[[W]] : f32
+func.func @filled_matmul(%w: tensor<3x8xf32>, %e: tensor<4x3xf32>, %acc: tensor<4x8xf32>)
+    -> tensor<4x8xf32> {
+  %one = arith.constant 1.0 : f32
+  %ones = linalg.fill ins(%one : f32) outs(%e : tensor<4x3xf32>) -> tensor<4x3xf32>
+  %h = linalg.generic {indexing_maps = [#ma, #mb, #mc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ones, %w : tensor<4x3xf32>, tensor<3x8xf32>) outs(%acc : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  return %h : tensor<4x8xf32>
+}

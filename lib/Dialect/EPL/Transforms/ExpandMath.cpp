@@ -37,7 +37,7 @@ struct EPLExpandMathPass
     // with the model's depth for the few ops these patterns match.
     SmallVector<Operation *> mathOps;
     getOperation()->walk([&](Operation *op) {
-      if (isa<math::MathDialect>(op->getDialect()))
+      if (isa_and_nonnull<math::MathDialect>(op->getDialect()))
         mathOps.push_back(op);
     });
     GreedyRewriteConfig config;

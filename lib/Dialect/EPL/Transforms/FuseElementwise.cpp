@@ -96,10 +96,15 @@ Value filledScalar(Value tensor) {
     Value value = fill.getInputs().front();
     return isa<ShapedType>(value.getType()) ? Value() : value;
   }
+  // Every element written: all loops parallel and the output indexed by
+  // distinct loops (`(i) -> (i, i)` writes a diagonal, the rest is the
+  // init's).
   auto producer = tensor.getDefiningOp<linalg::GenericOp>();
   if (!producer || producer.getNumDpsInputs() != 1 ||
       producer.getNumDpsInits() != 1 ||
-      producer.getNumParallelLoops() != producer.getNumLoops())
+      producer.getNumParallelLoops() != producer.getNumLoops() ||
+      !producer.getIndexingMapMatchingResult(cast<OpResult>(tensor))
+           .isProjectedPermutation())
     return {};
   Value value = producer.getDpsInputOperand(0)->get();
   Block &body = producer.getRegion().front();
@@ -115,21 +120,27 @@ Value filledScalar(Value tensor) {
 /// buffer of copies of it, and the filled tensor is gone when nothing else
 /// reads it. Only inputs: an init's block argument is the value so far.
 struct ReadFilledScalar : OpRewritePattern<linalg::GenericOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ReadFilledScalar(MLIRContext *ctx, bool keepContractions)
+      : OpRewritePattern(ctx), keepContractions(keepContractions) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
+    // A contraction with an operand read as a scalar is no longer one, and
+    // would stay loops instead of going to BLAS.
+    if (keepContractions && linalg::isaContractionOpInterface(consumer))
+      return failure();
     for (OpOperand *input : consumer.getDpsInputOperands()) {
       BlockArgument arg = consumer.getMatchingBlockArgument(input);
       Value scalar = filledScalar(input->get());
       if (!scalar || arg.use_empty())
         continue;
-      rewriter.modifyOpInPlace(consumer,
-                               [&] { arg.replaceAllUsesWith(scalar); });
+      rewriter.replaceAllUsesWith(arg, scalar);
       return success();
     }
     return failure();
   }
+
+  bool keepContractions;
 };
 
 struct EPLFuseElementwisePass
@@ -140,7 +151,7 @@ struct EPLFuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseProducer>(&getContext(), keepContractions, numFused);
-    patterns.add<ReadFilledScalar>(&getContext());
+    patterns.add<ReadFilledScalar>(&getContext(), keepContractions);
     // One operand per value read the same way (`x * x` of a producer reads
     // it once, and can then be fused), and no results nobody reads.
     linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());

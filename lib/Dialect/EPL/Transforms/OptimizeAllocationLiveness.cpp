@@ -80,8 +80,12 @@ public:
   }
   bool before(Operation *a, Operation *b) { return of(a) < of(b); }
   void moveAfter(Operation *op, Operation *anchor) {
+    // A free uses only its own buffer, never a later buffer's alias: an
+    // anchor is never a moved free, whose rank would order this one wrong.
+    std::pair<int64_t, int64_t> at = of(anchor);
+    assert(at.second == 0 && "a free moved after a moved free");
     op->moveAfter(anchor);
-    positions[op] = {of(anchor).first, kFirstRank - ++moves};
+    positions[op] = {at.first, kFirstRank - ++moves};
   }
 
 private:

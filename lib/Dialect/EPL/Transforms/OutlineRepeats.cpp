@@ -359,40 +359,6 @@ SmallVector<int64_t> Outliner::results(const Repeat &repeat,
   return numbers;
 }
 
-/// The two pointers of a buffer of static layout: read back from the
-/// descriptor `bufferAt` built (one call's result passed to the next) or
-/// extracted.
-std::pair<Value, Value> pointersOf(OpBuilder &b, Location loc, Value memref,
-                                   const LLVMTypeConverter &converter) {
-  if (auto cast = memref.getDefiningOp<UnrealizedConversionCastOp>();
-      cast && cast->getNumOperands() == 1) {
-    Value pointers[2];
-    for (Value d = cast.getOperand(0);
-         auto insert = d.getDefiningOp<LLVM::InsertValueOp>();
-         d = insert.getContainer())
-      if (insert.getPosition().size() == 1 && insert.getPosition()[0] < 2 &&
-          !pointers[insert.getPosition()[0]])
-        pointers[insert.getPosition()[0]] = insert.getValue();
-    if (pointers[0] && pointers[1])
-      return {pointers[0], pointers[1]};
-  }
-  Value descriptor =
-      UnrealizedConversionCastOp::create(
-          b, loc, converter.convertType(memref.getType()), memref)
-          .getResult(0);
-  MemRefDescriptor d(descriptor);
-  return {d.allocatedPtr(b, loc), d.alignedPtr(b, loc)};
-}
-
-/// The buffer of static layout `type` at the two pointers.
-Value bufferAt(OpBuilder &b, Location loc, MemRefType type, Value allocated,
-               Value aligned, const LLVMTypeConverter &converter) {
-  Value descriptor = MemRefDescriptor::fromStaticShape(b, loc, converter, type,
-                                                       allocated, aligned);
-  return UnrealizedConversionCastOp::create(b, loc, type, descriptor)
-      .getResult(0);
-}
-
 func::FuncOp Outliner::outline(const Repeat &repeat, ArrayRef<Wiring> copies,
                                ArrayRef<int64_t> resultNumbers) {
   const Wiring &first = copies.front();

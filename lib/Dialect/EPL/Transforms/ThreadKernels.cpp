@@ -164,17 +164,16 @@ struct EPLThreadKernelsPass
           LLVM::GEPOp::create(b, loc, ptr, ptr, body->getArgument(0),
                               ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
       Value valuePtr = LLVM::LoadOp::create(b, loc, ptr, slot);
-      Value value;
       if (hasStaticLayout(type)) {
         // Kernels neither free nor reallocate: the allocated pointer is
         // never read, the aligned one stands for both.
         Value aligned = LLVM::LoadOp::create(b, loc, ptr, valuePtr);
-        value = MemRefDescriptor::fromStaticShape(
-            b, loc, converter, cast<MemRefType>(type), aligned, aligned);
-      } else {
-        value =
-            LLVM::LoadOp::create(b, loc, converter.convertType(type), valuePtr);
+        args.push_back(bufferAt(b, loc, cast<MemRefType>(type), aligned,
+                                aligned, converter));
+        continue;
       }
+      Value value =
+          LLVM::LoadOp::create(b, loc, converter.convertType(type), valuePtr);
       args.push_back(
           UnrealizedConversionCastOp::create(b, loc, type, value).getResult(0));
     }

@@ -15,7 +15,12 @@
 #ifndef EPL_DIALECT_EPL_TRANSFORMS_DESCRIPTORS_H
 #define EPL_DIALECT_EPL_TRANSFORMS_DESCRIPTORS_H
 
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir {
+class LLVMTypeConverter;
+} // namespace mlir
 
 namespace mlir::epl {
 
@@ -32,6 +37,17 @@ inline bool hasStaticLayout(Type type) {
          !ShapedType::isDynamic(offset) &&
          llvm::none_of(strides, ShapedType::isDynamic);
 }
+
+/// The two pointers (allocated, aligned) of `memref`, a buffer of static
+/// layout: read back from the descriptor `bufferAt` built (a buffer one
+/// call returned, passed on to the next) or extracted from its descriptor.
+std::pair<Value, Value> pointersOf(OpBuilder &b, Location loc, Value memref,
+                                   const LLVMTypeConverter &converter);
+
+/// The buffer of static layout `type` at the two pointers, its descriptor's
+/// other fields constants.
+Value bufferAt(OpBuilder &b, Location loc, MemRefType type, Value allocated,
+               Value aligned, const LLVMTypeConverter &converter);
 
 } // namespace mlir::epl
 
