@@ -135,6 +135,9 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
     addKernelMapping(pm, options.threadsPerBlock, /*onHost=*/true);
     pm.addPass(createEPLGPUKernelsToHostPass());
   }
+  // The runner's in-place updates, said in the IR: an update's kernel reads
+  // and writes one buffer, which the vectorizer needs no check for.
+  pm.addNestedPass<func::FuncOp>(createEPLTieInPlaceArgumentsPass());
   pm.addPass(createEPLOutlineKernelsPass());
   // Emulated GPU kernels keep one thread per GPU thread, as on the device.
   if (!options.emulateGPU)

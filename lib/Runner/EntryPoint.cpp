@@ -412,6 +412,14 @@ mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage) {
   }
   // Two results feeding one argument: neither overwrites it.
   llvm::erase_if(inPlace, [&](auto pair) { return feeds[pair.second] > 1; });
+  // Said in the IR too: on the CPU the step then writes such a result over
+  // its argument itself (epl-tie-in-place-arguments), so that the update's
+  // kernel reads and writes one buffer instead of two the vectorizer must
+  // prove apart (they are the same, so its overlap check fails, and the
+  // update ran scalar).
+  for (auto [r, a] : inPlace)
+    wrapper.setArgAttr(entry.getNumArguments() + r,
+                       EPLDialect::kInPlaceOfAttrName, b.getI64IntegerAttr(a));
   func::ReturnOp::create(b, loc);
   entry.setPrivate();
   return inPlace;

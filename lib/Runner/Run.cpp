@@ -96,17 +96,19 @@ public:
   RankCall(const Stage &stage, std::vector<HostTensor> &global, bool ownArgs,
            const MeshInfo &mesh, int rank)
       : stage(stage) {
+    // A stage that updates in place writes over its arguments whatever
+    // buffers it is given (epl-tie-in-place-arguments): never the shared
+    // host copies.
+    ownArgs |= !stage.inPlace.empty();
     for (size_t a = 0; a < stage.argIndices.size(); ++a)
       if (ownArgs)
         owned.push_back(sliceShard(global[stage.argIndices[a]],
                                    stage.entry.args[a].shard, mesh, rank));
     for (size_t a = 0; a < stage.argIndices.size(); ++a)
       args.push_back(ownArgs ? &owned[a] : &global[stage.argIndices[a]]);
-    // A result updated in place is written over its argument (only a
-    // rank's own copy: with shared host arguments nothing is written).
-    if (ownArgs)
-      for (auto [r, a] : stage.inPlace)
-        inPlace[r] = a;
+    // A result updated in place is written over its argument.
+    for (auto [r, a] : stage.inPlace)
+      inPlace[r] = a;
     for (auto [r, er] : llvm::enumerate(stage.entry.results)) {
       HostTensor t;
       t.name = er.name;

@@ -35,8 +35,17 @@ void reduceTyped(T *out, const T *const *inputs, int count, size_t n,
   // Nothing to reduce (and the buffers' pointers may be null).
   if (n == 0)
     return;
-  std::memcpy(out, inputs[0], n * sizeof(T));
-  for (int r = 1; r < count; ++r) {
+  int r = 1;
+  if (count > 1 && (kind == EPL_RT_SUM || kind == EPL_RT_MEAN)) {
+    // The first sum in the same pass as the copy: one pass less over `out`.
+    const T *x = inputs[0], *y = inputs[1];
+    for (size_t i = 0; i < n; ++i)
+      out[i] = x[i] + y[i];
+    r = 2;
+  } else {
+    std::memcpy(out, inputs[0], n * sizeof(T));
+  }
+  for (; r < count; ++r) {
     const T *x = inputs[r];
     switch (kind) {
     case EPL_RT_SUM:

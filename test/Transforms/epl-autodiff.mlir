@@ -122,3 +122,50 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// The first contribution to a gradient that meets each element once (every
+// loop parallel) is the gradient: written into an empty tensor, not added
+// to zeros (0 + -0 would be +0, which PyTorch does not compute either); one
+// passed through as it is (an add's, to each operand) is the value itself,
+// not a copy. A second contribution adds to it. Here h = a * b + a: dh
+// passes to s = a * b and to a; b's gradient is dh * a, a's is dh, then
+// dh * b added.
+#all = affine_map<(i, j) -> (i, j)>
+#none = affine_map<(i, j) -> ()>
+module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 0.5 : f64}} {
+  // CHECK-LABEL: func.func @elementwise
+  // CHECK-SAME: %[[A:[a-z0-9_]+]]: tensor<2x3xf32> {epl.arg = "param", epl.name = "a"}
+  // CHECK-SAME: %[[B:[a-z0-9_]+]]: tensor<2x3xf32> {epl.arg = "param", epl.name = "b"}
+  // CHECK-NOT: linalg.fill {{.*}}backward
+  // CHECK: %[[EH:.*]] = tensor.empty() {{.*}}backward_weight{{.*}} : tensor<2x3xf32>
+  // CHECK-NEXT: %[[DH:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<f32>, tensor<2x3xf32>) outs(%[[EH]] : tensor<2x3xf32>)
+  // CHECK-NOT: linalg.fill {{.*}}backward
+  // CHECK: %[[DA:.*]] = linalg.generic {{.*}} ins(%[[DH]], %[[B]] : {{.*}}) outs(%[[DH]] : tensor<2x3xf32>)
+  // CHECK: arith.mulf
+  // CHECK-NEXT: arith.addf
+  // CHECK: %[[EB:.*]] = tensor.empty() {{.*}}backward_weight{{.*}} : tensor<2x3xf32>
+  // CHECK-NEXT: %[[DB:.*]] = linalg.generic {{.*}} ins(%[[DH]], %[[A]] : {{.*}}) outs(%[[EB]] : tensor<2x3xf32>)
+  // CHECK-NEXT: ^bb0(%[[G:[^:]*]]: f32, %[[X:[^:]*]]: f32, %{{.*}}: f32):
+  // CHECK-NEXT: %[[P:.*]] = arith.mulf %[[G]], %[[X]] : f32
+  // CHECK-NEXT: linalg.yield %[[P]] : f32
+  // CHECK: return %{{.*}}, %[[DA]], %[[DB]]
+  func.func @elementwise(%a: tensor<2x3xf32> {epl.arg = "param", epl.name = "a"},
+                         %b: tensor<2x3xf32> {epl.arg = "param", epl.name = "b"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<2x3xf32>
+    %s = linalg.mul ins(%a, %b : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+    %h = linalg.add ins(%s, %a : tensor<2x3xf32>, tensor<2x3xf32>) outs(%e : tensor<2x3xf32>) -> tensor<2x3xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#all, #none], iterator_types = ["reduction", "reduction"]}
+        ins(%h : tensor<2x3xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %t = arith.mulf %v, %v : f32
+      %r = arith.addf %acc, %t : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

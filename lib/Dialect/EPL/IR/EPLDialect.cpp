@@ -502,6 +502,27 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
              << what << ": '" << name << "' is a unit attribute";
     return success();
   }
+  if (name == kInPlaceOfAttrName) {
+    // Another argument of the function, of the same type: the buffer the
+    // caller passes for both.
+    auto index = dyn_cast<IntegerAttr>(attr.getValue());
+    Type self = getFunctionValueType(op, argIndex, /*isResult=*/false);
+    Type other;
+    if (index && index.getValue().isNonNegative() &&
+        index.getValue().getZExtValue() != argIndex)
+      other = getFunctionValueType(op, index.getValue().getZExtValue(),
+                                   /*isResult=*/false);
+    if (!other)
+      return op->emitOpError()
+             << what << ": '" << name
+             << "' must be the index of another argument, got "
+             << attr.getValue();
+    if (other != self)
+      return op->emitOpError() << what << ": '" << name << "' names argument "
+                               << index.getValue().getZExtValue() << " of type "
+                               << other << ", but this argument is " << self;
+    return success();
+  }
   if (std::optional<LogicalResult> shared =
           verifyValueAttr(op, attr, argIndex, /*isResult=*/false, what))
     return *shared;
@@ -509,7 +530,8 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
                            << name << "'; expected '" << kArgAttrName << "', '"
                            << kNameAttrName << "', '" << kInitAttrName << "', '"
                            << kShardingAttrName << "', '" << kShardAttrName
-                           << "' or '" << kReadOnlyAttrName << "'";
+                           << "', '" << kReadOnlyAttrName << "' or '"
+                           << kInPlaceOfAttrName << "'";
 }
 
 LogicalResult EPLDialect::verifyRegionResultAttribute(Operation *op,

@@ -914,8 +914,6 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
     earlier = gradInit;
     gradInit = Value();
   }
-  if (!gradInit)
-    gradInit = zerosLike(type);
 
   BackwardInputs in = backwardInputs(g, dout, tiesOf(g));
   if (!windows.empty())
@@ -926,6 +924,21 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
     bwdIterators.push_back(wrtMap.isFunctionOfDim(d)
                                ? utils::IteratorType::parallel
                                : utils::IteratorType::reduction);
+  // The first contribution, read through a permutation (every loop
+  // parallel, no window), meets each element once: it is the gradient, not
+  // something added to zeros. That is also what PyTorch computes (0 + -0
+  // would be +0), and leaves no fill and no add: an element-wise op's
+  // gradient passes its operands' through as they are, instead of as a
+  // copy added to zeros per operand.
+  bool overwrite = !gradInit && windows.empty() &&
+                   llvm::all_of(bwdIterators, [](utils::IteratorType t) {
+                     return t == utils::IteratorType::parallel;
+                   });
+  if (overwrite)
+    gradInit = tensor::EmptyOp::create(b, fn.getLoc(), type.getShape(),
+                                       type.getElementType());
+  else if (!gradInit)
+    gradInit = zerosLike(type);
 
   bool failedBody = false, independent = false;
   auto bwd = linalg::GenericOp::create(
@@ -941,6 +954,10 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
           linalg::YieldOp::create(nb, nl, gradAcc);
           return;
         }
+        if (overwrite) {
+          linalg::YieldOp::create(nb, nl, *contribution);
+          return;
+        }
         linalg::YieldOp::create(
             nb, nl,
             ValueRange{arith::AddFOp::create(nb, nl, gradAcc, *contribution)
@@ -952,12 +969,35 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
     bwd.erase();
     return success();
   }
+  Value gradient = bwd.getResult(0);
+  // A gradient passed through as it is (an add's to each operand) is the
+  // input itself, not a copy: sharding propagation then sees one value,
+  // and a partial sum flowing into several ops is reduced once.
+  if (overwrite) {
+    auto yielded =
+        dyn_cast<BlockArgument>(bwd.getBody()->getTerminator()->getOperand(0));
+    // (Only within one phase and stage: a pipeline schedule runs the
+    // input and weight gradients, and the stages, apart.)
+    Operation *def = yielded && yielded.getArgNumber() < in.values.size()
+                         ? in.values[yielded.getArgNumber()].getDefiningOp()
+                         : nullptr;
+    if (def && yielded.getOwner() == bwd.getBody() &&
+        in.maps[yielded.getArgNumber()] == wrtMap &&
+        in.values[yielded.getArgNumber()].getType() == type &&
+        def->getAttr(EPLDialect::kPhaseAttrName) ==
+            bwd->getAttr(EPLDialect::kPhaseAttrName) &&
+        def->getAttr(EPLDialect::kStageAttrName) ==
+            bwd->getAttr(EPLDialect::kStageAttrName)) {
+      gradient = in.values[yielded.getArgNumber()];
+      bwd.erase();
+    }
+  }
   if (earlier) {
     grads[forward] = earlier;
-    accumulate(forward, bwd.getResult(0));
+    accumulate(forward, gradient);
     return success();
   }
-  grads[forward] = bwd.getResult(0);
+  grads[forward] = gradient;
   return success();
 }
 

@@ -156,8 +156,10 @@ private:
                    isZeroTensor(v));
     FailureOr<Value> r =
         remake ? rematerialize(loc, v, to) : reshardUncached(loc, v, to);
-    if (succeeded(r) && shared)
+    if (succeeded(r) && shared) {
       resharded[key] = *r;
+      madeBy[*r] = created;
+    }
     return r;
   }
 
@@ -346,8 +348,27 @@ private:
     if (phase)
       for (Operation *c : created)
         c->setAttr(EPLDialect::kPhaseAttrName, phase);
+    // A reshard made for an earlier consumer and reused: it belongs to the
+    // earliest phase that needs it (a reduced input gradient that a weight
+    // gradient read first is still on the input gradients' path).
+    if (auto it = madeBy.find(*r);
+        phase && created.empty() && it != madeBy.end())
+      for (Operation *c : it->second)
+        if (precedes(phase, c->getAttr(EPLDialect::kPhaseAttrName)))
+          c->setAttr(EPLDialect::kPhaseAttrName, phase);
     op->setOperand(i, *r);
     return success();
+  }
+
+  /// Whether phase `a` runs before phase `b` in a step (forward, input
+  /// gradients, weight gradients, update); recomputation is none of these.
+  static bool precedes(Attribute a, Attribute b) {
+    auto x = dyn_cast_or_null<PhaseAttr>(a), y = dyn_cast_or_null<PhaseAttr>(b);
+    auto rank = [](PhaseAttr p) {
+      return p.getValue() == Phase::Recompute ? -1
+                                              : static_cast<int>(p.getValue());
+    };
+    return x && y && rank(x) >= 0 && rank(y) >= 0 && rank(x) < rank(y);
   }
 
   /// The phase of what makes result `i` of a training step: the loss and
@@ -670,6 +691,8 @@ private:
   llvm::DenseMap<Value, RankedTensorType> globals;
   llvm::DenseMap<Value, Layout> layouts;
   llvm::DenseMap<std::pair<Value, Attribute>, Value> resharded;
+  /// The ops each shared reshard was made of.
+  llvm::DenseMap<Value, SmallVector<Operation *>> madeBy;
   SmallVector<Operation *> created;
   Recorder recorder;
 };

@@ -121,9 +121,13 @@ struct EPLOutlineKernelsPass
     for (linalg::LinalgOp op : ops) {
       // Arguments: the operands, and values the body captures from above,
       // except constants, which are cloned.
+      // A buffer the op reads and writes (an update in place) is one
+      // argument: as two, the vectorizer would check at run time that they
+      // do not overlap, find that they do, and run the scalar loop.
       SetVector<Value> captured;
       getUsedValuesDefinedAbove(op->getRegions(), captured);
-      SmallVector<Value> arguments(op->getOperands());
+      SetVector<Value> operands(llvm::from_range, op->getOperands());
+      SmallVector<Value> arguments(operands.takeVector());
       SmallVector<Operation *> constants;
       for (Value v : captured) {
         Operation *def = v.getDefiningOp();

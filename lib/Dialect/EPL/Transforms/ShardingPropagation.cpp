@@ -371,8 +371,13 @@ private:
       const Known &k = known.find(v)->second;
       if (k.layout.partial.empty())
         continue;
+      // A partial sum several ops read is reduced where it is made, once,
+      // not on every path it would take on (the gradient an add passes to
+      // both its operands: Megatron's block would reduce it per branch). A
+      // loop's accumulator stays what the loop carries.
       if (k.layout.kind != ReductionKind::Sum ||
-          (partial && *partial != k.layout.partial))
+          (partial && *partial != k.layout.partial) ||
+          (isa<OpResult>(v) && !llvm::hasSingleElement(v.getUsers())))
         return std::nullopt;
       partial = k.layout.partial;
       d.linearOperands[i] = true;

@@ -116,6 +116,12 @@ def EPL_Dialect : Dialect {
     /// function never writes it (a device copy need not go back).
     static constexpr ::llvm::StringLiteral kReadOnlyAttrName =
         "epl.read_only";
+    /// On an argument of such a function that receives a result: the
+    /// runner passes the buffer of the argument this names (a parameter or
+    /// optimizer state updated in place), so the function may write the
+    /// result there directly (epl-tie-in-place-arguments).
+    static constexpr ::llvm::StringLiteral kInPlaceOfAttrName =
+        "epl.in_place_of";
     /// The mesh axis epl-plan makes for pipeline stages.
     static constexpr ::llvm::StringLiteral kStageAxisName = "stage";
 
