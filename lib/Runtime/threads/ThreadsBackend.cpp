@@ -22,6 +22,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <sched.h>
 #include <thread>
 #include <tuple>
 
@@ -62,7 +63,8 @@ struct GroupState {
   /// Generation each member last arrived for.
   std::vector<uint64_t> arrivedAt;
   int arrived = 0;
-  uint64_t generation = 0;
+  /// Written under `mutex`; read without it by members spinning.
+  std::atomic<uint64_t> generation = 0;
 };
 
 struct Message {
@@ -110,7 +112,14 @@ public:
       : n(n), timeout(timeoutSeconds), finished(n) {
     for (auto &f : finished)
       f = false;
+    cpu_set_t set;
+    int cores = sched_getaffinity(0, sizeof(set), &set) == 0
+                    ? CPU_COUNT(&set)
+                    : static_cast<int>(std::thread::hardware_concurrency());
+    spins = n <= cores;
   }
+  /// Whether a rank waiting for its peers may spin: each has a core.
+  bool spinning() const { return spins; }
   int worldSize() override { return n; }
 
   Communicator &getCommunicator(const Group &group) override {
@@ -161,6 +170,7 @@ public:
 private:
   int n;
   double timeout;
+  bool spins;
   std::vector<std::atomic<bool>> finished;
   std::mutex mutex;
   std::map<std::pair<bool, std::vector<int>>, std::unique_ptr<GroupState>>
@@ -171,6 +181,13 @@ private:
 };
 
 constexpr auto kPollInterval = std::chrono::milliseconds(20);
+constexpr auto kSpin = std::chrono::microseconds(100);
+
+inline void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 void ThreadsCommunicator::rendezvous(const char *op) {
   std::unique_lock<std::mutex> lock(state.mutex);
@@ -181,6 +198,21 @@ void ThreadsCommunicator::rendezvous(const char *op) {
     ++state.generation;
     state.cv.notify_all();
     return;
+  }
+  // Peers usually come within microseconds (the same step on other cores):
+  // spin a little before sleeping, as waking from a condition variable
+  // takes tens of microseconds, and a data-parallel step meets its peers
+  // some twenty times. Only while the ranks have a core each: spinning on a
+  // shared core would keep the peer it waits for off it.
+  if (world.spinning()) {
+    lock.unlock();
+    auto until = Clock::now() + kSpin;
+    while (state.generation.load(std::memory_order_acquire) == generation &&
+           Clock::now() < until)
+      pause();
+    lock.lock();
+    if (state.generation != generation)
+      return;
   }
   auto deadline = world.deadline();
   while (state.generation == generation) {
