@@ -362,7 +362,8 @@ mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage) {
     // Said for the cuda target, which copies what a step writes back to the
     // host (epl-copy-arguments-to-device).
     wrapper.setArgAttr(i, EPLDialect::kReadOnlyAttrName, b.getUnitAttr());
-    // Read-only: the program copies before writing, host data stays intact.
+    // Read-only: the program copies before writing; only a result the
+    // runner updates in place is written over its argument (below).
     args.push_back(bufferization::ToTensorOp::create(
         b, loc, entry.getArgumentTypes()[i], body->getArgument(i),
         /*restrict=*/true, /*writable=*/false));

@@ -664,7 +664,7 @@ static void checkAgainstReference(const Program &program,
   const Stage &stage = program.stages[program.stageOf(rank)];
   const Stage &plain = reference.stages[reference.stageOf(rank)];
   rt::RankStats before = rt::currentStats();
-  // Own copies of the arguments: neither call may update them in place.
+  // Own copies of the arguments: each call updates its own in place.
   RankCall got(stage, args, /*ownArgs=*/true, mesh, rank);
   RankCall want(plain, args, /*ownArgs=*/true, mesh, rank);
   want();

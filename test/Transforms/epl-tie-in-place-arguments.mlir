@@ -49,3 +49,67 @@ func.func @twice(%p: memref<4xf32>, %a: memref<4xf32> {epl.in_place_of = 0 : i64
                  %b: memref<4xf32> {epl.in_place_of = 0 : i64}) {
   return
 }
+
+// -----
+
+// The lowering moved a read of the parameter after the update (fusion puts
+// a fused op where its consumer was): the parameter's readers read a copy
+// taken on entry, and the update writes the result argument the runner
+// passes the parameter's buffer for.
+// CHECK-LABEL: func.func @late_read(
+// CHECK-SAME: %[[P:[^:]*]]: memref<4xf32>, %[[G:[^:]*]]: memref<4xf32>, %[[NEW:[^:]*]]: memref<4xf32>, %[[Y:[^:]*]]: memref<4xf32>)
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[P]], %[[COPY]]
+// CHECK: linalg.sub ins(%[[COPY]], %[[G]] : {{.*}}) outs(%[[NEW]] : memref<4xf32>)
+// CHECK: linalg.mul ins(%[[COPY]], %[[COPY]] : {{.*}}) outs(%[[Y]] : memref<4xf32>)
+// CHECK: memref.dealloc %[[COPY]]
+// CHECK-NEXT: return
+func.func @late_read(%p: memref<4xf32>, %g: memref<4xf32>,
+                     %new: memref<4xf32> {epl.in_place_of = 0 : i64},
+                     %y: memref<4xf32>) {
+  linalg.sub ins(%p, %g : memref<4xf32>, memref<4xf32>) outs(%new : memref<4xf32>)
+  linalg.mul ins(%p, %p : memref<4xf32>, memref<4xf32>) outs(%y : memref<4xf32>)
+  return
+}
+
+// -----
+
+// The result's init was built in its buffer before the parameter's last
+// reader (empty-tensor elimination), and the update reads it: a copy.
+// CHECK-LABEL: func.func @init_first(
+// CHECK-SAME: %[[P:[^:]*]]: memref<4xf32>, %{{[^:]*}}: memref<4xf32>, %[[NEW:[^:]*]]: memref<4xf32>, %{{[^:]*}}: memref<4xf32>)
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<4xf32>
+// CHECK-NEXT: memref.copy %[[P]], %[[COPY]]
+// CHECK: linalg.fill {{.*}} outs(%[[NEW]] : memref<4xf32>)
+// CHECK: linalg.mul ins(%[[COPY]], %[[COPY]]
+// CHECK: ins(%[[COPY]], %{{.*}} : {{.*}}) outs(%[[NEW]] : memref<4xf32>)
+#id1 = affine_map<(d0) -> (d0)>
+func.func @init_first(%p: memref<4xf32>, %g: memref<4xf32>,
+                      %new: memref<4xf32> {epl.in_place_of = 0 : i64},
+                      %s: memref<4xf32>) {
+  %one = arith.constant 1.0 : f32
+  linalg.fill ins(%one : f32) outs(%new : memref<4xf32>)
+  linalg.mul ins(%p, %p : memref<4xf32>, memref<4xf32>) outs(%s : memref<4xf32>)
+  linalg.generic {indexing_maps = [#id1, #id1, #id1], iterator_types = ["parallel"]}
+      ins(%p, %g : memref<4xf32>, memref<4xf32>) outs(%new : memref<4xf32>) {
+  ^bb0(%pi: f32, %gi: f32, %o: f32):
+    %x = arith.subf %pi, %gi : f32
+    %z = arith.mulf %x, %o : f32
+    linalg.yield %z : f32
+  }
+  return
+}
+
+// -----
+
+// Read through a transpose by the update itself: not element for element,
+// so a copy.
+// CHECK-LABEL: func.func @transposed_read(
+// CHECK: %[[COPY:.*]] = memref.alloc() : memref<4x4xf32>
+// CHECK: memref.transpose %[[COPY]]
+func.func @transposed_read(%p: memref<4x4xf32>,
+                           %new: memref<4x4xf32> {epl.in_place_of = 0 : i64}) {
+  %t = memref.transpose %p (d0, d1) -> (d1, d0) : memref<4x4xf32> to memref<4x4xf32, strided<[1, 4]>>
+  linalg.add ins(%p, %t : memref<4x4xf32>, memref<4x4xf32, strided<[1, 4]>>) outs(%new : memref<4x4xf32>)
+  return
+}

@@ -8,6 +8,10 @@
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::epl {
 #define GEN_PASS_DEF_EPLTIEINPLACEARGUMENTSPASS
@@ -18,6 +22,86 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
+/// The uses of `buffer` and of every alias of it, but the aliases'. An
+/// alias: a result of a view, or of any op that neither reads nor writes
+/// memory and makes a buffer (`memref.transpose` is no ViewLikeOpInterface).
+SmallVector<OpOperand *> usesThroughViews(Value buffer) {
+  SmallVector<OpOperand *> uses;
+  SmallVector<Value> worklist = {buffer};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    for (OpOperand &use : v.getUses()) {
+      Operation *user = use.getOwner();
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      bool aliases = (view && view.getViewSource() == v) ||
+                     (isMemoryEffectFree(user) && user->getNumRegions() == 0 &&
+                      llvm::any_of(user->getResultTypes(), [](Type t) {
+                        return isa<BaseMemRefType>(t);
+                      }));
+      if (aliases)
+        llvm::append_range(worklist, user->getResults());
+      else
+        uses.push_back(&use);
+    }
+  }
+  return uses;
+}
+
+/// Whether writing `result` over `arg` changes nothing anyone reads: every
+/// op that touches `arg` comes before every op that touches `result`, but
+/// for one element-wise op that reads `arg` and writes `result` element by
+/// element (the update). The entry wrapper proved that of the tensors; the
+/// lowering since (fusion moves ops, empty-tensor elimination builds an
+/// init in the result's buffer) may have changed it.
+bool mayTie(Block &body, BlockArgument arg, BlockArgument result,
+            const DenseMap<Operation *, unsigned> &position) {
+  auto positionOf = [&](OpOperand *use) -> std::optional<unsigned> {
+    Operation *top = body.findAncestorOpInBlock(*use->getOwner());
+    if (!top)
+      return std::nullopt;
+    return position.lookup(top);
+  };
+  SmallVector<OpOperand *> reads = usesThroughViews(arg),
+                           writes = usesThroughViews(result);
+  std::optional<unsigned> lastRead, firstWrite;
+  for (OpOperand *use : reads) {
+    std::optional<unsigned> at = positionOf(use);
+    if (!at)
+      return false;
+    lastRead = lastRead ? std::max(*lastRead, *at) : *at;
+  }
+  for (OpOperand *use : writes) {
+    std::optional<unsigned> at = positionOf(use);
+    if (!at)
+      return false;
+    firstWrite = firstWrite ? std::min(*firstWrite, *at) : *at;
+  }
+  if (!lastRead || !firstWrite || *lastRead < *firstWrite)
+    return true;
+  if (*lastRead > *firstWrite)
+    return false;
+  // One op does both (the last read, the first write): it must read the
+  // argument itself and write the result itself, element for element.
+  auto at = [&](OpOperand *use) { return positionOf(use) == lastRead; };
+  OpOperand *first = *llvm::find_if(reads, at);
+  auto update = dyn_cast<linalg::LinalgOp>(first->getOwner());
+  if (!update || update->getBlock() != &body ||
+      update.getNumLoops() != update.getNumParallelLoops())
+    return false;
+  for (OpOperand *use : llvm::make_filter_range(reads, at))
+    if (use->getOwner() != update || use->get() != arg ||
+        update.isDpsInit(use) ||
+        !update.getMatchingIndexingMap(use).isIdentity())
+      return false;
+  for (OpOperand *use : llvm::make_filter_range(writes, at))
+    if (use->getOwner() != update || use->get() != result ||
+        !update.isDpsInit(use) ||
+        !update.getMatchingIndexingMap(use).isIdentity() ||
+        update.payloadUsesValueFromOperand(use))
+      return false;
+  return true;
+}
+
 struct EPLTieInPlaceArgumentsPass
     : public mlir::epl::impl::EPLTieInPlaceArgumentsPassBase<
           EPLTieInPlaceArgumentsPass> {
@@ -49,10 +133,37 @@ struct EPLTieInPlaceArgumentsPass
         return signalPassFailure();
       }
     }
+    Block &body = fn.front();
+    DenseMap<Operation *, unsigned> position;
+    for (auto [n, op] : llvm::enumerate(body))
+      position[&op] = n;
     for (auto [i, target] : ties) {
       fn.removeArgAttr(i, EPLDialect::kInPlaceOfAttrName);
-      fn.getArgument(i).replaceAllUsesWith(fn.getArgument(target));
-      ++numTied;
+      BlockArgument arg = fn.getArgument(target), result = fn.getArgument(i);
+      if (mayTie(body, arg, result, position)) {
+        result.replaceAllUsesWith(arg);
+        ++numTied;
+        continue;
+      }
+      // The caller passes one buffer for both whatever this pass proves,
+      // so the argument's readers read a copy of it taken first.
+      auto type = dyn_cast<MemRefType>(arg.getType());
+      if (!type || !type.hasStaticShape()) {
+        fn.emitOpError() << "argument " << i
+                         << " is written in place of argument " << target
+                         << ", which is read after it is written, and "
+                         << "cannot be copied first (" << arg.getType() << ")";
+        return signalPassFailure();
+      }
+      OpBuilder b = OpBuilder::atBlockBegin(&body);
+      Value copy = memref::AllocOp::create(
+          b, fn.getLoc(),
+          MemRefType::get(type.getShape(), type.getElementType()));
+      auto copyOp = memref::CopyOp::create(b, fn.getLoc(), arg, copy);
+      arg.replaceAllUsesExcept(copy, copyOp);
+      b.setInsertionPoint(body.getTerminator());
+      memref::DeallocOp::create(b, fn.getLoc(), copy);
+      ++numCopied;
     }
   }
 };

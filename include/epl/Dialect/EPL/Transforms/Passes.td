@@ -840,6 +840,7 @@ def EPLFreeLocalBuffersPass : Pass<"epl-free-local-buffers"> {
 
 def EPLTieInPlaceArgumentsPass
     : Pass<"epl-tie-in-place-arguments", "func::FuncOp"> {
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
   let summary = "Writes each result that a runner updates in place over its argument";
   let description = [{
     epl-run updates parameters and optimizer state in place: for a result
@@ -854,9 +855,17 @@ def EPLTieInPlaceArgumentsPass
 
     Runs on buffers, after bufferization, whose analysis must see the
     result and the argument apart (it relies on the argument being read
-    only). Every use of a marked argument becomes a use of argument `N`,
-    and the mark goes: the argument stays, unused, because the runner
-    still passes it.
+    only). The wrapper proved the update safe on tensors; the lowering since
+    may have moved a read of the argument after the update (fusion), or
+    built the result's init in its buffer first (empty-tensor elimination).
+    So the pass checks it again on buffers: every op that touches argument
+    `N` (through any view) comes before every op that touches the result,
+    but for one element-wise op reading the argument and writing the
+    result element by element. Then every use of the result argument
+    becomes a use of argument `N`; otherwise the argument's readers read a
+    copy of it taken on entry (the runner passes one buffer either way).
+    The mark goes; the argument stays, unused, because the runner still
+    passes it.
 
     ```mlir
     func.func @step(%p: memref<4xf32>, %g: memref<4xf32>,
@@ -875,6 +884,8 @@ def EPLTieInPlaceArgumentsPass
   }];
   let statistics = [
     Statistic<"numTied", "tied", "Result arguments written over their argument">,
+    Statistic<"numCopied", "copied",
+              "Arguments read after their result is written, copied on entry">,
   ];
 }
 
