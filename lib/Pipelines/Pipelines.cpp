@@ -86,6 +86,9 @@ static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
   // stage holds only the micro-batches its schedule has in flight. (Upstream's
   // optimize-allocation-liveness, in time linear in the step's size.)
   pm.addNestedPass<func::FuncOp>(createEPLOptimizeAllocationLivenessPass());
+  // A gradient's sum over the ranks written over its contributions (every
+  // backend accepts one buffer for both; epl-estimate-memory counts it so).
+  pm.addPass(createEPLAllReduceInPlacePass());
 
   if (blas)
     pm.addPass(createEPLMatmulToRuntimePass());

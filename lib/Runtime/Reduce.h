@@ -13,6 +13,7 @@
 
 #include "epl/Runtime/Runtime.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -30,44 +31,44 @@ template <typename T> inline bool isNaN(T v) {
 }
 
 template <typename T>
+void combine(T *acc, const T *x, size_t n, EplReduction kind) {
+  switch (kind) {
+  case EPL_RT_SUM:
+  case EPL_RT_MEAN:
+    for (size_t i = 0; i < n; ++i)
+      acc[i] += x[i];
+    break;
+  case EPL_RT_MAX: // NaN wins, as in PyTorch.
+    for (size_t i = 0; i < n; ++i)
+      if (x[i] > acc[i] || isNaN(x[i]))
+        acc[i] = isNaN(acc[i]) ? acc[i] : x[i];
+    break;
+  case EPL_RT_MIN:
+    for (size_t i = 0; i < n; ++i)
+      if (x[i] < acc[i] || isNaN(x[i]))
+        acc[i] = isNaN(acc[i]) ? acc[i] : x[i];
+    break;
+  }
+}
+
+/// out = inputs[0] (+) inputs[1] (+) ..., element by element in group
+/// order. A block at a time, accumulated apart and then stored: `out` may be
+/// any one of the inputs, and is written once.
+template <typename T>
 void reduceTyped(T *out, const T *const *inputs, int count, size_t n,
                  EplReduction kind) {
-  // Nothing to reduce (and the buffers' pointers may be null).
-  if (n == 0)
-    return;
-  int r = 1;
-  if (count > 1 && (kind == EPL_RT_SUM || kind == EPL_RT_MEAN)) {
-    // The first sum in the same pass as the copy: one pass less over `out`.
-    const T *x = inputs[0], *y = inputs[1];
-    for (size_t i = 0; i < n; ++i)
-      out[i] = x[i] + y[i];
-    r = 2;
-  } else {
-    std::memcpy(out, inputs[0], n * sizeof(T));
+  constexpr size_t kBlock = 1024;
+  T acc[kBlock];
+  for (size_t begin = 0; begin < n; begin += kBlock) {
+    size_t m = std::min(kBlock, n - begin);
+    std::memcpy(acc, inputs[0] + begin, m * sizeof(T));
+    for (int r = 1; r < count; ++r)
+      combine(acc, inputs[r] + begin, m, kind);
+    if (kind == EPL_RT_MEAN)
+      for (size_t i = 0; i < m; ++i)
+        acc[i] = acc[i] / static_cast<T>(count);
+    std::memcpy(out + begin, acc, m * sizeof(T));
   }
-  for (; r < count; ++r) {
-    const T *x = inputs[r];
-    switch (kind) {
-    case EPL_RT_SUM:
-    case EPL_RT_MEAN:
-      for (size_t i = 0; i < n; ++i)
-        out[i] += x[i];
-      break;
-    case EPL_RT_MAX: // NaN wins, as in PyTorch.
-      for (size_t i = 0; i < n; ++i)
-        if (x[i] > out[i] || isNaN(x[i]))
-          out[i] = isNaN(out[i]) ? out[i] : x[i];
-      break;
-    case EPL_RT_MIN:
-      for (size_t i = 0; i < n; ++i)
-        if (x[i] < out[i] || isNaN(x[i]))
-          out[i] = isNaN(out[i]) ? out[i] : x[i];
-      break;
-    }
-  }
-  if (kind == EPL_RT_MEAN)
-    for (size_t i = 0; i < n; ++i)
-      out[i] = out[i] / static_cast<T>(count);
 }
 
 /// IEEE binary16 <-> binary32, round to nearest even.

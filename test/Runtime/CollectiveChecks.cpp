@@ -184,6 +184,18 @@ void checkGroup(Checker &check, int rank, const std::vector<int64_t> &shape,
                       std::to_string(n));
     }
   }
+  // In place (epl-all-reduce-in-place): the sum written over the input,
+  // small and over 1 MiB.
+  for (int64_t n : {7, 270001}) {
+    Buffer<T> inout{valuesOf<T>(rank, n, 8)};
+    EPL_DISPATCH(all_reduce, T, inout.mem(), inout.mem(), group.mem(),
+                 EPL_RT_SUM)
+    std::vector<T> expected(n);
+    for (int64_t i = 0; i < n; ++i)
+      expected[i] = reduceOver<T>(members, i, 8, EPL_RT_SUM);
+    check.equal(inout.data, expected,
+                "all_reduce in place of " + std::to_string(n));
+  }
   // Over 1 MiB, the threads backend shares the reduction out among the
   // members (whole cache lines each, the last share short): the same sums.
   if constexpr (std::is_same_v<T, float>) {

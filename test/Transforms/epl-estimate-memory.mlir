@@ -104,3 +104,50 @@ func.func @loop(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
   }
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// An all-reduce writes its sum over its contributions when nothing reads
+// them after (epl-all-reduce-in-place): no buffer of its own (@in_place_sum,
+// 64 + 64). When they are read after, the sum has its own, allocated
+// without alignment (@kept_sum: 128 + 64).
+#all = affine_map<(i, j) -> (i, j)>
+#none = affine_map<(i, j) -> ()>
+module {
+  epl.mesh @mesh ["data" = 2]
+  // CHECK-LABEL: func.func @in_place_sum
+  // CHECK-SAME: peak = 128 : i64
+  func.func @in_place_sum(%a: tensor<4x4xf32> {epl.arg = "input"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<4x4xf32>
+    %g = linalg.exp ins(%a : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %s = epl.all_reduce %g on @mesh over ["data"] sum : tensor<4x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %t = linalg.generic {indexing_maps = [#all, #none], iterator_types = ["reduction", "reduction"]}
+        ins(%s : tensor<4x4xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %r = arith.addf %acc, %v : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %t : tensor<f32>
+  }
+  // CHECK-LABEL: func.func @kept_sum
+  // CHECK-SAME: peak = 192 : i64
+  func.func @kept_sum(%a: tensor<4x4xf32> {epl.arg = "input"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<4x4xf32>
+    %g = linalg.exp ins(%a : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %s = epl.all_reduce %g on @mesh over ["data"] sum : tensor<4x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %t = linalg.generic {indexing_maps = [#all, #all, #none], iterator_types = ["reduction", "reduction"]}
+        ins(%s, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%v: f32, %w: f32, %acc: f32):
+      %m = arith.mulf %v, %w : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %t : tensor<f32>
+  }
+}

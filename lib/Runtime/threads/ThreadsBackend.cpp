@@ -280,7 +280,12 @@ void ThreadsCommunicator::allReduce(const void *in, void *out, size_t count,
   enter({"all_reduce", in, out, count, dtype, kind, 0});
   int n = group.size();
   size_t es = dtypeSize(dtype);
-  if (n == 1 || count * es < kShareReductionBytes) {
+  // A member summing over its own input (epl-all-reduce-in-place) must not
+  // write it while the others read it whole: shares, then, at any size.
+  bool inPlace =
+      std::any_of(state.slots.begin(), state.slots.end(),
+                  [](const Slot &s) { return s.in && s.in == s.out; });
+  if (n == 1 || (!inPlace && count * es < kShareReductionBytes)) {
     std::vector<const void *> inputs;
     for (const Slot &s : state.slots)
       inputs.push_back(s.in);
@@ -294,8 +299,9 @@ void ThreadsCommunicator::allReduce(const void *in, void *out, size_t count,
     auto end = [&](int i) { return std::min(count, (i + 1) * share); };
     int me = group.index;
     // The same elements in the same order as a whole reduction: every
-    // backend's sums stay bit-identical. (The compiled step gives each
-    // all-reduce a fresh output, so no input is written here.)
+    // backend's sums stay bit-identical. A member's input may be its output:
+    // only it reads its share of the inputs, and the others' shares of its
+    // buffer are written after the rendezvous, when all have read them.
     std::vector<const void *> inputs;
     for (const Slot &s : state.slots)
       inputs.push_back(static_cast<const char *>(s.in) + begin(me) * es);

@@ -341,6 +341,24 @@ void FunctionReplay::visit(Operation *op) {
       moved(scatter.getDim(), scatter.getInput());
     else if (auto a2a = dyn_cast<AllToAllOp>(op))
       moved(a2a.getSplitDim(), a2a.getInput());
+    // epl-all-reduce-in-place writes a sum over its contributions when
+    // nothing reads them after, in a buffer of this block.
+    if (auto reduce = dyn_cast<AllReduceOp>(op)) {
+      Value in = reduce.getInput();
+      auto it = bufferOf.find(in);
+      if (it != bufferOf.end() && !stridedViews.contains(in)) {
+        Buffer &buffer = buffers[it->second];
+        Value first = buffer.values.front();
+        if (!buffer.pinned && isa<OpResult>(first) &&
+            first.getParentBlock() == op->getBlock() &&
+            llvm::all_of(buffer.values,
+                         [&](Value v) { return lastUse(v) <= pos[op]; })) {
+          bufferOf[reduce.getResult()] = it->second;
+          buffer.values.push_back(reduce.getResult());
+          return;
+        }
+      }
+    }
     // The lowering allocates the result without alignment.
     for (Value result : op->getResults())
       if (isa<RankedTensorType>(result.getType()))

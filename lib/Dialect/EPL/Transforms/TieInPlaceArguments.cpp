@@ -5,13 +5,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/Transforms/Aliases.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::epl {
 #define GEN_PASS_DEF_EPLTIEINPLACEARGUMENTSPASS
@@ -22,31 +21,6 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
-/// The uses of `buffer` and of every alias of it, but the aliases'. An
-/// alias: a result of a view, or of any op that neither reads nor writes
-/// memory and makes a buffer (`memref.transpose` is no ViewLikeOpInterface).
-SmallVector<OpOperand *> usesThroughViews(Value buffer) {
-  SmallVector<OpOperand *> uses;
-  SmallVector<Value> worklist = {buffer};
-  while (!worklist.empty()) {
-    Value v = worklist.pop_back_val();
-    for (OpOperand &use : v.getUses()) {
-      Operation *user = use.getOwner();
-      auto view = dyn_cast<ViewLikeOpInterface>(user);
-      bool aliases = (view && view.getViewSource() == v) ||
-                     (isMemoryEffectFree(user) && user->getNumRegions() == 0 &&
-                      llvm::any_of(user->getResultTypes(), [](Type t) {
-                        return isa<BaseMemRefType>(t);
-                      }));
-      if (aliases)
-        llvm::append_range(worklist, user->getResults());
-      else
-        uses.push_back(&use);
-    }
-  }
-  return uses;
-}
-
 /// Whether writing `result` over `arg` changes nothing anyone reads: every
 /// op that touches `arg` comes before every op that touches `result`, but
 /// for one element-wise op that reads `arg` and writes `result` element by
@@ -61,8 +35,8 @@ bool mayTie(Block &body, BlockArgument arg, BlockArgument result,
       return std::nullopt;
     return position.lookup(top);
   };
-  SmallVector<OpOperand *> reads = usesThroughViews(arg),
-                           writes = usesThroughViews(result);
+  SmallVector<OpOperand *> reads = usesThroughAliases(arg),
+                           writes = usesThroughAliases(result);
   std::optional<unsigned> lastRead, firstWrite;
   for (OpOperand *use : reads) {
     std::optional<unsigned> at = positionOf(use);
