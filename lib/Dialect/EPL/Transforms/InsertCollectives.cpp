@@ -158,7 +158,10 @@ private:
         remake ? rematerialize(loc, v, to) : reshardUncached(loc, v, to);
     if (succeeded(r) && shared) {
       resharded[key] = *r;
-      madeBy[*r] = created;
+      // (A value already in the layout is its own reshard, made of nothing:
+      // it keeps what an earlier reshard that made it was made of.)
+      if (!created.empty())
+        madeBy[*r] = created;
     }
     return r;
   }
