@@ -15,9 +15,11 @@
 #include "epl/Runtime/Symbols.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -44,6 +46,15 @@
 
 using namespace mlir;
 using namespace mlir::epl;
+
+void CompileCommandLine::addPassManagerOptions(
+    llvm::cl::OptionCategory &category) {
+  registerAllPasses();
+  registerEPLPassesAndPipelines();
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  llvm::cl::HideUnrelatedOptions(category);
+}
 
 CompileCommandLine::CompileCommandLine(llvm::cl::OptionCategory &category)
     : entry("entry",
@@ -458,8 +469,7 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
   // optimize). So the kernels are optimized in a module of their own, and
   // the glue runs as it is, selected by FastISel.
   auto isKernel = [](const llvm::GlobalValue *gv) {
-    return isa<llvm::Function>(gv) &&
-           gv->getName().starts_with("__epl_kernel_");
+    return isa<llvm::Function>(gv) && isKernelName(gv->getName());
   };
   // The JIT (mlir::ExecutionEngine) gave every function with external
   // linkage a `_mlir_<name>` wrapper taking packed arguments, before this

@@ -170,47 +170,31 @@ void checkGroup(Checker &check, int rank, const std::vector<int64_t> &shape,
     check.failures.push_back(check.context + "group_index");
   _mlir_ciface_epl_rt_barrier(group.mem());
 
-  // all_reduce: uneven sizes (not a multiple of the group) and a larger one.
-  for (int64_t n : {1, 7, 1001}) {
-    for (EplReduction kind :
-         {EPL_RT_SUM, EPL_RT_MAX, EPL_RT_MIN, EPL_RT_MEAN}) {
-      Buffer<T> in{valuesOf<T>(rank, n, 1)}, out{std::vector<T>(n)};
-      EPL_DISPATCH(all_reduce, T, in.mem(), out.mem(), group.mem(), kind)
-      std::vector<T> expected(n);
-      for (int64_t i = 0; i < n; ++i)
-        expected[i] = reduceOver<T>(members, i, 1, kind);
-      check.equal(out.data, expected,
-                  std::string("all_reduce ") + reductionName(kind) + " of " +
-                      std::to_string(n));
-    }
-  }
-  // In place (epl-all-reduce-in-place): the sum written over the input,
-  // small and over 1 MiB.
-  for (int64_t n : {7, 270001}) {
-    Buffer<T> inout{valuesOf<T>(rank, n, 8)};
-    EPL_DISPATCH(all_reduce, T, inout.mem(), inout.mem(), group.mem(),
-                 EPL_RT_SUM)
+  // One all-reduce of `n` values (salted by `salt`), its sum written into
+  // a buffer of its own or over its input (epl-all-reduce-in-place).
+  auto allReduce = [&](int64_t n, EplReduction kind, int salt, bool inPlace) {
+    Buffer<T> in{valuesOf<T>(rank, n, salt)}, out{std::vector<T>(n)};
+    Buffer<T> &sum = inPlace ? in : out;
+    EPL_DISPATCH(all_reduce, T, in.mem(), sum.mem(), group.mem(), kind)
     std::vector<T> expected(n);
     for (int64_t i = 0; i < n; ++i)
-      expected[i] = reduceOver<T>(members, i, 8, EPL_RT_SUM);
-    check.equal(inout.data, expected,
-                "all_reduce in place of " + std::to_string(n));
-  }
+      expected[i] = reduceOver<T>(members, i, salt, kind);
+    check.equal(sum.data, expected,
+                std::string("all_reduce ") + reductionName(kind) + " of " +
+                    std::to_string(n) + (inPlace ? " in place" : ""));
+  };
+  // Uneven sizes (not a multiple of the group) and a larger one.
+  for (int64_t n : {1, 7, 1001})
+    for (EplReduction kind : {EPL_RT_SUM, EPL_RT_MAX, EPL_RT_MIN, EPL_RT_MEAN})
+      allReduce(n, kind, 1, /*inPlace=*/false);
   // Over 1 MiB, the threads backend shares the reduction out among the
   // members (whole cache lines each, the last share short): the same sums.
-  if constexpr (std::is_same_v<T, float>) {
-    int64_t n = 270001;
-    for (EplReduction kind : {EPL_RT_SUM, EPL_RT_MAX}) {
-      Buffer<T> in{valuesOf<T>(rank, n, 7)}, out{std::vector<T>(n)};
-      EPL_DISPATCH(all_reduce, T, in.mem(), out.mem(), group.mem(), kind)
-      std::vector<T> expected(n);
-      for (int64_t i = 0; i < n; ++i)
-        expected[i] = reduceOver<T>(members, i, 7, kind);
-      check.equal(out.data, expected,
-                  std::string("all_reduce ") + reductionName(kind) + " of " +
-                      std::to_string(n));
-    }
-  }
+  if constexpr (std::is_same_v<T, float>)
+    for (EplReduction kind : {EPL_RT_SUM, EPL_RT_MAX})
+      allReduce(270001, kind, 7, /*inPlace=*/false);
+  // In place, small (the threads backend takes shares then too) and large.
+  for (int64_t n : {7, 270001})
+    allReduce(n, EPL_RT_SUM, 8, /*inPlace=*/true);
 
   // all_gather of 5 per rank.
   {

@@ -272,3 +272,39 @@ func.func @filled_matmul(%w: tensor<3x8xf32>, %e: tensor<4x3xf32>, %acc: tensor<
   } -> tensor<4x8xf32>
   return %h : tensor<4x8xf32>
 }
+
+// -----
+
+// A fill written as a generic that yields a value from above (upstream's
+// "inlined" fill form) is one too: the ReLU reads its zero.
+// CHECK-LABEL: func.func @inlined_fill
+// CHECK: %[[Z:.*]] = arith.constant 0.0
+// CHECK: linalg.generic
+// CHECK: linalg.generic
+// CHECK: arith.maximumf %{{.*}}, %[[Z]] : f32
+#fid = affine_map<(i, j) -> (i, j)>
+#fa = affine_map<(i, j, k) -> (i, k)>
+#fb = affine_map<(i, j, k) -> (k, j)>
+#fc = affine_map<(i, j, k) -> (i, j)>
+func.func @inlined_fill(%x: tensor<4x3xf32>, %w: tensor<3x8xf32>, %e: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %z = arith.constant 0.0 : f32
+  %zeros = linalg.generic {indexing_maps = [#fid], iterator_types = ["parallel", "parallel"]}
+      outs(%e : tensor<4x8xf32>) {
+  ^bb0(%out: f32):
+    linalg.yield %z : f32
+  } -> tensor<4x8xf32>
+  %h = linalg.generic {indexing_maps = [#fa, #fb, #fc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<4x3xf32>, tensor<3x8xf32>) outs(%zeros : tensor<4x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %relu = linalg.generic {indexing_maps = [#fid, #fid, #fid], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %zeros : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.maximumf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %relu : tensor<4x8xf32>
+}

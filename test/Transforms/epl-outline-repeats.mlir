@@ -316,3 +316,68 @@ func.func @regions(%x: i64) {
   call @use(%r2) : (i64) -> ()
   return
 }
+
+// Five copies alike by their ops whose regions differ: two of one kind,
+// which save nothing as a run of their own, then three of another, which
+// pay and are outlined (the search goes on after a run that does not pay
+// but stopped short).
+// CHECK-LABEL: func.func @trimmed
+// CHECK-COUNT-2: scf.execute_region
+// CHECK-COUNT-3: call @__epl_repeat_[[B:[0-9]+]](%{{.*}}) : (i64) -> ()
+// CHECK-NEXT:    return
+// A kernel is one loop nest, never host code to outline from, whatever
+// repeats in it.
+// CHECK-LABEL: func.func private @__epl_kernel_9
+// CHECK-NOT:     call @__epl_repeat
+// CHECK:         return
+func.func private @use_i64(i64)
+func.func @trimmed(%x: i64) {
+  %ra0 = scf.execute_region -> i64 {
+    %t = arith.muli %x, %x : i64
+    scf.yield %t : i64
+  }
+  call @use_i64(%ra0) : (i64) -> ()
+  call @use_i64(%ra0) : (i64) -> ()
+  call @use_i64(%ra0) : (i64) -> ()
+  %ra1 = scf.execute_region -> i64 {
+    %t = arith.muli %x, %x : i64
+    scf.yield %t : i64
+  }
+  call @use_i64(%ra1) : (i64) -> ()
+  call @use_i64(%ra1) : (i64) -> ()
+  call @use_i64(%ra1) : (i64) -> ()
+  %rb0 = scf.execute_region -> i64 {
+    %t = arith.addi %x, %x : i64
+    scf.yield %t : i64
+  }
+  call @use_i64(%rb0) : (i64) -> ()
+  call @use_i64(%rb0) : (i64) -> ()
+  call @use_i64(%rb0) : (i64) -> ()
+  %rb1 = scf.execute_region -> i64 {
+    %t = arith.addi %x, %x : i64
+    scf.yield %t : i64
+  }
+  call @use_i64(%rb1) : (i64) -> ()
+  call @use_i64(%rb1) : (i64) -> ()
+  call @use_i64(%rb1) : (i64) -> ()
+  %rb2 = scf.execute_region -> i64 {
+    %t = arith.addi %x, %x : i64
+    scf.yield %t : i64
+  }
+  call @use_i64(%rb2) : (i64) -> ()
+  call @use_i64(%rb2) : (i64) -> ()
+  call @use_i64(%rb2) : (i64) -> ()
+  return
+}
+func.func private @__epl_kernel_9(%x: i64) {
+  %a = arith.muli %x, %x : i64
+  call @use_i64(%a) : (i64) -> ()
+  call @use_i64(%a) : (i64) -> ()
+  %b = arith.muli %x, %x : i64
+  call @use_i64(%b) : (i64) -> ()
+  call @use_i64(%b) : (i64) -> ()
+  %c = arith.muli %x, %x : i64
+  call @use_i64(%c) : (i64) -> ()
+  call @use_i64(%c) : (i64) -> ()
+  return
+}

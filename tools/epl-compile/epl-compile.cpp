@@ -12,10 +12,8 @@
 
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/InitEPL.h"
-#include "epl/Pipelines/Pipelines.h"
 #include "epl/Runner/Compile.h"
 
-#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -69,14 +67,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   addVersionPrinter();
   CompileCommandLine compileLine(category);
-  // MLIR's pass-manager options, hidden from --help with the rest below
-  // (docs/epl-run.md lists them). The passes first: the options read
-  // their names from the registry.
-  mlir::registerAllPasses();
-  mlir::epl::registerEPLPassesAndPipelines();
-  mlir::registerPassManagerCLOptions();
-  mlir::registerDefaultTimingManagerCLOptions();
-  cl::HideUnrelatedOptions(category);
+  CompileCommandLine::addPassManagerOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "epl-compile: compiles an EPL module's step ahead of time into an "

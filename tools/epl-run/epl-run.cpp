@@ -17,7 +17,6 @@
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/InitEPL.h"
-#include "epl/Pipelines/Pipelines.h"
 #include "epl/Runner/Arguments.h"
 #include "epl/Runner/CommandLine.h"
 #include "epl/Runner/Compile.h"
@@ -25,7 +24,6 @@
 #include "epl/Runner/Run.h"
 #include "epl/Runtime/Backend.h"
 
-#include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -102,14 +100,7 @@ int main(int argc, char **argv) {
   // The options epl-run shares with epl-exec and with epl-compile.
   RunCommandLine runLine(category);
   CompileCommandLine compileLine(category);
-  // MLIR's pass-manager options, hidden from --help with the rest below
-  // (docs/epl-run.md lists them). The passes first: the options read
-  // their names from the registry.
-  mlir::registerAllPasses();
-  mlir::epl::registerEPLPassesAndPipelines();
-  mlir::registerPassManagerCLOptions();
-  mlir::registerDefaultTimingManagerCLOptions();
-  cl::HideUnrelatedOptions(category);
+  CompileCommandLine::addPassManagerOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "epl-run: runs an EPL module on CPU or GPU ranks (threads or MPI)\n");

@@ -85,6 +85,11 @@ public:
   explicit CompileCommandLine(llvm::cl::OptionCategory &category);
   /// The options as given; fails with `error` on a level out of range.
   FailureOr<CompileOptions> compileOptions(std::string &error) const;
+  /// Registers MLIR's pass-manager options (--mlir-timing,
+  /// --mlir-print-ir-after=PASS, ...; the passes first, whose names they
+  /// read) and hides every option outside `category` from --help
+  /// (docs/epl-run.md lists them). Call after the tool's own options.
+  static void addPassManagerOptions(llvm::cl::OptionCategory &category);
 
   llvm::cl::opt<std::string> entry;
   llvm::cl::opt<bool> noTrain;

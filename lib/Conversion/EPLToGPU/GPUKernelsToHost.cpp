@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Conversion/Passes.h"
+#include "epl/Dialect/EPL/Transforms/Kernels.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
@@ -99,9 +100,9 @@ struct EPLGPUKernelsToHostPass
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
       for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
-        std::string name =
-            ("__epl_kernel_" + gpuModule.getName() + "_" + kernel.getName())
-                .str();
+        std::string name = (Twine(epl::kKernelPrefix) + gpuModule.getName() +
+                            "_" + kernel.getName())
+                               .str();
         FailureOr<func::FuncOp> function = emulate(kernel, name, moduleBuilder);
         if (failed(function))
           return signalPassFailure();

@@ -934,6 +934,7 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
                    llvm::all_of(bwdIterators, [](utils::IteratorType t) {
                      return t == utils::IteratorType::parallel;
                    });
+  bool madeInit = !gradInit;
   if (overwrite)
     gradInit = tensor::EmptyOp::create(b, fn.getLoc(), type.getShape(),
                                        type.getElementType());
@@ -965,8 +966,25 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
       });
   if (failedBody)
     return failure();
-  if (independent) {
+  // The backward op goes, and the init made for it alone (an empty tensor,
+  // or one filled with zeros) with it.
+  auto eraseBackward = [&] {
     bwd.erase();
+    if (!madeInit)
+      return;
+    SmallVector<Value> made = {gradInit};
+    while (!made.empty()) {
+      Value v = made.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (!def || !v.use_empty())
+        continue;
+      if (auto fill = dyn_cast<linalg::FillOp>(def))
+        made.append({fill.getInputs()[0], fill.getOutputs()[0]});
+      def->erase();
+    }
+  };
+  if (independent) {
+    eraseBackward();
     return success();
   }
   Value gradient = bwd.getResult(0);
@@ -989,7 +1007,7 @@ LogicalResult StepBuilder::gradientThrough(const GenericForm &g, Value dout,
         def->getAttr(EPLDialect::kStageAttrName) ==
             bwd->getAttr(EPLDialect::kStageAttrName)) {
       gradient = in.values[yielded.getArgNumber()];
-      bwd.erase();
+      eraseBackward();
     }
   }
   if (earlier) {

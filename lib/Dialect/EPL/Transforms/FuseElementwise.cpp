@@ -89,8 +89,9 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
 };
 
 /// The one value every element of `tensor` holds, where its producer says
-/// so: a `linalg.fill` of a scalar, or its generic form (a scalar input
-/// yielded unchanged into every element).
+/// so: a `linalg.fill` of a scalar, or a generic that is one (upstream's
+/// isaFillOpInterface: a scalar input, or a value from above, yielded
+/// unchanged).
 Value filledScalar(Value tensor) {
   if (auto fill = tensor.getDefiningOp<linalg::FillOp>()) {
     Value value = fill.getInputs().front();
@@ -100,19 +101,17 @@ Value filledScalar(Value tensor) {
   // distinct loops (`(i) -> (i, i)` writes a diagonal, the rest is the
   // init's).
   auto producer = tensor.getDefiningOp<linalg::GenericOp>();
-  if (!producer || producer.getNumDpsInputs() != 1 ||
-      producer.getNumDpsInits() != 1 ||
+  if (!producer || producer.getNumDpsInits() != 1 ||
       producer.getNumParallelLoops() != producer.getNumLoops() ||
       !producer.getIndexingMapMatchingResult(cast<OpResult>(tensor))
            .isProjectedPermutation())
     return {};
-  Value value = producer.getDpsInputOperand(0)->get();
-  Block &body = producer.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (isa<ShapedType>(value.getType()) || !llvm::hasSingleElement(body) ||
-      yield.getValues().front() != body.getArgument(0))
+  std::optional<Value> value = linalg::isaFillOpInterface(producer);
+  // (A constant made in the body is no value outside it.)
+  if (!value || isa<ShapedType>(value->getType()) ||
+      producer->isAncestor(value->getParentRegion()->getParentOp()))
     return {};
-  return value;
+  return *value;
 }
 
 /// A consumer that reads a tensor of one repeated scalar (ReLU's `max(x,
@@ -120,8 +119,10 @@ Value filledScalar(Value tensor) {
 /// buffer of copies of it, and the filled tensor is gone when nothing else
 /// reads it. Only inputs: an init's block argument is the value so far.
 struct ReadFilledScalar : OpRewritePattern<linalg::GenericOp> {
-  ReadFilledScalar(MLIRContext *ctx, bool keepContractions)
-      : OpRewritePattern(ctx), keepContractions(keepContractions) {}
+  ReadFilledScalar(MLIRContext *ctx, bool keepContractions,
+                   llvm::Statistic &numScalarReads)
+      : OpRewritePattern(ctx), keepContractions(keepContractions),
+        numScalarReads(numScalarReads) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
@@ -135,12 +136,14 @@ struct ReadFilledScalar : OpRewritePattern<linalg::GenericOp> {
       if (!scalar || arg.use_empty())
         continue;
       rewriter.replaceAllUsesWith(arg, scalar);
+      ++numScalarReads;
       return success();
     }
     return failure();
   }
 
   bool keepContractions;
+  llvm::Statistic &numScalarReads;
 };
 
 struct EPLFuseElementwisePass
@@ -151,7 +154,8 @@ struct EPLFuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseProducer>(&getContext(), keepContractions, numFused);
-    patterns.add<ReadFilledScalar>(&getContext(), keepContractions);
+    patterns.add<ReadFilledScalar>(&getContext(), keepContractions,
+                                   numScalarReads);
     // One operand per value read the same way (`x * x` of a producer reads
     // it once, and can then be fused), and no results nobody reads.
     linalg::GenericOp::getCanonicalizationPatterns(patterns, &getContext());

@@ -79,13 +79,17 @@ public:
     return positions.lookup(op);
   }
   bool before(Operation *a, Operation *b) { return of(a) < of(b); }
-  void moveAfter(Operation *op, Operation *anchor) {
-    // A free uses only its own buffer, never a later buffer's alias: an
-    // anchor is never a moved free, whose rank would order this one wrong.
+  /// Moves `op` right after `anchor`, unless `anchor` is a moved free,
+  /// whose rank would order `op` wrong (a free uses only its own buffer,
+  /// never a later buffer's alias, so the pipeline never asks that; `op`
+  /// then stays where it is, later than needed but safe). Whether it moved.
+  bool moveAfter(Operation *op, Operation *anchor) {
     std::pair<int64_t, int64_t> at = of(anchor);
-    assert(at.second == 0 && "a free moved after a moved free");
+    if (at.second != 0)
+      return false;
     op->moveAfter(anchor);
     positions[op] = {at.first, kFirstRank - ++moves};
+    return true;
   }
 
 private:
@@ -126,8 +130,9 @@ struct EPLOptimizeAllocationLivenessPass
         }
       if (!last)
         return;
-      order.moveAfter(free, last);
-      ++numMoved;
+      bool already = free->getPrevNode() == last;
+      if (order.moveAfter(free, last) && !already)
+        ++numMoved;
     });
   }
 };

@@ -171,7 +171,7 @@ struct EPLOutlineKernelsPass
       }
       auto [it, inserted] = kernels.try_emplace(key, kernel);
       if (inserted) {
-        kernel.setName("__epl_kernel_" + std::to_string(next++));
+        kernel.setName((kKernelPrefix + Twine(next++)).str());
         ++numKernels;
       } else {
         kernel->erase();

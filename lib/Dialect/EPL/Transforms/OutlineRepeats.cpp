@@ -16,7 +16,6 @@
 #include "epl/Dialect/EPL/Transforms/Descriptors.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 
-#include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/IRMapping.h"
@@ -541,20 +540,31 @@ FailureOr<Repeat> Outliner::outlineOne(func::FuncOp &outlined) {
     return failure();
   collect();
   for (Repeat repeat : candidates()) {
-    // When the first copy differs from the next, the run from the second
-    // may still repeat; a run that repeats but does not pay stays inline
-    // whole (a later start would pay less).
-    for (; repeat.count >= 2; repeat.start += repeat.length, --repeat.count) {
+    // Every copy has the same ops: one that allocates on the stack stays.
+    if (allocatesOnStack(repeat.start, repeat.length))
+      continue;
+    while (repeat.count >= 2) {
       Repeat trimmed = repeat;
       std::optional<SmallVector<Wiring>> copies = verify(trimmed);
-      if (!copies)
+      // When the first copy differs from the next, the run from the
+      // second may still repeat.
+      if (!copies) {
+        repeat.start += repeat.length;
+        --repeat.count;
         continue;
+      }
       SmallVector<int64_t> read = results(trimmed, *copies);
-      if (allocatesOnStack(trimmed.start, trimmed.length) ||
-          netSaving(trimmed, *copies, read) < minOps)
+      if (netSaving(trimmed, *copies, read) >= minOps) {
+        outlined = outline(trimmed, *copies, read);
+        return trimmed;
+      }
+      // A run that repeats but does not pay stays inline whole (a later
+      // start would pay less); the copies after it, which differ from it,
+      // may repeat among themselves.
+      if (trimmed.count == repeat.count)
         break;
-      outlined = outline(trimmed, *copies, read);
-      return trimmed;
+      repeat.start += trimmed.count * repeat.length;
+      repeat.count -= trimmed.count;
     }
   }
   return failure();
@@ -578,8 +588,7 @@ struct EPLOutlineRepeatsPass
     }
     // Host code only: kernels (and their thread tasks) are one loop nest.
     for (auto func : module.getOps<func::FuncOp>())
-      if (!func.isDeclaration() &&
-          !func.getSymName().starts_with("__epl_kernel_"))
+      if (!func.isDeclaration() && !isKernelName(func.getSymName()))
         work.push_back(func);
     // An outlined function may itself hold repeats (a block's heads).
     while (!work.empty()) {

@@ -216,11 +216,11 @@ struct EPLThreadKernelsPass
         frame.last = slot.getDefiningOp();
         entry.setInsertionPointAfter(frame.last);
       }
-      Value value = UnrealizedConversionCastOp::create(
-                        b, loc, converter.convertType(arg.getType()), arg)
-                        .getResult(0);
-      if (pointer)
-        value = MemRefDescriptor(value).alignedPtr(b, loc);
+      Value value = pointer
+                        ? pointersOf(b, loc, arg, converter).second
+                        : UnrealizedConversionCastOp::create(
+                              b, loc, converter.convertType(arg.getType()), arg)
+                              .getResult(0);
       LLVM::StoreOp::create(b, loc, value, slot);
       Value at =
           LLVM::GEPOp::create(b, loc, ptr, ptr, frame.context,
@@ -243,7 +243,7 @@ struct EPLThreadKernelsPass
     llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> calls;
     SymbolTable symbols(module);
     module.walk([&](func::CallOp call) {
-      if (!call.getCallee().starts_with("__epl_kernel_"))
+      if (!isKernelName(call.getCallee()))
         return;
       if (auto kernel = symbols.lookup<func::FuncOp>(call.getCallee()))
         calls[kernel].push_back(call);

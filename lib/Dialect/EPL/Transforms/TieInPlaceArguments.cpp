@@ -122,7 +122,7 @@ struct EPLTieInPlaceArgumentsPass
       // The caller passes one buffer for both whatever this pass proves,
       // so the argument's readers read a copy of it taken first.
       auto type = dyn_cast<MemRefType>(arg.getType());
-      if (!type || !type.hasStaticShape()) {
+      if (!type || !type.hasStaticShape() || !type.getLayout().isIdentity()) {
         fn.emitOpError() << "argument " << i
                          << " is written in place of argument " << target
                          << ", which is read after it is written, and "
@@ -130,9 +130,7 @@ struct EPLTieInPlaceArgumentsPass
         return signalPassFailure();
       }
       OpBuilder b = OpBuilder::atBlockBegin(&body);
-      Value copy = memref::AllocOp::create(
-          b, fn.getLoc(),
-          MemRefType::get(type.getShape(), type.getElementType()));
+      Value copy = memref::AllocOp::create(b, fn.getLoc(), type);
       auto copyOp = memref::CopyOp::create(b, fn.getLoc(), arg, copy);
       arg.replaceAllUsesExcept(copy, copyOp);
       b.setInsertionPoint(body.getTerminator());

@@ -7,6 +7,7 @@
 #ifndef EPL_DIALECT_EPL_TRANSFORMS_PASSES_H
 #define EPL_DIALECT_EPL_TRANSFORMS_PASSES_H
 
+#include "epl/Dialect/EPL/Transforms/Kernels.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"

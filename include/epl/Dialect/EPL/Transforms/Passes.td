@@ -768,6 +768,8 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
   let statistics = [
     Statistic<"numFused", "fused", "Producers fused into a consumer">,
+    Statistic<"numScalarReads", "scalar-reads",
+              "Reads of a filled tensor turned into reads of its scalar">,
   ];
 }
 
