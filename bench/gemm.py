@@ -45,6 +45,8 @@ MLP_BATCH, MLP_SIZES = 256, [784, 1024, 1024, 10]
 TOKENS, DIM, FF, QKV, SEQ, HEAD_DIM, HEADS_X_BATCH = 512, 128, 512, 384, 64, 32, 32
 FORWARD = [("mlp", f"dense{i}", MLP_BATCH, k, n, 1)
            for i, (k, n) in enumerate(zip(MLP_SIZES, MLP_SIZES[1:]))] + [
+    ("mlp/2", f"dense{i}", MLP_BATCH // 2, k, n, 1)
+    for i, (k, n) in enumerate(zip(MLP_SIZES, MLP_SIZES[1:]))] + [
     ("transformer", "qkv", TOKENS, DIM, QKV, 1),
     ("transformer", "attn-out", TOKENS, DIM, DIM, 1),
     ("transformer", "mlp-up", TOKENS, DIM, FF, 1),

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what is missing (scripts/setup.sh), configures and builds EPL-MLIR
 # into build/, executables in build/bin/. Extra arguments go to ninja
-# (e.g. `scripts/build.sh epl-opt`). EPL_BLAS=openblas|blis|dnnl picks the GEMM
-# library (lib/Runtime/CMakeLists.txt). EPL_SANITIZE="Address;Undefined" (or
-# Thread) builds with sanitizers (LLVM's LLVM_USE_SANITIZER), best into a
-# build directory of its own: EPL_BUILD_DIR=build-asan. UBSan's flags are
-# ours (LLVM's package leaves LLVM_UBSAN_FLAGS empty): no vptr
-# check (LLVM is built without RTTI), and the first report ends the run.
+# (e.g. `scripts/build.sh epl-opt`). EPL_BLAS=openblas+dnnl|openblas|blis|dnnl
+# picks the GEMM library (lib/Runtime/CMakeLists.txt; default openblas+dnnl).
+# EPL_SANITIZE="Address;Undefined" (or Thread) builds with sanitizers (LLVM's
+# LLVM_USE_SANITIZER), best into a build directory of its own:
+# EPL_BUILD_DIR=build-asan. UBSan's flags are ours (LLVM's package leaves
+# LLVM_UBSAN_FLAGS empty): no vptr check (LLVM is built without RTTI), and
+# the first report ends the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -18,9 +18,12 @@ PKGS=(
   # (/usr/share/datasets/fashion-mnist).
   dataset-fashion-mnist
 )
-# The other GEMM library a build may pick (scripts/build.sh, EPL_BLAS).
-if [[ ${EPL_BLAS:-} == blis ]]; then PKGS+=(libblis-dev); fi
-if [[ ${EPL_BLAS:-} == dnnl ]]; then PKGS+=(libdnnl-dev); fi
+# The GEMM libraries the build picks (scripts/build.sh, EPL_BLAS; the
+# default, openblas+dnnl, sends one-thread fp32 GEMMs to oneDNN).
+case ${EPL_BLAS:-openblas+dnnl} in
+  blis) PKGS+=(libblis-dev) ;;
+  dnnl | openblas+dnnl) PKGS+=(libdnnl-dev) ;;
+esac
 # What an optional tool needs on top (scripts/fuzz.sh: clang and libFuzzer).
 # shellcheck disable=SC2206
 PKGS+=(${EPL_EXTRA_PKGS:-})

@@ -17,11 +17,12 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
-#if defined(EPL_BLAS_DNNL)
+#if defined(EPL_BLAS_DNNL) || defined(EPL_BLAS_OPENBLAS_DNNL)
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,12 +54,10 @@ template <typename T> struct Matrix {
   }
 };
 
-/// BLAS ignores C's values with beta = 0 (a NaN there stays out), and so
-/// does oneDNN.
-void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
-          int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
-          float *c, int64_t ldc, bool accumulate) {
-#if defined(EPL_BLAS_DNNL)
+#if defined(EPL_BLAS_DNNL) || defined(EPL_BLAS_OPENBLAS_DNNL)
+void dnnlGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+              int64_t k, const float *a, int64_t lda, const float *b,
+              int64_t ldb, float *c, int64_t ldc, bool accumulate) {
   // Row-major, as CBLAS's CblasRowMajor.
   dnnl_status_t status =
       dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m,
@@ -68,14 +67,52 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
                std::to_string(k) + " * " + std::to_string(k) + "x" +
                std::to_string(n) + " failed (oneDNN status " +
                std::to_string(static_cast<int>(status)) + ")");
+}
+#endif
+
+#if defined(EPL_BLAS_OPENBLAS_DNNL)
+/// From this many multiply-adds on, a GEMM on one thread goes to oneDNN.
+/// On one thread oneDNN is 6-17% faster than OpenBLAS on the MLP's GEMMs
+/// (whole batch and a data-parallel rank's half) and on most of the
+/// transformer's; OpenBLAS is faster on the attention's 64 x 32 x 64 GEMMs
+/// (2^17 multiply-adds). On several threads OpenBLAS's training steps are
+/// the faster ones (bench/gemm.py, bench/README.md).
+constexpr int64_t kDnnlMinMacs = int64_t(1) << 20;
+#endif
+
+/// BLAS ignores C's values with beta = 0 (a NaN there stays out), and so
+/// does oneDNN. `oneThread`: BLAS runs this GEMM on one thread.
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
+          int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
+          float *c, int64_t ldc, bool accumulate, bool oneThread) {
+#if defined(EPL_BLAS_DNNL)
+  (void)oneThread;
+  dnnlGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 #else
+#if defined(EPL_BLAS_OPENBLAS_DNNL)
+  if (oneThread && m * n * k >= kDnnlMinMacs) {
+    // oneDNN runs on the calling thread's OpenMP threads: one, always, in
+    // this build (a rank thread starts with OpenMP's default, all cores).
+    static thread_local bool single = false;
+    if (!single) {
+      static auto set = reinterpret_cast<void (*)(int)>(
+          dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+      if (set)
+        set(1);
+      single = true;
+    }
+    return dnnlGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  }
+#else
+  (void)oneThread;
+#endif
   cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb,
               accumulate ? 1.0f : 0.0f, c, ldc);
 #endif
 }
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
           int64_t k, const double *a, int64_t lda, const double *b, int64_t ldb,
-          double *c, int64_t ldc, bool accumulate) {
+          double *c, int64_t ldc, bool accumulate, bool /*oneThread*/) {
   cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb,
               accumulate ? 1.0 : 0.0, c, ldc);
 }
@@ -126,21 +163,26 @@ public:
     static auto set = reinterpret_cast<void (*)(int)>(
         dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
 #endif
-    if (!get || !set || macs >= (int64_t(1) << 22))
+    if (!get || !set)
       return;
-    threads = get();
-    if (threads > 1)
-      set(1);
-    setThreads = set;
+    int threads = get();
+    single = threads <= 1;
+    if (single || macs >= (int64_t(1) << 22))
+      return;
+    set(1);
+    single = true;
+    restore = [=] { set(threads); };
   }
   ~SmallOnOneThread() {
-    if (threads > 1)
-      setThreads(threads);
+    if (restore)
+      restore();
   }
+  /// Whether BLAS runs the GEMM on one thread (false where unknown).
+  bool oneThread() const { return single; }
 
 private:
-  int threads = 0;
-  void (*setThreads)(int) = nullptr;
+  bool single = false;
+  std::function<void()> restore;
 };
 
 template <typename T>
@@ -179,7 +221,7 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
   }
   if (c.blasForm(tc, ldc) && tc == CblasNoTrans) {
     gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, c.base, ldc,
-         accumulate);
+         accumulate, small.oneThread());
     return;
   }
   if (c.blasForm(tc, ldc)) {
@@ -188,12 +230,12 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
       return t == CblasNoTrans ? CblasTrans : CblasNoTrans;
     };
     gemm(flip(tb), flip(ta), c.cols, c.rows, a.cols, pb, ldb, pa, lda, c.base,
-         ldc, accumulate);
+         ldc, accumulate, small.oneThread());
     return;
   }
   packedC = accumulate ? c.pack() : std::vector<T>(c.rows * c.cols);
   gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, packedC.data(), c.cols,
-       accumulate);
+       accumulate, small.oneThread());
   for (int64_t i = 0; i < c.rows; ++i)
     for (int64_t j = 0; j < c.cols; ++j)
       c.base[i * c.rowStride + j * c.colStride] = packedC[i * c.cols + j];
