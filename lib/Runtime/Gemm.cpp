@@ -21,8 +21,8 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
+#include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,40 +71,89 @@ void dnnlGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
 #endif
 
 #if defined(EPL_BLAS_OPENBLAS_DNNL)
-/// From this many multiply-adds on, a GEMM on one thread goes to oneDNN.
-/// On one thread oneDNN is 6-17% faster than OpenBLAS on the MLP's GEMMs
+/// From this many multiply-adds on, an fp32 GEMM goes to oneDNN on one
+/// thread: there oneDNN is 6-17% faster than OpenBLAS on the MLP's GEMMs
 /// (whole batch and a data-parallel rank's half) and on most of the
-/// transformer's; OpenBLAS is faster on the attention's 64 x 32 x 64 GEMMs
-/// (2^17 multiply-adds). On several threads OpenBLAS's training steps are
-/// the faster ones (bench/gemm.py, bench/README.md).
+/// transformer's, OpenBLAS on the attention's 64 x 32 x 64 GEMMs (2^17
+/// multiply-adds) (bench/gemm.py, bench/README.md).
 constexpr int64_t kDnnlMinMacs = int64_t(1) << 20;
+/// From this many on, a rank with several threads cuts the GEMM into one
+/// block per thread (below, waking the workers costs more than it gains,
+/// as for OpenBLAS's own threads: SmallOnOneThread).
+constexpr int64_t kSplitMinMacs = int64_t(1) << 22;
+
+/// oneDNN runs on the calling thread's OpenMP threads: one, always, in this
+/// build (a thread starts with OpenMP's default, all cores).
+void dnnlOnOneThread(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
+                     int64_t n, int64_t k, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float *c, int64_t ldc,
+                     bool accumulate) {
+  static thread_local bool single = false;
+  if (!single) {
+    static auto set = reinterpret_cast<void (*)(int)>(
+        dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+    if (set)
+      set(1);
+    single = true;
+  }
+  dnnlGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+}
+
+/// A GEMM cut into column (or row) blocks, one one-thread oneDNN GEMM per
+/// block, for epl_rt_parallel_for.
+struct SplitGemm {
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t m, n, k;
+  const float *a;
+  int64_t lda;
+  const float *b;
+  int64_t ldb;
+  float *c;
+  int64_t ldc;
+  bool accumulate, columns;
+  static constexpr int64_t kBlock = 16; // a cache line of floats
+
+  int64_t blocks() const { return ((columns ? n : m) + kBlock - 1) / kBlock; }
+  static void run(void *self, int64_t begin, int64_t end) {
+    const SplitGemm &g = *static_cast<const SplitGemm *>(self);
+    int64_t lo = begin * kBlock,
+            hi = std::min(g.columns ? g.n : g.m, end * kBlock);
+    if (lo >= hi)
+      return;
+    if (g.columns)
+      dnnlOnOneThread(g.ta, g.tb, g.m, hi - lo, g.k, g.a, g.lda,
+                      g.b + (g.tb == CblasNoTrans ? lo : lo * g.ldb), g.ldb,
+                      g.c + lo, g.ldc, g.accumulate);
+    else
+      dnnlOnOneThread(g.ta, g.tb, hi - lo, g.n, g.k,
+                      g.a + (g.ta == CblasNoTrans ? lo * g.lda : lo), g.lda,
+                      g.b, g.ldb, g.c + lo * g.ldc, g.ldc, g.accumulate);
+  }
+};
 #endif
 
 /// BLAS ignores C's values with beta = 0 (a NaN there stays out), and so
-/// does oneDNN. `oneThread`: BLAS runs this GEMM on one thread.
+/// does oneDNN.
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
           int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
-          float *c, int64_t ldc, bool accumulate, bool oneThread) {
+          float *c, int64_t ldc, bool accumulate) {
 #if defined(EPL_BLAS_DNNL)
-  (void)oneThread;
   dnnlGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 #else
 #if defined(EPL_BLAS_OPENBLAS_DNNL)
-  if (oneThread && m * n * k >= kDnnlMinMacs) {
-    // oneDNN runs on the calling thread's OpenMP threads: one, always, in
-    // this build (a rank thread starts with OpenMP's default, all cores).
-    static thread_local bool single = false;
-    if (!single) {
-      static auto set = reinterpret_cast<void (*)(int)>(
-          dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-      if (set)
-        set(1);
-      single = true;
-    }
-    return dnnlGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  int64_t macs = m * n * k;
+  if (macs >= kSplitMinMacs && threadsPerRank() > 1) {
+    // On the rank's own workers rather than OpenBLAS's or OpenMP's: one set
+    // of threads, which the loop kernels share, and oneDNN is faster on
+    // each block than OpenBLAS on several threads (MLP step 9.6 to 8.4 ms
+    // on 2 cores). Cut along the dimension that leaves each block the
+    // smaller operand to read whole: columns share A (m x k), rows B (k x n).
+    SplitGemm split{ta, tb,  m, n,   k,          a,     lda,
+                    b,  ldb, c, ldc, accumulate, m <= n};
+    return epl_rt_parallel_for(&SplitGemm::run, &split, split.blocks());
   }
-#else
-  (void)oneThread;
+  if (macs >= kDnnlMinMacs)
+    return dnnlOnOneThread(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 #endif
   cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb,
               accumulate ? 1.0f : 0.0f, c, ldc);
@@ -112,7 +161,7 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
 }
 void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
           int64_t k, const double *a, int64_t lda, const double *b, int64_t ldb,
-          double *c, int64_t ldc, bool accumulate, bool /*oneThread*/) {
+          double *c, int64_t ldc, bool accumulate) {
   cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb,
               accumulate ? 1.0 : 0.0, c, ldc);
 }
@@ -163,26 +212,21 @@ public:
     static auto set = reinterpret_cast<void (*)(int)>(
         dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
 #endif
-    if (!get || !set)
+    if (!get || !set || macs >= (int64_t(1) << 22))
       return;
-    int threads = get();
-    single = threads <= 1;
-    if (single || macs >= (int64_t(1) << 22))
-      return;
-    set(1);
-    single = true;
-    restore = [=] { set(threads); };
+    threads = get();
+    if (threads > 1)
+      set(1);
+    setThreads = set;
   }
   ~SmallOnOneThread() {
-    if (restore)
-      restore();
+    if (threads > 1)
+      setThreads(threads);
   }
-  /// Whether BLAS runs the GEMM on one thread (false where unknown).
-  bool oneThread() const { return single; }
 
 private:
-  bool single = false;
-  std::function<void()> restore;
+  int threads = 0;
+  void (*setThreads)(int) = nullptr;
 };
 
 template <typename T>
@@ -221,7 +265,7 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
   }
   if (c.blasForm(tc, ldc) && tc == CblasNoTrans) {
     gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, c.base, ldc,
-         accumulate, small.oneThread());
+         accumulate);
     return;
   }
   if (c.blasForm(tc, ldc)) {
@@ -230,12 +274,12 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
       return t == CblasNoTrans ? CblasTrans : CblasNoTrans;
     };
     gemm(flip(tb), flip(ta), c.cols, c.rows, a.cols, pb, ldb, pa, lda, c.base,
-         ldc, accumulate, small.oneThread());
+         ldc, accumulate);
     return;
   }
   packedC = accumulate ? c.pack() : std::vector<T>(c.rows * c.cols);
   gemm(ta, tb, c.rows, c.cols, a.cols, pa, lda, pb, ldb, packedC.data(), c.cols,
-       accumulate, small.oneThread());
+       accumulate);
   for (int64_t i = 0; i < c.rows; ++i)
     for (int64_t j = 0; j < c.cols; ++j)
       c.base[i * c.rowStride + j * c.colStride] = packedC[i * c.cols + j];
