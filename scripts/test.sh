@@ -63,7 +63,8 @@ skipped=$((skipped + s))
 # builds in seconds; the compiler's sanitizer builds are documented in
 # docs/reliability.md. EPL_SANITIZER_TESTS=0 skips this.
 if [[ ${EPL_SANITIZER_TESTS:-1} != 0 ]]; then
-  runtime_tests=(epl-runtime-threads-test epl-runtime-parallel-for-test)
+  runtime_tests=(epl-runtime-threads-test epl-runtime-parallel-for-test
+    epl-runtime-gemm-test)
   for sanitizer in "Address;Undefined" "Thread"; do
     name=${sanitizer%%;*}
     dir="$BUILD_DIR-${name,,}-runtime"

@@ -62,9 +62,8 @@ RunCommandLine::RunCommandLine(cl::OptionCategory &category)
                        "before the run fails"),
               cl::init(120), cl::cat(category)),
       threads("threads-per-rank",
-              cl::desc("Threads of each rank for large loop kernels (and "
-                       "with one rank, BLAS); default: the cores with one "
-                       "rank, else 1"),
+              cl::desc("Threads of each rank for large loop kernels and "
+                       "GEMMs; default: the cores with one rank, else 1"),
               cl::init(0), cl::cat(category)) {}
 
 llvm::FailureOr<RunOptions> RunCommandLine::runOptions(std::string &error,

@@ -22,8 +22,11 @@
 #endif
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace epl::rt;
@@ -55,13 +58,17 @@ template <typename T> struct Matrix {
 };
 
 #if defined(EPL_BLAS_DNNL) || defined(EPL_BLAS_OPENBLAS_DNNL)
-void dnnlGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
-              int64_t k, const float *a, int64_t lda, const float *b,
-              int64_t ldb, float *c, int64_t ldc, bool accumulate) {
-  // Row-major, as CBLAS's CblasRowMajor.
-  dnnl_status_t status =
-      dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', m,
-                 n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
+/// Row-major, as CBLAS's CblasRowMajor.
+dnnl_status_t dnnlGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
+                       int64_t n, int64_t k, const float *a, int64_t lda,
+                       const float *b, int64_t ldb, float *c, int64_t ldc,
+                       bool accumulate) {
+  return dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N',
+                    m, n, k, 1.0f, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c,
+                    ldc);
+}
+
+void checkDnnl(dnnl_status_t status, int64_t m, int64_t n, int64_t k) {
   if (status != dnnl_success)
     fatalError("matmul: dnnl_sgemm of " + std::to_string(m) + "x" +
                std::to_string(k) + " * " + std::to_string(k) + "x" +
@@ -77,30 +84,32 @@ void dnnlGemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
 /// transformer's, OpenBLAS on the attention's 64 x 32 x 64 GEMMs (2^17
 /// multiply-adds) (bench/gemm.py, bench/README.md).
 constexpr int64_t kDnnlMinMacs = int64_t(1) << 20;
-/// From this many on, a rank with several threads cuts the GEMM into one
-/// block per thread (below, waking the workers costs more than it gains,
-/// as for OpenBLAS's own threads: SmallOnOneThread).
+/// From this many on, a rank with several threads cuts the GEMM into
+/// blocks of 16 columns (or rows), a contiguous run of them per thread
+/// (below, waking the workers costs more than it gains, as for OpenBLAS's
+/// own threads: SmallOnOneThread).
 constexpr int64_t kSplitMinMacs = int64_t(1) << 22;
 
 /// oneDNN runs on the calling thread's OpenMP threads: one, always, in this
-/// build (a thread starts with OpenMP's default, all cores).
-void dnnlOnOneThread(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
-                     int64_t n, int64_t k, const float *a, int64_t lda,
-                     const float *b, int64_t ldb, float *c, int64_t ldc,
-                     bool accumulate) {
-  static thread_local bool single = false;
-  if (!single) {
-    static auto set = reinterpret_cast<void (*)(int)>(
-        dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-    if (set)
-      set(1);
-    single = true;
-  }
-  dnnlGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+/// build (a thread starts with OpenMP's default, all cores). Checked on
+/// every call: the count is the thread's, and anything may have set it.
+dnnl_status_t dnnlOnOneThread(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m,
+                              int64_t n, int64_t k, const float *a, int64_t lda,
+                              const float *b, int64_t ldb, float *c,
+                              int64_t ldc, bool accumulate) {
+  static auto get =
+      reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  static auto set = reinterpret_cast<void (*)(int)>(
+      dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (get && set && get() != 1)
+    set(1);
+  return dnnlGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
 }
 
-/// A GEMM cut into column (or row) blocks, one one-thread oneDNN GEMM per
-/// block, for epl_rt_parallel_for.
+/// A GEMM cut into blocks of kBlock columns (or rows), each run as a
+/// one-thread oneDNN GEMM, for epl_rt_parallel_for. A block's failure is
+/// kept for the caller to report: the rank's thread, not a worker, ends the
+/// run.
 struct SplitGemm {
   CBLAS_TRANSPOSE ta, tb;
   int64_t m, n, k;
@@ -111,26 +120,42 @@ struct SplitGemm {
   float *c;
   int64_t ldc;
   bool accumulate, columns;
+  std::atomic<int> status{dnnl_success};
   static constexpr int64_t kBlock = 16; // a cache line of floats
 
   int64_t blocks() const { return ((columns ? n : m) + kBlock - 1) / kBlock; }
   static void run(void *self, int64_t begin, int64_t end) {
-    const SplitGemm &g = *static_cast<const SplitGemm *>(self);
+    SplitGemm &g = *static_cast<SplitGemm *>(self);
     int64_t lo = begin * kBlock,
             hi = std::min(g.columns ? g.n : g.m, end * kBlock);
     if (lo >= hi)
       return;
-    if (g.columns)
-      dnnlOnOneThread(g.ta, g.tb, g.m, hi - lo, g.k, g.a, g.lda,
-                      g.b + (g.tb == CblasNoTrans ? lo : lo * g.ldb), g.ldb,
-                      g.c + lo, g.ldc, g.accumulate);
-    else
-      dnnlOnOneThread(g.ta, g.tb, hi - lo, g.n, g.k,
-                      g.a + (g.ta == CblasNoTrans ? lo * g.lda : lo), g.lda,
-                      g.b, g.ldb, g.c + lo * g.ldc, g.ldc, g.accumulate);
+    dnnl_status_t status =
+        g.columns
+            ? dnnlOnOneThread(g.ta, g.tb, g.m, hi - lo, g.k, g.a, g.lda,
+                              g.b + (g.tb == CblasNoTrans ? lo : lo * g.ldb),
+                              g.ldb, g.c + lo, g.ldc, g.accumulate)
+            : dnnlOnOneThread(g.ta, g.tb, hi - lo, g.n, g.k,
+                              g.a + (g.ta == CblasNoTrans ? lo * g.lda : lo),
+                              g.lda, g.b, g.ldb, g.c + lo * g.ldc, g.ldc,
+                              g.accumulate);
+    if (status != dnnl_success)
+      g.status.store(status);
   }
 };
 #endif
+
+/// Whether an fp32 GEMM of `macs` multiply-adds goes to OpenBLAS (else to
+/// oneDNN, whose threads are not OpenBLAS's).
+constexpr bool onOpenBlas(int64_t macs) {
+#if defined(EPL_BLAS_OPENBLAS_DNNL)
+  return macs < kDnnlMinMacs;
+#elif defined(EPL_BLAS_DNNL)
+  return false;
+#else
+  return true;
+#endif
+}
 
 /// BLAS ignores C's values with beta = 0 (a NaN there stays out), and so
 /// does oneDNN.
@@ -138,7 +163,8 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
           int64_t k, const float *a, int64_t lda, const float *b, int64_t ldb,
           float *c, int64_t ldc, bool accumulate) {
 #if defined(EPL_BLAS_DNNL)
-  dnnlGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+  checkDnnl(dnnlGemm(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate), m, n,
+            k);
 #else
 #if defined(EPL_BLAS_OPENBLAS_DNNL)
   int64_t macs = m * n * k;
@@ -150,10 +176,13 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
     // smaller operand to read whole: columns share A (m x k), rows B (k x n).
     SplitGemm split{ta, tb,  m, n,   k,          a,     lda,
                     b,  ldb, c, ldc, accumulate, m <= n};
-    return epl_rt_parallel_for(&SplitGemm::run, &split, split.blocks());
+    epl_rt_parallel_for(&SplitGemm::run, &split, split.blocks());
+    return checkDnnl(static_cast<dnnl_status_t>(split.status.load()), m, n, k);
   }
   if (macs >= kDnnlMinMacs)
-    return dnnlOnOneThread(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate);
+    return checkDnnl(
+        dnnlOnOneThread(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, accumulate), m,
+        n, k);
 #endif
   cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb,
               accumulate ? 1.0f : 0.0f, c, ldc);
@@ -246,7 +275,11 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
   }
   if (cuda::bound())
     return matmulOnDevice(a, b, c, accumulate);
-  SmallOnOneThread small(c.rows * c.cols * a.cols);
+  // OpenBLAS's thread count only matters to a GEMM OpenBLAS runs.
+  int64_t macs = c.rows * c.cols * a.cols;
+  std::optional<SmallOnOneThread> small;
+  if (!std::is_same_v<T, float> || onOpenBlas(macs))
+    small.emplace(macs);
   CBLAS_TRANSPOSE ta, tb, tc;
   int64_t lda, ldb, ldc;
   std::vector<T> packedA, packedB, packedC;

@@ -8,9 +8,11 @@
 // outermost parallel loop; `epl_rt_parallel_for` cuts the loop into one
 // contiguous chunk per thread of the calling rank and runs them at once.
 // Each rank has its own workers (threads of a process running several
-// ranks never share them), started on its first split kernel. Chunks are
-// disjoint output rows computed by the same loops, so results do not
-// depend on the number of threads.
+// ranks never share them), started on its first split kernel. A split
+// kernel's chunks are disjoint output rows computed by the same loops, so
+// its results do not depend on the number of threads. The runtime's GEMM
+// (Gemm.cpp) also cuts large GEMMs into blocks here; a GEMM's blocks may
+// round differently from the whole in the last bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +31,11 @@
 
 namespace {
 using Task = void (*)(void *, int64_t, int64_t);
+
+/// Whether this thread is running a chunk: a call from inside one (a
+/// kernel's chunk calling the runtime's GEMM) runs whole, on this thread,
+/// as the rank's workers are busy with the outer call.
+thread_local bool inChunk = false;
 
 /// `threads - 1` workers; the caller runs the first chunk itself.
 class Workers {
@@ -70,7 +77,9 @@ public:
       generation.fetch_add(1);
     }
     wake.notify_all();
+    inChunk = true;
     fn(context, 0, n / used);
+    inChunk = false;
     // The other chunks are as long: wait by spinning briefly, then sleep.
     auto start = std::chrono::steady_clock::now();
     while (pending.load() != 0) {
@@ -110,7 +119,9 @@ private:
       }
       if (index >= used)
         continue;
+      inChunk = true;
       fn(ctx, n * index / used, n * (index + 1) / used);
+      inChunk = false;
       struct rusage usage;
       if (getrusage(RUSAGE_THREAD, &usage) == 0)
         faults[index].store(usage.ru_minflt + usage.ru_majflt);
@@ -137,13 +148,14 @@ private:
 thread_local std::unique_ptr<Workers> rankWorkers;
 /// Page faults of this rank's workers that are gone.
 thread_local int64_t retiredFaults = 0;
+
 } // namespace
 
 extern "C" void epl_rt_parallel_for(Task task, void *context, int64_t n) {
   if (n <= 0)
     return;
   int threads = epl::rt::threadsPerRank();
-  if (threads <= 1 || n <= 1)
+  if (threads <= 1 || n <= 1 || inChunk)
     return task(context, 0, n);
   if (!rankWorkers || rankWorkers->threads() != threads) {
     if (rankWorkers)

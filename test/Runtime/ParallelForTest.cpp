@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -93,6 +94,40 @@ TEST_P(ParallelFor, BackToBackCallsDoNotMix) {
       for (int64_t i = 0; i < n; ++i)
         ASSERT_EQ(c.hits[i].load(), 1) << "call " << call;
     }
+  });
+}
+
+/// A chunk that itself calls epl_rt_parallel_for (a split kernel calling the
+/// runtime's GEMM, which cuts large GEMMs over the same workers).
+struct Nested {
+  std::deque<Coverage> inner;
+  explicit Nested(int64_t outer) {
+    for (int64_t i = 0; i < outer; ++i)
+      inner.emplace_back(100);
+  }
+};
+
+void nested(void *context, int64_t lo, int64_t hi) {
+  auto *n = static_cast<Nested *>(context);
+  for (int64_t i = lo; i < hi; ++i)
+    epl_rt_parallel_for(record, &n->inner[i], 100);
+}
+
+TEST_P(ParallelFor, NestedCallsRunWholeOnTheirThread) {
+  int threads = GetParam();
+  onRanks(1, threads, [&](int) {
+    Nested n(7);
+    epl_rt_parallel_for(nested, &n, 7);
+    for (Coverage &c : n.inner) {
+      for (int64_t i = 0; i < 100; ++i)
+        EXPECT_EQ(c.hits[i].load(), 1);
+      ASSERT_EQ(c.chunks.size(), 1u);
+      EXPECT_EQ(c.chunks[0], std::make_pair(int64_t(0), int64_t(100)));
+    }
+    // The workers are free again afterwards.
+    Coverage after(1000);
+    epl_rt_parallel_for(record, &after, 1000);
+    EXPECT_EQ(static_cast<int>(after.chunks.size()), threads);
   });
 }
 

@@ -162,8 +162,9 @@ struct Options {
   enum class GPUCollectives { Auto, NCCL, Host };
   GPUCollectives gpuCollectives = GPUCollectives::Auto;
   /// Threads of each rank, for kernels split over them
-  /// (`epl-thread-kernels`) and, with one rank, for BLAS. 0: the cores when
-  /// one rank runs, else 1 (ranks already share the cores).
+  /// (`epl-thread-kernels`) and large fp32 GEMMs (Gemm.cpp), and, with one
+  /// rank, for OpenBLAS. 0: the cores when one rank runs, else 1 (ranks
+  /// already share the cores).
   int threadsPerRank = 0;
 };
 
