@@ -184,6 +184,7 @@ void mlir::epl::writeReport(const std::string &path,
             json::Object{{"steps", std::move(stepArray)},
                          {"ranks", static_cast<int64_t>(ranks.size())},
                          {"backend", backend},
+                         {"gemm", rt::gemmLibrary()},
                          {"peak_bytes", std::move(peakArray)},
                          {"per_rank", std::move(rankArray)},
                          {"collectives", collectivesJSON(stats, meshes)}});

@@ -352,6 +352,18 @@ void matmul(EplUnrankedMemRef *am, EplUnrankedMemRef *bm, EplUnrankedMemRef *cm,
 }
 } // namespace
 
+const char *epl::rt::gemmLibrary() {
+#if defined(EPL_BLAS_OPENBLAS_DNNL)
+  return "openblas+dnnl";
+#elif defined(EPL_BLAS_DNNL)
+  return "dnnl";
+#elif defined(EPL_BLAS_BLIS)
+  return "blis";
+#else
+  return "openblas";
+#endif
+}
+
 extern "C" {
 void _mlir_ciface_epl_rt_matmul_f32(EplUnrankedMemRef *a, EplUnrankedMemRef *b,
                                     EplUnrankedMemRef *c) {

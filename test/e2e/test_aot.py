@@ -59,8 +59,9 @@ def test_artifact_equals_jit(tmp_path, kind, ranks, mpi):
     assert aot[0][-1] < aot[0][0]
     assert aot[1] == jit[1], "checkpoints differ"
     assert aot[2] == jit[2], "results differ"
-    for key in ("ranks", "backend", "peak_bytes", "collectives"):
+    for key in ("ranks", "backend", "gemm", "peak_bytes", "collectives"):
         assert aot[3][key] == jit[3][key], key
+    assert jit[3]["gemm"] in ("openblas+dnnl", "openblas", "blis", "dnnl")
     assert aot[3]["collectives"], "the step communicates"
 
 

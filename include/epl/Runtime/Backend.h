@@ -173,6 +173,10 @@ struct Options {
 /// driver with dlopen: nothing else on the CPU path needs it.
 bool gpuAvailable(std::string &why);
 
+/// The GEMM libraries this runtime was built with (EPL_BLAS): "openblas+dnnl",
+/// "openblas", "blis" or "dnnl"; for reports.
+const char *gemmLibrary();
+
 /// The name the runtime's and the runner's messages start with ("epl-run"
 /// unless a runner sets its own).
 const std::string &toolName();
