@@ -81,3 +81,25 @@ def test_threads_per_rank_must_be_positive():
                  expect_ok=False)
     assert result.returncode == 1
     assert "--threads-per-rank must be between 1 and 1024" in result.stderr
+
+
+def test_split_gemms_agree_on_threads_and_mpi(tmp_path):
+    """With BLAS and 2 threads per rank, a rank cuts each large GEMM into
+    blocks over its threads (lib/Runtime/Gemm.cpp): 2 thread ranks and 2 MPI
+    processes of 2 threads each cut them alike and print the same losses to
+    the last digit and save the same bytes; and the run trains."""
+    from test_memory_estimate import mlp
+    model = tmp_path / "mlp.mlir"
+    # Per rank 128 x 784 x 256 and 128 x 256 x 256: over 2^22 multiply-adds.
+    model.write_text(mlp(batch=256))
+    runs = {}
+    for mpi in (False, True):
+        save = tmp_path / f"mpi{mpi}.safetensors"
+        report = tmp_path / f"mpi{mpi}.json"
+        out = epl_run(model, "--threads-per-rank", 2, "--steps", 4, "--save", save,
+                      "--report", report, ranks=2, mpi=mpi).stdout
+        assert [r["threads"] for r in json.loads(report.read_text())["per_rank"]] == [2, 2]
+        runs[mpi] = (losses(out), save.read_bytes())
+    assert runs[False][0] == runs[True][0]
+    assert runs[False][0][-1] < runs[False][0][0]
+    assert runs[False][1] == runs[True][1]
