@@ -3,9 +3,13 @@
 
 Libraries: OpenBLAS (cblas_sgemm), BLIS (its CBLAS layer, cblas_sgemm) and
 oneDNN (dnnl_sgemm, its own row-major C API); whichever of the Debian
-packages libopenblas-dev, libblis-dev and libdnnl-dev are installed. Each
-gets one small C++ timing program (g++ -O2, built in a temporary folder),
-run in interleaved rounds; the median of the rounds is printed.
+packages libopenblas-dev, libblis-dev and libdnnl-dev are installed. And
+the column "epl-run": our runtime as built ($EPL_BUILD_DIR, else build/),
+its GEMM entry point called as the lowered code calls it, on one rank of N
+threads (the default build: oneDNN on one thread, cut into blocks over the
+rank's threads when large; OpenBLAS for small GEMMs). Each gets one small
+C++ timing program (g++ -O2, built in a temporary folder), run in
+interleaved rounds; the median of the rounds is printed.
 
 Shapes (M x K x N, row-major fp32, C += A * B as lib/Runtime/Gemm.cpp does):
 the forward GEMMs of bench/cpu_train.py's MLP (batch 256, 784-1024-1024-10)
@@ -84,6 +88,10 @@ extern "C" char *bli_arch_string(int);
 #if defined(LIB_DNNL)
 #include <dnnl.h>
 #endif
+#if defined(LIB_EPL)
+#include "epl/Runtime/Backend.h"
+#include "epl/Runtime/Runtime.h"
+#endif
 
 static void setThreads(int n) {
 #if defined(LIB_OPENBLAS)
@@ -91,7 +99,7 @@ static void setThreads(int n) {
 #elif defined(LIB_BLIS)
   bli_thread_set_num_threads(n);
 #else
-  (void)n; // oneDNN: OMP_NUM_THREADS
+  (void)n; // oneDNN: OMP_NUM_THREADS; the runtime: its rank's threads
 #endif
 }
 
@@ -102,6 +110,9 @@ static void describe() {
 #elif defined(LIB_BLIS)
   std::printf("info BLIS %s (arch %s)\n", bli_info_get_version_str(),
               bli_arch_string(bli_arch_query_id()));
+#elif defined(LIB_EPL)
+  std::printf("info epl_runtime (EPL_BLAS=%s), as epl-run calls it\n",
+              epl::rt::gemmLibrary());
 #else
   const dnnl_version_t *v = dnnl_version();
   std::printf("info oneDNN %d.%d.%d (cpu runtime %u, isa %d)\n", v->major,
@@ -109,9 +120,27 @@ static void describe() {
 #endif
 }
 
+#if defined(LIB_EPL)
+/// A row-major view of rows x cols with leading dimension ld, transposed
+/// (column-major) with `t`, as the lowering passes memrefs.
+struct View {
+  long desc[7];
+  EplUnrankedMemRef ref;
+  View(const float *p, long rows, long cols, long ld, int t) {
+    long ptr = reinterpret_cast<long>(p);
+    long d[7] = {ptr, ptr, 0, rows, cols, t ? 1 : ld, t ? ld : 1};
+    for (int i = 0; i < 7; ++i) desc[i] = d[i];
+    ref = {2, desc};
+  }
+};
+#endif
+
 static void sgemm(int ta, int tb, long m, long n, long k, const float *a,
                   long lda, const float *b, long ldb, float *c, long ldc) {
-#if defined(LIB_DNNL)
+#if defined(LIB_EPL)
+  View va(a, m, k, lda, ta), vb(b, k, n, ldb, tb), vc(c, m, n, ldc, 0);
+  _mlir_ciface_epl_rt_matmul_f32(&va.ref, &vb.ref, &vc.ref);
+#elif defined(LIB_DNNL)
   dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb,
              1.0f, c, ldc);
 #else
@@ -121,6 +150,8 @@ static void sgemm(int ta, int tb, long m, long n, long k, const float *a,
 #endif
 }
 
+static int run(int threads, double minSeconds);
+
 // stdin: threads min_seconds, then "ta tb m n k batch" per line.
 // stdout: "gflops <value>" per line, in order.
 int main() {
@@ -128,6 +159,20 @@ int main() {
   double minSeconds;
   if (std::scanf("%d %lf", &threads, &minSeconds) != 2)
     return 2;
+#if defined(LIB_EPL)
+  // On one rank of `threads` threads, as `epl-run --threads-per-rank`.
+  epl::rt::Options options;
+  options.ranks = 1;
+  options.threadsPerRank = threads;
+  int status = 0;
+  epl::rt::runRanks(options, [&](int) { status = run(threads, minSeconds); });
+  return status;
+#else
+  return run(threads, minSeconds);
+#endif
+}
+
+static int run(int threads, double minSeconds) {
   setThreads(threads);
   describe();
   int ta, tb;
@@ -265,10 +310,20 @@ def library_flags(lib):
     if lib == "onednn":
         d = first_dir(["/usr/include", "/usr/local/include"], "dnnl.h")
         return None if d is None else ["-DLIB_DNNL", f"-I{d}", "-ldnnl"]
+    if lib == "epl":
+        # The runtime as built (build/lib/libepl_runtime.so): what epl-run
+        # does with the GEMM, library choice and threads included.
+        so = BUILD / "lib" / "libepl_runtime.so"
+        if not so.is_file():
+            return None
+        return ["-DLIB_EPL", f"-I{ROOT / 'include'}", str(so),
+                f"-Wl,-rpath,{so.parent}"]
     raise ValueError(lib)
 
 
-NAMES = {"openblas": "OpenBLAS", "blis": "BLIS", "onednn": "oneDNN"}
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BUILD = pathlib.Path(os.environ.get("EPL_BUILD_DIR", ROOT / "build"))
+NAMES = {"openblas": "OpenBLAS", "blis": "BLIS", "onednn": "oneDNN", "epl": "epl-run"}
 
 
 def build(tmp, name, source, flags):
@@ -308,7 +363,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--min-time", type=float, default=0.1,
                         help="seconds of timing per shape and round")
-    parser.add_argument("--libs", default="openblas,blis,onednn")
+    parser.add_argument("--libs", default="openblas,blis,onednn,epl")
     args = parser.parse_args()
     unknown = set(args.libs.split(",")) - set(NAMES)
     if unknown:
