@@ -1,4 +1,4 @@
-//===- Gemm.cpp - Matmul through CBLAS ------------------------------------===//
+//===- Gemm.cpp - Matmul through CBLAS and oneDNN -------------------------===//
 //
 // Part of EPL-MLIR.
 //
@@ -6,6 +6,8 @@
 // views of any strides: C += op(A) * op(B). BLAS addresses a row-major matrix
 // whose rows are strided (lda) and its transpose, so most views of a tensor
 // (slices, transposes) go to BLAS without a copy; anything else is packed.
+// Which library runs a GEMM, on how many threads, is the build's choice
+// (EPL_BLAS, lib/Runtime/CMakeLists.txt) and the GEMM's size: see `gemm`.
 //
 //===----------------------------------------------------------------------===//
 
