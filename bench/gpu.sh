@@ -14,8 +14,8 @@
 # and the shared libraries it links (`ldd build/bin/epl-exec`: OpenBLAS and
 # Open MPI from Debian); it says which are missing. The default build also
 # links oneDNN (40 MB), for the CPU's GEMMs only: for a machine without it,
-# build epl-exec with `EPL_BUILD_DIR=build-gpu EPL_BLAS=openblas
-# scripts/build.sh epl-exec epl-compile` and run both halves with
+# build with `EPL_BUILD_DIR=build-gpu EPL_BLAS=openblas scripts/build.sh
+# epl-exec epl-compile epl-run` and run both halves with
 # EPL_BUILD_DIR=build-gpu. Parity: the losses of
 # every step within 1e-4 relative of the CPU run (TF32 off), 1 rank and 2
 # ranks on one GPU (collectives staged through the host).

@@ -81,10 +81,11 @@ void checkDnnl(dnnl_status_t status, int64_t m, int64_t n, int64_t k) {
 
 #if defined(EPL_BLAS_OPENBLAS_DNNL)
 /// From this many multiply-adds on, an fp32 GEMM goes to oneDNN on one
-/// thread: there oneDNN is 6-17% faster than OpenBLAS on the MLP's GEMMs
-/// (whole batch and a data-parallel rank's half) and on most of the
-/// transformer's, OpenBLAS on the attention's 64 x 32 x 64 GEMMs (2^17
-/// multiply-adds) (bench/gemm.py, bench/README.md).
+/// thread: there oneDNN is faster than OpenBLAS on the MLP's GEMMs (whole
+/// batch and a data-parallel rank's half; 6-17% on the large ones, up to 50%
+/// on those of 10 outputs) and on most of the transformer's, OpenBLAS on the
+/// attention's 64 x 32 x 64 GEMMs (2^17 multiply-adds) (bench/gemm.py,
+/// bench/README.md).
 constexpr int64_t kDnnlMinMacs = int64_t(1) << 20;
 /// From this many on, a rank with several threads cuts the GEMM into
 /// blocks of 16 columns (or rows), a contiguous run of them per thread

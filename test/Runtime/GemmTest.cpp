@@ -136,7 +136,7 @@ std::vector<Case> cases() {
   // At least 2^22 multiply-adds (cut into blocks on several threads):
   // columns (m <= n), rows (m > n), exactly 2^22, one row, one column, and
   // fewer blocks (2 of 16 columns) than threads; then small ones (one
-  // thread, OpenBLAS or oneDNN).
+  // thread, OpenBLAS).
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{130, 333, 101},
                          {517, 61, 143},
                          {256, 256, 64},
