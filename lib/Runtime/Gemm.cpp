@@ -148,15 +148,15 @@ struct SplitGemm {
 };
 #endif
 
-/// Whether an fp32 GEMM of `macs` multiply-adds goes to OpenBLAS (else to
-/// oneDNN, whose threads are not OpenBLAS's).
-constexpr bool onOpenBlas(int64_t macs) {
+/// Whether an fp32 GEMM of `macs` multiply-adds leaves the thread count
+/// SmallOnOneThread sets (OpenBLAS's) unused: with EPL_BLAS=openblas+dnnl
+/// such a GEMM runs in oneDNN, one thread per block.
+constexpr bool bypassesBlasThreads(int64_t macs) {
 #if defined(EPL_BLAS_OPENBLAS_DNNL)
-  return macs < kDnnlMinMacs;
-#elif defined(EPL_BLAS_DNNL)
-  return false;
+  return macs >= kDnnlMinMacs;
 #else
-  return true;
+  (void)macs;
+  return false;
 #endif
 }
 
@@ -281,7 +281,7 @@ void matmul2d(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
   // OpenBLAS's thread count only matters to a GEMM OpenBLAS runs.
   int64_t macs = c.rows * c.cols * a.cols;
   std::optional<SmallOnOneThread> small;
-  if (!std::is_same_v<T, float> || onOpenBlas(macs))
+  if (!std::is_same_v<T, float> || !bypassesBlasThreads(macs))
     small.emplace(macs);
   CBLAS_TRANSPOSE ta, tb, tc;
   int64_t lda, ldb, ldc;

@@ -108,7 +108,9 @@ private:
 
 class ThreadsWorld final : public Backend {
 public:
-  ThreadsWorld(int n, double timeoutSeconds)
+  /// `threadsPerRank`: Options::threadsPerRank (0: one each with several
+  /// ranks).
+  ThreadsWorld(int n, int threadsPerRank, double timeoutSeconds)
       : n(n), timeout(timeoutSeconds), finished(n) {
     for (auto &f : finished)
       f = false;
@@ -116,9 +118,11 @@ public:
     int cores = sched_getaffinity(0, sizeof(set), &set) == 0
                     ? CPU_COUNT(&set)
                     : static_cast<int>(std::thread::hardware_concurrency());
-    spins = n <= cores;
+    // A rank's workers need cores too (kernels and GEMMs split over them).
+    spins = static_cast<int64_t>(n) * std::max(1, threadsPerRank) <= cores;
   }
-  /// Whether a rank waiting for its peers may spin: each has a core.
+  /// Whether a rank waiting for its peers may spin: each of the ranks'
+  /// threads has a core.
   bool spinning() const { return spins; }
   int worldSize() override { return n; }
 
@@ -407,7 +411,8 @@ void ThreadsCommunicator::recv(void *out, size_t count, EplDType dtype,
 
 void epl::rt::detail::runThreads(const Options &options,
                                  const std::function<void(int)> &body) {
-  ThreadsWorld world(options.ranks, options.timeoutSeconds);
+  ThreadsWorld world(options.ranks, options.threadsPerRank,
+                     options.timeoutSeconds);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < options.ranks; ++rank)
     threads.emplace_back([&, rank]() {
