@@ -201,6 +201,16 @@ void mlir::epl::buildCUDALoweringPipeline(OpPassManager &pm,
   // Launches and copies in stream order, with the waits they need (what
   // gpu-to-llvm lowers to the runtime's mgpu* calls).
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  if (options.hostKernels) {
+    // The same host code, kernels the fake driver runs on the CPU.
+    pm.addPass(createEPLHostKernelImagesPass());
+    addLoopsToControlFlow(pm);
+    addHostToLLVM(pm);
+    pm.addPass(createGpuToLLVMConversionPass());
+    pm.addPass(createReconcileUnrealizedCastsPass());
+    pm.addPass(createCanonicalizerPass());
+    return;
+  }
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   // Unless given, the PTX version the chip needs (an unknown chip keeps

@@ -771,6 +771,7 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
   if (options.target == Target::CUDA) {
     CUDALoweringOptions lowering;
     lowering.chip = options.gpuChip;
+    lowering.hostKernels = options.gpuHostKernels;
     buildCUDALoweringPipeline(pm, lowering);
   } else {
     CPULoweringOptions lowering;

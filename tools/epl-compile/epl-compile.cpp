@@ -43,6 +43,12 @@ cl::opt<std::string> hostCPU(
              "this machine's; x86-64-v3 runs on any x86 server of the last "
              "decade)"),
     cl::value_desc("name"), cl::cat(category));
+cl::opt<bool> gpuHostKernels(
+    "gpu-host-kernels",
+    cl::desc("With --target cuda: embed the kernels compiled for this CPU "
+             "instead of cubins, to run the artifact under the test suite's "
+             "fake CUDA driver (docs/gpu.md); a real GPU refuses them"),
+    cl::init(false), cl::cat(category));
 cl::opt<std::string> linker("linker",
                             cl::desc("C compiler driver that links the "
                                      "shared object"),
@@ -81,6 +87,9 @@ int main(int argc, char **argv) {
     fail("--devices must be at least 1");
   compile->devices = devices;
   compile->hostCPU = hostCPU;
+  if (gpuHostKernels && compile->target != Target::CUDA)
+    fail("--gpu-host-kernels is for --target cuda");
+  compile->gpuHostKernels = gpuHostKernels;
 
   PhaseTimer timer(compile->timing);
   SourceModule module;

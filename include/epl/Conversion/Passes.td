@@ -244,6 +244,51 @@ def EPLGPUKernelsToHostPass : Pass<"epl-gpu-kernels-to-host", "ModuleOp"> {
   ];
 }
 
+def EPLHostKernelImagesPass : Pass<"epl-host-kernel-images", "ModuleOp"> {
+  let summary = "Compiles a cuda step's kernels for the host, to run it "
+                "under the test suite's fake CUDA driver";
+  let description = [{
+    Tests the GPU runtime without a GPU: the host code stays exactly as
+    `epl-lower-to-cuda` makes it (launches, copies and frees in stream
+    order, lowered by `gpu-to-llvm` to the runtime's `mgpu*` calls, which
+    call the CUDA driver), while each `gpu.module @M` becomes a
+    `gpu.binary @M` whose one object is the text `epl-host-kernels:M`
+    instead of a cubin. Each kernel `@K` of it becomes a host function
+    running every thread of every block (as epl-gpu-kernels-to-host makes
+    them) and a launcher
+    `@__epl_host_launch_M_K(!llvm.ptr params, i64 grid x, y, z, i64 block
+    x, y, z)` that reads the kernel's arguments from `params` as
+    `cuLaunchKernel` receives them (a memref as its descriptor's fields).
+    The fake driver (`test/Runtime/FakeCuda`) loads the image by that name
+    and finds the launchers in the loaded program. `epl-compile
+    --gpu-host-kernels` writes such artifacts.
+
+    ```mlir
+    gpu.module @__epl_kernels { gpu.func @k(%a: memref<8xf32>) kernel { ... } }
+    ```
+    becomes
+    ```mlir
+    gpu.binary @__epl_kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:__epl_kernels\00">]
+    func.func private @__epl_host_kernel___epl_kernels_k(memref<8xf32>, index, index, index, index, index, index)
+    func.func @__epl_host_launch___epl_kernels_k(%params: !llvm.ptr, %gx: i64, ...) {
+      // five llvm.load pairs packed into the memref's descriptor
+      call @__epl_host_kernel___epl_kernels_k(%a, %gx', ...)
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+  let statistics = [
+    Statistic<"numKernels", "kernels", "Kernels compiled for the host">,
+  ];
+}
+
 def EPLCopyArgumentsToDevicePass
     : Pass<"epl-copy-arguments-to-device", "ModuleOp"> {
   let summary = "Gives a GPU step device copies of the host buffers it is "

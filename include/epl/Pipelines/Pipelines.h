@@ -64,6 +64,12 @@ struct CUDALoweringOptions : public PassPipelineOptions<CUDALoweringOptions> {
   PassOptions::Option<int64_t> threadsPerBlock{
       *this, "threads-per-block", llvm::cl::desc("GPU threads per block"),
       llvm::cl::init(256)};
+  PassOptions::Option<bool> hostKernels{
+      *this, "host-kernels",
+      llvm::cl::desc("Compile the kernels for the host instead of the GPU, "
+                     "for the test suite's fake CUDA driver "
+                     "(epl-host-kernel-images); the host code is unchanged"),
+      llvm::cl::init(false)};
 };
 
 /// The PTX version the kernels for `chip` (`sm_90`, `sm_100a`) are written

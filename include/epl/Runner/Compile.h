@@ -58,6 +58,9 @@ struct CompileOptions {
   /// buffers on the device (epl-lower-to-cuda).
   Target target = Target::CPU;
   std::string gpuChip = "sm_90";
+  /// The cuda target's kernels compiled for the host, for the fake CUDA
+  /// driver of the tests (epl-host-kernel-images); epl-compile only.
+  bool gpuHostKernels = false;
   /// LLVM IR optimization level of the JIT (0-3).
   unsigned optLevel = 2;
   /// Code generator level (0-3) of the kernels (`__epl_kernel_*`). The

@@ -4,6 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelsOnHost.h"
+
 #include "epl/Conversion/Passes.h"
 #include "epl/Dialect/EPL/Transforms/Kernels.h"
 
@@ -16,11 +18,9 @@ namespace mlir::epl {
 
 using namespace mlir;
 
-namespace {
-/// The host function running every thread of every block of `kernel`: its
-/// arguments, then the grid's and the block's sizes (x, y, z).
-FailureOr<func::FuncOp> emulate(gpu::GPUFuncOp kernel, StringRef name,
-                                OpBuilder &moduleBuilder) {
+FailureOr<func::FuncOp> mlir::epl::buildHostKernel(gpu::GPUFuncOp kernel,
+                                                   StringRef name,
+                                                   OpBuilder &moduleBuilder) {
   if (!kernel.getBody().hasOneBlock())
     return kernel.emitOpError(
         "cannot run on the host: its body has several blocks");
@@ -88,6 +88,7 @@ FailureOr<func::FuncOp> emulate(gpu::GPUFuncOp kernel, StringRef name,
   return function;
 }
 
+namespace {
 struct EPLGPUKernelsToHostPass
     : public mlir::epl::impl::EPLGPUKernelsToHostPassBase<
           EPLGPUKernelsToHostPass> {
@@ -103,7 +104,8 @@ struct EPLGPUKernelsToHostPass
         std::string name = (Twine(epl::kKernelPrefix) + gpuModule.getName() +
                             "_" + kernel.getName())
                                .str();
-        FailureOr<func::FuncOp> function = emulate(kernel, name, moduleBuilder);
+        FailureOr<func::FuncOp> function =
+            epl::buildHostKernel(kernel, name, moduleBuilder);
         if (failed(function))
           return signalPassFailure();
         (*function)->setAttr("passthrough",

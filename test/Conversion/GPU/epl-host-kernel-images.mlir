@@ -1,0 +1,58 @@
+// RUN: epl-opt %s --epl-host-kernel-images --split-input-file --verify-diagnostics | FileCheck %s
+// The whole cuda lowering with host kernels: the host code as for a GPU,
+// the kernels' launchers beside it.
+// RUN: epl-opt %epl_src_root/examples/mlp.mlir --epl-training-step | epl-opt --epl-lower-to-cuda="host-kernels=1" | FileCheck %s --check-prefix=PIPELINE
+
+// The module becomes an image naming it; the kernel a host function over
+// its blocks and threads, and a launcher reading the kernel's arguments as
+// cuLaunchKernel receives them: a memref's five descriptor fields, then
+// the f32.
+// CHECK-LABEL: func.func @step
+// CHECK: gpu.launch_func @kernels::@add blocks in
+// CHECK: gpu.binary @kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:kernels\00">]
+// CHECK: func.func private @__epl_host_kernel_kernels_add(%{{.*}}: memref<8xf32>, %{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
+// CHECK-COUNT-6: scf.for
+// CHECK: memref.store
+// CHECK: func.func @__epl_host_launch_kernels_add(%[[PARAMS:.*]]: !llvm.ptr, %[[GX:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK: llvm.getelementptr %[[PARAMS]][0]
+// CHECK: llvm.getelementptr %[[PARAMS]][4]
+// CHECK: %[[DESC:.*]] = llvm.insertvalue %{{.*}}[4, 0]
+// CHECK: %[[A:.*]] = builtin.unrealized_conversion_cast %[[DESC]] : {{.*}} to memref<8xf32>
+// CHECK: llvm.getelementptr %[[PARAMS]][5]
+// CHECK: %[[S:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: %[[GXI:.*]] = arith.index_cast %[[GX]] : i64 to index
+// CHECK: call @__epl_host_kernel_kernels_add(%[[A]], %[[S]], %[[GXI]],
+module attributes {gpu.container_module} {
+  func.func @step(%a: memref<8xf32>, %s: f32) {
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    gpu.launch_func @kernels::@add blocks in (%c1, %c1, %c1) threads in (%c8, %c1, %c1) args(%a : memref<8xf32>, %s : f32)
+    return
+  }
+  gpu.module @kernels {
+    gpu.func @add(%a: memref<8xf32>, %s: f32) kernel {
+      %t = gpu.thread_id x
+      %v = memref.load %a[%t] : memref<8xf32>
+      %w = arith.addf %v, %s : f32
+      memref.store %w, %a[%t] : memref<8xf32>
+      gpu.return
+    }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @+1 {{cannot run under the fake CUDA driver: an argument in memory space 3}}
+    gpu.func @shared(%a: memref<8xf32, 3>) kernel {
+      gpu.return
+    }
+  }
+}
+
+// PIPELINE: llvm.call @mgpuMemcpy
+// PIPELINE: gpu.launch_func <%{{.*}} : !llvm.ptr> @__epl_kernels::@model_kernel blocks in
+// PIPELINE: llvm.call @epl_rt_matmul_overwrite_f32
+// PIPELINE: gpu.binary @__epl_kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:__epl_kernels\00">]
+// PIPELINE: llvm.func @__epl_host_launch___epl_kernels_model_kernel(%{{.*}}: !llvm.ptr, %{{.*}}: i64

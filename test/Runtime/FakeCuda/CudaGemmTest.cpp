@@ -1,0 +1,128 @@
+//===- CudaGemmTest.cpp - The runtime's GEMM on a (fake) GPU --------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+//
+// epl_rt_matmul_f32 as the lowering calls it, on a rank bound to a GPU: the
+// runtime maps the row-major (or column-major) views onto cuBLAS's
+// column-major GEMM, whose argument checks the fake cuBLAS makes (leading
+// dimensions, operands in device buffers of the rank's GPU). Each product
+// must equal a double-precision reference, the padding untouched. Also: the
+// fake driver ends a program whose host code touches device memory, which
+// is what makes the end-to-end runs under it (test_fake_cuda.py) checks of
+// the GPU program's buffer placement.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../GemmChecks.h"
+#include "cuda/Cuda.h"
+
+#include "epl/Runtime/Backend.h"
+#include "epl/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <tuple>
+
+using namespace epl::rt;
+using namespace epl::test;
+
+namespace {
+void onAGPU(const std::function<void()> &body) {
+  Options options;
+  options.ranks = 1;
+  options.cuda = true;
+  options.timeoutSeconds = 60;
+  runRanks(options, [&](int) { body(); });
+}
+
+/// `view`'s data in a device buffer, its descriptor pointing there, for the
+/// scope's lifetime; copied back to the host at its end.
+template <typename T> class OnDevice {
+public:
+  explicit OnDevice(View<T> &view)
+      : view(view), bytes(view.data.size() * sizeof(T)) {
+    device = static_cast<T *>(_mlir_memref_to_llvm_aligned_alloc(64, bytes));
+    cuda::copy(device, view.data.data(), bytes);
+    view.pointAt(device);
+  }
+  ~OnDevice() {
+    cuda::copy(view.data.data(), device, bytes);
+    view.pointAt(view.data.data());
+    _mlir_memref_to_llvm_free(device);
+  }
+
+private:
+  View<T> &view;
+  size_t bytes;
+  T *device;
+};
+
+class CudaGemm : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaGemm, EqualsTheReference) {
+  auto [m, n, k, la, lb, lc, accumulate] = GetParam();
+  View<float> a(m, k, la, 3, 1), b(k, n, lb, 5, 2), c(m, n, lc, 7, 3);
+  std::vector<float> before = c.data;
+  onAGPU([&] {
+    OnDevice<float> da(a), db(b), dc(c);
+    if (accumulate)
+      _mlir_ciface_epl_rt_matmul_f32(&a.memref, &b.memref, &c.memref);
+    else
+      _mlir_ciface_epl_rt_matmul_overwrite_f32(&a.memref, &b.memref, &c.memref);
+  });
+  expectProduct(a, b, c, before, accumulate);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, CudaGemm,
+                         ::testing::ValuesIn(everyLayout({{33, 17, 9},
+                                                          {1, 100, 7},
+                                                          {64, 1, 31},
+                                                          {5, 6, 0}})),
+                         [](const auto &info) { return caseName(info.param); });
+
+TEST(CudaGemmBatched, EachMatrixEqualsTheReference) {
+  View<float> a(13, 11, RowMajor, 3, 1, 3), b(11, 7, ColumnMajor, 5, 2, 3),
+      c(13, 7, RowMajor, 7, 3, 3);
+  std::vector<float> before = c.data;
+  onAGPU([&] {
+    OnDevice<float> da(a), db(b), dc(c);
+    _mlir_ciface_epl_rt_matmul_f32(&a.memref, &b.memref, &c.memref);
+  });
+  expectProduct(a, b, c, before, /*accumulate=*/true);
+}
+
+TEST(CudaGemmF64, EqualsTheReference) {
+  View<double> a(13, 11, ColumnMajor, 3, 1), b(11, 7, RowMajor, 5, 2),
+      c(13, 7, ColumnMajor, 7, 3);
+  std::vector<double> before = c.data;
+  onAGPU([&] {
+    OnDevice<double> da(a), db(b), dc(c);
+    _mlir_ciface_epl_rt_matmul_overwrite_f64(&a.memref, &b.memref, &c.memref);
+  });
+  expectProduct(a, b, c, before, /*accumulate=*/false);
+}
+
+/// A GEMM on host buffers is refused as cuBLAS refuses it: one line naming
+/// the GEMM, exit 1.
+TEST(CudaGemmDeathTest, HostOperandsAreAnError) {
+  View<float> a(4, 3, RowMajor, 0, 1), b(3, 2, RowMajor, 0, 2),
+      c(4, 2, RowMajor, 0, 3);
+  EXPECT_EXIT(onAGPU([&] {
+                _mlir_ciface_epl_rt_matmul_f32(&a.memref, &b.memref, &c.memref);
+              }),
+              ::testing::ExitedWithCode(1), "cuBLAS GEMM 4x2x3 failed");
+}
+
+TEST(FakeDriverDeathTest, HostCodeTouchingDeviceMemoryEndsTheRun) {
+  EXPECT_EXIT(onAGPU([] {
+                auto *p = static_cast<volatile float *>(
+                    _mlir_memref_to_llvm_aligned_alloc(64, 256));
+                p[3] = 1.0f;
+              }),
+              ::testing::ExitedWithCode(86), "host code touched device memory");
+}
+} // namespace

@@ -1,0 +1,108 @@
+//===- FakeCublas.cpp - cuBLAS's GEMMs without a GPU, for tests -----------===//
+//
+// Part of EPL-MLIR.
+//
+// cublasSgemm and cublasDgemm as cuBLAS defines them (column-major, with
+// its argument checks), computed on the CPU on the fake driver's device
+// buffers. A handle must have the stream of the calling thread's context;
+// every operand must lie in a device buffer of that GPU, as large as its
+// leading dimension says. TF32 math mode is refused: the runtime promises
+// plain fp32.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCuda.h"
+
+#include <cublas_v2.h>
+
+#include <cstdint>
+
+namespace {
+struct Handle {
+  cudaStream_t stream = nullptr;
+  cublasMath_t mode = CUBLAS_DEFAULT_MATH;
+};
+
+bool transposed(cublasOperation_t op) { return op != CUBLAS_OP_N; }
+
+/// Whether the column-major `rows` x `cols` matrix at `p` with leading
+/// dimension `ld` is valid and on the device.
+template <typename T> bool onDevice(const T *p, int rows, int cols, int ld) {
+  if (ld < (rows > 1 ? rows : 1))
+    return false;
+  if (!rows || !cols)
+    return true;
+  size_t elements = size_t(ld) * (cols - 1) + rows;
+  return eplFakeCudaIsDeviceBuffer(p, elements * sizeof(T));
+}
+
+template <typename T>
+cublasStatus_t gemm(cublasHandle_t handle, cublasOperation_t opA,
+                    cublasOperation_t opB, int m, int n, int k, const T *alpha,
+                    const T *a, int lda, const T *b, int ldb, const T *beta,
+                    T *c, int ldc) {
+  auto *h = reinterpret_cast<Handle *>(handle);
+  if (!h)
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (!eplFakeCudaIsCurrentStream(h->stream))
+    eplFakeCudaFail("cuBLAS", "a GEMM on a handle whose stream is not one "
+                              "of the calling thread's context");
+  if (h->mode != CUBLAS_DEFAULT_MATH && h->mode != CUBLAS_PEDANTIC_MATH)
+    eplFakeCudaFail("cuBLAS", "a GEMM in a math mode other than plain fp32");
+  if (m < 0 || n < 0 || k < 0)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  bool ta = transposed(opA), tb = transposed(opB);
+  // op(A) is m x k, op(B) k x n, C m x n.
+  if (!onDevice(a, ta ? k : m, ta ? m : k, lda) ||
+      !onDevice(b, tb ? n : k, tb ? k : n, ldb) || !onDevice(c, m, n, ldc))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  epl::fake::DeviceWork work;
+  T al = *alpha, be = *beta;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      T sum = 0;
+      for (int l = 0; l < k; ++l) {
+        T x = ta ? a[l + int64_t(i) * lda] : a[i + int64_t(l) * lda];
+        T y = tb ? b[j + int64_t(l) * ldb] : b[l + int64_t(j) * ldb];
+        sum += x * y;
+      }
+      T &out = c[i + int64_t(j) * ldc];
+      // beta = 0: C is not read (it may hold NaNs), as in BLAS.
+      out = be == T(0) ? al * sum : al * sum + be * out;
+    }
+  return CUBLAS_STATUS_SUCCESS;
+}
+} // namespace
+
+extern "C" {
+cublasStatus_t cublasCreate(cublasHandle_t *handle) {
+  *handle = reinterpret_cast<cublasHandle_t>(new Handle);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream(cublasHandle_t handle, cudaStream_t stream) {
+  reinterpret_cast<Handle *>(handle)->stream = stream;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
+  reinterpret_cast<Handle *>(handle)->mode = mode;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t opA,
+                           cublasOperation_t opB, int m, int n, int k,
+                           const float *alpha, const float *a, int lda,
+                           const float *b, int ldb, const float *beta, float *c,
+                           int ldc) {
+  return gemm(handle, opA, opB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+cublasStatus_t cublasDgemm(cublasHandle_t handle, cublasOperation_t opA,
+                           cublasOperation_t opB, int m, int n, int k,
+                           const double *alpha, const double *a, int lda,
+                           const double *b, int ldb, const double *beta,
+                           double *c, int ldc) {
+  return gemm(handle, opA, opB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+}

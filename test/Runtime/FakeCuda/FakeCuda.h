@@ -1,0 +1,53 @@
+//===- FakeCuda.h - What the fake CUDA libraries share ----------*- C++ -*-===//
+//
+// Part of EPL-MLIR.
+//
+// The test suite's fake CUDA driver (libcuda.so.1), cuBLAS (libcublas.so.13)
+// and NCCL (libnccl.so.2) run a `--target cuda` program on the CPU, through
+// the runtime's real GPU code, where there is no GPU: put their folder first
+// on LD_LIBRARY_PATH. Device memory is an arena of this process that only
+// "the device" may touch (kernels, copies, cuBLAS, NCCL): it is readable
+// only while one of them runs, so host code that reads or writes a device
+// buffer dies with a message instead of passing unnoticed. The cuBLAS and
+// NCCL fakes ask the driver fake about buffers through these functions.
+//
+// Environment: EPL_FAKE_CUDA_DEVICES (GPUs the driver sees, default 1),
+// EPL_FAKE_CUDA_SM (their compute capability, default 90),
+// EPL_FAKE_CUDA_MEMORY_MB (the arena, default 4096).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef EPL_TEST_RUNTIME_FAKECUDA_FAKECUDA_H
+#define EPL_TEST_RUNTIME_FAKECUDA_FAKECUDA_H
+
+#include <cstddef>
+
+extern "C" {
+/// Whether [ptr, ptr + bytes) lies in one live device allocation of the
+/// calling thread's current context's GPU.
+bool eplFakeCudaIsDeviceBuffer(const void *ptr, size_t bytes);
+
+/// Whether `stream` is a stream of the calling thread's current context.
+bool eplFakeCudaIsCurrentStream(const void *stream);
+
+/// Brackets a device operation: device memory is accessible in between.
+/// Nested and concurrent brackets are counted.
+void eplFakeCudaBeginDeviceWork();
+void eplFakeCudaEndDeviceWork();
+
+/// Reports a misuse of the fake's API as the real library would fail, then
+/// ends the process with exit code 86 (a bug in the runtime).
+[[noreturn]] void eplFakeCudaFail(const char *library, const char *message);
+}
+
+namespace epl::fake {
+/// A device operation's scope.
+struct DeviceWork {
+  DeviceWork() { eplFakeCudaBeginDeviceWork(); }
+  ~DeviceWork() { eplFakeCudaEndDeviceWork(); }
+  DeviceWork(const DeviceWork &) = delete;
+  DeviceWork &operator=(const DeviceWork &) = delete;
+};
+} // namespace epl::fake
+
+#endif // EPL_TEST_RUNTIME_FAKECUDA_FAKECUDA_H

@@ -1,0 +1,477 @@
+//===- FakeDriver.cpp - A CUDA driver without a GPU, for tests ------------===//
+//
+// Part of EPL-MLIR.
+//
+// The driver functions the runtime calls (lib/Runtime/cuda/Cuda.cpp), with
+// the checks the real driver makes that matter for a program's
+// correctness: a context must be current on the calling thread, a stream
+// belongs to a context, launches respect the grid and block limits, copies
+// and frees name live device buffers, and device memory is only touched by
+// device work (FakeCuda.h). Work runs at once, in the calling thread, so
+// every stream is always idle.
+//
+// Kernel images: a real cubin is refused as a GPU of another architecture
+// refuses it (CUDA_ERROR_NO_BINARY_FOR_GPU); `epl-host-kernels:M` (what
+// `epl-compile --gpu-host-kernels` embeds) names a kernel module compiled
+// for the host, whose kernel K is the function `__epl_host_launch_M_K` in
+// one of the loaded objects.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FakeCuda.h"
+
+#include <cuda.h>
+
+#include <dlfcn.h>
+#include <link.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace {
+struct Context {
+  int device;
+};
+struct Stream {
+  Context *context;
+};
+struct Module {
+  std::string name;
+};
+using Launcher = void (*)(void **params, int64_t gridX, int64_t gridY,
+                          int64_t gridZ, int64_t blockX, int64_t blockY,
+                          int64_t blockZ);
+struct Function {
+  Launcher launch;
+};
+
+int envInt(const char *name, int fallback) {
+  const char *text = std::getenv(name);
+  return text && *text ? std::atoi(text) : fallback;
+}
+
+/// Device memory: one arena, first fit, freed blocks merged.
+struct Arena {
+  char *base = nullptr;
+  size_t size = 0;
+  std::map<uintptr_t, size_t> freeBlocks; // start -> size
+  struct Live {
+    size_t size;
+    int device;
+  };
+  std::map<uintptr_t, Live> live; // start -> block
+  int working = 0;                // device operations in flight
+
+  void init() {
+    size = size_t(envInt("EPL_FAKE_CUDA_MEMORY_MB", 4096)) << 20;
+    void *p = mmap(nullptr, size, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+      eplFakeCudaFail("driver", "cannot reserve the device arena");
+    base = static_cast<char *>(p);
+    freeBlocks[reinterpret_cast<uintptr_t>(base)] = size;
+  }
+  bool contains(const void *p) const {
+    auto a = reinterpret_cast<uintptr_t>(p);
+    auto b = reinterpret_cast<uintptr_t>(base);
+    return a >= b && a < b + size;
+  }
+  /// The live block holding [p, p + bytes), if any.
+  const std::pair<const uintptr_t, Live> *find(const void *p,
+                                               size_t bytes) const {
+    auto a = reinterpret_cast<uintptr_t>(p);
+    auto it = live.upper_bound(a);
+    if (it == live.begin())
+      return nullptr;
+    --it;
+    if (a + bytes > it->first + it->second.size)
+      return nullptr;
+    return &*it;
+  }
+  void *allocate(size_t bytes, int device) {
+    bytes = (bytes + 255) / 256 * 256; // cudaMalloc's alignment
+    for (auto it = freeBlocks.begin(); it != freeBlocks.end(); ++it) {
+      if (it->second < bytes)
+        continue;
+      uintptr_t start = it->first;
+      size_t rest = it->second - bytes;
+      freeBlocks.erase(it);
+      if (rest)
+        freeBlocks[start + bytes] = rest;
+      live[start] = {bytes, device};
+      return reinterpret_cast<void *>(start);
+    }
+    return nullptr;
+  }
+  bool release(uintptr_t start) {
+    auto it = live.find(start);
+    if (it == live.end())
+      return false;
+    size_t bytes = it->second.size;
+    live.erase(it);
+    auto next = freeBlocks.lower_bound(start);
+    if (next != freeBlocks.end() && next->first == start + bytes) {
+      bytes += next->second;
+      freeBlocks.erase(next);
+    }
+    auto prev = freeBlocks.lower_bound(start);
+    if (prev != freeBlocks.begin()) {
+      --prev;
+      if (prev->first + prev->second == start) {
+        prev->second += bytes;
+        return true;
+      }
+    }
+    freeBlocks[start] = bytes;
+    return true;
+  }
+};
+
+struct Driver {
+  std::mutex mutex;
+  bool initialized = false;
+  int devices = 1;
+  int sm = 90;
+  std::vector<std::unique_ptr<Context>> contexts; // primary, per device
+  Arena arena;
+};
+
+Driver &driver() {
+  static Driver *d = new Driver; // used until the process ends
+  return *d;
+}
+
+thread_local Context *current = nullptr;
+
+struct sigaction previousSegv;
+
+/// A fault in the arena outside device work: host code touched a device
+/// buffer, which on a GPU reads garbage or crashes.
+void onSegv(int signal, siginfo_t *info, void *context) {
+  if (driver().arena.contains(info->si_addr)) {
+    char line[200];
+    int n = std::snprintf(line, sizeof(line),
+                          "fake CUDA driver: host code touched device memory "
+                          "at %p outside a kernel, copy or library call\n",
+                          info->si_addr);
+    if (write(STDERR_FILENO, line, n) < 0) {
+    }
+    _exit(86);
+  }
+  sigaction(SIGSEGV, &previousSegv, nullptr);
+  raise(signal);
+}
+
+CUresult needContext() {
+  if (!driver().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult checkStream(CUstream stream) {
+  if (CUresult r = needContext())
+    return r;
+  // The runtime uses its own streams, never the legacy default one.
+  auto *s = reinterpret_cast<Stream *>(stream);
+  if (!s || s->context != current)
+    return CUDA_ERROR_INVALID_HANDLE;
+  return CUDA_SUCCESS;
+}
+
+/// Finds `symbol` in any object loaded into the process (the artifact is
+/// opened with RTLD_LOCAL, so dlsym(RTLD_DEFAULT) does not see it). The
+/// objects are listed first and opened after: dlopen inside
+/// dl_iterate_phdr's callback deadlocks with another thread's dlopen.
+void *findSymbol(const std::string &symbol) {
+  std::vector<std::string> objects;
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) -> int {
+        static_cast<std::vector<std::string> *>(data)->push_back(
+            info->dlpi_name ? info->dlpi_name : "");
+        return 0;
+      },
+      &objects);
+  for (const std::string &object : objects) {
+    void *handle = dlopen(object.empty() ? nullptr : object.c_str(),
+                          RTLD_NOW | RTLD_NOLOAD);
+    if (!handle)
+      continue;
+    void *found = dlsym(handle, symbol.c_str());
+    dlclose(handle);
+    if (found)
+      return found;
+  }
+  return nullptr;
+}
+} // namespace
+
+extern "C" {
+bool eplFakeCudaIsDeviceBuffer(const void *ptr, size_t bytes) {
+  Driver &d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  auto *block = d.arena.find(ptr, bytes ? bytes : 1);
+  return block && current && block->second.device == current->device;
+}
+
+bool eplFakeCudaIsCurrentStream(const void *stream) {
+  return checkStream(const_cast<CUstream>(
+             static_cast<const CUstream_st *>(stream))) == CUDA_SUCCESS;
+}
+
+void eplFakeCudaBeginDeviceWork() {
+  Driver &d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  if (d.arena.working++ == 0)
+    mprotect(d.arena.base, d.arena.size, PROT_READ | PROT_WRITE);
+}
+
+void eplFakeCudaEndDeviceWork() {
+  Driver &d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  if (--d.arena.working == 0)
+    mprotect(d.arena.base, d.arena.size, PROT_NONE);
+}
+
+void eplFakeCudaFail(const char *library, const char *message) {
+  std::fprintf(stderr, "fake %s: %s\n", library, message);
+  std::fflush(stderr);
+  _exit(86);
+}
+
+CUresult cuInit(unsigned int flags) {
+  Driver &d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  if (flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (d.initialized)
+    return CUDA_SUCCESS;
+  d.devices = envInt("EPL_FAKE_CUDA_DEVICES", 1);
+  d.sm = envInt("EPL_FAKE_CUDA_SM", 90);
+  for (int k = 0; k < d.devices; ++k)
+    d.contexts.push_back(std::make_unique<Context>(Context{k}));
+  d.arena.init();
+  struct sigaction action = {};
+  action.sa_sigaction = onSegv;
+  action.sa_flags = SA_SIGINFO;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGSEGV, &action, &previousSegv);
+  d.initialized = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorString(CUresult error, const char **text) {
+  switch (error) {
+  case CUDA_SUCCESS:
+    *text = "no error";
+    break;
+  case CUDA_ERROR_INVALID_VALUE:
+    *text = "invalid argument";
+    break;
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    *text = "out of memory";
+    break;
+  case CUDA_ERROR_NOT_INITIALIZED:
+    *text = "initialization error";
+    break;
+  case CUDA_ERROR_INVALID_DEVICE:
+    *text = "invalid device ordinal";
+    break;
+  case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    *text = "no kernel image is available for execution on the device";
+    break;
+  case CUDA_ERROR_INVALID_CONTEXT:
+    *text = "invalid device context";
+    break;
+  case CUDA_ERROR_INVALID_IMAGE:
+    *text = "device kernel image is invalid";
+    break;
+  case CUDA_ERROR_INVALID_HANDLE:
+    *text = "invalid resource handle";
+    break;
+  case CUDA_ERROR_NOT_FOUND:
+    *text = "named symbol not found";
+    break;
+  case CUDA_ERROR_NOT_SUPPORTED:
+    *text = "operation not supported";
+    break;
+  default:
+    *text = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count) {
+  if (!driver().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  *count = driver().devices;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+  if (!driver().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (ordinal < 0 || ordinal >= driver().devices)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                              CUdevice device) {
+  if (!driver().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (device < 0 || device >= driver().devices)
+    return CUDA_ERROR_INVALID_DEVICE;
+  switch (attribute) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *value = driver().sm / 10;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *value = driver().sm % 10;
+    return CUDA_SUCCESS;
+  default:
+    return CUDA_ERROR_NOT_SUPPORTED;
+  }
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
+  if (!driver().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (device < 0 || device >= driver().devices)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *context = reinterpret_cast<CUcontext>(driver().contexts[device].get());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext context) {
+  if (!driver().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  current = reinterpret_cast<Context *>(context);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
+  if (CUresult r = needContext())
+    return r;
+  *stream = reinterpret_cast<CUstream>(new Stream{current});
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream stream) { return checkStream(stream); }
+
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice device) {
+  if (!driver().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  if (device < 0 || device >= driver().devices)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *pool = reinterpret_cast<CUmemoryPool>(driver().contexts[device].get());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute attribute,
+                               void *value) {
+  if (attribute != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD || !value)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  if (!bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  Driver &d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  void *p = d.arena.allocate(bytes, current->device);
+  if (!p)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  *ptr = reinterpret_cast<CUdeviceptr>(p);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  Driver &d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  return d.arena.release(ptr) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                       CUstream stream) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  Driver &d = driver();
+  // Unified addressing: either side may be host or device memory, but a
+  // device side must lie in one live buffer.
+  for (CUdeviceptr p : {dst, src}) {
+    auto *address = reinterpret_cast<void *>(p);
+    std::lock_guard<std::mutex> lock(d.mutex);
+    if (d.arena.contains(address) && !d.arena.find(address, bytes))
+      return CUDA_ERROR_INVALID_VALUE;
+  }
+  epl::fake::DeviceWork work;
+  std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
+               bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  if (CUresult r = needContext())
+    return r;
+  const char *text = static_cast<const char *>(image);
+  if (std::memcmp(text,
+                  "\x7f"
+                  "ELF",
+                  4) == 0)
+    return CUDA_ERROR_NO_BINARY_FOR_GPU; // a cubin: real GPU code
+  static const char prefix[] = "epl-host-kernels:";
+  if (std::strncmp(text, prefix, sizeof(prefix) - 1) != 0)
+    return CUDA_ERROR_INVALID_IMAGE;
+  *module = reinterpret_cast<CUmodule>(
+      new Module{std::string(text + sizeof(prefix) - 1)});
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
+                             const char *name) {
+  if (CUresult r = needContext())
+    return r;
+  auto *m = reinterpret_cast<Module *>(module);
+  void *launch = findSymbol("__epl_host_launch_" + m->name + "_" + name);
+  if (!launch)
+    return CUDA_ERROR_NOT_FOUND;
+  *function = reinterpret_cast<CUfunction>(
+      new Function{reinterpret_cast<Launcher>(launch)});
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
+                        unsigned gridZ, unsigned blockX, unsigned blockY,
+                        unsigned blockZ, unsigned sharedMemoryBytes,
+                        CUstream stream, void **params, void **extra) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  // An H100's limits (and every GPU's since sm_30).
+  if (!gridX || !gridY || !gridZ || !blockX || !blockY || !blockZ ||
+      gridY > 65535 || gridZ > 65535 || blockX > 1024 || blockY > 1024 ||
+      blockZ > 64 || uint64_t(blockX) * blockY * blockZ > 1024 ||
+      sharedMemoryBytes > 48 * 1024 || extra)
+    return CUDA_ERROR_INVALID_VALUE;
+  epl::fake::DeviceWork work;
+  reinterpret_cast<Function *>(function)->launch(params, gridX, gridY, gridZ,
+                                                 blockX, blockY, blockZ);
+  return CUDA_SUCCESS;
+}
+}

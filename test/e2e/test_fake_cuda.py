@@ -1,0 +1,202 @@
+"""The runtime's GPU side, run where there is no GPU (docs/gpu.md): a
+`--target cuda` artifact whose host code is exactly the GPU program's
+(launches, device buffers, copies, cuBLAS GEMMs, collectives on device
+buffers) runs under the fake CUDA driver, cuBLAS and NCCL of
+test/Runtime/FakeCuda, with its kernels compiled for the host
+(`epl-compile --gpu-host-kernels`). The fake refuses what a GPU would:
+host code touching device memory, a launch beyond the grid limits, a GEMM
+or collective on host buffers, a stream of another GPU, a cubin for the
+wrong architecture. Losses must equal the CPU path's and PyTorch's, on one
+rank, on several ranks sharing a GPU (collectives staged through the host)
+and on a GPU each (NCCL), on threads and under mpirun."""
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+from conftest import BUILD, MPIRUN, ROOT, epl_run, losses, run
+from epl import safetensors
+from test_torch_mlir import INPUTS, RTOL, record, train, with_config
+
+EPL_COMPILE = BUILD / "bin" / "epl-compile"
+EPL_EXEC = BUILD / "bin" / "epl-exec"
+FAKE = BUILD / "lib" / "fake-cuda"
+EXAMPLES = ROOT / "examples"
+
+pytestmark = pytest.mark.skipif(
+    not (FAKE / "libcuda.so.1").exists() or not EPL_EXEC.exists(),
+    reason="the fake CUDA libraries are built where CUDA's headers are")
+
+
+def fake_env(gpus=1, sm=None):
+    env = dict(os.environ)
+    env["LD_LIBRARY_PATH"] = f"{FAKE}:{env.get('LD_LIBRARY_PATH', '')}"
+    env["EPL_FAKE_CUDA_DEVICES"] = str(gpus)
+    if sm:
+        env["EPL_FAKE_CUDA_SM"] = str(sm)
+    return env
+
+
+def compile_cuda(tmp_path, model, devices=1, host_kernels=True, extra=()):
+    artifact = tmp_path / f"{model.stem}-{devices}.so"
+    run([EPL_COMPILE, model, "--target", "cuda", "--devices", devices,
+         *(["--gpu-host-kernels"] if host_kernels else []), *extra,
+         "-o", artifact])
+    return artifact
+
+
+def exec_cuda(artifact, *args, ranks=1, gpus=1, collectives="auto",
+              mpi=False, sm=None, expect_ok=True):
+    tail = [artifact, "--gpu-collectives", collectives, *args]
+    if mpi:
+        # -x: Open MPI passes the fake's folder on to the ranks.
+        cmd = [MPIRUN, "--oversubscribe", "--allow-run-as-root", "-np", ranks,
+               "-x", "LD_LIBRARY_PATH", "-x", "EPL_FAKE_CUDA_DEVICES",
+               EPL_EXEC, *tail]
+    else:
+        cmd = [EPL_EXEC, "--ranks", ranks, *tail]
+    return run(cmd, expect_ok=expect_ok, env=fake_env(gpus, sm))
+
+
+def torch_model(tmp_path, name, variant="", optimizer="momentum"):
+    rec = record(name)
+    model = tmp_path / f"{name}{variant}.mlir"
+    model.write_text(with_config((INPUTS / f"{name}{variant}.mlir").read_text(),
+                                 rec["optimizers"][optimizer]["config"]))
+    return model
+
+
+def data_args(name):
+    return ["--params", INPUTS / f"{name}.params.safetensors",
+            "--data", INPUTS / f"{name}.data.safetensors",
+            "--steps", record(name)["steps"]]
+
+
+@pytest.mark.parametrize("name,optimizer", [
+    ("mlp", "momentum"),          # integer labels: a gather with a bounds check
+    ("transformer", "adamw"),     # attention, LayerNorm, GELU, AdamW
+    ("conv", "momentum"),         # im2col GEMMs, batch norm, max pool
+    ("gather", "sgd"),            # a scatter-add gradient on one thread
+])
+def test_cuda_artifact_trains_like_pytorch_and_the_cpu(tmp_path, name, optimizer):
+    model = torch_model(tmp_path, name, optimizer=optimizer)
+    artifact = compile_cuda(tmp_path, model)
+    gpu = losses(exec_cuda(artifact, *data_args(name)).stdout)
+    expected = record(name)["optimizers"][optimizer]["losses"]
+    cpu = train(tmp_path, name, optimizer=optimizer)
+    assert len(gpu) == len(expected)
+    np.testing.assert_allclose(gpu, expected, rtol=RTOL)
+    # The same kernels in the same order; cuBLAS's sums (the fake's: in
+    # order of k) are another order than the CPU's GEMMs.
+    np.testing.assert_allclose(gpu, cpu, rtol=RTOL)
+
+
+@pytest.mark.parametrize("name,variant,ranks,gpus,collectives", [
+    ("transformer", "", 2, 1, "host"),        # two ranks share a GPU
+    ("transformer", "", 2, 2, "nccl"),        # data parallel over NCCL
+    ("transformer", "-split", 2, 2, "nccl"),  # Megatron: activations reduced
+    ("mlp", "-split", 4, 4, "auto"),          # a GPU each: NCCL chosen
+    ("mlp", "-split", 4, 2, "auto"),          # fewer GPUs: staged
+])
+def test_cuda_ranks_equal_one(tmp_path, name, variant, ranks, gpus, collectives):
+    one = train(tmp_path, name, optimizer="momentum")
+    model = torch_model(tmp_path, name, variant)
+    artifact = compile_cuda(tmp_path, model, devices=ranks)
+    many = losses(exec_cuda(artifact, *data_args(name), ranks=ranks, gpus=gpus,
+                            collectives=collectives).stdout)
+    assert len(many) == len(one)
+    np.testing.assert_allclose(many, one, rtol=RTOL)
+
+
+def test_cuda_ranks_under_mpirun(tmp_path):
+    """One rank per process, collectives staged through MPI."""
+    if not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    one = train(tmp_path, "transformer", optimizer="momentum")
+    model = torch_model(tmp_path, "transformer")
+    artifact = compile_cuda(tmp_path, model, devices=2)
+    many = losses(exec_cuda(artifact, *data_args("transformer"), ranks=2,
+                            gpus=2, collectives="host", mpi=True).stdout)
+    np.testing.assert_allclose(many, one, rtol=RTOL)
+
+
+def test_cuda_pipeline_stages_and_checkpoint(tmp_path):
+    """Two pipeline stages: activations and gradients sent between GPUs
+    through the host; the checkpoint holds the device's parameters."""
+    model = EXAMPLES / "pipeline.mlir"
+    cpu_save = tmp_path / "cpu.safetensors"
+    cpu = losses(epl_run(model, "--steps", 3, "--save", cpu_save,
+                         ranks=2).stdout)
+    artifact = compile_cuda(tmp_path, model, devices=2)
+    gpu_save = tmp_path / "gpu.safetensors"
+    report = tmp_path / "gpu.json"
+    gpu = losses(exec_cuda(artifact, "--steps", 3, "--save", gpu_save,
+                           "--report", report, ranks=2, gpus=2).stdout)
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-5)
+    ours, theirs = safetensors.load(gpu_save), safetensors.load(cpu_save)
+    assert ours.keys() == theirs.keys()
+    for key in ours:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-4,
+                                   atol=1e-6, err_msg=key)
+    # Device buffers are counted per rank, like host buffers on the CPU.
+    ranks = json.loads(report.read_text())["per_rank"]
+    assert len(ranks) == 2 and all(r["peak_bytes"] > 0 for r in ranks)
+
+
+def test_offload_v0_lowers_the_device_peak(tmp_path):
+    """offload.level = "v0": parameters and optimizer state on the device
+    only around their use; the same losses, a lower device peak."""
+    from test_memory_estimate import mlp
+    runs = {}
+    for level in ("", "v0"):
+        model = tmp_path / f"offload-{level or 'none'}.mlir"
+        model.write_text(mlp(16, (256, 256, 256, 256, 10), **{
+            "optimizer.type": "adam", "optimizer.num_apply_group": 4,
+            **({"offload.level": level} if level else {})}))
+        artifact = compile_cuda(tmp_path, model)
+        report = tmp_path / f"{model.stem}.json"
+        out = exec_cuda(artifact, "--steps", 3, "--report", report)
+        runs[level] = (losses(out.stdout),
+                       json.loads(report.read_text())["per_rank"][0]["peak_bytes"])
+    assert runs["v0"][0] == runs[""][0]
+    assert runs["v0"][1] < 0.7 * runs[""][1], runs
+
+
+# -- what a GPU refuses, the fake refuses ---------------------------------
+
+
+def test_cubin_for_another_gpu_is_one_error(tmp_path):
+    """A real cubin (sm_90, made by ptxas) on a GPU of another architecture:
+    one line naming the GPU's, exit 1."""
+    if not os.path.exists("/usr/local/cuda/bin/ptxas"):
+        pytest.skip("CUDA's ptxas is not installed")
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", host_kernels=False)
+    out = exec_cuda(artifact, "--steps", 1, sm=80, expect_ok=False)
+    assert out.returncode == 1, out.stderr
+    assert ("the program's kernels were compiled for another GPU (this one is "
+            "sm_80; compile with --gpu-chip=sm_80)") in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_no_gpu_is_one_error(tmp_path):
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir")
+    out = exec_cuda(artifact, "--steps", 1, gpus=0, expect_ok=False)
+    assert out.returncode == 1
+    assert "the CUDA driver sees no GPU" in out.stderr
+
+
+def test_nccl_needs_a_gpu_per_rank(tmp_path):
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
+    out = exec_cuda(artifact, "--steps", 1, ranks=2, gpus=1,
+                    collectives="nccl", expect_ok=False)
+    assert out.returncode == 1
+    assert "--gpu-collectives nccl: 2 ranks share 1 GPU(s)" in out.stderr
+
+
+def test_host_kernels_are_for_the_cuda_target(tmp_path):
+    out = run([EPL_COMPILE, EXAMPLES / "mlp.mlir", "--gpu-host-kernels", "-o",
+               tmp_path / "x.so"], expect_ok=False)
+    assert out.returncode == 1
+    assert "--gpu-host-kernels is for --target cuda" in out.stderr
