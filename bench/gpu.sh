@@ -9,6 +9,11 @@
 #                              runs them with build/bin/epl-exec and prints
 #                              parity, cuBLAS TFLOP/s and step time, each
 #                              next to PyTorch on the same GPU
+#   bench/gpu.sh dry-run DIR   here, without a GPU: both halves with the
+#                              kernels compiled for the host, run under the
+#                              test suite's fake CUDA driver (docs/gpu.md),
+#                              small matmuls; checks the script and the
+#                              artifacts' host side before a GPU is spent
 #
 # `run` takes well under 5 minutes on an H200. It needs build/bin/epl-exec
 # and the shared libraries it links (`ldd build/bin/epl-exec`: OpenBLAS and
@@ -24,11 +29,17 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${EPL_BUILD_DIR:-$ROOT/build}/bin
 INPUTS=$ROOT/test/e2e/Inputs/torch
 STEPS=8
-MATMUL=4096
+MATMUL=${EPL_GPU_MATMUL:-4096}
+# GEMMs chained in the long matmul step: (its time - the 1-GEMM step's) /
+# (CHAIN - 1) is one GEMM's, the copies in and out cancelling.
+CHAIN=9
+# epl-compile options of every artifact (dry-run: kernels for the host).
+CUDA_FLAGS=${EPL_GPU_CUDA_FLAGS:-}
 # The host code runs on the GPU machine's CPU, which is not this one.
-HOST_CPU=${EPL_HOST_CPU:-x86-64-v3}
+# Empty: this machine's (dry-run, which runs them here).
+HOST_CPU=${EPL_HOST_CPU-x86-64-v3}
 
-usage() { echo "usage: bench/gpu.sh prepare|run DIR" >&2; exit 2; }
+usage() { echo "usage: bench/gpu.sh prepare|run|dry-run DIR" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 DIR=$2
 
@@ -36,19 +47,33 @@ DIR=$2
 # recorded parameters and data).
 CASES="mlp:mlp:1 transformer:transformer:1 transformer-dp2:transformer:2 transformer-split2:transformer-split:2"
 
+# C = A B^count: `count` GEMMs of MATMUL^3 in one step.
 matmul_model() {
-  cat <<EOF
-module attributes {epl.config = {}} {
-  func.func @model(%a: tensor<${MATMUL}x${MATMUL}xf32> {epl.arg = "input", epl.name = "a"},
-                   %b: tensor<${MATMUL}x${MATMUL}xf32> {epl.arg = "param", epl.name = "b"}) -> tensor<${MATMUL}x${MATMUL}xf32> {
-    %z = arith.constant 0.0 : f32
-    %e = tensor.empty() : tensor<${MATMUL}x${MATMUL}xf32>
-    %f = linalg.fill {epl.scope = #epl.replicate<devices = 1>} ins(%z : f32) outs(%e : tensor<${MATMUL}x${MATMUL}xf32>) -> tensor<${MATMUL}x${MATMUL}xf32>
-    %c = linalg.matmul {epl.scope = #epl.replicate<devices = 1>} ins(%a, %b : tensor<${MATMUL}x${MATMUL}xf32>, tensor<${MATMUL}x${MATMUL}xf32>) outs(%f : tensor<${MATMUL}x${MATMUL}xf32>) -> tensor<${MATMUL}x${MATMUL}xf32>
-    return %c : tensor<${MATMUL}x${MATMUL}xf32>
-  }
+  local count=$1 t="tensor<${MATMUL}x${MATMUL}xf32>"
+  local scope="{epl.scope = #epl.replicate<devices = 1>}"
+  echo "module attributes {epl.config = {}} {"
+  echo "  func.func @model(%a: $t {epl.arg = \"input\", epl.name = \"a\"}, %b: $t {epl.arg = \"param\", epl.name = \"b\"}) -> $t {"
+  echo "    %z = arith.constant 0.0 : f32"
+  echo "    %e = tensor.empty() : $t"
+  echo "    %f = linalg.fill $scope ins(%z : f32) outs(%e : $t) -> $t"
+  local x=%a
+  for k in $(seq 1 "$count"); do
+    echo "    %c$k = linalg.matmul $scope ins($x, %b : $t, $t) outs(%f : $t) -> $t"
+    x=%c$k
+  done
+  echo "    return $x : $t"
+  echo "  }"
+  echo "}"
 }
-EOF
+
+# epl-exec, under the fake CUDA libraries in EPL_GPU_FAKE_DIR if set
+# (dry-run; PyTorch, which this script also runs, never sees them).
+epl_exec() {
+  if [ -n "${EPL_GPU_FAKE_DIR:-}" ]; then
+    LD_LIBRARY_PATH=$EPL_GPU_FAKE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$BIN/epl-exec" "$@"
+  else
+    "$BIN/epl-exec" "$@"
+  fi
 }
 
 case $1 in
@@ -57,19 +82,22 @@ prepare)
   for c in $CASES; do
     IFS=: read -r name model devices <<<"$c"
     "$BIN/epl-compile" "$INPUTS/$model.mlir" --target cuda --devices "$devices" \
-      --host-cpu "$HOST_CPU" -o "$DIR/$name.so"
+      ${HOST_CPU:+--host-cpu "$HOST_CPU"} $CUDA_FLAGS -o "$DIR/$name.so"
     "$BIN/epl-run" "$INPUTS/$model.mlir" --ranks "$devices" --steps $STEPS \
       --params "$INPUTS/${model%-split}.params.safetensors" \
       --data "$INPUTS/${model%-split}.data.safetensors" |
       awk '$1 == "step" && $3 == "loss" { print $4 }' >"$DIR/$name.cpu-losses"
   done
-  matmul_model >"$DIR/matmul.mlir"
-  "$BIN/epl-compile" "$DIR/matmul.mlir" --no-train --target cuda \
-    --host-cpu "$HOST_CPU" -o "$DIR/matmul.so"
+  for count in 1 $CHAIN; do
+    matmul_model "$count" >"$DIR/matmul$count.mlir"
+    "$BIN/epl-compile" "$DIR/matmul$count.mlir" --no-train --target cuda \
+      ${HOST_CPU:+--host-cpu "$HOST_CPU"} $CUDA_FLAGS -o "$DIR/matmul$count.so"
+  done
+  echo "$MATMUL" >"$DIR/matmul-size"
   PYTHONPATH=$ROOT/python:$ROOT/bench /usr/bin/python3 -c \
     "import transformer_train as t; print(t.transformer_module())" >"$DIR/transformer-bench.mlir"
   "$BIN/epl-compile" "$DIR/transformer-bench.mlir" --target cuda \
-    --host-cpu "$HOST_CPU" -o "$DIR/transformer-bench.so"
+    ${HOST_CPU:+--host-cpu "$HOST_CPU"} $CUDA_FLAGS -o "$DIR/transformer-bench.so"
   cp "$INPUTS"/*.safetensors "$DIR/"
   echo "prepared $DIR: $(ls "$DIR" | wc -l) files, $(du -sh "$DIR" | cut -f1)"
   ;;
@@ -79,12 +107,13 @@ run)
     echo "bench/gpu.sh: epl-exec needs libraries this machine lacks: $missing" >&2
     exit 1
   fi
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null ||
+    echo "(no nvidia-smi here)"
   echo "== parity: epl-exec --target cuda against the CPU run (rtol 1e-4)"
   status=0
   for c in $CASES; do
     IFS=: read -r name model devices <<<"$c"
-    "$BIN/epl-exec" "$DIR/$name.so" --ranks "$devices" --steps $STEPS \
+    epl_exec "$DIR/$name.so" --ranks "$devices" --steps $STEPS \
       --params "$DIR/${model%-split}.params.safetensors" \
       --data "$DIR/${model%-split}.data.safetensors" |
       awk '$1 == "step" && $3 == "loss" { print $4 }' >"$DIR/$name.gpu-losses"
@@ -98,13 +127,33 @@ print(f"{sys.argv[3]:20s} {'ok' if ok else 'FAILED'}  steps {len(gpu)}/{len(cpu)
 sys.exit(0 if ok else 1)
 EOF
   done
+  MATMUL=$(cat "$DIR/matmul-size")
   echo "== cuBLAS through epl-exec against torch.matmul, ${MATMUL}^3 fp32 (TF32 off)"
-  "$BIN/epl-exec" "$DIR/matmul.so" --steps 20 --report "$DIR/matmul.json" >/dev/null
-  python3 - "$DIR/matmul.json" $MATMUL <<'EOF'
-import json, statistics, sys, time, torch
-n = int(sys.argv[2])
-steps = json.load(open(sys.argv[1]))["steps"][2:]
-ours = statistics.median(s["time_ms"] for s in steps)
+  for count in 1 $CHAIN; do
+    epl_exec "$DIR/matmul$count.so" --steps 12 --report "$DIR/matmul$count.json" >/dev/null
+  done
+  python3 - "$DIR/matmul1.json" "$DIR/matmul$CHAIN.json" "$MATMUL" $CHAIN <<'EOF'
+import json, statistics, sys, time
+def median_ms(path):
+    return statistics.median(s["time_ms"] for s in json.load(open(path))["steps"][2:])
+one, chain = median_ms(sys.argv[1]), median_ms(sys.argv[2])
+n, count = int(sys.argv[3]), int(sys.argv[4])
+ours = (chain - one) / (count - 1)
+flop = 2 * n ** 3
+if ours <= 0:
+    print(f"epl-exec: the {count}-GEMM step ({chain:.3f} ms) is no slower than the 1-GEMM "
+          f"step ({one:.3f} ms): no GEMM time to measure")
+    sys.exit(1)
+line = (f"epl-exec: one GEMM {ours:.3f} ms ({flop / ours / 1e9:.1f} TFLOP/s: the {count}-GEMM "
+        f"step {chain:.3f} ms less the 1-GEMM step {one:.3f} ms, over {count - 1})")
+try:
+    import torch
+    gpu = torch.cuda.is_available()
+except ImportError:
+    gpu = False
+if not gpu:
+    print(line + "  torch: no GPU here")
+    sys.exit(0)
 torch.backends.cuda.matmul.allow_tf32 = False
 a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
 for _ in range(3):
@@ -115,16 +164,23 @@ for _ in range(20):
     start = time.perf_counter(); a @ b; torch.cuda.synchronize()
     times.append((time.perf_counter() - start) * 1000)
 theirs = statistics.median(times)
-flop = 2 * n ** 3
-print(f"epl-exec step {ours:.3f} ms ({flop / ours / 1e9:.1f} TFLOP/s, with the step's copies in and out)"
-      f"  torch {theirs:.3f} ms ({flop / theirs / 1e9:.1f} TFLOP/s)  ratio {ours / theirs:.2f}")
+print(line + f"  torch.matmul {theirs:.3f} ms ({flop / theirs / 1e9:.1f} TFLOP/s)"
+      f"  ratio {ours / theirs:.2f}")
 EOF
   echo "== transformer training step (bench/transformer_train.py's model, AdamW) against PyTorch eager"
-  "$BIN/epl-exec" "$DIR/transformer-bench.so" --steps 30 --report "$DIR/transformer.json" >/dev/null
+  epl_exec "$DIR/transformer-bench.so" --steps 30 --report "$DIR/transformer.json" >/dev/null
   PYTHONPATH=$ROOT/bench python3 - "$DIR/transformer.json" <<'EOF'
-import json, statistics, sys, time, torch
-from transformer_train import BATCH as B, SEQ as S, DIM as D, HEADS as H, FF as F, CLASSES as C, BLOCKS as L, LR, WEIGHT_DECAY
+import json, statistics, sys, time
 ours = statistics.median(s["time_ms"] for s in json.load(open(sys.argv[1]))["steps"][3:])
+try:
+    import torch
+    gpu = torch.cuda.is_available()
+except ImportError:
+    gpu = False
+if not gpu:
+    print(f"epl-exec {ours:.3f} ms  PyTorch eager: no GPU here")
+    sys.exit(0)
+from transformer_train import BATCH as B, SEQ as S, DIM as D, HEADS as H, FF as F, CLASSES as C, BLOCKS as L, LR, WEIGHT_DECAY
 torch.backends.cuda.matmul.allow_tf32 = False
 class Block(torch.nn.Module):
     def __init__(self):
@@ -152,6 +208,15 @@ theirs = statistics.median(times[3:])
 print(f"epl-exec {ours:.3f} ms  PyTorch eager {theirs:.3f} ms  ratio {ours / theirs:.2f}")
 EOF
   exit $status
+  ;;
+dry-run)
+  FAKE=${EPL_BUILD_DIR:-$ROOT/build}/lib/fake-cuda
+  if [ ! -e "$FAKE/libcuda.so.1" ]; then
+    echo "bench/gpu.sh: no fake CUDA driver in $FAKE (built where CUDA's headers are)" >&2
+    exit 1
+  fi
+  EPL_GPU_MATMUL=256 EPL_GPU_CUDA_FLAGS=--gpu-host-kernels EPL_HOST_CPU= "$0" prepare "$DIR"
+  EPL_GPU_FAKE_DIR=$FAKE "$0" run "$DIR"
   ;;
 *) usage ;;
 esac

@@ -130,11 +130,23 @@ public:
       packed.push_back(&p);
   }
   RankCall(const RankCall &) = delete;
+  ~RankCall() { releaseDeviceCopies(); }
 
-  void operator()() { stage.call(packed.data()); }
+  /// Frees the device copies of this call's buffers (epl_rt_resident_buffer):
+  /// they go with the buffers.
+  void releaseDeviceCopies() {
+    for (HostTensor &t : owned)
+      rt::releaseResidentBuffers(t.data.data(), t.data.data() + t.data.size());
+  }
+
+  void operator()() {
+    stage.call(packed.data());
+    hostStale = true;
+  }
 
   /// The bytes of result `r` after a call.
   const std::vector<char> &resultData(size_t r) const {
+    syncHost();
     auto it = inPlace.find(r);
     return it == inPlace.end() ? results[r].data : args[it->second]->data;
   }
@@ -149,6 +161,7 @@ public:
   /// This rank's value of the step's argument `index` (Program::args), or
   /// null when its stage does not take it.
   const HostTensor *arg(size_t index) const {
+    syncHost();
     auto it = llvm::find(stage.argIndices, index);
     return it == stage.argIndices.end() ? nullptr
                                         : args[it - stage.argIndices.begin()];
@@ -160,6 +173,15 @@ public:
   std::vector<HostTensor> results;
 
 private:
+  /// On a GPU, parameters and optimizer state updated in place stay on the
+  /// device between calls: their host buffers are read after a copy back.
+  void syncHost() const {
+    if (hostStale)
+      rt::syncResidentBuffers();
+    hostStale = false;
+  }
+
+  mutable bool hostStale = false;
   std::vector<HostTensor> owned;
   /// Results written over an argument: result -> argument.
   std::map<size_t, size_t> inPlace;
@@ -715,6 +737,9 @@ static void checkAgainstReference(const Program &program,
                 all, name.c_str());
     std::fflush(stdout);
   }
+  // Before the statistics are restored: freeing counts.
+  got.releaseDeviceCopies();
+  want.releaseDeviceCopies();
   rt::currentStats() = before;
 }
 

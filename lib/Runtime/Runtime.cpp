@@ -162,6 +162,14 @@ struct RankContext {
   /// On a GPU: for each host communicator, the one that moves device
   /// buffers (NCCL, or staged through the host one).
   std::map<Communicator *, std::unique_ptr<Communicator>> onDevice;
+  /// Device copies living from call to call, by host buffer
+  /// (epl_rt_resident_buffer).
+  struct Resident {
+    void *device;
+    int64_t bytes;
+    bool deviceAhead;
+  };
+  std::map<const void *, Resident> resident;
 };
 thread_local RankContext *current = nullptr;
 
@@ -248,8 +256,34 @@ void epl::rt::finishProgram() {
   current->backend->finishProgram(current->rank);
 }
 
+void epl::rt::syncResidentBuffers() {
+  if (!current)
+    return;
+  for (auto &[host, r] : current->resident) {
+    if (!r.deviceAhead)
+      continue;
+    if (cuda::bound())
+      cuda::copy(const_cast<void *>(host), r.device, r.bytes);
+    else
+      std::memcpy(const_cast<void *>(host), r.device, r.bytes);
+    r.deviceAhead = false;
+  }
+}
+
+void epl::rt::releaseResidentBuffers(const void *begin, const void *end) {
+  if (!current)
+    return;
+  auto &resident = current->resident;
+  for (auto it = resident.lower_bound(begin);
+       it != resident.end() && std::less<const void *>()(it->first, end);) {
+    _mlir_memref_to_llvm_free(it->second.device);
+    it = resident.erase(it);
+  }
+}
+
 void detail::leaveRank() {
   finishProgram();
+  releaseResidentBuffers(nullptr, reinterpret_cast<const void *>(UINTPTR_MAX));
   delete current;
   current = nullptr;
 }
@@ -817,5 +851,27 @@ void _mlir_memref_to_llvm_free(void *ptr) {
     header->owner->currentBytes -= static_cast<int64_t>(header->size);
   }
   std::free(header->raw);
+}
+
+void *epl_rt_resident_buffer(void *host, int64_t bytes, int32_t written) {
+  if (!current)
+    fatalError("epl_rt_resident_buffer: called outside a rank");
+  auto [it, made] = current->resident.try_emplace(
+      host, RankContext::Resident{nullptr, bytes, false});
+  RankContext::Resident &r = it->second;
+  if (made) {
+    r.device = _mlir_memref_to_llvm_aligned_alloc(64, bytes);
+    if (cuda::bound())
+      cuda::copy(r.device, host, bytes);
+    else
+      std::memcpy(r.device, host, bytes);
+  } else if (r.bytes != bytes) {
+    fatalError("epl_rt_resident_buffer: the buffer at " +
+               std::to_string(reinterpret_cast<uintptr_t>(host)) + " was " +
+               std::to_string(r.bytes) + " bytes, now " +
+               std::to_string(bytes));
+  }
+  r.deviceAhead |= written != 0;
+  return r.device;
 }
 } // extern "C"

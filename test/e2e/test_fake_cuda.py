@@ -200,3 +200,13 @@ def test_host_kernels_are_for_the_cuda_target(tmp_path):
                tmp_path / "x.so"], expect_ok=False)
     assert out.returncode == 1
     assert "--gpu-host-kernels is for --target cuda" in out.stderr
+
+
+def test_bench_gpu_sh_dry_run(tmp_path):
+    """The GPU check a session with a GPU runs (bench/gpu.sh) works end to
+    end here, under the fake driver: its artifacts compile, run, and match
+    the CPU's losses; its measurements print."""
+    out = run([ROOT / "bench" / "gpu.sh", "dry-run", tmp_path / "gpu"])
+    assert out.stdout.count(" ok  steps 8/8") == 4, out.stdout
+    assert "epl-exec: one GEMM" in out.stdout, out.stdout
+    assert "transformer training step" in out.stdout, out.stdout

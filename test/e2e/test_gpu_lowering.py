@@ -95,3 +95,45 @@ def test_offload_v0_keeps_parameters_and_state_on_the_device_only_around_use(tmp
     assert cpu.returncode == 1
     assert 'EPL config key "offload.level" = "v0" moves parameters and optimizer state ' \
         'between host and GPU memory: it needs the cuda target' in cpu.stderr
+
+
+def test_parameters_resident_on_the_device_reach_the_host_when_read(tmp_path):
+    """On the cuda target a parameter and its optimizer state stay on the
+    device from step to step (epl-copy-arguments-to-device's resident
+    buffers; under --emulate-gpu a host buffer stands for the device's). The
+    runner reads them only after copying them back: every evaluation (after
+    each epoch and at the end) and the checkpoint must see the trained
+    values, equal to the CPU path's, not the ones the host last held."""
+    from epl import data
+    rng = np.random.default_rng(3)
+    n, features, classes = 96, 12, 4
+    w = rng.normal(size=(features, classes))
+    x = rng.normal(size=(n, features)).astype(np.float32)
+    arrays = {"x": x, "y": np.eye(classes, dtype=np.float32)[np.argmax(x @ w, 1)]}
+    data.save(tmp_path / "train.safetensors", arrays)
+
+    def model(batch):
+        epl.init(epl.Config({"optimizer.type": "adam", "optimizer.lr": 0.05}))
+        h = epl.layers.Dense(16, activation="relu", name="fc")(
+            epl.input("x", (batch, features)))
+        logits = epl.layers.Dense(classes, name="head")(h)
+        return epl.layers.softmax_cross_entropy(logits, epl.label("y", (batch, classes))), logits
+    (tmp_path / "train.mlir").write_text(epl.to_mlir(model(16)[0]))
+    loss, logits = model(32)
+    (tmp_path / "eval.mlir").write_text(epl.to_mlir(loss, outputs=[logits]))
+    runs = {}
+    for tag, extra in (("cpu", []), ("gpu", ["--emulate-gpu"])):
+        save = tmp_path / f"{tag}.safetensors"
+        out = epl_run(tmp_path / "train.mlir", "--dataset", tmp_path / "train.safetensors",
+                      "--epochs", 3, "--eval-model", tmp_path / "eval.mlir",
+                      "--eval-dataset", tmp_path / "train.safetensors", "--eval-each-epoch",
+                      "--save", save, *extra).stdout
+        evals = [line for line in out.splitlines() if line.startswith("eval ")]
+        runs[tag] = ([float(line.split()[2]) for line in evals], epl.safetensors.load(save))
+    cpu, gpu = runs["cpu"], runs["gpu"]
+    assert len(gpu[0]) == 3 and gpu[0][-1] < gpu[0][0]
+    np.testing.assert_allclose(gpu[0], cpu[0], rtol=1e-5)
+    assert gpu[1].keys() == cpu[1].keys() and any("adam" in k or "moment" in k or "exp_avg" in k
+                                                  for k in gpu[1]), sorted(gpu[1])
+    for key in cpu[1]:
+        np.testing.assert_allclose(gpu[1][key], cpu[1][key], rtol=1e-5, atol=1e-7, err_msg=key)

@@ -306,11 +306,23 @@ def EPLCopyArgumentsToDevicePass
     a result buffer), are not copied back: several ranks may share one host
     buffer of them.
 
+    A result buffer marked `epl.in_place_of = N` is the same host buffer as
+    argument N (a parameter or optimizer state and its update, which the
+    runner passes once): the two share one device copy. Where its type is
+    static and dense, that copy lives from call to call: it is the
+    runtime's (`epl_rt_resident_buffer`, keyed by the host buffer, filled
+    from it on first use), the step neither copies it in nor back, and the
+    runner copies it to the host only when it reads the parameters (a
+    checkpoint, an evaluation, the end). So a training step whose
+    parameters are all updated in place moves only its batch and its other
+    results (the loss) between host and device.
+
     With `offload.level = "v0"` in the module's `epl.config` (EPL's
-    offload), each copy lives only from the first op that uses the argument
-    to the last: it is made right before the first, written back and freed
-    right after the last. Optimizer state is then on the device only around
-    its update, a parameter from its first use in the forward to its update.
+    offload), nothing stays, and each copy lives only from the first op that
+    uses the argument (or its partner) to the last: it is made right before
+    the first, written back and freed right after the last. Optimizer state
+    is then on the device only around its update, a parameter from its
+    first use in the forward to its update.
 
     ```mlir
     func.func @step(%w: memref<4xf32>) {
@@ -329,15 +341,38 @@ def EPLCopyArgumentsToDevicePass
       return
     }
     ```
+    and a parameter with its update written over it,
+    ```mlir
+    func.func @step(%w: memref<4xf32> {epl.read_only},
+                    %new_w: memref<4xf32> {epl.in_place_of = 0 : i64}) {
+      linalg.generic ... ins(%w : memref<4xf32>) outs(%new_w : memref<4xf32>) ...
+      return
+    }
+    ```
+    becomes
+    ```mlir
+    func.func @step(%w: memref<4xf32>, %new_w: memref<4xf32>) {
+      %host = ... %w's address as an !llvm.ptr
+      %p = call @epl_rt_resident_buffer(%host, %c16_i64, %c1_i32)
+      %d = builtin.unrealized_conversion_cast ... : !llvm.struct<...> to memref<4xf32>
+      linalg.generic ... ins(%d : memref<4xf32>) outs(%d : memref<4xf32>) ...
+      return
+    }
+    ```
   }];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
   ];
   let statistics = [
     Statistic<"numArguments", "arguments", "Arguments copied to the device">,
     Statistic<"numOffloaded", "offloaded",
               "Arguments on the device only around their use (offload v0)">,
+    Statistic<"numResident", "resident",
+              "Arguments whose device copy lives from call to call">,
   ];
 }
 

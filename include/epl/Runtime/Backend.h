@@ -225,6 +225,17 @@ RankStats &currentStats();
 /// rank by runRanks after `body` when `body` did not.
 void finishProgram();
 
+/// Copies back every device copy that the calling rank's steps may have
+/// written (epl_rt_resident_buffer) to its host buffer, which is stale
+/// until then: the runner calls it before it reads a parameter or optimizer
+/// state a step updated.
+void syncResidentBuffers();
+
+/// Frees the calling rank's device copies of the host buffers in
+/// [begin, end) without copying them back (their host buffers are about to
+/// go). A rank's are all freed when it leaves runRanks.
+void releaseResidentBuffers(const void *begin, const void *end);
+
 /// Gathers bytes from every rank, in rank order, on every rank. Valid inside
 /// `runRanks`; every rank must call it.
 std::vector<std::vector<char>> allGatherBytes(const std::vector<char> &data);

@@ -146,6 +146,15 @@ void _mlir_ciface_epl_rt_action_begin(int32_t phase, int64_t micro_batch,
                                       int64_t stage);
 void _mlir_ciface_epl_rt_action_end(void);
 
+/// The calling rank's device copy of the host buffer [host, host + bytes)
+/// that lives from call to call: a parameter or optimizer state updated in
+/// place on the cuda target (epl-copy-arguments-to-device). Made and filled
+/// from the host buffer on first use; `written`: the caller may write it,
+/// and the host buffer is stale until the runner syncs it
+/// (epl::rt::syncResidentBuffers). Without a GPU (--emulate-gpu), a host
+/// buffer stands for the device's.
+void *epl_rt_resident_buffer(void *host, int64_t bytes, int32_t written);
+
 /// Allocation entry points of `finalize-memref-to-llvm{use-generic-functions}`:
 /// every buffer of a lowered program goes through them, which is how the
 /// runtime knows each rank's current and peak memory.

@@ -525,16 +525,16 @@ struct EPLLowerToRuntimePass
     // Below this level, values are buffers of one device: what they are in
     // the step (names, kinds, how they shard a global value) is the
     // runner's business, read before. LLVM would warn about each.
-    // (On a GPU, epl.read_only stays for epl-copy-arguments-to-device,
-    // which drops it; on a CPU, epl.in_place_of for
-    // epl-tie-in-place-arguments, which does.)
+    // (On a GPU, epl.read_only and epl.in_place_of stay for
+    // epl-copy-arguments-to-device, which drops them; on a CPU,
+    // epl.in_place_of for epl-tie-in-place-arguments, which does.)
     auto withoutEPL = [&](DictionaryAttr attrs) {
       SmallVector<NamedAttribute> kept;
       if (attrs)
         llvm::copy_if(attrs, std::back_inserter(kept), [&](NamedAttribute a) {
           return !a.getName().strref().starts_with("epl.") ||
                  (gpu && a.getName() == EPLDialect::kReadOnlyAttrName) ||
-                 (!gpu && a.getName() == EPLDialect::kInPlaceOfAttrName);
+                 a.getName() == EPLDialect::kInPlaceOfAttrName;
         });
       return kept;
     };

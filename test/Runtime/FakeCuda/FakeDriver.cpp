@@ -14,7 +14,8 @@
 // refuses it (CUDA_ERROR_NO_BINARY_FOR_GPU); `epl-host-kernels:M` (what
 // `epl-compile --gpu-host-kernels` embeds) names a kernel module compiled
 // for the host, whose kernel K is the function `__epl_host_launch_M_K` in
-// one of the loaded objects.
+// one of the loaded objects (the first that has it: a process runs one
+// such program, as epl-exec does).
 //
 //===----------------------------------------------------------------------===//
 
