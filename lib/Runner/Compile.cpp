@@ -765,8 +765,28 @@ createEngine(ModuleOp module, const CompileOptions &options,
 LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
                                    const CompileOptions &options,
                                    PhaseTimer &timer) {
-  for (auto [k, function] : llvm::enumerate(step.functions))
-    step.program.stages[k].inPlace = wrapEntryPoint(module, function, k);
+  for (auto [k, function] : llvm::enumerate(step.functions)) {
+    Stage &stage = step.program.stages[k];
+    stage.inPlace = wrapEntryPoint(module, function, k);
+    // On a GPU the step's arguments and results are device buffers too
+    // (epl-copy-arguments-to-device): a result written over its argument is
+    // one, the others each their own.
+    if ((options.target == Target::CUDA || options.emulateGPU) &&
+        stage.estimatedPeakBytes) {
+      auto bytes = [](const EntryValue &v) {
+        int64_t n = v.dtype ? dtypeSize(*v.dtype) : 0;
+        for (int64_t d : v.localShape)
+          n *= d;
+        return n;
+      };
+      for (const EntryArg &a : stage.entry.args)
+        *stage.estimatedPeakBytes += bytes(a);
+      for (auto [r, result] : llvm::enumerate(stage.entry.results))
+        if (llvm::none_of(stage.inPlace,
+                          [&, r = r](auto pair) { return pair.first == r; }))
+          *stage.estimatedPeakBytes += bytes(result);
+    }
+  }
   PassManager pm(module.getContext());
   if (options.target == Target::CUDA) {
     CUDALoweringOptions lowering;

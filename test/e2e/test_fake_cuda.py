@@ -210,3 +210,16 @@ def test_bench_gpu_sh_dry_run(tmp_path):
     assert out.stdout.count(" ok  steps 8/8") == 4, out.stdout
     assert "epl-exec: one GEMM" in out.stdout, out.stdout
     assert "transformer training step" in out.stdout, out.stdout
+
+
+@pytest.mark.parametrize("name", ["mlp", "transformer", "conv"])
+def test_device_peak_matches_the_estimate(tmp_path, name):
+    """The report's device peak (every device buffer, the parameters and
+    optimizer state that stay there included) is what epl-estimate-memory
+    plus the step's arguments and results predict."""
+    model = torch_model(tmp_path, name, optimizer="momentum")
+    artifact = compile_cuda(tmp_path, model)
+    report = tmp_path / "report.json"
+    exec_cuda(artifact, *data_args(name), "--report", report)
+    rank = json.loads(report.read_text())["per_rank"][0]
+    assert rank["estimated_peak_bytes"] == pytest.approx(rank["peak_bytes"], rel=0.1), rank
