@@ -124,13 +124,24 @@ public:
       descriptors.push_back(descriptorOf(
           inPlace.count(r) ? args[inPlace[r]]->data.data() : t.data.data(),
           t.shape));
+    // On a GPU, what the steps copy in and out each call is pinned (EPL's
+    // offload keeps parameters and optimizer state in pinned host memory).
+    for (HostTensor &t : owned)
+      pin(t.data);
+    for (auto [r, t] : llvm::enumerate(results))
+      if (!inPlace.count(r))
+        pin(t.data);
     for (auto &d : descriptors)
       descriptorPtrs.push_back(d.data());
     for (void *&p : descriptorPtrs)
       packed.push_back(&p);
   }
   RankCall(const RankCall &) = delete;
-  ~RankCall() { releaseDeviceCopies(); }
+  ~RankCall() {
+    releaseDeviceCopies();
+    for (void *p : pinned)
+      rt::unpinHostBuffer(p);
+  }
 
   /// Frees the device copies of this call's buffers (epl_rt_resident_buffer):
   /// they go with the buffers.
@@ -181,7 +192,13 @@ private:
     hostStale = false;
   }
 
+  void pin(std::vector<char> &data) {
+    if (!data.empty() && rt::pinHostBuffer(data.data(), data.size()))
+      pinned.push_back(data.data());
+  }
+
   mutable bool hostStale = false;
+  std::vector<void *> pinned;
   std::vector<HostTensor> owned;
   /// Results written over an argument: result -> argument.
   std::map<size_t, size_t> inPlace;

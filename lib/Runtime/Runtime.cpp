@@ -281,6 +281,12 @@ void epl::rt::releaseResidentBuffers(const void *begin, const void *end) {
   }
 }
 
+bool epl::rt::pinHostBuffer(void *ptr, size_t bytes) {
+  return cuda::bound() && cuda::pin(ptr, bytes);
+}
+
+void epl::rt::unpinHostBuffer(void *ptr) { cuda::unpin(ptr); }
+
 void detail::leaveRank() {
   finishProgram();
   releaseResidentBuffers(nullptr, reinterpret_cast<const void *>(UINTPTR_MAX));

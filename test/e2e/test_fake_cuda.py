@@ -12,6 +12,7 @@ and on a GPU each (NCCL), on threads and under mpirun."""
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -30,8 +31,10 @@ pytestmark = pytest.mark.skipif(
     reason="the fake CUDA libraries are built where CUDA's headers are")
 
 
-def fake_env(gpus=1, sm=None):
+def fake_env(gpus=1, sm=None, report=False):
     env = dict(os.environ)
+    if report:
+        env["EPL_FAKE_CUDA_REPORT"] = "1"
     env["LD_LIBRARY_PATH"] = f"{FAKE}:{env.get('LD_LIBRARY_PATH', '')}"
     env["EPL_FAKE_CUDA_DEVICES"] = str(gpus)
     if sm:
@@ -48,7 +51,7 @@ def compile_cuda(tmp_path, model, devices=1, host_kernels=True, extra=()):
 
 
 def exec_cuda(artifact, *args, ranks=1, gpus=1, collectives="auto",
-              mpi=False, sm=None, expect_ok=True):
+              mpi=False, sm=None, expect_ok=True, report=False):
     tail = [artifact, "--gpu-collectives", collectives, *args]
     if mpi:
         # -x: Open MPI passes the fake's folder on to the ranks.
@@ -57,7 +60,7 @@ def exec_cuda(artifact, *args, ranks=1, gpus=1, collectives="auto",
                EPL_EXEC, *tail]
     else:
         cmd = [EPL_EXEC, "--ranks", ranks, *tail]
-    return run(cmd, expect_ok=expect_ok, env=fake_env(gpus, sm))
+    return run(cmd, expect_ok=expect_ok, env=fake_env(gpus, sm, report))
 
 
 def torch_model(tmp_path, name, variant="", optimizer="momentum"):
@@ -157,11 +160,24 @@ def test_offload_v0_lowers_the_device_peak(tmp_path):
             **({"offload.level": level} if level else {})}))
         artifact = compile_cuda(tmp_path, model)
         report = tmp_path / f"{model.stem}.json"
-        out = exec_cuda(artifact, "--steps", 3, "--report", report)
+        out = exec_cuda(artifact, "--steps", 3, "--report", report, report=True)
         runs[level] = (losses(out.stdout),
-                       json.loads(report.read_text())["per_rank"][0]["peak_bytes"])
+                       json.loads(report.read_text())["per_rank"][0]["peak_bytes"],
+                       pinned(out.stderr))
     assert runs["v0"][0] == runs[""][0]
     assert runs["v0"][1] < 0.7 * runs[""][1], runs
+    # The host buffers the steps copy (the offloaded parameters and Adam's
+    # two moments among them) are pinned while the run lasts, then released.
+    params = 256 * 256 * 3 + 256 * 10
+    assert runs["v0"][2][0] > 3 * 4 * params, runs
+    assert runs["v0"][2][1] == 0, runs
+
+
+def pinned(stderr):
+    """(most, at exit) bytes of host memory the fake driver saw pinned."""
+    match = re.search(r"at most (\d+) bytes of host memory pinned, (\d+) still", stderr)
+    assert match, stderr
+    return int(match.group(1)), int(match.group(2))
 
 
 # -- what a GPU refuses, the fake refuses ---------------------------------

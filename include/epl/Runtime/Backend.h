@@ -236,6 +236,14 @@ void syncResidentBuffers();
 /// go). A rank's are all freed when it leaves runRanks.
 void releaseResidentBuffers(const void *begin, const void *end);
 
+/// On a rank bound to a GPU: page-locks the host buffer [ptr, ptr + bytes)
+/// that the rank's steps copy to and from the device (a batch, a result,
+/// offloaded parameters and optimizer state), so that the copies are DMA;
+/// false (and nothing to undo) elsewhere or where the driver refuses.
+/// `unpinHostBuffer` releases it before the buffer goes.
+bool pinHostBuffer(void *ptr, size_t bytes);
+void unpinHostBuffer(void *ptr);
+
 /// Gathers bytes from every rank, in rank order, on every rank. Valid inside
 /// `runRanks`; every rank must call it.
 std::vector<std::vector<char>> allGatherBytes(const std::vector<char> &data);

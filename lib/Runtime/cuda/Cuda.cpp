@@ -44,6 +44,8 @@ struct Driver {
   X(cuDeviceGetDefaultMemPool)                                                 \
   X(cuMemPoolSetAttribute)                                                     \
   X(cuMemcpyAsync)                                                             \
+  X(cuMemHostRegister)                                                         \
+  X(cuMemHostUnregister)                                                       \
   X(cuModuleLoadData)                                                          \
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)
@@ -230,6 +232,18 @@ void cuda::copy(void *dst, const void *src, size_t bytes) {
                                  d.stream),
           "cuMemcpyAsync");
   synchronize();
+}
+
+bool cuda::pin(void *ptr, size_t bytes) {
+  device(); // a context current on this thread
+  // Portable: pinned for every context, as ranks of one process share
+  // host buffers' pages.
+  return bytes && driver().cuMemHostRegister(
+                      ptr, bytes, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS;
+}
+
+void cuda::unpin(void *ptr) {
+  check(driver().cuMemHostUnregister(ptr), "unpinning a host buffer");
 }
 
 void *cuda::stream() { return device().stream; }

@@ -43,6 +43,13 @@ void release(void *ptr);
 /// unified) in the rank's stream order, and waits for it.
 void copy(void *dst, const void *src, size_t bytes);
 
+/// Page-locks the host buffer [ptr, ptr + bytes), so that copies to and
+/// from the GPU move it directly (DMA) instead of through the driver's
+/// staging; false where the driver refuses (the buffer stays pageable,
+/// which copies handle too). `unpin` releases a pinned buffer.
+bool pin(void *ptr, size_t bytes);
+void unpin(void *ptr);
+
 /// Waits for everything the rank's stream holds.
 void synchronize();
 

@@ -13,7 +13,8 @@
 //
 // Environment: EPL_FAKE_CUDA_DEVICES (GPUs the driver sees, default 1),
 // EPL_FAKE_CUDA_SM (their compute capability, default 90),
-// EPL_FAKE_CUDA_MEMORY_MB (the arena, default 4096).
+// EPL_FAKE_CUDA_MEMORY_MB (the arena, default 4096), EPL_FAKE_CUDA_REPORT
+// (print the most host memory pinned, and what is still pinned, at exit).
 //
 //===----------------------------------------------------------------------===//
 

@@ -29,10 +29,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -140,6 +142,9 @@ struct Arena {
 
 struct Driver {
   std::mutex mutex;
+  /// Page-locked host ranges: start -> bytes.
+  std::map<uintptr_t, size_t> pinned;
+  size_t pinnedBytes = 0, mostPinnedBytes = 0;
   bool initialized = false;
   int devices = 1;
   int sm = 90;
@@ -261,6 +266,15 @@ CUresult cuInit(unsigned int flags) {
   for (int k = 0; k < d.devices; ++k)
     d.contexts.push_back(std::make_unique<Context>(Context{k}));
   d.arena.init();
+  // EPL_FAKE_CUDA_REPORT: what a test cannot see otherwise.
+  if (std::getenv("EPL_FAKE_CUDA_REPORT"))
+    std::atexit([] {
+      Driver &d = driver();
+      std::fprintf(stderr,
+                   "fake CUDA driver: at most %zu bytes of host memory "
+                   "pinned, %zu still pinned at exit\n",
+                   d.mostPinnedBytes, d.pinnedBytes);
+    });
   struct sigaction action = {};
   action.sa_sigaction = onSegv;
   action.sa_flags = SA_SIGINFO;
@@ -304,6 +318,12 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
     break;
   case CUDA_ERROR_NOT_SUPPORTED:
     *text = "operation not supported";
+    break;
+  case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+    *text = "part or all of the requested memory range is already mapped";
+    break;
+  case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED:
+    *text = "pointer does not correspond to a registered memory region";
     break;
   default:
     *text = nullptr;
@@ -425,6 +445,40 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
   epl::fake::DeviceWork work;
   std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
                bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostRegister(void *ptr, size_t bytes, unsigned int flags) {
+  if (CUresult r = needContext())
+    return r;
+  Driver &d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  if (!ptr || !bytes || d.arena.contains(ptr) ||
+      (flags &
+       ~unsigned(CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP)))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto start = reinterpret_cast<uintptr_t>(ptr);
+  auto next = d.pinned.lower_bound(start);
+  if ((next != d.pinned.end() && next->first < start + bytes) ||
+      (next != d.pinned.begin() &&
+       std::prev(next)->first + std::prev(next)->second > start))
+    return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  d.pinned[start] = bytes;
+  d.pinnedBytes += bytes;
+  d.mostPinnedBytes = std::max(d.mostPinnedBytes, d.pinnedBytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemHostUnregister(void *ptr) {
+  if (CUresult r = needContext())
+    return r;
+  Driver &d = driver();
+  std::lock_guard<std::mutex> lock(d.mutex);
+  auto it = d.pinned.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == d.pinned.end())
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  d.pinnedBytes -= it->second;
+  d.pinned.erase(it);
   return CUDA_SUCCESS;
 }
 
