@@ -66,13 +66,26 @@ matmul_model() {
   echo "}"
 }
 
-# epl-exec, under the fake CUDA libraries in EPL_GPU_FAKE_DIR if set
-# (dry-run; PyTorch, which this script also runs, never sees them).
+# epl-exec with its output in $DIR/$1.out, under the fake CUDA libraries
+# in EPL_GPU_FAKE_DIR if set (dry-run; PyTorch, which this script also
+# runs, never sees them); each run at most EPL_GPU_TIMEOUT seconds (120),
+# so that one that hangs leaves time for the others. A failure prints the
+# end of the output and makes the script's status 1; the next part runs.
+status=0
 epl_exec() {
+  local tag=$1
+  shift
+  local env=()
   if [ -n "${EPL_GPU_FAKE_DIR:-}" ]; then
-    LD_LIBRARY_PATH=$EPL_GPU_FAKE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$BIN/epl-exec" "$@"
-  else
-    "$BIN/epl-exec" "$@"
+    env=(env "LD_LIBRARY_PATH=$EPL_GPU_FAKE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+  fi
+  local rc=0
+  "${env[@]}" timeout "${EPL_GPU_TIMEOUT:-120}" "$BIN/epl-exec" "$@" >"$DIR/$tag.out" 2>&1 || rc=$?
+  if [ $rc != 0 ]; then
+    echo "$tag: epl-exec failed (exit status $rc; 124: timed out):"
+    tail -n 8 "$DIR/$tag.out"
+    status=1
+    return 1
   fi
 }
 
@@ -110,13 +123,12 @@ run)
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null ||
     echo "(no nvidia-smi here)"
   echo "== parity: epl-exec --target cuda against the CPU run (rtol 1e-4)"
-  status=0
   for c in $CASES; do
     IFS=: read -r name model devices <<<"$c"
-    epl_exec "$DIR/$name.so" --ranks "$devices" --steps $STEPS \
+    epl_exec "$name" "$DIR/$name.so" --ranks "$devices" --steps $STEPS \
       --params "$DIR/${model%-split}.params.safetensors" \
-      --data "$DIR/${model%-split}.data.safetensors" |
-      awk '$1 == "step" && $3 == "loss" { print $4 }' >"$DIR/$name.gpu-losses"
+      --data "$DIR/${model%-split}.data.safetensors" || continue
+    awk '$1 == "step" && $3 == "loss" { print $4 }' "$DIR/$name.out" >"$DIR/$name.gpu-losses"
     python3 - "$DIR/$name.cpu-losses" "$DIR/$name.gpu-losses" "$name" <<'EOF' || status=1
 import sys
 cpu = [float(v) for v in open(sys.argv[1])]
@@ -129,10 +141,12 @@ EOF
   done
   MATMUL=$(cat "$DIR/matmul-size")
   echo "== cuBLAS through epl-exec against torch.matmul, ${MATMUL}^3 fp32 (TF32 off)"
+  measured=1
   for count in 1 $CHAIN; do
-    epl_exec "$DIR/matmul$count.so" --steps 12 --report "$DIR/matmul$count.json" >/dev/null
+    epl_exec "matmul$count" "$DIR/matmul$count.so" --steps 12 \
+      --report "$DIR/matmul$count.json" || measured=0
   done
-  python3 - "$DIR/matmul1.json" "$DIR/matmul$CHAIN.json" "$MATMUL" $CHAIN <<'EOF'
+  [ $measured = 0 ] || python3 - "$DIR/matmul1.json" "$DIR/matmul$CHAIN.json" "$MATMUL" $CHAIN <<'EOF' || status=1
 import json, statistics, sys, time
 def median_ms(path):
     return statistics.median(s["time_ms"] for s in json.load(open(path))["steps"][2:])
@@ -168,8 +182,9 @@ print(line + f"  torch.matmul {theirs:.3f} ms ({flop / theirs / 1e9:.1f} TFLOP/s
       f"  ratio {ours / theirs:.2f}")
 EOF
   echo "== transformer training step (bench/transformer_train.py's model, AdamW) against PyTorch eager"
-  epl_exec "$DIR/transformer-bench.so" --steps 30 --report "$DIR/transformer.json" >/dev/null
-  PYTHONPATH=$ROOT/bench python3 - "$DIR/transformer.json" <<'EOF'
+  epl_exec transformer-bench "$DIR/transformer-bench.so" --steps 30 \
+    --report "$DIR/transformer.json" &&
+  PYTHONPATH=$ROOT/bench python3 - "$DIR/transformer.json" <<'EOF' || status=1
 import json, statistics, sys, time
 ours = statistics.median(s["time_ms"] for s in json.load(open(sys.argv[1]))["steps"][3:])
 try:
