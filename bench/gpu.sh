@@ -140,18 +140,22 @@ sys.exit(0 if ok else 1)
 EOF
   done
   MATMUL=$(cat "$DIR/matmul-size")
-  echo "== cuBLAS through epl-exec against torch.matmul, ${MATMUL}^3 fp32 (TF32 off)"
-  measured=1
-  for count in 1 $CHAIN; do
-    epl_exec "matmul$count" "$DIR/matmul$count.so" --steps 12 \
-      --report "$DIR/matmul$count.json" || measured=0
-  done
-  [ $measured = 0 ] || python3 - "$DIR/matmul1.json" "$DIR/matmul$CHAIN.json" "$MATMUL" $CHAIN <<'EOF' || status=1
+  for math in fp32 tf32; do
+    echo "== cuBLAS through epl-exec against torch.matmul, ${MATMUL}^3 fp32 inputs, $math math"
+    flags=()
+    [ $math = tf32 ] && flags=(--gpu-tf32)
+    measured=1
+    for count in 1 $CHAIN; do
+      epl_exec "matmul$count-$math" "$DIR/matmul$count.so" --steps 12 "${flags[@]}" \
+        --report "$DIR/matmul$count-$math.json" || measured=0
+    done
+    [ $measured = 0 ] || python3 - "$DIR/matmul1-$math.json" "$DIR/matmul$CHAIN-$math.json" \
+      "$MATMUL" $CHAIN $math <<'EOF' || status=1
 import json, statistics, sys, time
 def median_ms(path):
     return statistics.median(s["time_ms"] for s in json.load(open(path))["steps"][2:])
 one, chain = median_ms(sys.argv[1]), median_ms(sys.argv[2])
-n, count = int(sys.argv[3]), int(sys.argv[4])
+n, count, math = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 ours = (chain - one) / (count - 1)
 flop = 2 * n ** 3
 if ours <= 0:
@@ -168,7 +172,7 @@ except ImportError:
 if not gpu:
     print(line + "  torch: no GPU here")
     sys.exit(0)
-torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = math == "tf32"
 a, b = torch.randn(n, n, device="cuda"), torch.randn(n, n, device="cuda")
 for _ in range(3):
     a @ b
@@ -181,6 +185,7 @@ theirs = statistics.median(times)
 print(line + f"  torch.matmul {theirs:.3f} ms ({flop / theirs / 1e9:.1f} TFLOP/s)"
       f"  ratio {ours / theirs:.2f}")
 EOF
+  done
   echo "== transformer training step (bench/transformer_train.py's model, AdamW) against PyTorch eager"
   epl_exec transformer-bench "$DIR/transformer-bench.so" --steps 30 \
     --report "$DIR/transformer.json" &&

@@ -36,6 +36,11 @@ RunCommandLine::RunCommandLine(cl::OptionCategory &category)
               clEnumValN(rt::Options::GPUCollectives::Host, "host",
                          "staged through host memory over the backend")),
           cl::init(rt::Options::GPUCollectives::Auto), cl::cat(category)),
+      gpuTF32("gpu-tf32",
+              cl::desc("fp32 GEMMs on GPUs in TF32 (tensor cores; inputs "
+                       "rounded to 10 bits of mantissa) instead of full "
+                       "fp32 (--target cuda)"),
+              cl::init(false), cl::cat(category)),
       seed("seed", cl::desc("Seed of parameters and data"), cl::init(0),
            cl::cat(category)),
       paramsFile("params", cl::desc("Parameters by name (safetensors)"),
@@ -76,6 +81,7 @@ llvm::FailureOr<RunOptions> RunCommandLine::runOptions(std::string &error,
                           : (rt::launchedByMPI() ? rt::BackendKind::MPI
                                                  : rt::BackendKind::Threads);
   run.ranks.gpuCollectives = gpuCollectives;
+  run.ranks.gpuTF32 = gpuTF32;
   run.ranks.threadsPerRank = threads;
   run.steps = steps;
   run.reportFile = reportFile;

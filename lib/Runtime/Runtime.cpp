@@ -359,6 +359,7 @@ void epl::rt::runRanks(const Options &options,
   configuredThreads.store(options.threadsPerRank);
   // Each rank takes a GPU (rank modulo the GPUs there are) before it runs.
   gpuCollectivesMode() = options.gpuCollectives;
+  cuda::setTF32(options.gpuTF32);
   auto onDevice = [&](int rank) {
     if (options.cuda)
       cuda::bindRank(rank);

@@ -239,3 +239,21 @@ def test_device_peak_matches_the_estimate(tmp_path, name):
     exec_cuda(artifact, *data_args(name), "--report", report)
     rank = json.loads(report.read_text())["per_rank"][0]
     assert rank["estimated_peak_bytes"] == pytest.approx(rank["peak_bytes"], rel=0.1), rank
+
+
+def test_tf32_rounds_the_gemm_inputs(tmp_path):
+    """--gpu-tf32: cuBLAS's TF32 tensor-op math for fp32 GEMMs (the fake
+    rounds their inputs to 10 bits of mantissa, as the tensor cores do).
+    The losses move off the fp32 ones, by about TF32's precision, not
+    more; without it they are fp32's. On the CPU it is an error."""
+    model = torch_model(tmp_path, "transformer", optimizer="adamw")
+    artifact = compile_cuda(tmp_path, model)
+    fp32 = losses(exec_cuda(artifact, *data_args("transformer")).stdout)
+    tf32 = losses(exec_cuda(artifact, *data_args("transformer"), "--gpu-tf32").stdout)
+    assert tf32 != fp32
+    np.testing.assert_allclose(tf32, fp32, rtol=1e-3)
+    np.testing.assert_allclose(fp32, record("transformer")["optimizers"]["adamw"]["losses"],
+                               rtol=RTOL)
+    out = epl_run(EXAMPLES / "mlp.mlir", "--gpu-tf32", expect_ok=False)
+    assert out.returncode == 1
+    assert "--gpu-tf32 is for GPU ranks; give --target cuda" in out.stderr

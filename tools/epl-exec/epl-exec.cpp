@@ -70,9 +70,12 @@ int main(int argc, char **argv) {
   run->ranks.cuda = manifest->target == "cuda";
   if (run->ranks.cuda && !::epl::rt::gpuAvailable(error))
     fail(artifactFile + " targets cuda, but " + error);
-  if (runLine.gpuCollectives.getNumOccurrences() && !run->ranks.cuda)
-    fail("--gpu-collectives is for GPU ranks; " + artifactFile + " targets " +
-         manifest->target);
+  for (llvm::cl::Option *gpuOption :
+       {static_cast<llvm::cl::Option *>(&runLine.gpuCollectives),
+        static_cast<llvm::cl::Option *>(&runLine.gpuTF32)})
+    if (gpuOption->getNumOccurrences() && !run->ranks.cuda)
+      fail("--" + gpuOption->ArgStr.str() + " is for GPU ranks; " +
+           artifactFile + " targets " + manifest->target);
   Program &program = manifest->program;
   if (failed(checkMeshes(program.meshes, run->ranks, error)))
     fail(error);

@@ -117,9 +117,12 @@ int main(int argc, char **argv) {
     fail(error);
   RunOptions run = std::move(*runOrFailure);
   compile.devices = numDevices(run.ranks);
-  if (runLine.gpuCollectives.getNumOccurrences() &&
-      compile.target != Target::CUDA)
-    fail("--gpu-collectives is for GPU ranks; give --target cuda");
+  for (cl::Option *gpuOption :
+       {static_cast<cl::Option *>(&runLine.gpuCollectives),
+        static_cast<cl::Option *>(&runLine.gpuTF32)})
+    if (gpuOption->getNumOccurrences() && compile.target != Target::CUDA)
+      fail("--" + gpuOption->ArgStr.str() +
+           " is for GPU ranks; give --target cuda");
   if (compile.target == Target::CUDA) {
     if (!::epl::rt::gpuAvailable(error))
       fail("--target cuda: " + error);

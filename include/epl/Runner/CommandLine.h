@@ -34,6 +34,7 @@ public:
   llvm::cl::opt<int> ranks;
   llvm::cl::opt<::epl::rt::BackendKind> backend;
   llvm::cl::opt<::epl::rt::Options::GPUCollectives> gpuCollectives;
+  llvm::cl::opt<bool> gpuTF32;
   llvm::cl::opt<uint64_t> seed;
   llvm::cl::opt<std::string> paramsFile;
   llvm::cl::opt<std::string> dataFile;

@@ -161,6 +161,9 @@ struct Options {
   /// memory over the backend (several ranks may share a GPU).
   enum class GPUCollectives { Auto, NCCL, Host };
   GPUCollectives gpuCollectives = GPUCollectives::Auto;
+  /// On GPUs: fp32 GEMMs in TF32 (cuBLAS's tensor-op math: the inputs
+  /// rounded to 10 bits of mantissa, fp32 accumulation), not plain fp32.
+  bool gpuTF32 = false;
   /// Threads of each rank, for kernels split over them
   /// (`epl-thread-kernels`) and large fp32 GEMMs (Gemm.cpp), and, with one
   /// rank, for OpenBLAS. 0: the cores when one rank runs, else 1 (ranks

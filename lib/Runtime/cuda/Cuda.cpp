@@ -17,6 +17,7 @@
 #include <cublas_v2.h>
 #include <cuda.h>
 
+#include <atomic>
 #include <cstring>
 
 #include <map>
@@ -173,6 +174,12 @@ CUmodule moduleFor(Image &image) {
 }
 } // namespace
 
+namespace {
+std::atomic<bool> tf32{false};
+} // namespace
+
+void cuda::setTF32(bool enabled) { tf32.store(enabled); }
+
 bool cuda::available(std::string &why) {
   why = driver().error;
   return why.empty();
@@ -264,8 +271,10 @@ cublasHandle_t blasHandle() {
       fatalError("CUDA: cuBLAS does not start");
     b.cublasSetStream(d.handle, d.stream);
     // Plain fp32 (the default math mode; set so that nothing else chose
-    // one): TF32 would round the inputs to 10 bits of mantissa.
-    b.cublasSetMathMode(d.handle, CUBLAS_DEFAULT_MATH);
+    // one) unless the run asked for TF32 (--gpu-tf32), which rounds the
+    // inputs to 10 bits of mantissa for the tensor cores.
+    b.cublasSetMathMode(d.handle, tf32.load() ? CUBLAS_TF32_TENSOR_OP_MATH
+                                              : CUBLAS_DEFAULT_MATH);
   }
   return d.handle;
 }

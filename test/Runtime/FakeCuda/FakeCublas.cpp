@@ -6,8 +6,8 @@
 // its argument checks), computed on the CPU on the fake driver's device
 // buffers. A handle must have the stream of the calling thread's context;
 // every operand must lie in a device buffer of that GPU, as large as its
-// leading dimension says. TF32 math mode is refused: the runtime promises
-// plain fp32.
+// leading dimension says. In TF32 math mode (--gpu-tf32) the fp32 inputs
+// are rounded to TF32 first, as the tensor cores do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 #include <cublas_v2.h>
 
 #include <cstdint>
+#include <cstring>
 
 namespace {
 struct Handle {
@@ -24,6 +25,19 @@ struct Handle {
 };
 
 bool transposed(cublasOperation_t op) { return op != CUBLAS_OP_N; }
+
+template <typename T> T toTF32(T value) {
+  if constexpr (sizeof(T) != 4) {
+    return value;
+  } else {
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    if ((bits & 0x7f800000u) != 0x7f800000u) // not inf or NaN
+      bits = (bits + 0x1000u) & ~0x1fffu;
+    std::memcpy(&value, &bits, 4);
+    return value;
+  }
+}
 
 /// Whether the column-major `rows` x `cols` matrix at `p` with leading
 /// dimension `ld` is valid and on the device.
@@ -47,8 +61,13 @@ cublasStatus_t gemm(cublasHandle_t handle, cublasOperation_t opA,
   if (!eplFakeCudaIsCurrentStream(h->stream))
     eplFakeCudaFail("cuBLAS", "a GEMM on a handle whose stream is not one "
                               "of the calling thread's context");
-  if (h->mode != CUBLAS_DEFAULT_MATH && h->mode != CUBLAS_PEDANTIC_MATH)
-    eplFakeCudaFail("cuBLAS", "a GEMM in a math mode other than plain fp32");
+  if (h->mode != CUBLAS_DEFAULT_MATH && h->mode != CUBLAS_PEDANTIC_MATH &&
+      h->mode != CUBLAS_TF32_TENSOR_OP_MATH)
+    eplFakeCudaFail("cuBLAS", "a GEMM in a math mode the runtime never asks "
+                              "for");
+  // TF32 (fp32 GEMMs only): the inputs keep 10 bits of mantissa, rounded
+  // to nearest with ties away, as the tensor cores' conversion does.
+  bool tf32 = h->mode == CUBLAS_TF32_TENSOR_OP_MATH && sizeof(T) == 4;
   if (m < 0 || n < 0 || k < 0)
     return CUBLAS_STATUS_INVALID_VALUE;
   bool ta = transposed(opA), tb = transposed(opB);
@@ -64,6 +83,10 @@ cublasStatus_t gemm(cublasHandle_t handle, cublasOperation_t opA,
       for (int l = 0; l < k; ++l) {
         T x = ta ? a[l + int64_t(i) * lda] : a[i + int64_t(l) * lda];
         T y = tb ? b[j + int64_t(l) * ldb] : b[l + int64_t(j) * ldb];
+        if (tf32) {
+          x = toTF32(x);
+          y = toTF32(y);
+        }
         sum += x * y;
       }
       T &out = c[i + int64_t(j) * ldc];
