@@ -51,8 +51,9 @@ int main(int argc, char **argv) {
   RunCommandLine runLine(category);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
-                              "epl-exec: runs an artifact of epl-compile on "
-                              "CPU ranks (threads or MPI)\n");
+                              "epl-exec: runs an artifact of epl-compile, its "
+                              "ranks threads or MPI processes, on the CPU or "
+                              "(a --target cuda artifact) on GPUs\n");
 
   std::string error;
   // The manifest is read from the file before anything is loaded.
