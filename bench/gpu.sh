@@ -80,7 +80,7 @@ epl_exec() {
     env=(env "LD_LIBRARY_PATH=$EPL_GPU_FAKE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
   fi
   local rc=0
-  "${env[@]}" timeout "${EPL_GPU_TIMEOUT:-120}" "$BIN/epl-exec" "$@" >"$DIR/$tag.out" 2>&1 || rc=$?
+  ${env[@]+"${env[@]}"} timeout -k 10 "${EPL_GPU_TIMEOUT:-120}" "$BIN/epl-exec" "$@" >"$DIR/$tag.out" 2>&1 || rc=$?
   if [ $rc != 0 ]; then
     echo "$tag: epl-exec failed (exit status $rc; 124: timed out):"
     tail -n 8 "$DIR/$tag.out"
@@ -146,7 +146,7 @@ EOF
     [ $math = tf32 ] && flags=(--gpu-tf32)
     measured=1
     for count in 1 $CHAIN; do
-      epl_exec "matmul$count-$math" "$DIR/matmul$count.so" --steps 12 "${flags[@]}" \
+      epl_exec "matmul$count-$math" "$DIR/matmul$count.so" --steps 12 ${flags[@]+"${flags[@]}"} \
         --report "$DIR/matmul$count-$math.json" || measured=0
     done
     [ $measured = 0 ] || python3 - "$DIR/matmul1-$math.json" "$DIR/matmul$CHAIN-$math.json" \

@@ -50,7 +50,7 @@ if within is not None:
 # Debian's Open MPI 4.1 mpirun now and then crashes in its own teardown
 # (PMIx_server_finalize, after its ranks have exited and it has reported
 # them): the ranks' failure is what is checked, not the launcher's.
-launcher_crash = (rc < 0 and os.path.basename(args[0]) == "mpirun" and
+launcher_crash = (rc < 0 and os.path.basename(args[0]) in ("mpirun", "mpiexec", "orterun") and
                   "Process received signal" in output and
                   ("orte_finalize" in output or "PMIx_server_finalize" in output))
 if launcher_crash and code == "nonzero":

@@ -260,7 +260,8 @@ std::string mlir::epl::writeManifest(const Manifest &m) {
         {"estimated_peak_bytes", stage.estimatedPeakBytes
                                      ? json::Value(*stage.estimatedPeakBytes)
                                      : json::Value(nullptr)},
-        {"in_place", std::move(inPlace)}});
+        {"in_place", std::move(inPlace)},
+        {"resident_in_place", stage.residentInPlace}});
   }
   json::Object program{{"name", p.name},
                        {"args", argsJSON(p.args)},
@@ -420,6 +421,7 @@ llvm::FailureOr<Manifest> mlir::epl::parseManifest(llvm::StringRef text,
       }
       stage.inPlace.push_back({static_cast<size_t>(*r), *a});
     }
+    stage.residentInPlace = o->getBoolean("resident_in_place").value_or(false);
     program.stages.push_back(std::move(stage));
   }
   if (program.stages.empty() ||

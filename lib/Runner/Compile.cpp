@@ -768,11 +768,14 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
   for (auto [k, function] : llvm::enumerate(step.functions)) {
     Stage &stage = step.program.stages[k];
     stage.inPlace = wrapEntryPoint(module, function, k);
+    bool gpu = options.target == Target::CUDA || options.emulateGPU;
+    bool offload = Config::get(module).getString("offload.level") == "v0";
+    stage.residentInPlace = gpu && !offload;
     // On a GPU the step's arguments and results are device buffers too
     // (epl-copy-arguments-to-device): a result written over its argument is
-    // one, the others each their own.
-    if ((options.target == Target::CUDA || options.emulateGPU) &&
-        stage.estimatedPeakBytes) {
+    // one, the others each their own. (With offload each lives only around
+    // its uses: the estimate stays the step's own buffers'.)
+    if (gpu && !offload && stage.estimatedPeakBytes) {
       auto bytes = [](const EntryValue &v) {
         int64_t n = v.dtype ? dtypeSize(*v.dtype) : 0;
         for (int64_t d : v.localShape)

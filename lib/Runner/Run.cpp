@@ -125,9 +125,13 @@ public:
           inPlace.count(r) ? args[inPlace[r]]->data.data() : t.data.data(),
           t.shape));
     // On a GPU, what the steps copy in and out each call is pinned (EPL's
-    // offload keeps parameters and optimizer state in pinned host memory).
-    for (HostTensor &t : owned)
-      pin(t.data);
+    // offload keeps parameters and optimizer state in pinned host memory);
+    // not what stays on the device between calls.
+    for (auto [a, t] : llvm::enumerate(owned))
+      if (!stage.residentInPlace ||
+          llvm::none_of(stage.inPlace,
+                        [&, a = a](auto pair) { return pair.second == a; }))
+        pin(t.data);
     for (auto [r, t] : llvm::enumerate(results))
       if (!inPlace.count(r))
         pin(t.data);

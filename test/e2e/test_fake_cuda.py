@@ -171,6 +171,9 @@ def test_offload_v0_lowers_the_device_peak(tmp_path):
     params = 256 * 256 * 3 + 256 * 10
     assert runs["v0"][2][0] > 3 * 4 * params, runs
     assert runs["v0"][2][1] == 0, runs
+    # Without offload they stay on the device: only the batch and the
+    # results are pinned.
+    assert runs[""][2][0] < 4 * params, runs
 
 
 def pinned(stderr):

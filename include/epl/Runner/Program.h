@@ -141,6 +141,11 @@ struct Stage {
   /// (result, argument) pairs of `entry` that share a buffer: the new
   /// parameter or state overwrites the old one (wrapEntryPoint).
   std::vector<std::pair<size_t, size_t>> inPlace;
+  /// On a GPU: the in-place pairs' buffers stay on the device from call to
+  /// call (epl_rt_resident_buffer), so the runner's host copies of them are
+  /// read and written only around the run; not with offload v0, whose
+  /// parameters and state move every step.
+  bool residentInPlace = false;
 };
 
 /// A compiled step, ready to run. A program that is not pipelined is the

@@ -194,6 +194,11 @@ void cuda::bindRank(int rank) {
   // stream, which the cuBLAS handle is set to.
   if (r.ordinal == rank % d.devices && r.stream) {
     check(d.cuCtxSetCurrent(r.context), "cuCtxSetCurrent");
+    // This run's math mode (--gpu-tf32), which an earlier one may not share.
+    if (r.handle)
+      blas().cublasSetMathMode(r.handle, tf32.load()
+                                             ? CUBLAS_TF32_TENSOR_OP_MATH
+                                             : CUBLAS_DEFAULT_MATH);
     return;
   }
   r = RankDevice();

@@ -23,8 +23,8 @@
 
 namespace epl::rt::cuda {
 
-/// Whether ranks bound after this run their fp32 GEMMs in TF32 (the
-/// run's choice, Options::gpuTF32).
+/// Whether ranks bound after this (runRanks binds each rank) run their
+/// fp32 GEMMs in TF32 (the run's choice, Options::gpuTF32).
 void setTF32(bool enabled);
 
 /// Whether the CUDA driver loads and sees a GPU; else `why` says what is
