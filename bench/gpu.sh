@@ -15,18 +15,23 @@
 #                              small matmuls; checks the script and the
 #                              artifacts' host side before a GPU is spent
 #
-# `run` takes well under 5 minutes on an H200. It needs build/bin/epl-exec
-# and the shared libraries it links (`ldd build/bin/epl-exec`: OpenBLAS and
-# Open MPI from Debian); it says which are missing. The default build also
-# links oneDNN (40 MB), for the CPU's GEMMs only: for a machine without it,
-# build with `EPL_BUILD_DIR=build-gpu EPL_BLAS=openblas scripts/build.sh
-# epl-exec epl-compile epl-run` and run both halves with
-# EPL_BUILD_DIR=build-gpu. Parity: the losses of
-# every step within 1e-4 relative of the CPU run (TF32 off), 1 rank and 2
-# ranks on one GPU (collectives staged through the host).
+# `run` takes well under 5 minutes on an H200. It runs EPL_GPU_EXEC
+# (default build/bin/epl-exec, which links Debian's OpenBLAS, Open MPI and
+# oneDNN; it says which libraries are missing). For a GPU machine, build
+# the one that needs only glibc, and carry it with DIR (a few MB):
+#
+#   scripts/build-gpu-runner.sh            # build-gpu/bin/epl-exec
+#   bench/gpu.sh prepare bench/gpu-out     # artifacts from build/'s epl-compile
+#   EPL_GPU_EXEC=build-gpu/bin/epl-exec bench/gpu.sh run bench/gpu-out   # there
+#
+# Parity: the losses of every step within 1e-4 relative of the CPU run
+# (TF32 off), 1 rank and 2 ranks on one GPU (collectives staged through
+# the host).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${EPL_BUILD_DIR:-$ROOT/build}/bin
+# The runner `run` uses: scripts/build-gpu-runner.sh's needs only glibc.
+EXEC=${EPL_GPU_EXEC:-$BIN/epl-exec}
 INPUTS=$ROOT/test/e2e/Inputs/torch
 STEPS=8
 MATMUL=${EPL_GPU_MATMUL:-4096}
@@ -80,7 +85,7 @@ epl_exec() {
     env=(env "LD_LIBRARY_PATH=$EPL_GPU_FAKE_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
   fi
   local rc=0
-  ${env[@]+"${env[@]}"} timeout -k 10 "${EPL_GPU_TIMEOUT:-120}" "$BIN/epl-exec" "$@" >"$DIR/$tag.out" 2>&1 || rc=$?
+  ${env[@]+"${env[@]}"} timeout -k 10 "${EPL_GPU_TIMEOUT:-120}" "$EXEC" "$@" >"$DIR/$tag.out" 2>&1 || rc=$?
   if [ $rc != 0 ]; then
     echo "$tag: epl-exec failed (exit status $rc; 124: timed out):"
     tail -n 8 "$DIR/$tag.out"
@@ -115,7 +120,7 @@ prepare)
   echo "prepared $DIR: $(ls "$DIR" | wc -l) files, $(du -sh "$DIR" | cut -f1)"
   ;;
 run)
-  missing=$(ldd "$BIN/epl-exec" | awk '/not found/ { print $1 }')
+  missing=$(ldd "$EXEC" | awk '/not found/ { print $1 }')
   if [ -n "$missing" ]; then
     echo "bench/gpu.sh: epl-exec needs libraries this machine lacks: $missing" >&2
     exit 1

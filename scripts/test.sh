@@ -92,5 +92,29 @@ if [[ ${EPL_SANITIZER_TESTS:-1} != 0 ]]; then
   done
 fi
 
+# The epl-exec a GPU machine runs (scripts/build-gpu-runner.sh, which
+# checks that it needs only glibc): it builds, and trains a cuda artifact
+# under the fake CUDA driver exactly as this build's epl-exec does.
+fake="$BUILD_DIR/lib/fake-cuda"
+if [[ -e "$fake/libcuda.so.1" ]]; then
+  dir="$BUILD_DIR-gpu-runner"
+  log="$BUILD_DIR/gpu-runner.log"
+  artifact="$BUILD_DIR/gpu-runner-mlp.so"
+  if EPL_BUILD_DIR="$dir" scripts/build-gpu-runner.sh > "$log" 2>&1 &&
+      "$BUILD_DIR/bin/epl-compile" examples/mlp.mlir --target cuda \
+        --gpu-host-kernels -o "$artifact" >> "$log" 2>&1 &&
+      want=$(LD_LIBRARY_PATH="$fake" "$BUILD_DIR/bin/epl-exec" "$artifact" --steps 3 | grep '^step') &&
+      got=$(LD_LIBRARY_PATH="$fake" "$dir/bin/epl-exec" "$artifact" --steps 3 | grep '^step') &&
+      [[ "$(cut -d' ' -f1-4 <<<"$got")" == "$(cut -d' ' -f1-4 <<<"$want")" ]]; then
+    passed=$((passed + 1))
+    echo "PASS: the GPU machine's epl-exec ($(tail -n 1 "$log"))"
+  else
+    failed=$((failed + 1))
+    status=1
+    echo "FAIL: the GPU machine's epl-exec ($log):"
+    tail -n 30 "$log"
+  fi
+fi
+
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 exit $status
