@@ -113,15 +113,18 @@ def test_cuda_ranks_equal_one(tmp_path, name, variant, ranks, gpus, collectives)
     np.testing.assert_allclose(many, one, rtol=RTOL)
 
 
-def test_cuda_ranks_under_mpirun(tmp_path):
-    """One rank per process, collectives staged through MPI."""
+@pytest.mark.parametrize("collectives", ["host", "nccl"])
+def test_cuda_ranks_under_mpirun(tmp_path, collectives):
+    """One rank per process: collectives staged through MPI, or NCCL's
+    (its communicator's id bootstrapped through MPI; the fake's members
+    meet in shared memory)."""
     if not MPIRUN:
         pytest.skip("mpirun is not installed")
     one = train(tmp_path, "transformer", optimizer="momentum")
     model = torch_model(tmp_path, "transformer")
     artifact = compile_cuda(tmp_path, model, devices=2)
     many = losses(exec_cuda(artifact, *data_args("transformer"), ranks=2,
-                            gpus=2, collectives="host", mpi=True).stdout)
+                            gpus=2, collectives=collectives, mpi=True).stdout)
     np.testing.assert_allclose(many, one, rtol=RTOL)
 
 

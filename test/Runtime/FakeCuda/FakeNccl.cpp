@@ -2,14 +2,18 @@
 //
 // Part of EPL-MLIR.
 //
-// NCCL's collectives among the threads of one process (epl-exec's threads
-// backend over several fake GPUs): the members of a communicator meet, each
-// computes its output from everyone's input, and they meet again before
-// anyone returns, so a member's output may be another's input. Buffers must
-// be device buffers of the member's GPU (the fake driver's). A unique id
-// from another process is refused: the fake does not reach across them.
-// Members that do not all arrive within a minute end the process with a
-// message (a mismatched program), never a hang.
+// NCCL's collectives among the members of a communicator, which may be
+// threads of one process (epl-exec's threads backend over several fake
+// GPUs) or processes (under mpirun, the id bootstrapped through MPI as with
+// the real NCCL). The members share a POSIX shared-memory segment named by
+// the unique id: each posts its input there and meets the others, then each
+// computes its output from everyone's, and they meet again before anyone
+// posts the next. Buffers must be device buffers of the member's GPU (the
+// fake driver's). Members that do not all arrive within a minute end the
+// process with a message (a mismatched program), never a hang.
+//
+// Environment: EPL_FAKE_NCCL_SLOT_MB, the most one member posts at once
+// (default 64).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,63 +21,78 @@
 
 #include <nccl.h>
 
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <map>
-#include <memory>
-#include <mutex>
+#include <ctime>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
-/// What the members of one communicator share.
-struct Shared {
-  explicit Shared(int size) : size(size), in(size), out(size), sends(size) {}
-  const int size;
-  std::mutex mutex;
-  std::condition_variable arrived;
-  int waiting = 0;
-  uint64_t generation = 0;
-  std::vector<const void *> in;
-  std::vector<void *> out;
-  /// Per sender, its sends of the group being run: (peer, buffer, bytes).
-  struct Send {
-    int peer;
-    const void *buffer;
-    size_t bytes;
-  };
-  std::vector<std::vector<Send>> sends;
+constexpr int kMaxMembers = 64;
+constexpr int kMaxSends = 64;
 
-  void meet() {
-    std::unique_lock<std::mutex> lock(mutex);
-    uint64_t mine = generation;
-    if (++waiting == size) {
-      waiting = 0;
-      ++generation;
-      arrived.notify_all();
-      return;
-    }
-    if (!arrived.wait_for(lock, std::chrono::seconds(60),
-                          [&] { return generation != mine; }))
-      eplFakeCudaFail("NCCL", "a member of the communicator did not arrive "
-                              "within 60 s (mismatched collectives)");
-  }
+/// One send of a member's open group, in its slot.
+struct Send {
+  int peer;
+  size_t offset, bytes;
+};
+
+/// The shared segment: this header, then a slot per member.
+struct Header {
+  std::atomic<int> ready; // 1 once member 0 has initialized the rest
+  int size;
+  size_t slotBytes;
+  pthread_mutex_t mutex;
+  pthread_cond_t arrived;
+  int waiting;
+  uint64_t generation;
+  int joined;
+  int numSends[kMaxMembers];
+  Send sends[kMaxMembers][kMaxSends];
 };
 
 struct Comm {
-  std::shared_ptr<Shared> shared;
+  Header *header;
+  char *slots;
   int rank;
+  char *slot(int member) const {
+    return slots + size_t(member) * header->slotBytes;
+  }
 };
 
-std::mutex registryMutex;
-std::map<std::string, std::weak_ptr<Shared>> &registry() {
-  static auto *r = new std::map<std::string, std::weak_ptr<Shared>>;
-  return *r;
+[[noreturn]] void fail(const char *message) {
+  eplFakeCudaFail("NCCL", message);
+}
+
+/// Waits for every member (a barrier across threads and processes).
+void meet(Header &h) {
+  pthread_mutex_lock(&h.mutex);
+  uint64_t mine = h.generation;
+  if (++h.waiting == h.size) {
+    h.waiting = 0;
+    ++h.generation;
+    pthread_cond_broadcast(&h.arrived);
+    pthread_mutex_unlock(&h.mutex);
+    return;
+  }
+  timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 60;
+  while (h.generation == mine)
+    if (pthread_cond_timedwait(&h.arrived, &h.mutex, &deadline) == ETIMEDOUT)
+      fail("a member of the communicator did not arrive within 60 s "
+           "(mismatched collectives)");
+  pthread_mutex_unlock(&h.mutex);
 }
 
 size_t typeSize(ncclDataType_t type) {
@@ -98,13 +117,14 @@ size_t typeSize(ncclDataType_t type) {
 }
 
 template <typename T>
-void reduceAs(ncclRedOp_t op, const std::vector<const void *> &inputs,
-              size_t offset, size_t count, void *out) {
+void reduceAs(ncclRedOp_t op, const Comm &c, size_t offset, size_t count,
+              void *out) {
   auto *result = static_cast<T *>(out);
+  int n = c.header->size;
   for (size_t i = 0; i < count; ++i) {
-    T acc = static_cast<const T *>(inputs[0])[offset + i];
-    for (size_t r = 1; r < inputs.size(); ++r) {
-      T v = static_cast<const T *>(inputs[r])[offset + i];
+    T acc = reinterpret_cast<const T *>(c.slot(0))[offset + i];
+    for (int r = 1; r < n; ++r) {
+      T v = reinterpret_cast<const T *>(c.slot(r))[offset + i];
       if (op == ncclMax)
         acc = v > acc ? v : acc;
       else if (op == ncclMin)
@@ -115,30 +135,29 @@ void reduceAs(ncclRedOp_t op, const std::vector<const void *> &inputs,
         acc = acc + v;
     }
     if (op == ncclAvg)
-      acc = acc / T(inputs.size());
+      acc = acc / T(n);
     result[i] = acc;
   }
 }
 
-/// Elements [offset, offset + count) of the members' inputs reduced.
-bool reduce(ncclDataType_t type, ncclRedOp_t op,
-            const std::vector<const void *> &inputs, size_t offset,
+/// Elements [offset, offset + count) of the members' posted inputs reduced.
+bool reduce(ncclDataType_t type, ncclRedOp_t op, const Comm &c, size_t offset,
             size_t count, void *out) {
   switch (type) {
   case ncclFloat32:
-    reduceAs<float>(op, inputs, offset, count, out);
+    reduceAs<float>(op, c, offset, count, out);
     return true;
   case ncclFloat64:
-    reduceAs<double>(op, inputs, offset, count, out);
+    reduceAs<double>(op, c, offset, count, out);
     return true;
   case ncclInt32:
-    reduceAs<int32_t>(op, inputs, offset, count, out);
+    reduceAs<int32_t>(op, c, offset, count, out);
     return true;
   case ncclInt64:
-    reduceAs<int64_t>(op, inputs, offset, count, out);
+    reduceAs<int64_t>(op, c, offset, count, out);
     return true;
   case ncclFloat16:
-    reduceAs<_Float16>(op, inputs, offset, count, out);
+    reduceAs<_Float16>(op, c, offset, count, out);
     return true;
   default:
     return false;
@@ -151,34 +170,29 @@ bool deviceBuffer(const void *p, size_t bytes) {
   return !bytes || eplFakeCudaIsDeviceBuffer(p, bytes);
 }
 
-/// A collective: every member posts its buffers and meets the others; then
-/// each computes its output into `scratch` from everyone's input, they
-/// meet, each writes its output, and they meet once more.
+/// A collective: every member posts `inBytes` of its input in its slot and
+/// meets the others; each computes its output from everyone's into
+/// `out`, and they meet again before a slot is reused.
 template <typename Compute>
 ncclResult_t collective(ncclComm_t comm, cudaStream_t stream, const void *in,
                         size_t inBytes, void *out, size_t outBytes,
                         Compute compute) {
   Comm *c = commOf(comm);
-  if (!c)
-    return ncclInvalidArgument;
-  if (!eplFakeCudaIsCurrentStream(stream) || !deviceBuffer(in, inBytes) ||
+  if (!c || !eplFakeCudaIsCurrentStream(stream) || !deviceBuffer(in, inBytes) ||
       !deviceBuffer(out, outBytes))
     return ncclInvalidArgument;
-  Shared &s = *c->shared;
-  s.in[c->rank] = in;
-  s.out[c->rank] = out;
-  s.meet();
+  if (inBytes > c->header->slotBytes)
+    fail("a collective larger than EPL_FAKE_NCCL_SLOT_MB");
+  {
+    epl::fake::DeviceWork work;
+    std::memcpy(c->slot(c->rank), in, inBytes);
+  }
+  meet(*c->header);
   std::vector<char> scratch(outBytes);
-  {
-    epl::fake::DeviceWork work;
-    compute(s, c->rank, scratch.data());
-  }
-  s.meet();
-  {
-    epl::fake::DeviceWork work;
-    std::memcpy(out, scratch.data(), outBytes);
-  }
-  s.meet();
+  compute(*c, scratch.data());
+  meet(*c->header);
+  epl::fake::DeviceWork work;
+  std::memcpy(out, scratch.data(), outBytes);
   return ncclSuccess;
 }
 
@@ -193,6 +207,7 @@ struct Pending {
 };
 thread_local int groupDepth = 0;
 thread_local std::vector<Pending> pending;
+std::atomic<int> nextId{0};
 } // namespace
 
 extern "C" {
@@ -212,41 +227,84 @@ const char *ncclGetErrorString(ncclResult_t result) {
 }
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
-  static std::atomic<int> next{0};
   std::memset(id->internal, 0, sizeof(id->internal));
-  std::snprintf(id->internal, sizeof(id->internal), "fake-nccl:%d:%d",
-                int(getpid()), next++);
+  std::snprintf(id->internal, sizeof(id->internal), "/epl-fake-nccl-%d-%d",
+                int(getpid()), nextId++);
   return ncclSuccess;
 }
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int size, ncclUniqueId id,
                               int rank) {
-  std::string key(id.internal, strnlen(id.internal, sizeof(id.internal)));
-  int pid = 0, serial = 0;
-  if (std::sscanf(key.c_str(), "fake-nccl:%d:%d", &pid, &serial) != 2)
+  std::string name(id.internal, strnlen(id.internal, sizeof(id.internal)));
+  if (name.rfind("/epl-fake-nccl-", 0) != 0 || size < 1 || size > kMaxMembers ||
+      rank < 0 || rank >= size)
     return ncclInvalidArgument;
-  if (pid != int(getpid())) {
-    std::fprintf(stderr, "fake NCCL: a communicator across processes (the "
-                         "fake runs within one)\n");
-    return ncclSystemError;
-  }
-  if (size < 1 || rank < 0 || rank >= size)
-    return ncclInvalidArgument;
-  std::shared_ptr<Shared> shared;
-  {
-    std::lock_guard<std::mutex> lock(registryMutex);
-    std::weak_ptr<Shared> &entry = registry()[key];
-    shared = entry.lock();
-    if (!shared) {
-      shared = std::make_shared<Shared>(size);
-      entry = shared;
+  size_t slotBytes = size_t(std::atoi(std::getenv("EPL_FAKE_NCCL_SLOT_MB")
+                                          ? std::getenv("EPL_FAKE_NCCL_SLOT_MB")
+                                          : "64"))
+                     << 20;
+  size_t headerBytes = (sizeof(Header) + 4095) / 4096 * 4096;
+  size_t total = headerBytes + slotBytes * size;
+  int fd = -1;
+  if (rank == 0) {
+    fd = shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ftruncate(fd, off_t(total)) != 0)
+      return ncclSystemError;
+  } else {
+    // Member 0 makes the segment; the others wait for it.
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while ((fd = shm_open(name.c_str(), O_RDWR, 0600)) < 0) {
+      if (std::chrono::steady_clock::now() > until)
+        fail("member 0 of the communicator did not make it within 60 s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
-  if (shared->size != size)
+  void *p = MAP_FAILED;
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  // A member may open the segment before member 0 has sized it.
+  while (true) {
+    off_t length = lseek(fd, 0, SEEK_END);
+    if (length == off_t(total)) {
+      p = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      break;
+    }
+    if (std::chrono::steady_clock::now() > until)
+      fail("the communicator's shared memory has another size: members "
+           "disagree on the group or EPL_FAKE_NCCL_SLOT_MB");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  close(fd);
+  if (p == MAP_FAILED)
+    return ncclSystemError;
+  auto *h = static_cast<Header *>(p);
+  if (rank == 0) {
+    h->size = size;
+    h->slotBytes = slotBytes;
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+    pthread_mutex_init(&h->mutex, &ma);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setpshared(&ca, PTHREAD_PROCESS_SHARED);
+    pthread_cond_init(&h->arrived, &ca);
+    h->ready.store(1);
+  } else {
+    while (!h->ready.load()) {
+      if (std::chrono::steady_clock::now() > until)
+        fail("member 0 of the communicator did not start it within 60 s");
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  if (h->size != size)
     return ncclInvalidArgument;
-  *comm = reinterpret_cast<ncclComm_t>(new Comm{shared, rank});
-  // ncclCommInitRank returns once every member has joined.
-  shared->meet();
+  *comm = reinterpret_cast<ncclComm_t>(
+      new Comm{h, static_cast<char *>(p) + headerBytes, rank});
+  // ncclCommInitRank returns once every member has joined; the segment's
+  // name is then no longer needed (the mappings keep it).
+  meet(*h);
+  if (rank == 0)
+    shm_unlink(name.c_str());
   return ncclSuccess;
 }
 
@@ -258,8 +316,8 @@ ncclResult_t ncclAllReduce(const void *in, void *out, size_t count,
     return ncclInvalidArgument;
   bool ok = true;
   ncclResult_t r = collective(comm, stream, in, bytes, out, bytes,
-                              [&](Shared &s, int, char *scratch) {
-                                ok = reduce(type, op, s.in, 0, count, scratch);
+                              [&](const Comm &c, char *scratch) {
+                                ok = reduce(type, op, c, 0, count, scratch);
                               });
   return ok ? r : ncclInvalidArgument;
 }
@@ -272,9 +330,9 @@ ncclResult_t ncclReduceScatter(const void *in, void *out, size_t countPerRank,
     return ncclInvalidArgument;
   bool ok = true;
   ncclResult_t r = collective(
-      comm, stream, in, bytes * commOf(comm)->shared->size, out, bytes,
-      [&](Shared &s, int rank, char *scratch) {
-        ok = reduce(type, op, s.in, rank * countPerRank, countPerRank, scratch);
+      comm, stream, in, bytes * commOf(comm)->header->size, out, bytes,
+      [&](const Comm &c, char *scratch) {
+        ok = reduce(type, op, c, c.rank * countPerRank, countPerRank, scratch);
       });
   return ok ? r : ncclInvalidArgument;
 }
@@ -286,10 +344,10 @@ ncclResult_t ncclAllGather(const void *in, void *out, size_t countPerRank,
   if (!commOf(comm) || (!bytes && countPerRank))
     return ncclInvalidArgument;
   return collective(comm, stream, in, bytes, out,
-                    bytes * commOf(comm)->shared->size,
-                    [&](Shared &s, int, char *scratch) {
-                      for (int r = 0; r < s.size; ++r)
-                        std::memcpy(scratch + r * bytes, s.in[r], bytes);
+                    bytes * commOf(comm)->header->size,
+                    [&](const Comm &c, char *scratch) {
+                      for (int r = 0; r < c.header->size; ++r)
+                        std::memcpy(scratch + r * bytes, c.slot(r), bytes);
                     });
 }
 
@@ -298,13 +356,13 @@ ncclResult_t ncclBroadcast(const void *in, void *out, size_t count,
                            cudaStream_t stream) {
   size_t bytes = count * typeSize(type);
   Comm *c = commOf(comm);
-  if (!c || (!bytes && count) || root < 0 || root >= c->shared->size)
+  if (!c || (!bytes && count) || root < 0 || root >= c->header->size)
     return ncclInvalidArgument;
   // Only the root's input is read.
   return collective(comm, stream, c->rank == root ? in : nullptr,
                     c->rank == root ? bytes : 0, out, bytes,
-                    [&](Shared &s, int, char *scratch) {
-                      std::memcpy(scratch, s.in[root], bytes);
+                    [&](const Comm &m, char *scratch) {
+                      std::memcpy(scratch, m.slot(root), bytes);
                     });
 }
 
@@ -320,7 +378,7 @@ ncclResult_t ncclSend(const void *in, size_t count, ncclDataType_t type,
     return ncclInvalidUsage; // the fake runs point-to-point in groups only
   if (!commOf(comm) || !eplFakeCudaIsCurrentStream(stream) ||
       !deviceBuffer(in, bytes) || peer < 0 ||
-      peer >= commOf(comm)->shared->size)
+      peer >= commOf(comm)->header->size)
     return ncclInvalidArgument;
   pending.push_back({true, in, nullptr, bytes, peer, comm});
   return ncclSuccess;
@@ -333,14 +391,16 @@ ncclResult_t ncclRecv(void *out, size_t count, ncclDataType_t type, int peer,
     return ncclInvalidUsage;
   if (!commOf(comm) || !eplFakeCudaIsCurrentStream(stream) ||
       !deviceBuffer(out, bytes) || peer < 0 ||
-      peer >= commOf(comm)->shared->size)
+      peer >= commOf(comm)->header->size)
     return ncclInvalidArgument;
   pending.push_back({false, nullptr, out, bytes, peer, comm});
   return ncclSuccess;
 }
 
 /// Runs the group's sends and receives: all on one communicator, whose
-/// every member runs a group with it (the runtime's all_to_all).
+/// every member runs a group with it (the runtime's all_to_all). Each
+/// member posts its sends in its slot, they meet, each receive takes the
+/// next send of its peer to it, and they meet again.
 ncclResult_t ncclGroupEnd() {
   if (groupDepth == 0)
     return ncclInvalidUsage;
@@ -348,43 +408,46 @@ ncclResult_t ncclGroupEnd() {
     return ncclSuccess;
   std::vector<Pending> ops;
   ops.swap(pending);
-  Comm *c = commOf(ops.front().comm);
   for (const Pending &op : ops)
     if (op.comm != ops.front().comm)
       return ncclInvalidUsage;
-  Shared &s = *c->shared;
-  s.sends[c->rank].clear();
-  for (const Pending &op : ops)
-    if (op.send)
-      s.sends[c->rank].push_back({op.peer, op.sendBuffer, op.bytes});
-  s.meet();
-  // Each receive takes the next send of its peer to this member.
-  std::vector<size_t> taken(s.size, 0);
-  std::vector<std::pair<void *, std::vector<char>>> received;
+  Comm &c = *commOf(ops.front().comm);
+  Header &h = *c.header;
+  int &numSends = h.numSends[c.rank];
+  numSends = 0;
+  size_t offset = 0;
   {
     epl::fake::DeviceWork work;
     for (const Pending &op : ops) {
-      if (op.send)
+      if (!op.send)
         continue;
-      const std::vector<Shared::Send> &from = s.sends[op.peer];
-      size_t &k = taken[op.peer];
-      while (k < from.size() && from[k].peer != c->rank)
-        ++k;
-      if (k == from.size() || from[k].bytes != op.bytes)
-        eplFakeCudaFail("NCCL", "a receive without a matching send");
-      const char *data = static_cast<const char *>(from[k].buffer);
-      received.emplace_back(op.recvBuffer,
-                            std::vector<char>(data, data + op.bytes));
-      ++k;
+      if (numSends == kMaxSends || offset + op.bytes > h.slotBytes)
+        fail("a group of sends larger than the fake's slot");
+      std::memcpy(c.slot(c.rank) + offset, op.sendBuffer, op.bytes);
+      h.sends[c.rank][numSends++] = {op.peer, offset, op.bytes};
+      offset += op.bytes;
     }
   }
-  s.meet();
-  {
-    epl::fake::DeviceWork work;
-    for (auto &[buffer, data] : received)
-      std::memcpy(buffer, data.data(), data.size());
+  meet(h);
+  std::vector<int> taken(h.size, 0);
+  std::vector<std::pair<void *, std::vector<char>>> received;
+  for (const Pending &op : ops) {
+    if (op.send)
+      continue;
+    int &k = taken[op.peer];
+    while (k < h.numSends[op.peer] && h.sends[op.peer][k].peer != c.rank)
+      ++k;
+    if (k == h.numSends[op.peer] || h.sends[op.peer][k].bytes != op.bytes)
+      fail("a receive without a matching send");
+    const char *data = c.slot(op.peer) + h.sends[op.peer][k].offset;
+    received.emplace_back(op.recvBuffer,
+                          std::vector<char>(data, data + op.bytes));
+    ++k;
   }
-  s.meet();
+  meet(h);
+  epl::fake::DeviceWork work;
+  for (auto &[buffer, data] : received)
+    std::memcpy(buffer, data.data(), data.size());
   return ncclSuccess;
 }
 }
