@@ -156,6 +156,9 @@ public:
 
   void operator()() {
     stage.call(packed.data());
+    // Its updates may still run on a GPU when no result was copied back (a
+    // pipeline stage's step updates in place only): the step ends there.
+    rt::synchronizeDevice();
     hostStale = true;
   }
 

@@ -281,6 +281,11 @@ void epl::rt::releaseResidentBuffers(const void *begin, const void *end) {
   }
 }
 
+void epl::rt::synchronizeDevice() {
+  if (cuda::bound())
+    cuda::synchronize();
+}
+
 bool epl::rt::pinHostBuffer(void *ptr, size_t bytes) {
   return cuda::bound() && cuda::pin(ptr, bytes);
 }

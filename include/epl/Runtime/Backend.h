@@ -239,6 +239,10 @@ void syncResidentBuffers();
 /// go). A rank's are all freed when it leaves runRanks.
 void releaseResidentBuffers(const void *begin, const void *end);
 
+/// On a rank bound to a GPU: waits until everything it queued there has
+/// run (a step's time is the device's); nothing elsewhere.
+void synchronizeDevice();
+
 /// On a rank bound to a GPU: page-locks the host buffer [ptr, ptr + bytes)
 /// that the rank's steps copy to and from the device (a batch, a result,
 /// offloaded parameters and optimizer state), so that the copies are DMA;
