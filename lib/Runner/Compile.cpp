@@ -775,20 +775,8 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
     // (epl-copy-arguments-to-device): a result written over its argument is
     // one, the others each their own. (With offload each lives only around
     // its uses: the estimate stays the step's own buffers'.)
-    if (gpu && !offload && stage.estimatedPeakBytes) {
-      auto bytes = [](const EntryValue &v) {
-        int64_t n = v.dtype ? dtypeSize(*v.dtype) : 0;
-        for (int64_t d : v.localShape)
-          n *= d;
-        return n;
-      };
-      for (const EntryArg &a : stage.entry.args)
-        *stage.estimatedPeakBytes += bytes(a);
-      for (auto [r, result] : llvm::enumerate(stage.entry.results))
-        if (llvm::none_of(stage.inPlace,
-                          [&, r = r](auto pair) { return pair.first == r; }))
-          *stage.estimatedPeakBytes += bytes(result);
-    }
+    if (gpu && !offload && stage.estimatedPeakBytes)
+      *stage.estimatedPeakBytes += stage.callBytes();
   }
   PassManager pm(module.getContext());
   if (options.target == Target::CUDA) {

@@ -547,31 +547,17 @@ rankReports(const Program &program,
     }
     // What the rank's stage holds between steps, from its entry's
     // arguments and results.
-    const EntryPoint &entry = program.stages[report.stage].entry;
-    for (const EntryArg &a : entry.args) {
-      if (!a.dtype)
-        continue;
-      int64_t bytes = static_cast<int64_t>(dtypeSize(*a.dtype));
-      for (int64_t n : a.localShape)
-        bytes *= n;
+    const Stage &stage = program.stages[report.stage];
+    for (const EntryArg &a : stage.entry.args) {
       // Model state is held like the parameters.
       if (a.kind == ArgKind::Param || a.kind == ArgKind::State)
-        report.paramBytes += bytes;
+        report.paramBytes += a.localBytes();
       else if (a.kind == ArgKind::OptState)
-        report.optStateBytes += bytes;
-      report.hostBytes += bytes;
+        report.optStateBytes += a.localBytes();
     }
-    const auto &inPlace = program.stages[report.stage].inPlace;
-    for (auto [i, res] : llvm::enumerate(entry.results)) {
+    for (const EntryResult &res : stage.entry.results)
       report.gradBytes += res.gradBytes;
-      if (!res.dtype ||
-          llvm::any_of(inPlace, [&](auto pair) { return pair.first == i; }))
-        continue;
-      int64_t bytes = static_cast<int64_t>(dtypeSize(*res.dtype));
-      for (int64_t n : res.localShape)
-        bytes *= n;
-      report.hostBytes += bytes;
-    }
+    report.hostBytes = stage.callBytes();
     if (spanned)
       report.bubble = bubbles[r] / spanned;
   }

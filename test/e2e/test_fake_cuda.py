@@ -230,7 +230,9 @@ def test_bench_gpu_sh_dry_run(tmp_path):
     the CPU's losses; its measurements print."""
     out = run([ROOT / "bench" / "gpu.sh", "dry-run", tmp_path / "gpu"])
     assert out.stdout.count(" ok  steps 8/8") == 4, out.stdout
-    assert "epl-exec: one GEMM" in out.stdout, out.stdout
+    for math in ("fp32", "tf32"):
+        section = out.stdout.split(f"{math} math\n", 1)[1]
+        assert section.startswith("epl-exec: one GEMM"), out.stdout
     assert "transformer training step" in out.stdout, out.stdout
 
 

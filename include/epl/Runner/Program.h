@@ -58,6 +58,16 @@ struct EntryValue {
   /// messages.
   std::string typeName;
   Shard shard;
+
+  /// The bytes one device holds (0 for a type runners do not pass).
+  int64_t localBytes() const {
+    if (!dtype)
+      return 0;
+    int64_t bytes = static_cast<int64_t>(dtypeSize(*dtype));
+    for (int64_t d : localShape)
+      bytes *= d;
+    return bytes;
+  }
 };
 
 struct EntryArg : EntryValue {
@@ -146,6 +156,19 @@ struct Stage {
   /// read and written only around the run; not with offload v0, whose
   /// parameters and state move every step.
   bool residentInPlace = false;
+
+  /// The bytes of the buffers a call of it is passed: its arguments, and
+  /// its results but those written over an argument.
+  int64_t callBytes() const {
+    int64_t bytes = 0;
+    for (const EntryArg &a : entry.args)
+      bytes += a.localBytes();
+    for (size_t r = 0; r < entry.results.size(); ++r)
+      if (std::none_of(inPlace.begin(), inPlace.end(),
+                       [&](const auto &pair) { return pair.first == r; }))
+        bytes += entry.results[r].localBytes();
+    return bytes;
+  }
 };
 
 /// A compiled step, ready to run. A program that is not pipelined is the

@@ -132,8 +132,15 @@ struct EPLCopyArgumentsToDevicePass
                                epl::EPLDialect::kInPlaceOfAttrName);
         if (!of)
           continue;
-        partner[arg.getArgNumber()] = of.getInt();
-        partner[of.getInt()] = arg.getArgNumber();
+        // One buffer holds two values at most: a third would be written
+        // back in no defined order.
+        if (!partner.try_emplace(arg.getArgNumber(), of.getInt()).second ||
+            !partner.try_emplace(of.getInt(), arg.getArgNumber()).second) {
+          function.emitOpError("argument ")
+              << of.getInt() << " is the buffer of more than one result ("
+              << epl::EPLDialect::kInPlaceOfAttrName << ")";
+          return signalPassFailure();
+        }
       }
       DenseSet<unsigned> done;
       // Copies made on entry, in the arguments' order.

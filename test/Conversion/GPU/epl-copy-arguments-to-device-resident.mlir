@@ -1,4 +1,4 @@
-// RUN: epl-opt %s --epl-copy-arguments-to-device --split-input-file | FileCheck %s
+// RUN: epl-opt %s --epl-copy-arguments-to-device --split-input-file --verify-diagnostics | FileCheck %s
 
 // A parameter and its update, which the runner passes one buffer for
 // (epl.in_place_of): one device copy that lives from step to step, the
@@ -65,4 +65,14 @@ module attributes {epl.config = {"offload.level" = "v0"}} {
     call @write(%new_w) : (memref<4xf32>) -> ()
     return
   }
+}
+
+// -----
+
+// Two results written over one argument: which one the buffer ends with
+// is not defined, so it is an error.
+// expected-error @+1 {{'func.func' op argument 0 is the buffer of more than one result (epl.in_place_of)}}
+func.func @step(%w: memref<4xf32> {epl.read_only}, %a: memref<4xf32> {epl.in_place_of = 0 : i64},
+                %b: memref<4xf32> {epl.in_place_of = 0 : i64}) {
+  return
 }

@@ -184,6 +184,13 @@ CUresult needContext() {
   return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
+CUresult needDevice(int ordinal) {
+  if (!driver().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return ordinal >= 0 && ordinal < driver().devices ? CUDA_SUCCESS
+                                                    : CUDA_ERROR_INVALID_DEVICE;
+}
+
 CUresult checkStream(CUstream stream) {
   if (CUresult r = needContext())
     return r;
@@ -340,20 +347,16 @@ CUresult cuDeviceGetCount(int *count) {
 }
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal) {
-  if (!driver().initialized)
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (ordinal < 0 || ordinal >= driver().devices)
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult r = needDevice(ordinal))
+    return r;
   *device = ordinal;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
                               CUdevice device) {
-  if (!driver().initialized)
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (device < 0 || device >= driver().devices)
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult r = needDevice(device))
+    return r;
   switch (attribute) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
     *value = driver().sm / 10;
@@ -367,10 +370,8 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
-  if (!driver().initialized)
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (device < 0 || device >= driver().devices)
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult r = needDevice(device))
+    return r;
   *context = reinterpret_cast<CUcontext>(driver().contexts[device].get());
   return CUDA_SUCCESS;
 }
@@ -392,10 +393,8 @@ CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
 CUresult cuStreamSynchronize(CUstream stream) { return checkStream(stream); }
 
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice device) {
-  if (!driver().initialized)
-    return CUDA_ERROR_NOT_INITIALIZED;
-  if (device < 0 || device >= driver().devices)
-    return CUDA_ERROR_INVALID_DEVICE;
+  if (CUresult r = needDevice(device))
+    return r;
   *pool = reinterpret_cast<CUmemoryPool>(driver().contexts[device].get());
   return CUDA_SUCCESS;
 }

@@ -56,7 +56,6 @@ struct Header {
   pthread_cond_t arrived;
   int waiting;
   uint64_t generation;
-  int joined;
   int numSends[kMaxMembers];
   Send sends[kMaxMembers][kMaxSends];
 };
@@ -207,6 +206,19 @@ struct Pending {
 };
 thread_local int groupDepth = 0;
 thread_local std::vector<Pending> pending;
+
+/// A send or receive, checked, into the open group.
+ncclResult_t queue(const Pending &op, cudaStream_t stream) {
+  if (!groupDepth)
+    return ncclInvalidUsage; // the fake runs point-to-point in groups only
+  Comm *c = commOf(op.comm);
+  if (!c || !eplFakeCudaIsCurrentStream(stream) ||
+      !deviceBuffer(op.send ? op.sendBuffer : op.recvBuffer, op.bytes) ||
+      op.peer < 0 || op.peer >= c->header->size)
+    return ncclInvalidArgument;
+  pending.push_back(op);
+  return ncclSuccess;
+}
 std::atomic<int> nextId{0};
 } // namespace
 
@@ -373,28 +385,13 @@ ncclResult_t ncclGroupStart() {
 
 ncclResult_t ncclSend(const void *in, size_t count, ncclDataType_t type,
                       int peer, ncclComm_t comm, cudaStream_t stream) {
-  size_t bytes = count * typeSize(type);
-  if (!groupDepth)
-    return ncclInvalidUsage; // the fake runs point-to-point in groups only
-  if (!commOf(comm) || !eplFakeCudaIsCurrentStream(stream) ||
-      !deviceBuffer(in, bytes) || peer < 0 ||
-      peer >= commOf(comm)->header->size)
-    return ncclInvalidArgument;
-  pending.push_back({true, in, nullptr, bytes, peer, comm});
-  return ncclSuccess;
+  return queue({true, in, nullptr, count * typeSize(type), peer, comm}, stream);
 }
 
 ncclResult_t ncclRecv(void *out, size_t count, ncclDataType_t type, int peer,
                       ncclComm_t comm, cudaStream_t stream) {
-  size_t bytes = count * typeSize(type);
-  if (!groupDepth)
-    return ncclInvalidUsage;
-  if (!commOf(comm) || !eplFakeCudaIsCurrentStream(stream) ||
-      !deviceBuffer(out, bytes) || peer < 0 ||
-      peer >= commOf(comm)->header->size)
-    return ncclInvalidArgument;
-  pending.push_back({false, nullptr, out, bytes, peer, comm});
-  return ncclSuccess;
+  return queue({false, nullptr, out, count * typeSize(type), peer, comm},
+               stream);
 }
 
 /// Runs the group's sends and receives: all on one communicator, whose
