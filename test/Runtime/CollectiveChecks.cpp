@@ -358,8 +358,10 @@ void epl::rt::test::runFailureScenario(const std::string &name, int rank,
     if (rank == 1) {
       Buffer<float> out{std::vector<float>(4)};
       _mlir_ciface_epl_rt_recv_f32(out.mem(), group.mem(), 0, 0);
-    } else if (rank == 0) {
-      // Stays alive past the timeout without sending.
+    } else {
+      // Rank 0 stays alive past the timeout without sending; the others
+      // too, so that rank 1's timeout is the first (theirs, at the end of
+      // the program, would race it).
       std::this_thread::sleep_for(std::chrono::seconds(5));
     }
   } else {
