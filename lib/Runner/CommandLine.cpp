@@ -64,7 +64,8 @@ RunCommandLine::RunCommandLine(cl::OptionCategory &category)
                cl::value_desc("file"), cl::cat(category)),
       timeout("timeout",
               cl::desc("Seconds a rank waits for its peers in one operation "
-                       "before the run fails"),
+                       "(on a GPU, also for its GPU to finish the work it "
+                       "was given) before the run fails"),
               cl::init(120), cl::cat(category)),
       threads("threads-per-rank",
               cl::desc("Threads of each rank for large loop kernels and "

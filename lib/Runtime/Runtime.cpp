@@ -365,6 +365,7 @@ void epl::rt::runRanks(const Options &options,
   // Each rank takes a GPU (rank modulo the GPUs there are) before it runs.
   gpuCollectivesMode() = options.gpuCollectives;
   cuda::setTF32(options.gpuTF32);
+  cuda::setTimeout(options.timeoutSeconds);
   auto onDevice = [&](int rank) {
     if (options.cuda)
       cuda::bindRank(rank);

@@ -217,6 +217,24 @@ def test_nccl_needs_a_gpu_per_rank(tmp_path):
     assert "--gpu-collectives nccl: 2 ranks share 1 GPU(s)" in out.stderr
 
 
+def test_gpu_work_that_never_finishes_is_an_error(tmp_path):
+    """A kernel that never ends (on a GPU: an NCCL collective whose peer
+    died) ends the run after --timeout with one line, instead of a rank
+    blocked for good in the wait for its stream."""
+    import time
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir")
+    env = fake_env()
+    env["EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES"] = "3"
+    start = time.monotonic()
+    out = run([EPL_EXEC, artifact, "--steps", 2, "--timeout", 2],
+              expect_ok=False, env=env)
+    assert out.returncode == 1, out.stderr
+    assert ("CUDA: the GPU's work has not finished after 2 s (a collective "
+            "whose other ranks never joined it, or a kernel that does not "
+            "end); see --timeout") in out.stderr
+    assert time.monotonic() - start < 60
+
+
 def test_host_kernels_are_for_the_cuda_target(tmp_path):
     out = run([EPL_COMPILE, EXAMPLES / "mlp.mlir", "--gpu-host-kernels", "-o",
                tmp_path / "x.so"], expect_ok=False)

@@ -18,7 +18,9 @@
 #include <cuda.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <map>
 #include <mutex>
@@ -39,7 +41,7 @@ struct Driver {
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuCtxSetCurrent)                                                           \
   X(cuStreamCreate)                                                            \
-  X(cuStreamSynchronize)                                                       \
+  X(cuStreamQuery)                                                             \
   X(cuMemAllocAsync)                                                           \
   X(cuMemFreeAsync)                                                            \
   X(cuDeviceGetDefaultMemPool)                                                 \
@@ -176,9 +178,12 @@ CUmodule moduleFor(Image &image) {
 
 namespace {
 std::atomic<bool> tf32{false};
+std::atomic<double> timeoutSeconds{120};
 } // namespace
 
 void cuda::setTF32(bool enabled) { tf32.store(enabled); }
+
+void cuda::setTimeout(double seconds) { timeoutSeconds.store(seconds); }
 
 bool cuda::available(std::string &why) {
   why = driver().error;
@@ -263,8 +268,29 @@ void *cuda::stream() { return device().stream; }
 int cuda::deviceCount() { return driver().devices; }
 
 void cuda::synchronize() {
-  check(driver().cuStreamSynchronize(device().stream),
-        "a kernel or copy of this step");
+  // Polled, not cuStreamSynchronize: a kernel that never finishes (an NCCL
+  // collective whose peer died or never joined) would block the rank for
+  // good, and the run must end with an error instead.
+  CUstream stream = device().stream;
+  double timeout = timeoutSeconds.load();
+  auto start = std::chrono::steady_clock::now();
+  for (int polls = 0;; ++polls) {
+    CUresult r = driver().cuStreamQuery(stream);
+    if (r == CUDA_SUCCESS)
+      return;
+    if (r != CUDA_ERROR_NOT_READY)
+      check(r, "a kernel or copy of this step");
+    std::chrono::duration<double> waited =
+        std::chrono::steady_clock::now() - start;
+    if (waited.count() > timeout)
+      fatalError("CUDA: the GPU's work has not finished after " +
+                 formatSeconds(timeout) +
+                 " (a collective whose other ranks never joined it, or a "
+                 "kernel that does not end); see --timeout");
+    // Spin while the work is short (a step's copy), then let the core go.
+    if (polls > 1000)
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 namespace {

@@ -27,6 +27,10 @@ namespace epl::rt::cuda {
 /// fp32 GEMMs in TF32 (the run's choice, Options::gpuTF32).
 void setTF32(bool enabled);
 
+/// How long synchronize() waits for a rank's GPU work before it ends the
+/// run with an error (the run's --timeout, Options::timeoutSeconds).
+void setTimeout(double seconds);
+
 /// Whether the CUDA driver loads and sees a GPU; else `why` says what is
 /// missing, in one line.
 bool available(std::string &why);
@@ -54,7 +58,8 @@ void copy(void *dst, const void *src, size_t bytes);
 bool pin(void *ptr, size_t bytes);
 void unpin(void *ptr);
 
-/// Waits for everything the rank's stream holds.
+/// Waits for everything the rank's stream holds; ends the run with an
+/// error when it takes longer than setTimeout's seconds.
 void synchronize();
 
 /// The rank's stream (a CUstream), for libraries that take one.

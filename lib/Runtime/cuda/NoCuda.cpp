@@ -24,6 +24,7 @@ void *cuda::allocate(size_t) { unavailable(); }
 void cuda::release(void *) { unavailable(); }
 void cuda::copy(void *, const void *, size_t) { unavailable(); }
 void cuda::setTF32(bool) {}
+void cuda::setTimeout(double) {}
 bool cuda::pin(void *, size_t) { return false; }
 void cuda::unpin(void *) {}
 void cuda::synchronize() { unavailable(); }

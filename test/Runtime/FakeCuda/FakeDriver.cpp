@@ -8,7 +8,13 @@
 // belongs to a context, launches respect the grid and block limits, copies
 // and frees name live device buffers, and device memory is only touched by
 // device work (FakeCuda.h). Work runs at once, in the calling thread, so
-// every stream is always idle.
+// every stream is always idle, except in a stream that hangs.
+//
+// EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES=N: the kernel launched after the first
+// N (counted over the process) never finishes, as a kernel waiting for a
+// peer that never comes (an NCCL collective of a rank that died) does on a
+// GPU: its stream runs nothing more, cuStreamQuery says CUDA_ERROR_NOT_READY
+// and cuStreamSynchronize blocks for good.
 //
 // Kernel images: a real cubin is refused as a GPU of another architecture
 // refuses it (CUDA_ERROR_NO_BINARY_FOR_GPU); `epl-host-kernels:M` (what
@@ -47,6 +53,7 @@ struct Context {
 };
 struct Stream {
   Context *context;
+  bool hung = false;
 };
 struct Module {
   std::string name;
@@ -148,6 +155,9 @@ struct Driver {
   bool initialized = false;
   int devices = 1;
   int sm = 90;
+  /// Launches before one hangs (EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES); -1: none.
+  long hangAfterLaunches = -1;
+  long launches = 0;
   std::vector<std::unique_ptr<Context>> contexts; // primary, per device
   Arena arena;
 };
@@ -270,6 +280,7 @@ CUresult cuInit(unsigned int flags) {
     return CUDA_SUCCESS;
   d.devices = envInt("EPL_FAKE_CUDA_DEVICES", 1);
   d.sm = envInt("EPL_FAKE_CUDA_SM", 90);
+  d.hangAfterLaunches = envInt("EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES", -1);
   for (int k = 0; k < d.devices; ++k)
     d.contexts.push_back(std::make_unique<Context>(Context{k}));
   d.arena.init();
@@ -390,7 +401,21 @@ CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuStreamSynchronize(CUstream stream) { return checkStream(stream); }
+Stream *streamOf(CUstream stream) { return reinterpret_cast<Stream *>(stream); }
+
+CUresult cuStreamSynchronize(CUstream stream) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  while (streamOf(stream)->hung)
+    pause();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamQuery(CUstream stream) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  return streamOf(stream)->hung ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
 
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice device) {
   if (CUresult r = needDevice(device))
@@ -441,6 +466,8 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
     if (d.arena.contains(address) && !d.arena.find(address, bytes))
       return CUDA_ERROR_INVALID_VALUE;
   }
+  if (streamOf(stream)->hung)
+    return CUDA_SUCCESS; // queued behind the kernel that never finishes
   epl::fake::DeviceWork work;
   std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<void *>(src),
                bytes);
@@ -523,6 +550,15 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
       blockZ > 64 || uint64_t(blockX) * blockY * blockZ > 1024 ||
       sharedMemoryBytes > 48 * 1024 || extra)
     return CUDA_ERROR_INVALID_VALUE;
+  Stream &s = *streamOf(stream);
+  {
+    Driver &d = driver();
+    std::lock_guard<std::mutex> lock(d.mutex);
+    if (d.hangAfterLaunches >= 0 && d.launches++ == d.hangAfterLaunches)
+      s.hung = true;
+  }
+  if (s.hung)
+    return CUDA_SUCCESS;
   epl::fake::DeviceWork work;
   reinterpret_cast<Function *>(function)->launch(params, gridX, gridY, gridZ,
                                                  blockX, blockY, blockZ);
