@@ -288,6 +288,100 @@ FailureOr<Simulation> mlir::epl::pipeline::simulate(const Program &program,
   return simulation;
 }
 
+llvm::LogicalResult
+mlir::epl::pipeline::checkGroupedRendezvous(const Program &program,
+                                            std::string &error) {
+  using Pair = std::pair<int64_t, int64_t>;
+  int64_t numDevices = program.devices.size();
+  // Per (sender, receiver): the events (device, index) of the sends and of
+  // the receives posted so far, in order; the k-th of each meet.
+  std::map<Pair, std::vector<std::pair<int64_t, size_t>>> sends, receives;
+  // Per device: its next event, and the end of the group it waits in (0
+  // when it waits in none); per event: its message's index in its pair.
+  std::vector<size_t> next(numDevices, 0), groupEnd(numDevices, 0);
+  std::vector<std::vector<size_t>> indexOf(numDevices);
+  for (int64_t d = 0; d < numDevices; ++d)
+    indexOf[d].resize(program.devices[d].size());
+  auto pairOf = [](int64_t d, const Event &e) {
+    return e.kind == Event::Kind::Send ? Pair{d, e.peer} : Pair{e.peer, d};
+  };
+  auto matched = [&](int64_t d, size_t i) {
+    const Event &e = program.devices[d][i];
+    auto &other = e.kind == Event::Kind::Send ? receives : sends;
+    return other[pairOf(d, e)].size() > indexOf[d][i];
+  };
+  auto groupDone = [&](int64_t d) {
+    for (size_t i = next[d]; i < groupEnd[d]; ++i)
+      if (!matched(d, i))
+        return false;
+    return true;
+  };
+
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int64_t d = 0; d < numDevices; ++d) {
+      const std::vector<Event> &events = program.devices[d];
+      if (groupEnd[d]) {
+        if (!groupDone(d))
+          continue;
+        next[d] = groupEnd[d];
+        groupEnd[d] = 0;
+        progress = true;
+      }
+      while (next[d] < events.size() &&
+             events[next[d]].kind == Event::Kind::Compute)
+        ++next[d];
+      if (next[d] == events.size())
+        continue;
+      // Post the run of sends and receives that starts here, as one group.
+      progress = true;
+      size_t &end = groupEnd[d];
+      for (end = next[d];
+           end < events.size() && events[end].kind != Event::Kind::Compute;
+           ++end) {
+        const Event &e = events[end];
+        bool isSend = e.kind == Event::Kind::Send;
+        Pair pair = pairOf(d, e);
+        auto &mine = (isSend ? sends : receives)[pair];
+        auto &theirs = (isSend ? receives : sends)[pair];
+        size_t k = indexOf[d][end] = mine.size();
+        mine.push_back({d, end});
+        if (theirs.size() <= k)
+          continue;
+        auto [sendDevice, sendIndex] = isSend ? mine[k] : theirs[k];
+        auto [recvDevice, recvIndex] = isSend ? theirs[k] : mine[k];
+        const Event &send = program.devices[sendDevice][sendIndex];
+        const Event &recv = program.devices[recvDevice][recvIndex];
+        if (send.tag == recv.tag && send.action == recv.action)
+          continue;
+        error = llvm::formatv("device {0}, event {1}: {2} would get the "
+                              "message of event {3} of device {4}, {5} (tag "
+                              "{6}): messages between two GPUs carry no tag",
+                              recvDevice, recvIndex, describe(recv), sendIndex,
+                              sendDevice, toString(send.action), send.tag)
+                    .str();
+        return failure();
+      }
+    }
+  }
+  std::vector<std::string> waits;
+  for (int64_t d = 0; d < numDevices; ++d) {
+    if (!groupEnd[d])
+      continue;
+    size_t i = next[d];
+    while (matched(d, i))
+      ++i;
+    waits.push_back(llvm::formatv("device {0} at event {1} ({2})", d, i,
+                                  describe(program.devices[d][i])));
+  }
+  if (waits.empty())
+    return llvm::success();
+  error = "its groups of sends and receives would wait for each other "
+          "forever: " +
+          llvm::join(waits, "; ");
+  return failure();
+}
+
 void mlir::epl::pipeline::print(const Simulation &simulation,
                                 llvm::raw_ostream &os) {
   os << llvm::format("makespan %g\n", simulation.makespan);

@@ -170,6 +170,12 @@ struct RankContext {
     bool deviceAhead;
   };
   std::map<const void *, Resident> resident;
+  /// Inside epl_rt_message_group_begin/end: the communicators whose
+  /// messages the group holds, and the group's receive waits (indices in
+  /// the rank's events), which end with the group.
+  bool inMessageGroup = false;
+  std::vector<Communicator *> messageGroup;
+  std::vector<size_t> groupReceives;
 };
 thread_local RankContext *current = nullptr;
 
@@ -626,6 +632,19 @@ void broadcast(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
     x.copyLocally();
 }
 
+/// The communicator of `group`'s sends and receives, in the open message
+/// group if there is one.
+Communicator *messagesFor(const Group &group) {
+  Communicator *comm = communicatorFor(group);
+  if (current && current->inMessageGroup &&
+      std::find(current->messageGroup.begin(), current->messageGroup.end(),
+                comm) == current->messageGroup.end()) {
+    comm->beginMessages();
+    current->messageGroup.push_back(comm);
+  }
+  return comm;
+}
+
 /// Appends a timed send or receive wait that began at `begin`.
 void recordPointToPoint(Event::Kind kind, const Group &group, int64_t peer,
                         int64_t tag, int64_t bytes, int64_t begin) {
@@ -652,8 +671,8 @@ void send(EplUnrankedMemRef *in, EplUnrankedMemRef *groupDesc, int64_t peer,
   int64_t bytes = i.numElements() * es;
   record(op, group, bytes);
   int64_t begin = nowNanoseconds();
-  communicatorFor(group)->send(i.base, i.numElements(), DT,
-                               static_cast<int>(peer), tag);
+  messagesFor(group)->send(i.base, i.numElements(), DT, static_cast<int>(peer),
+                           tag);
   recordPointToPoint(Event::Kind::Send, group, peer, tag, bytes, begin);
 }
 
@@ -669,11 +688,14 @@ void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
                " is not another device of the group " + group.describe());
   int64_t bytes = o.numElements() * es;
   record(op, group, bytes);
-  // The wait: from asking until the message is in `out`.
+  // The wait: from asking until the message is in `out` (in a message
+  // group, until it is asked for: the group's end waits).
   int64_t begin = nowNanoseconds();
-  communicatorFor(group)->recv(o.base, o.numElements(), DT,
-                               static_cast<int>(peer), tag);
+  messagesFor(group)->recv(o.base, o.numElements(), DT, static_cast<int>(peer),
+                           tag);
   recordPointToPoint(Event::Kind::RecvWait, group, peer, tag, bytes, begin);
+  if (current && current->inMessageGroup)
+    current->groupReceives.push_back(currentStats().events.size() - 1);
 }
 } // namespace
 
@@ -740,6 +762,34 @@ int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group) {
 double epl_rt_now(void) {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+void _mlir_ciface_epl_rt_message_group_begin(void) {
+  if (!current)
+    return; // outside runRanks: one rank, no messages
+  if (current->inMessageGroup)
+    fatalError("message_group_begin: a message group is open already");
+  current->inMessageGroup = true;
+}
+
+void _mlir_ciface_epl_rt_message_group_end(void) {
+  if (!current)
+    return;
+  if (!current->inMessageGroup)
+    fatalError("message_group_end: no message group is open");
+  for (Communicator *comm : current->messageGroup)
+    comm->endMessages();
+  // The group's receives are done when it is: on a GPU, when its stream
+  // gets there (the next action would wait for it anyway).
+  if (cuda::bound() && !current->groupReceives.empty())
+    cuda::synchronize();
+  std::vector<Event> &events = currentStats().events;
+  int64_t end = nowNanoseconds();
+  for (size_t i : current->groupReceives)
+    events[i].end = end;
+  current->groupReceives.clear();
+  current->messageGroup.clear();
+  current->inMessageGroup = false;
 }
 
 void _mlir_ciface_epl_rt_action_begin(int32_t phase, int64_t microBatch,

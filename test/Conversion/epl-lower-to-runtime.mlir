@@ -136,6 +136,44 @@ func.func private @piece(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tenso
 
 // -----
 
+// Grouped messages: each run of them (constants and empty tensors may sit
+// between) is one group, bracketed for the runtime; a call ends a run, and
+// ungrouped messages are not bracketed.
+epl.mesh @pp ["stage" = 2]
+
+// CHECK-LABEL: func @message_groups
+func.func @message_groups(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: call @epl_rt_message_group_begin() : () -> ()
+  // CHECK-NOT: call @
+  // CHECK: call @epl_rt_send_f32
+  // CHECK-NOT: call @
+  // CHECK: call @epl_rt_recv_f32
+  // CHECK-NOT: call @
+  // CHECK: call @epl_rt_message_group_end() : () -> ()
+  epl.send %x on @pp over ["stage"] to 1 tag 0 grouped : tensor<4xf32>
+  %c = arith.constant 0 : index
+  %e = tensor.empty() : tensor<4xf32>
+  %r = epl.recv on @pp over ["stage"] from 1 grouped : tensor<4xf32>
+  // CHECK-NOT: call @
+  // CHECK: call @use
+  %u = func.call @use(%r) : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK-NEXT: call @epl_rt_message_group_begin() : () -> ()
+  // CHECK-NOT: call @
+  // CHECK: call @epl_rt_send_f32
+  // CHECK-NOT: call @
+  // CHECK: call @epl_rt_message_group_end() : () -> ()
+  epl.send %u on @pp over ["stage"] to 1 tag 0 grouped : tensor<4xf32>
+  // CHECK-NOT: message_group
+  // CHECK: call @epl_rt_send_f32
+  // CHECK-NOT: message_group
+  // CHECK: return
+  epl.send %u on @pp over ["stage"] to 1 tag 2 : tensor<4xf32>
+  return %u : tensor<4xf32>
+}
+func.func private @use(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
 // A model's assertion (torch-mlir checks gathered indices) ends the run
 // with its message through the runtime, not with an abort.
 // CHECK: memref.global "private" constant @__epl_assert_0 : memref<5xi8> = dense<[98, 111, 117, 110, 100]>

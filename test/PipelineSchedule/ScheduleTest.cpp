@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <tuple>
@@ -163,6 +164,15 @@ TEST(PipelineSchedule, EveryActionOnceOnItsDevice) {
           }
           Simulation sim = run(strategy, shape, {1, 2, 3, 0.5});
           EXPECT_EQ(sim.busy.size(), size_t(p));
+          // On GPUs (NCCL's untagged, rendezvous messages, grouped): every
+          // schedule but interleaved 1F1B's, whose messages stay on the host.
+          std::string error;
+          llvm::LogicalResult grouped =
+              checkGroupedRendezvous(withCommunication(schedule, shape), error);
+          if (strategy != Strategy::Interleaved1F1B || v == 1)
+            EXPECT_TRUE(llvm::succeeded(grouped)) << error;
+          else if (p > 1)
+            EXPECT_TRUE(llvm::failed(grouped));
         }
 }
 
@@ -429,4 +439,53 @@ TEST(PipelineSimulate, Prints) {
                   "     1         24          3   11.1%               4\n"
                   "     2         24          3   11.1%               4\n"
                   "     3         24          3   11.1%               4\n");
+}
+
+/// The error checkGroupedRendezvous fails `program` with, or "".
+std::string rendezvousError(const Program &program) {
+  std::string error;
+  (void)checkGroupedRendezvous(program, error);
+  return error;
+}
+
+// 1F1B's steady state between two stages: each device sends, then receives
+// what the other sends. Posted one at a time, both sends would wait for a
+// receive behind the other's send; posted as a group with the receive after
+// them, they meet.
+TEST(PipelineRendezvous, SendsGoWithTheReceivesAfterThem) {
+  Program program{2,
+                  false,
+                  {{compute(F(0, 1)), send(F(0, 1), 1, 0), recv(B(1, 0), 1, 1),
+                    compute(B(0, 0))},
+                   {compute(B(1, 0)), send(B(1, 0), 0, 1), recv(F(0, 1), 0, 0),
+                    compute(F(1, 1))}}};
+  EXPECT_EQ(rendezvousError(program), "");
+  EXPECT_EQ(simulationError(program), "");
+  // A compute between the send and the receive ends the group: now each
+  // send waits for a receive the other device never reaches.
+  program.devices[0].insert(program.devices[0].begin() + 2, compute(W(0, 0)));
+  program.devices[1].insert(program.devices[1].begin() + 2, compute(W(1, 0)));
+  EXPECT_EQ(simulationError(program), "");
+  EXPECT_EQ(rendezvousError(program),
+            "its groups of sends and receives would wait for each other "
+            "forever: device 0 at event 1 (the send of F(stage 0, micro-batch "
+            "1) to device 1 (tag 0)); device 1 at event 1 (the send of "
+            "B(stage 1, micro-batch 0) to device 0 (tag 1))");
+}
+
+// Two streams from device 0 to device 1, received in the other order: with
+// tags (MPI, threads) each receive finds its message; NCCL would hand the
+// first receive the first message sent.
+TEST(PipelineRendezvous, MessagesOfOnePairInTheirOrder) {
+  Program program{3,
+                  false,
+                  {{compute(F(0, 0)), send(F(0, 0), 1, 0), compute(F(2, 0)),
+                    send(F(2, 0), 1, 4)},
+                   {recv(F(2, 0), 0, 4), recv(F(0, 0), 0, 0)}}};
+  EXPECT_EQ(simulationError(program), "");
+  EXPECT_EQ(rendezvousError(program),
+            "device 1, event 0: the receive of F(stage 2, micro-batch 0) from "
+            "device 0 (tag 4) would get the message of event 1 of device 0, "
+            "F(stage 0, micro-batch 0) (tag 0): messages between two GPUs "
+            "carry no tag");
 }

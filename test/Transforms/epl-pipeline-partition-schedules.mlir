@@ -1,4 +1,5 @@
 // RUN: epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-parallelize=devices=4 | FileCheck %s
+// RUN: epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-parallelize=devices=4 | FileCheck %s --check-prefix=GROUPED
 
 // The schedule IR of each strategy for p = 4 stage devices and m = 8
 // micro-batches: the order of the calls of stage devices 0 and 3.
@@ -280,3 +281,15 @@
 // CHECK: #epl.action<phase = backward_weight, micro_batch = 7, stage = 3>
 // CHECK-NOT: #epl.action
 // CHECK: return
+
+// Messages go in groups (on GPUs, NCCL's) where the programs finish so:
+// every schedule but interleaved 1F1B, whose messages stay ungrouped.
+// GROUPED: epl.send {{.*}} grouped :
+// GROUPED: epl.recv {{.*}} grouped :
+// GROUPED: strategy "PreferForward"
+// GROUPED: epl.send {{.*}} grouped :
+// GROUPED: strategy "PreferBackward"
+// GROUPED: epl.send {{.*}} grouped :
+// GROUPED: strategy "ZeroBubbleH1"
+// GROUPED-NOT: grouped
+// GROUPED: strategy "Interleaved1F1B"

@@ -20,13 +20,15 @@
 // CHECK-SAME: -> (tensor<4x4xf32> {epl.name = "w0", epl.result = "grad"
 // CHECK-NOT: "w1"
 // CHECK: %[[F0:.*]]:2 = call @model_s0_forward(%{{.*}}, %[[X]], %[[W0]]) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>}
-// CHECK: epl.send %[[F0]]#1 on @mesh over ["stage"] to 1 tag 1
+// Each run of messages between two calls is a group (1F1B's finish so):
+// on GPUs they go over NCCL.
+// CHECK: epl.send %[[F0]]#1 on @mesh over ["stage"] to 1 tag 1 grouped :
 // CHECK: %[[F1:.*]]:2 = call @model_s0_forward({{.*}}) {epl.action = #epl.action<phase = forward, micro_batch = 1, stage = 0>}
-// CHECK: epl.send %[[F1]]#1 on @mesh over ["stage"] to 1 tag 1
-// CHECK: %[[G0:.*]] = epl.recv on @mesh over ["stage"] from 1 :
+// CHECK: epl.send %[[F1]]#1 on @mesh over ["stage"] to 1 tag 1 grouped :
+// CHECK: %[[G0:.*]] = epl.recv on @mesh over ["stage"] from 1 grouped :
 // CHECK: %[[B0:.*]] = call @model_s0_backward_input(%[[F0]]#0, %[[G0]]) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 0>}
 // CHECK: call @model_s0_backward_weight({{.*}}%[[B0]]) {epl.action = #epl.action<phase = backward_weight, micro_batch = 0, stage = 0>}
-// CHECK: epl.recv on @mesh over ["stage"] from 1 :
+// CHECK: epl.recv on @mesh over ["stage"] from 1 grouped :
 // CHECK: call @model_s0_backward_input({{.*}}micro_batch = 1
 // CHECK: call @model_s0_backward_weight({{.*}}micro_batch = 1
 // CHECK: epl.all_reduce {{.*}} over ["data"] sum
@@ -37,10 +39,10 @@
 // CHECK-LABEL: func.func @model_stage1(
 // CHECK-SAME: {epl.arg = "param", epl.name = "w1"
 // CHECK-SAME: -> (tensor<f32> {epl.result = "loss"
-// CHECK: %[[A0:.*]] = epl.recv on @mesh over ["stage"] from 0 tag 1 : tensor<2x4xf32>
+// CHECK: %[[A0:.*]] = epl.recv on @mesh over ["stage"] from 0 tag 1 grouped : tensor<2x4xf32>
 // CHECK: call @model_s1_forward({{.*}}%[[A0]]) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>}
 // CHECK: %[[D0:.*]]:2 = call @model_s1_backward_input(
-// CHECK: epl.send %[[D0]]#0 on @mesh over ["stage"] to 0 :
+// CHECK: epl.send %[[D0]]#0 on @mesh over ["stage"] to 0 grouped :
 // CHECK: call @model_s1_backward_weight(%{{.*}}, %[[A0]], %[[D0]]#1)
 // CHECK: epl.all_reduce {{.*}} over ["data"] sum {{.*}} : tensor<f32>
 // CHECK: return

@@ -151,6 +151,74 @@ def test_cuda_pipeline_stages_and_checkpoint(tmp_path):
     assert len(ranks) == 2 and all(r["peak_bytes"] > 0 for r in ranks)
 
 
+def nccl_equals_cpu(tmp_path, path, args, ranks, mpi=False):
+    """Trains `path` 4 steps with `args` on `ranks` CPU ranks and on as many
+    GPUs over NCCL: the same losses and saved parameters (optimizer state
+    included). Returns the GPU run's output."""
+    cpu = losses(epl_run(path, *args, "--save", tmp_path / "cpu.safetensors",
+                         ranks=ranks).stdout)
+    artifact = compile_cuda(tmp_path, path, devices=ranks)
+    out = exec_cuda(artifact, *args, "--save", tmp_path / "gpu.safetensors",
+                    ranks=ranks, gpus=ranks, collectives="nccl", mpi=mpi,
+                    report=True)
+    gpu = losses(out.stdout)
+    assert len(gpu) == 4
+    np.testing.assert_allclose(gpu, cpu, rtol=RTOL)
+    ours, theirs = (safetensors.load(tmp_path / f"{t}.safetensors") for t in ("gpu", "cpu"))
+    assert ours.keys() == theirs.keys()
+    for key in ours:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-4, atol=1e-6, err_msg=key)
+    return out
+
+
+def train_pipeline(tmp_path, text, ranks, mpi=False):
+    """nccl_equals_cpu for a test_pipeline model; how many messages the
+    fake NCCL sent."""
+    from test_pipeline import problem
+    path = tmp_path / "model.mlir"
+    path.write_text(text)
+    data = tmp_path / "data.safetensors"
+    safetensors.save(data, problem())
+    out = nccl_equals_cpu(tmp_path, path, ["--data", data, "--steps", 4, "--seed", 3],
+                          ranks, mpi=mpi)
+    counts = re.findall(r"fake NCCL: (\d+) point-to-point messages sent", out.stderr)
+    return sum(int(c) for c in counts)
+
+
+@pytest.mark.parametrize("strategy", ["PreferForward", "PreferBackward", "ZeroBubbleH1",
+                                      "Interleaved1F1B"])
+def test_pipeline_messages_go_between_gpus(tmp_path, strategy):
+    """4 stages on 4 GPUs: activations and gradients go from GPU to GPU in
+    NCCL groups (no tags; a send waits for its receive), which the compiler
+    checked finish for GPipe, 1F1B and ZB-H1: the CPU run's losses and
+    parameters. Interleaved 1F1B's would not (its sends need streams of
+    their own), so its messages are staged through the host."""
+    from test_pipeline import model
+    virtual = 2 if strategy == "Interleaved1F1B" else 1
+    sent = train_pipeline(tmp_path, model(4 * virtual, 8, strategy, virtual),
+                          ranks=4)
+    # Per step, 8 micro-batches' activations and gradients between each of
+    # the 3 pairs of neighbours.
+    assert sent == (0 if virtual > 1 else 4 * 8 * 2 * 3)
+
+
+@pytest.mark.parametrize("kind", ["data", "split"])
+def test_pipeline_messages_between_gpus_compose(tmp_path, kind):
+    """2 stages x 2 replicas (or x split(2)) on 4 GPUs: messages in NCCL
+    groups between the stages, gradients (or activations) all-reduced over
+    NCCL within them."""
+    from test_pipeline import model
+    assert train_pipeline(tmp_path, model(2, 4, kind=kind), ranks=4) > 0
+
+
+def test_pipeline_messages_between_gpus_under_mpirun(tmp_path):
+    """A stage per process: the groups' members meet across processes."""
+    if not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    from test_pipeline import model
+    assert train_pipeline(tmp_path, model(2, 4), ranks=2, mpi=True) > 0
+
+
 def test_offload_v0_lowers_the_device_peak(tmp_path):
     """offload.level = "v0": parameters and optimizer state on the device
     only around their use; the same losses, a lower device peak."""
@@ -303,14 +371,4 @@ def test_strategies_on_four_gpus_equal_the_cpu(tmp_path, kind, config):
                             "y": np.eye(8, dtype=np.float32)[rng.integers(0, 8, 16)]})
     path = tmp_path / "model.mlir"
     path.write_text(model(kind, optimizer="adam", **config))
-    args = ["--data", data, "--steps", 4, "--seed", 5]
-    cpu = losses(epl_run(path, *args, "--save", tmp_path / "cpu.safetensors", ranks=4).stdout)
-    artifact = compile_cuda(tmp_path, path, devices=4)
-    gpu = losses(exec_cuda(artifact, *args, "--save", tmp_path / "gpu.safetensors", ranks=4,
-                           gpus=4, collectives="nccl").stdout)
-    assert len(gpu) == 4
-    np.testing.assert_allclose(gpu, cpu, rtol=RTOL)
-    ours, theirs = (safetensors.load(tmp_path / f"{t}.safetensors") for t in ("gpu", "cpu"))
-    assert ours.keys() == theirs.keys()
-    for key in ours:
-        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-4, atol=1e-6, err_msg=key)
+    nccl_equals_cpu(tmp_path, path, ["--data", data, "--steps", 4, "--seed", 5], ranks=4)

@@ -97,6 +97,20 @@ struct Simulation {
 llvm::FailureOr<Simulation> simulate(const Program &program, const Costs &costs,
                                      std::string &error);
 
+/// Checks that a program simulate() runs also finishes on a transport like
+/// NCCL's point-to-point, which the GPU runtime uses: messages carry no
+/// tag, so a device receives those of each peer in the order the peer sent
+/// them, whatever their tags; and a send is done only once its receive is
+/// posted. Each maximal run of consecutive sends and receives on a device
+/// is posted as one group (ncclGroupStart/End), which is done when all its
+/// messages are matched; the device waits for it before its next event.
+/// (The sends and receives of 1F1B's steady state wait for each other, so
+/// posted one at a time they would deadlock.) Fails, filling `error`, for a
+/// receive that would get another stream's message, or groups that would
+/// wait for each other forever.
+llvm::LogicalResult checkGroupedRendezvous(const Program &program,
+                                           std::string &error);
+
 /// A few lines for users: the makespan, then per device its busy and idle
 /// time, bubble fraction (idle / makespan) and peak micro-batches in flight.
 void print(const Simulation &simulation, llvm::raw_ostream &os);

@@ -81,6 +81,12 @@ public:
                     int64_t tag) = 0;
   virtual void recv(void *out, size_t count, EplDType dtype, int peer,
                     int64_t tag) = 0;
+  /// The sends and receives between beginMessages and endMessages are one
+  /// group (epl_rt_message_group_begin): they may complete in any order,
+  /// all of them by the end. Backends whose sends do not wait for their
+  /// receives (threads, MPI, staged through the host) need do nothing.
+  virtual void beginMessages() {}
+  virtual void endMessages() {}
   virtual void barrier() = 0;
 };
 

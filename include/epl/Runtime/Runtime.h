@@ -91,6 +91,15 @@ EPL_RT_DECLARE_COLLECTIVES(i64)
 EPL_RT_DECLARE_COLLECTIVES(f16)
 #undef EPL_RT_DECLARE_COLLECTIVES
 
+/// Bracket a group of sends and receives (`grouped` epl.send and
+/// epl.recv, adjacent in the program): they may complete in any order, all
+/// of them by the end of the group, and a send need not complete before its
+/// receive is posted. On GPUs with NCCL the group's messages go from device
+/// to device as one NCCL group; elsewhere sends do not wait, and the
+/// brackets change nothing. Groups do not nest.
+void _mlir_ciface_epl_rt_message_group_begin(void);
+void _mlir_ciface_epl_rt_message_group_end(void);
+
 /// Returns once every device of the group has called it.
 void _mlir_ciface_epl_rt_barrier(EplUnrankedMemRef *group);
 

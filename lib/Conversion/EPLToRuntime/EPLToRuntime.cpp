@@ -393,6 +393,33 @@ void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
   call->removeAttr(EPLDialect::kActionAttrName);
 }
 
+/// Brackets each run of `grouped` sends and receives (adjacent, nothing
+/// that does work between them) with message_group_begin/end.
+static void bracketMessageGroups(RuntimeAPI &api, ModuleOp module) {
+  SmallVector<std::pair<Operation *, Operation *>> runs;
+  module.walk([&](Block *block) {
+    Operation *first = nullptr, *last = nullptr;
+    for (Operation &op : *block) {
+      if (isGroupedMessage(&op)) {
+        first = first ? first : &op;
+        last = &op;
+      } else if (first && !isInertBetweenMessages(&op)) {
+        runs.push_back({first, last});
+        first = last = nullptr;
+      }
+    }
+    if (first)
+      runs.push_back({first, last});
+  });
+  for (auto [first, last] : runs) {
+    OpBuilder b(first);
+    api.call(b, first->getLoc(), RuntimeAPI::function("message_group_begin"),
+             {});
+    b.setInsertionPointAfter(last);
+    api.call(b, last->getLoc(), RuntimeAPI::function("message_group_end"), {});
+  }
+}
+
 /// A gather's indices are data (class ids, token ids): one out of range
 /// would read another row, or past the buffer. Each `tensor.extract` in a
 /// linalg body with a computed index gets a `cf.assert` that it is in
@@ -490,6 +517,7 @@ struct EPLLowerToRuntimePass
             gpu, [&] { return module.emitError(getArgument()) << ": "; })))
       return signalPassFailure();
     RuntimeAPI api(module);
+    bracketMessageGroups(api, module);
     SmallVector<Operation *> ops;
     module.walk([&](CollectiveOpInterface op) { ops.push_back(op); });
 

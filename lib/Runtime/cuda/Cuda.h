@@ -51,6 +51,10 @@ void release(void *ptr);
 /// unified) in the rank's stream order, and waits for it.
 void copy(void *dst, const void *src, size_t bytes);
 
+/// Copies `bytes` between two device buffers of the rank's GPU in its
+/// stream order, without waiting.
+void copyOnDevice(void *dst, const void *src, size_t bytes);
+
 /// Page-locks the host buffer [ptr, ptr + bytes), so that copies to and
 /// from the GPU move it directly (DMA) instead of through the driver's
 /// staging; false where the driver refuses (the buffer stays pageable,
@@ -89,8 +93,9 @@ std::unique_ptr<Communicator> stageThroughHost(Communicator &host,
 
 /// A communicator running `group`'s collectives with NCCL on the members'
 /// GPUs (each member on a GPU of its own), bootstrapped through `host`;
-/// null with `why` where NCCL is not installed. Messages (send, recv) go
-/// through the host.
+/// null with `why` where NCCL is not installed. Messages (send, recv) in a
+/// message group (beginMessages) go from device to device as one NCCL
+/// group, untagged; the others go through the host, matched by tag.
 std::unique_ptr<Communicator> ncclFor(Communicator &host, const Group &group,
                                       std::string &why);
 

@@ -6,8 +6,11 @@
 // member 0 makes NCCL's unique id, the host backend (threads or MPI)
 // broadcasts it, and every member joins with its GPU. Collectives then run
 // on the device buffers in the rank's stream, in program order with its
-// kernels. Point-to-point messages stay on the host path: NCCL has no tags,
-// and a pipeline's schedule matches messages by them.
+// kernels. Sends and receives of a message group (a pipeline's `grouped`
+// messages, which the compiler checked arrive between each pair of ranks
+// in the order they are sent, and finish when each group waits for all its
+// messages) go from device to device as one NCCL group; NCCL has no tags,
+// so the others go through the host, matched by tag.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,14 +144,40 @@ public:
                                stream()),
           "broadcast");
   }
-  // Tagged messages and barriers: the host backend, on staged copies.
+  void beginMessages() override { grouping = true; }
   void send(const void *in, size_t count, EplDType dtype, int peer,
             int64_t tag) override {
-    staged().send(in, count, dtype, peer, tag);
+    if (!grouping)
+      return staged().send(in, count, dtype, peer, tag);
+    // The program may free or overwrite `in` before the group goes: the
+    // message gets a copy of its own, in stream order.
+    size_t bytes = count * dtypeSize(dtype);
+    void *copy = cuda::allocate(bytes);
+    cuda::copyOnDevice(copy, in, bytes);
+    messages.push_back({true, copy, count, dtype, peer});
   }
   void recv(void *out, size_t count, EplDType dtype, int peer,
             int64_t tag) override {
-    staged().recv(out, count, dtype, peer, tag);
+    if (!grouping)
+      return staged().recv(out, count, dtype, peer, tag);
+    messages.push_back({false, out, count, dtype, peer});
+  }
+  void endMessages() override {
+    grouping = false;
+    if (messages.empty())
+      return;
+    check(nccl().ncclGroupStart(), "a group of messages (ncclGroupStart)");
+    for (const Message &m : messages)
+      check(m.send ? nccl().ncclSend(m.buffer, m.count, ncclType(m.dtype),
+                                     m.peer, comm, stream())
+                   : nccl().ncclRecv(m.buffer, m.count, ncclType(m.dtype),
+                                     m.peer, comm, stream()),
+            m.send ? "send" : "recv");
+    check(nccl().ncclGroupEnd(), "a group of messages (ncclGroupEnd)");
+    for (const Message &m : messages)
+      if (m.send)
+        cuda::release(m.buffer); // in stream order: after the send
+    messages.clear();
   }
   void barrier() override {
     cuda::synchronize();
@@ -168,6 +197,17 @@ private:
   int size;
   ncclComm_t comm = nullptr;
   std::unique_ptr<Communicator> hostStaged;
+  /// The open message group's sends (from copies of their own) and
+  /// receives, in program order.
+  struct Message {
+    bool send;
+    void *buffer;
+    size_t count;
+    EplDType dtype;
+    int peer;
+  };
+  bool grouping = false;
+  std::vector<Message> messages;
 };
 } // namespace
 

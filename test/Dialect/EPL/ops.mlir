@@ -76,6 +76,10 @@ func.func @send_recv(%x: tensor<8x512xf32>) -> tensor<8x512xf32> {
   %0 = epl.recv on @pipe over ["stage"] from 0 : tensor<8x512xf32>
   // CHECK: epl.recv on @pipe over ["stage"] from 0 tag 3 : tensor<8x512xf32>
   %1 = epl.recv on @pipe over ["stage"] from 0 tag 3 : tensor<8x512xf32>
+  // CHECK: epl.send %{{.*}} on @pipe over ["stage"] to 1 tag 3 grouped : tensor<8x512xf32>
+  epl.send %x on @pipe over ["stage"] to 1 tag 3 grouped : tensor<8x512xf32>
+  // CHECK: epl.recv on @pipe over ["stage"] from 0 grouped : tensor<8x512xf32>
+  %2 = epl.recv on @pipe over ["stage"] from 0 grouped : tensor<8x512xf32>
   return %1 : tensor<8x512xf32>
 }
 
@@ -94,6 +98,8 @@ func.func @group_index() -> (index, index) {
 // DCE-LABEL: func @send_recv
 // DCE-COUNT-2: epl.send
 // DCE-COUNT-2: epl.recv
+// DCE: epl.send {{.*}} grouped
+// DCE: epl.recv {{.*}} grouped
 
 // CHECK: epl.mesh @pp ["stage" = 2, "data" = 2]
 // CHECK: epl.pipeline @pipelined on @pp over "stage" stages [@stage0, @stage1] strategy "PreferBackward" micro_batches 2

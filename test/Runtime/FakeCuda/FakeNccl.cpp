@@ -8,9 +8,14 @@
 // the real NCCL). The members share a POSIX shared-memory segment named by
 // the unique id: each posts its input there and meets the others, then each
 // computes its output from everyone's, and they meet again before anyone
-// posts the next. Buffers must be device buffers of the member's GPU (the
-// fake driver's). Members that do not all arrive within a minute end the
-// process with a message (a mismatched program), never a hang.
+// posts the next. Sends and receives (in ncclGroupStart/End, as NCCL's
+// point-to-point calls are used) involve only their two members: as with
+// NCCL, a member's messages to a peer arrive in the order it sent them, with
+// no tags, and a send is done only when its receive takes it, so a group
+// returns when all its messages are matched. Buffers must be device buffers
+// of the member's GPU (the fake driver's). Members that do not all arrive
+// within a minute end the process with a message (a mismatched program, or
+// groups of messages that wait for each other), never a hang.
 //
 // Environment: EPL_FAKE_NCCL_SLOT_MB, the most one member posts at once
 // (default 64).
@@ -41,10 +46,13 @@ namespace {
 constexpr int kMaxMembers = 64;
 constexpr int kMaxSends = 64;
 
-/// One send of a member's open group, in its slot.
+/// One send of a member's open group, in its slot: the `seq`-th message of
+/// the member to `peer`, until the peer has `taken` it.
 struct Send {
   int peer;
   size_t offset, bytes;
+  uint64_t seq;
+  int taken;
 };
 
 /// The shared segment: this header, then a slot per member.
@@ -64,6 +72,9 @@ struct Comm {
   Header *header;
   char *slots;
   int rank;
+  /// Messages this member has sent to and received from each member.
+  std::vector<uint64_t> sent = std::vector<uint64_t>(kMaxMembers),
+                        received = std::vector<uint64_t>(kMaxMembers);
   char *slot(int member) const {
     return slots + size_t(member) * header->slotBytes;
   }
@@ -71,6 +82,17 @@ struct Comm {
 
 [[noreturn]] void fail(const char *message) {
   eplFakeCudaFail("NCCL", message);
+}
+
+/// Waits, with the header locked, until `done`; a minute at most.
+template <typename Done>
+void waitLocked(Header &h, Done done, const char *what) {
+  timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += 60;
+  while (!done())
+    if (pthread_cond_timedwait(&h.arrived, &h.mutex, &deadline) == ETIMEDOUT)
+      fail(what);
 }
 
 /// Waits for every member (a barrier across threads and processes).
@@ -220,6 +242,8 @@ ncclResult_t queue(const Pending &op, cudaStream_t stream) {
   return ncclSuccess;
 }
 std::atomic<int> nextId{0};
+/// Sends this process made (EPL_FAKE_CUDA_REPORT prints it at exit).
+std::atomic<unsigned long> messagesSent{0};
 } // namespace
 
 extern "C" {
@@ -310,6 +334,15 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int size, ncclUniqueId id,
   }
   if (h->size != size)
     return ncclInvalidArgument;
+  static bool reporting = [] {
+    if (std::getenv("EPL_FAKE_CUDA_REPORT"))
+      std::atexit([] {
+        std::fprintf(stderr, "fake NCCL: %lu point-to-point messages sent\n",
+                     messagesSent.load());
+      });
+    return true;
+  }();
+  (void)reporting;
   *comm = reinterpret_cast<ncclComm_t>(
       new Comm{h, static_cast<char *>(p) + headerBytes, rank});
   // ncclCommInitRank returns once every member has joined; the segment's
@@ -394,10 +427,10 @@ ncclResult_t ncclRecv(void *out, size_t count, ncclDataType_t type, int peer,
                stream);
 }
 
-/// Runs the group's sends and receives: all on one communicator, whose
-/// every member runs a group with it (the runtime's all_to_all). Each
-/// member posts its sends in its slot, they meet, each receive takes the
-/// next send of its peer to it, and they meet again.
+/// Runs the group's sends and receives, all on one communicator: posts
+/// the sends in the member's slot, takes each receive's message (the next
+/// one its peer sent this member) as it comes, and returns once the peers
+/// have taken every send.
 ncclResult_t ncclGroupEnd() {
   if (groupDepth == 0)
     return ncclInvalidUsage;
@@ -410,38 +443,65 @@ ncclResult_t ncclGroupEnd() {
       return ncclInvalidUsage;
   Comm &c = *commOf(ops.front().comm);
   Header &h = *c.header;
-  int &numSends = h.numSends[c.rank];
-  numSends = 0;
+  std::vector<Send> sends;
   size_t offset = 0;
   {
     epl::fake::DeviceWork work;
     for (const Pending &op : ops) {
       if (!op.send)
         continue;
-      if (numSends == kMaxSends || offset + op.bytes > h.slotBytes)
+      if (sends.size() == kMaxSends || offset + op.bytes > h.slotBytes)
         fail("a group of sends larger than the fake's slot");
       std::memcpy(c.slot(c.rank) + offset, op.sendBuffer, op.bytes);
-      h.sends[c.rank][numSends++] = {op.peer, offset, op.bytes};
+      sends.push_back({op.peer, offset, op.bytes, c.sent[op.peer]++, 0});
+      ++messagesSent;
       offset += op.bytes;
     }
   }
-  meet(h);
-  std::vector<int> taken(h.size, 0);
+  const char *stuck = "a send or receive whose peer did not match it within "
+                      "60 s (mismatched messages, or groups of them waiting "
+                      "for each other)";
   std::vector<std::pair<void *, std::vector<char>>> received;
+  pthread_mutex_lock(&h.mutex);
+  // The previous group's sends were all taken before it returned.
+  std::copy(sends.begin(), sends.end(), h.sends[c.rank]);
+  h.numSends[c.rank] = static_cast<int>(sends.size());
+  pthread_cond_broadcast(&h.arrived);
   for (const Pending &op : ops) {
     if (op.send)
       continue;
-    int &k = taken[op.peer];
-    while (k < h.numSends[op.peer] && h.sends[op.peer][k].peer != c.rank)
-      ++k;
-    if (k == h.numSends[op.peer] || h.sends[op.peer][k].bytes != op.bytes)
-      fail("a receive without a matching send");
-    const char *data = c.slot(op.peer) + h.sends[op.peer][k].offset;
+    uint64_t seq = c.received[op.peer]++;
+    Send *found = nullptr;
+    waitLocked(
+        h,
+        [&] {
+          for (int k = 0; k < h.numSends[op.peer] && !found; ++k) {
+            Send &m = h.sends[op.peer][k];
+            if (m.peer == c.rank && m.seq == seq)
+              found = &m;
+          }
+          return found != nullptr;
+        },
+        stuck);
+    if (found->bytes != op.bytes)
+      fail("a receive of another size than its send");
+    const char *data = c.slot(op.peer) + found->offset;
     received.emplace_back(op.recvBuffer,
                           std::vector<char>(data, data + op.bytes));
-    ++k;
+    found->taken = 1;
+    pthread_cond_broadcast(&h.arrived);
   }
-  meet(h);
+  waitLocked(
+      h,
+      [&] {
+        for (int k = 0; k < h.numSends[c.rank]; ++k)
+          if (!h.sends[c.rank][k].taken)
+            return false;
+        return true;
+      },
+      stuck);
+  h.numSends[c.rank] = 0;
+  pthread_mutex_unlock(&h.mutex);
   epl::fake::DeviceWork work;
   for (auto &[buffer, data] : received)
     std::memcpy(buffer, data.data(), data.size());

@@ -147,6 +147,18 @@ ShardingConstraintOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // PipelineOp
 //===----------------------------------------------------------------------===//
 
+bool mlir::epl::isGroupedMessage(Operation *op) {
+  if (auto send = dyn_cast<SendOp>(op))
+    return send.getGrouped();
+  if (auto recv = dyn_cast<RecvOp>(op))
+    return recv.getGrouped();
+  return false;
+}
+
+bool mlir::epl::isInertBetweenMessages(Operation *op) {
+  return op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op);
+}
+
 SmallVector<func::FuncOp> PipelineOp::getStageFunctions() {
   SmallVector<func::FuncOp> functions;
   auto module = (*this)->getParentOfType<ModuleOp>();

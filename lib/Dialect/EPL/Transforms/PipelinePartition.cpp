@@ -131,6 +131,7 @@ private:
   FailureOr<func::FuncOp> writeStageProgram(int64_t device,
                                             ArrayRef<pipeline::Action> actions);
   LogicalResult checkProgram();
+  void groupMessages();
 
   int64_t deviceOf(int64_t stage) const { return stage % numDevices; }
   /// The piece of `v`'s defining op, if it is a staged op of the body.
@@ -742,7 +743,48 @@ LogicalResult Partitioner::checkProgram() {
     return fn.emitError() << "epl-pipeline-partition: the stage programs "
                              "would not finish: "
                           << error;
+  groupMessages();
   return success();
+}
+
+void Partitioner::groupMessages() {
+  // The groups are the runs of sends and receives between actions, as the
+  // simulator sees them, so nothing between the messages of a run may do
+  // work (the lowering groups adjacent messages), and a run must not send
+  // what it receives (its result is there only when the run is).
+  for (func::FuncOp program : programs) {
+    enum { Between, InRun, AfterRun } state = Between;
+    DenseSet<Operation *> received;
+    for (Operation &op : program.front()) {
+      if (isa<SendOp, RecvOp>(op)) {
+        auto send = dyn_cast<SendOp>(op);
+        if (state == AfterRun ||
+            (send && received.contains(send.getInput().getDefiningOp())))
+          return; // messages stay as they are: staged on GPUs
+        state = InRun;
+        if (isa<RecvOp>(op))
+          received.insert(&op);
+      } else if (op.hasAttr(EPLDialect::kActionAttrName)) {
+        state = Between;
+        received.clear();
+      } else if (state == InRun && !isInertBetweenMessages(&op)) {
+        state = AfterRun;
+      }
+    }
+  }
+  // Every schedule but interleaved 1F1B's finishes so (its sends need
+  // streams of their own: docs/gpu.md).
+  FailureOr<pipeline::Program> sim = readStagePrograms(programs, numStages);
+  std::string error;
+  if (failed(sim) || failed(pipeline::checkGroupedRendezvous(*sim, error)))
+    return;
+  for (func::FuncOp program : programs)
+    program.walk([](Operation *op) {
+      if (auto send = dyn_cast<SendOp>(op))
+        send.setGrouped(true);
+      else if (auto recv = dyn_cast<RecvOp>(op))
+        recv.setGrouped(true);
+    });
 }
 
 LogicalResult Partitioner::run() {

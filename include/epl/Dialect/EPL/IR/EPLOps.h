@@ -26,4 +26,14 @@
 #define GET_OP_CLASSES
 #include "epl/Dialect/EPL/IR/EPLOps.h.inc"
 
+namespace mlir::epl {
+/// Whether `op` is a `grouped` epl.send or epl.recv.
+bool isGroupedMessage(Operation *op);
+
+/// Whether `op` may sit between the messages of one group (see
+/// `epl.send`): it does nothing at run time (a constant, an empty tensor),
+/// so nothing reads a received value before the group is done.
+bool isInertBetweenMessages(Operation *op);
+} // namespace mlir::epl
+
 #endif // EPL_DIALECT_EPL_IR_EPLOPS_H

@@ -258,17 +258,29 @@ def EPL_SendOp : EPL_CollectiveOp<"send", [
     devices arrive in the order they were sent; `tag` tells apart
     independent streams between the same pair.
 
+    `grouped`: the send may wait for the sends and receives right after it
+    (the ops between them pure) and complete with them, in any order, as
+    one group; it need not complete before its receive is posted. That is
+    how NCCL moves messages between GPUs, without tags and waiting for the
+    receiver, so that such sends and receives go from device to device;
+    the others are staged through host memory there, where sends do not
+    wait. epl-pipeline-partition groups the messages of stage programs
+    that it has checked finish so, every receive getting the message it
+    expects (see `checkGroupedRendezvous`).
+
     ```mlir
     epl.mesh @mesh ["stage" = 2, "data" = 2]
     epl.send %act on @mesh over ["stage"] to 1 : tensor<8x512xf32>
+    epl.send %act on @mesh over ["stage"] to 1 grouped : tensor<8x512xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes, I64Attr:$peer,
-                       DefaultValuedAttr<I64Attr, "0">:$tag);
+                       DefaultValuedAttr<I64Attr, "0">:$tag,
+                       UnitAttr:$grouped);
   let assemblyFormat = [{
-    $input `on` $mesh `over` $axes `to` $peer (`tag` $tag^)? attr-dict
-    `:` type($input)
+    $input `on` $mesh `over` $axes `to` $peer (`tag` $tag^)?
+    (`grouped` $grouped^)? attr-dict `:` type($input)
   }];
 }
 
@@ -280,19 +292,23 @@ def EPL_RecvOp : EPL_CollectiveOp<"recv", [
   let description = [{
     Receives a tensor of the result type from the device of the same group
     (see `epl.send`) whose linear index within the group is `peer`, matching
-    the sender's `tag`.
+    the sender's `tag`. `grouped`: as for `epl.send`, the receive completes
+    with the sends and receives right around it, and its result is there
+    once they all are.
 
     ```mlir
     epl.mesh @mesh ["stage" = 2, "data" = 2]
     %act = epl.recv on @mesh over ["stage"] from 0 : tensor<8x512xf32>
+    %act = epl.recv on @mesh over ["stage"] from 0 grouped : tensor<8x512xf32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
-                       I64Attr:$peer, DefaultValuedAttr<I64Attr, "0">:$tag);
+                       I64Attr:$peer, DefaultValuedAttr<I64Attr, "0">:$tag,
+                       UnitAttr:$grouped);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    `on` $mesh `over` $axes `from` $peer (`tag` $tag^)? attr-dict
-    `:` type($result)
+    `on` $mesh `over` $axes `from` $peer (`tag` $tag^)?
+    (`grouped` $grouped^)? attr-dict `:` type($result)
   }];
 }
 
