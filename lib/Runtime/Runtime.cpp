@@ -171,11 +171,11 @@ struct RankContext {
   };
   std::map<const void *, Resident> resident;
   /// Inside epl_rt_message_group_begin/end: the communicators whose
-  /// messages the group holds, and the group's receive waits (indices in
-  /// the rank's events), which end with the group.
+  /// messages the group holds, and its last receive wait (an index in the
+  /// rank's events, or -1).
   bool inMessageGroup = false;
   std::vector<Communicator *> messageGroup;
-  std::vector<size_t> groupReceives;
+  int64_t groupLastReceive = -1;
 };
 thread_local RankContext *current = nullptr;
 
@@ -689,13 +689,13 @@ void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
   int64_t bytes = o.numElements() * es;
   record(op, group, bytes);
   // The wait: from asking until the message is in `out` (in a message
-  // group, until it is asked for: the group's end waits).
+  // group on a GPU, the group's end waits, and ends its last receive's).
   int64_t begin = nowNanoseconds();
   messagesFor(group)->recv(o.base, o.numElements(), DT, static_cast<int>(peer),
                            tag);
   recordPointToPoint(Event::Kind::RecvWait, group, peer, tag, bytes, begin);
   if (current && current->inMessageGroup)
-    current->groupReceives.push_back(currentStats().events.size() - 1);
+    current->groupLastReceive = currentStats().events.size() - 1;
 }
 } // namespace
 
@@ -777,17 +777,23 @@ void _mlir_ciface_epl_rt_message_group_end(void) {
     return;
   if (!current->inMessageGroup)
     fatalError("message_group_end: no message group is open");
+  // NCCL posts each communicator's messages as a group of their own, one
+  // after the other: across two, sends could wait for each other.
+  // (Pipelines message over their stage group only.)
+  if (cuda::bound() && current->messageGroup.size() > 1)
+    fatalError("message_group_end: the group's messages go over " +
+               std::to_string(current->messageGroup.size()) +
+               " device groups; a message group has one");
   for (Communicator *comm : current->messageGroup)
     comm->endMessages();
-  // The group's receives are done when it is: on a GPU, when its stream
-  // gets there (the next action would wait for it anyway).
-  if (cuda::bound() && !current->groupReceives.empty())
+  // On a GPU the receives are done when the stream has done the group (the
+  // next action would wait for it anyway): that wait is the group's last
+  // receive's, once, as the report sums the waits.
+  if (cuda::bound() && current->groupLastReceive >= 0) {
     cuda::synchronize();
-  std::vector<Event> &events = currentStats().events;
-  int64_t end = nowNanoseconds();
-  for (size_t i : current->groupReceives)
-    events[i].end = end;
-  current->groupReceives.clear();
+    currentStats().events[current->groupLastReceive].end = nowNanoseconds();
+  }
+  current->groupLastReceive = -1;
   current->messageGroup.clear();
   current->inMessageGroup = false;
 }

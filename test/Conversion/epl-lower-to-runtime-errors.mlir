@@ -24,3 +24,90 @@ func.func @f(%x: tensor<4xi8>) -> tensor<4xi8> {
   %y = epl.all_reduce %x on @mesh over ["data"] sum : tensor<4xi8>
   return %y : tensor<4xi8>
 }
+
+// -----
+
+// Grouped messages outside a pipeline's stage programs: nothing checks
+// their groups finish.
+epl.mesh @pp ["stage" = 2]
+func.func @relay(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'epl.recv' op is grouped outside the stage programs of an epl.pipeline, where nothing checks that its group finishes}}
+  %r = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
+  epl.send %r on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Untagged, the first message stage 0 sends (tag 0) is the first stage 1
+// gets, though it asks for tag 1 first: an error, not swapped values.
+epl.mesh @pp ["stage" = 2]
+// expected-error @+1 {{'epl.pipeline' op has grouped messages that would not finish as groups of untagged messages, each send waiting for its receive (as NCCL moves them): device 1, event 0: the receive of F(stage 0, micro-batch 1) from device 0 (tag 1) would get the message of event 1 of device 0, F(stage 0, micro-batch 0) (tag 0): messages between two GPUs carry no tag}}
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 2
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 tag 0 grouped : tensor<4xf32>
+  %b = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 1, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %b on @pp over ["stage"] to 1 tag 1 grouped : tensor<4xf32>
+  return
+}
+func.func @stage1() {
+  %b = epl.recv on @pp over ["stage"] from 0 tag 1 grouped : tensor<4xf32>
+  %a = epl.recv on @pp over ["stage"] from 0 tag 0 grouped : tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// Between grouped messages with no action between them, an op that does
+// work would split one group in two.
+epl.mesh @pp ["stage" = 2]
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  // expected-error @+1 {{'epl.all_reduce' op sits between grouped messages with no action between them (from epl.send at}}
+  %y = epl.all_reduce %x on @pp over ["stage"] sum : tensor<4xf32>
+  %r = epl.recv on @pp over ["stage"] from 1 tag 1 grouped : tensor<4xf32>
+  return
+}
+func.func @stage1() {
+  %a = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
+  %b = func.call @f(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %b on @pp over ["stage"] to 0 tag 1 grouped : tensor<4xf32>
+  %y = epl.all_reduce %a on @pp over ["stage"] sum : tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// A module with a pipeline (whose stage programs are checked) and a
+// function of its own relaying what it receives in one group: the relayed
+// value is there only when the group is done.
+epl.mesh @pp ["stage" = 2]
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0() { return }
+func.func @stage1() { return }
+func.func @relay() {
+  %r = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
+  // expected-error @+1 {{'epl.send' op sends what a receive of its own group gets, which is there only when the group is done}}
+  epl.send %r on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  return
+}
+
+// -----
+
+// One group, two device groups: NCCL would post each one's messages as a
+// group of their own.
+epl.mesh @m ["stage" = 2, "x" = 2]
+epl.pipeline @model on @m over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0() { return }
+func.func @stage1() { return }
+func.func @two(%x: tensor<4xf32>) {
+  epl.send %x on @m over ["stage"] to 1 grouped : tensor<4xf32>
+  // expected-error @+1 {{'epl.send' op is grouped with messages over another device group (from}}
+  epl.send %x on @m over ["x"] to 1 grouped : tensor<4xf32>
+  return
+}

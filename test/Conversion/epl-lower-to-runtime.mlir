@@ -90,6 +90,7 @@ func.func @all_to_all(%x: tensor<8x32xf32>) -> tensor<32x8xf32> {
 epl.mesh @pipe ["stage" = 2]
 
 // CHECK-LABEL: func @point_to_point
+// CHECK-NOT: message_group
 func.func @point_to_point(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, index) {
   // CHECK: %[[ROOT:.*]] = arith.constant 1 : i64
   // CHECK: call @epl_rt_broadcast_f32({{.*}}, %[[ROOT]])
@@ -136,41 +137,59 @@ func.func private @piece(%x: tensor<4xf32>) -> tensor<4xf32> { return %x : tenso
 
 // -----
 
-// Grouped messages: each run of them (constants and empty tensors may sit
-// between) is one group, bracketed for the runtime; a call ends a run, and
-// ungrouped messages are not bracketed.
+// Grouped messages (a pipeline's stage programs, which the pass simulates
+// as NCCL moves them): each run of them between actions (constants and
+// empty tensors may sit between) is one group, bracketed for the runtime;
+// an action ends a run (ungrouped messages, @point_to_point, are not
+// bracketed). A
+// narrow integer a group receives is narrowed after the group's end, when
+// it is there.
 epl.mesh @pp ["stage" = 2]
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferBackward" micro_batches 1
 
-// CHECK-LABEL: func @message_groups
-func.func @message_groups(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: call @epl_rt_message_group_begin() : () -> ()
-  // CHECK-NOT: call @
-  // CHECK: call @epl_rt_send_f32
-  // CHECK-NOT: call @
-  // CHECK: call @epl_rt_recv_f32
-  // CHECK-NOT: call @
-  // CHECK: call @epl_rt_message_group_end() : () -> ()
-  epl.send %x on @pp over ["stage"] to 1 tag 0 grouped : tensor<4xf32>
-  %c = arith.constant 0 : index
-  %e = tensor.empty() : tensor<4xf32>
-  %r = epl.recv on @pp over ["stage"] from 1 grouped : tensor<4xf32>
-  // CHECK-NOT: call @
-  // CHECK: call @use
-  %u = func.call @use(%r) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-LABEL: func @stage0
+func.func @stage0(%x: tensor<4xf32>) -> tensor<4xi8> {
+  // CHECK: call @epl_rt_action_end
   // CHECK-NEXT: call @epl_rt_message_group_begin() : () -> ()
   // CHECK-NOT: call @
   // CHECK: call @epl_rt_send_f32
   // CHECK-NOT: call @
+  // CHECK: call @epl_rt_recv_i32
+  // CHECK-NOT: arith.trunci
+  // CHECK-NOT: call @
   // CHECK: call @epl_rt_message_group_end() : () -> ()
-  epl.send %u on @pp over ["stage"] to 1 tag 0 grouped : tensor<4xf32>
-  // CHECK-NOT: message_group
-  // CHECK: call @epl_rt_send_f32
-  // CHECK-NOT: message_group
-  // CHECK: return
-  epl.send %u on @pp over ["stage"] to 1 tag 2 : tensor<4xf32>
-  return %u : tensor<4xf32>
+  // CHECK: arith.trunci %{{.*}} : i32 to i8
+  // CHECK: call @epl_rt_action_begin
+  %a = func.call @f0(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 tag 0 grouped : tensor<4xf32>
+  %c = arith.constant 0 : index
+  %e = tensor.empty() : tensor<4xf32>
+  %g = epl.recv on @pp over ["stage"] from 1 tag 1 grouped : tensor<4xi8>
+  %b = func.call @b0(%g) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 0>} : (tensor<4xi8>) -> tensor<4xi8>
+  return %b : tensor<4xi8>
 }
-func.func private @use(%x: tensor<4xf32>) -> tensor<4xf32>
+// CHECK-LABEL: func @stage1
+func.func @stage1() {
+  // CHECK: call @epl_rt_message_group_begin() : () -> ()
+  // CHECK-NOT: call @
+  // CHECK: call @epl_rt_recv_f32
+  // CHECK-NOT: call @
+  // CHECK: call @epl_rt_message_group_end() : () -> ()
+  // CHECK: call @epl_rt_action_begin
+  // CHECK: call @epl_rt_action_end
+  // CHECK: call @epl_rt_message_group_begin() : () -> ()
+  // CHECK-NOT: call @
+  // CHECK: call @epl_rt_send_i32
+  // CHECK-NOT: call @
+  // CHECK: call @epl_rt_message_group_end() : () -> ()
+  %a = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
+  %g = func.call @f1(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xi8>
+  epl.send %g on @pp over ["stage"] to 0 tag 1 grouped : tensor<4xi8>
+  return
+}
+func.func private @f0(%x: tensor<4xf32>) -> tensor<4xf32>
+func.func private @b0(%x: tensor<4xi8>) -> tensor<4xi8>
+func.func private @f1(%x: tensor<4xf32>) -> tensor<4xi8>
 
 // -----
 

@@ -144,3 +144,16 @@ module {
     return %x : tensor<8x16xf32>
   }
 }
+
+// -----
+
+// A stage index past the devices is an error before anything is sized by
+// it (an index of 2^32 once made a vector of that many stages).
+module {
+  // expected-error @+1 {{epl-plan: 4294967299 pipeline stages (the stage indices reach 4294967298) need more than the 4 devices x 1 virtual stages per device there are}}
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.exp %x {epl.stage = #epl.stage<index = 0>} : tensor<8x4xf32>
+    %b = math.exp %a {epl.stage = #epl.stage<index = 4294967298>} : tensor<8x4xf32>
+    return %b : tensor<8x4xf32>
+  }
+}

@@ -9,6 +9,7 @@
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/IR/EPLOps.h"
+#include "epl/Dialect/EPL/Transforms/StagePrograms.h"
 #include "epl/Runtime/Runtime.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -220,7 +221,18 @@ static LogicalResult widenNarrowIntegers(IRRewriter &b, Operation *op) {
   for (OpOperand &operand : op->getOpOperands())
     if (isNarrow(operand.get().getType()))
       operand.set(castElements(b, op->getLoc(), operand.get(), i32));
-  b.setInsertionPointAfter(op);
+  // A grouped receive's result is there when its group is: the cast back
+  // goes after the group's end.
+  Operation *ready = op;
+  if (isGroupedMessage(op))
+    for (Operation *next = op->getNextNode(); next; next = next->getNextNode())
+      if (auto call = dyn_cast<func::CallOp>(next);
+          call &&
+          call.getCallee() == RuntimeAPI::function("message_group_end")) {
+        ready = call;
+        break;
+      }
+  b.setInsertionPointAfter(ready);
   for (Value result : op->getResults()) {
     auto type = dyn_cast<RankedTensorType>(result.getType());
     if (!isNarrow(type))
@@ -393,24 +405,123 @@ void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
   call->removeAttr(EPLDialect::kActionAttrName);
 }
 
+/// Grouped messages complete together, untagged and each send waiting for
+/// its receive (NCCL's, on GPUs): a program whose groups would wait for
+/// each other, or whose receives would get another stream's message, must
+/// not get here, wherever `grouped` came from. So grouped messages must be
+/// in a pipeline's stage programs, whose groups (the runs between actions)
+/// are simulated as NCCL moves them (checkGroupedRendezvous), as
+/// epl-pipeline-partition does before it groups them. (In a module with a
+/// pipeline, other functions may hold copies of its stage programs: the
+/// runners' entry wrappers.)
+static LogicalResult checkMessageGroups(ModuleOp module) {
+  auto pipelines = llvm::to_vector(module.getOps<PipelineOp>());
+  if (pipelines.empty()) {
+    WalkResult walked = module.walk([&](Operation *op) {
+      if (!isGroupedMessage(op))
+        return WalkResult::advance();
+      op->emitOpError() << "is grouped outside the stage programs of an "
+                           "epl.pipeline, where nothing checks that its group "
+                           "finishes";
+      return WalkResult::interrupt();
+    });
+    return failure(walked.wasInterrupted());
+  }
+  for (PipelineOp pipeline : pipelines) {
+    SmallVector<func::FuncOp> programs = pipeline.getStageFunctions();
+    int64_t stages = 0;
+    bool grouped = false;
+    for (func::FuncOp program : programs) {
+      program.walk([&](Operation *op) {
+        grouped |= isGroupedMessage(op);
+        if (auto action =
+                op->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName))
+          stages = std::max(stages, action.getStage() + 1);
+      });
+    }
+    if (!grouped)
+      continue;
+    FailureOr<pipeline::Program> sim = readStagePrograms(programs, stages);
+    if (failed(sim))
+      return failure();
+    std::string error;
+    if (failed(pipeline::simulate(*sim, pipeline::Costs(), error)) ||
+        failed(pipeline::checkGroupedRendezvous(*sim, error)))
+      return pipeline.emitOpError()
+             << "has grouped messages that would not finish as groups of "
+                "untagged messages, each send waiting for its receive (as "
+                "NCCL moves them): "
+             << error;
+  }
+  return success();
+}
+
 /// Brackets each run of `grouped` sends and receives (adjacent, nothing
-/// that does work between them) with message_group_begin/end.
-static void bracketMessageGroups(RuntimeAPI &api, ModuleOp module) {
+/// that does work between them) with message_group_begin/end. Fails on an
+/// op that would split the grouped messages between two actions, which
+/// checkMessageGroups simulated as one group, into two, and on a group
+/// whose messages go over two device groups (NCCL would post them one
+/// after the other).
+static LogicalResult bracketMessageGroups(RuntimeAPI &api, ModuleOp module) {
   SmallVector<std::pair<Operation *, Operation *>> runs;
-  module.walk([&](Block *block) {
-    Operation *first = nullptr, *last = nullptr;
+  WalkResult walked = module.walk([&](Block *block) {
+    // `splitter` ended the run whose last message was `before`.
+    Operation *first = nullptr, *last = nullptr, *splitter = nullptr,
+              *before = nullptr;
     for (Operation &op : *block) {
       if (isGroupedMessage(&op)) {
+        if (splitter) {
+          splitter->emitOpError()
+              << "sits between grouped messages with no action between them "
+                 "(from "
+              << before->getName() << " at " << before->getLoc() << " to "
+              << op.getName() << " at " << op.getLoc()
+              << "), one group: in two, their sends could wait for each "
+                 "other forever";
+          return WalkResult::interrupt();
+        }
+        auto groupOf = [](Operation *m) {
+          auto c = cast<CollectiveOpInterface>(m);
+          return std::make_pair(c.getMeshAttr(), c.getAxes());
+        };
+        // A run's results are there when it is done: one of its sends
+        // cannot send what one of its receives gets (nothing but constants
+        // sits between them, so that would be the receive's own result).
+        if (auto send = dyn_cast<SendOp>(op);
+            send && first && send.getInput().getDefiningOp<RecvOp>() &&
+            send.getInput().getDefiningOp()->getBlock() == block &&
+            !send.getInput().getDefiningOp()->isBeforeInBlock(first)) {
+          op.emitOpError() << "sends what a receive of its own group gets, "
+                              "which is there only when the group is done";
+          return WalkResult::interrupt();
+        }
+        if (first && groupOf(first) != groupOf(&op)) {
+          op.emitOpError() << "is grouped with messages over another device "
+                              "group (from "
+                           << first->getLoc()
+                           << "); a group's messages go over one";
+          return WalkResult::interrupt();
+        }
         first = first ? first : &op;
         last = &op;
+      } else if (op.hasAttr(EPLDialect::kActionAttrName)) {
+        splitter = nullptr;
+        if (first)
+          runs.push_back({first, last});
+        first = last = nullptr;
       } else if (first && !isInertBetweenMessages(&op)) {
+        splitter = &op;
+        before = last;
         runs.push_back({first, last});
         first = last = nullptr;
       }
     }
     if (first)
       runs.push_back({first, last});
+    return WalkResult::advance();
   });
+  if (walked.wasInterrupted())
+    return failure();
   for (auto [first, last] : runs) {
     OpBuilder b(first);
     api.call(b, first->getLoc(), RuntimeAPI::function("message_group_begin"),
@@ -418,6 +529,7 @@ static void bracketMessageGroups(RuntimeAPI &api, ModuleOp module) {
     b.setInsertionPointAfter(last);
     api.call(b, last->getLoc(), RuntimeAPI::function("message_group_end"), {});
   }
+  return success();
 }
 
 /// A gather's indices are data (class ids, token ids): one out of range
@@ -517,7 +629,9 @@ struct EPLLowerToRuntimePass
             gpu, [&] { return module.emitError(getArgument()) << ": "; })))
       return signalPassFailure();
     RuntimeAPI api(module);
-    bracketMessageGroups(api, module);
+    if (failed(checkMessageGroups(module)) ||
+        failed(bracketMessageGroups(api, module)))
+      return signalPassFailure();
     SmallVector<Operation *> ops;
     module.walk([&](CollectiveOpInterface op) { ops.push_back(op); });
 

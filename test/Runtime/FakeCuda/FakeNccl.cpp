@@ -18,7 +18,8 @@
 // groups of messages that wait for each other), never a hang.
 //
 // Environment: EPL_FAKE_NCCL_SLOT_MB, the most one member posts at once
-// (default 64).
+// (default 64); EPL_FAKE_NCCL_TIMEOUT_S, how long members wait for each
+// other (default 60).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -84,12 +86,18 @@ struct Comm {
   eplFakeCudaFail("NCCL", message);
 }
 
-/// Waits, with the header locked, until `done`; a minute at most.
+/// How long members wait for each other (EPL_FAKE_NCCL_TIMEOUT_S).
+int timeoutSeconds() {
+  const char *text = std::getenv("EPL_FAKE_NCCL_TIMEOUT_S");
+  return text && std::atoi(text) > 0 ? std::atoi(text) : 60;
+}
+
+/// Waits, with the header locked, until `done`; timeoutSeconds() at most.
 template <typename Done>
 void waitLocked(Header &h, Done done, const char *what) {
   timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
-  deadline.tv_sec += 60;
+  deadline.tv_sec += timeoutSeconds();
   while (!done())
     if (pthread_cond_timedwait(&h.arrived, &h.mutex, &deadline) == ETIMEDOUT)
       fail(what);
@@ -108,10 +116,10 @@ void meet(Header &h) {
   }
   timespec deadline;
   clock_gettime(CLOCK_REALTIME, &deadline);
-  deadline.tv_sec += 60;
+  deadline.tv_sec += timeoutSeconds();
   while (h.generation == mine)
     if (pthread_cond_timedwait(&h.arrived, &h.mutex, &deadline) == ETIMEDOUT)
-      fail("a member of the communicator did not arrive within 60 s "
+      fail("a member of the communicator did not arrive in time "
            "(mismatched collectives)");
   pthread_mutex_unlock(&h.mutex);
 }
@@ -458,53 +466,58 @@ ncclResult_t ncclGroupEnd() {
       offset += op.bytes;
     }
   }
-  const char *stuck = "a send or receive whose peer did not match it within "
-                      "60 s (mismatched messages, or groups of them waiting "
-                      "for each other)";
+  const char *stuck = "a send or receive whose peer did not match it in time "
+                      "(mismatched messages, or groups of them waiting for "
+                      "each other)";
   std::vector<std::pair<void *, std::vector<char>>> received;
   pthread_mutex_lock(&h.mutex);
   // The previous group's sends were all taken before it returned.
   std::copy(sends.begin(), sends.end(), h.sends[c.rank]);
   h.numSends[c.rank] = static_cast<int>(sends.size());
   pthread_cond_broadcast(&h.arrived);
-  for (const Pending &op : ops) {
-    if (op.send)
-      continue;
-    uint64_t seq = c.received[op.peer]++;
-    Send *found = nullptr;
-    waitLocked(
-        h,
-        [&] {
-          for (int k = 0; k < h.numSends[op.peer] && !found; ++k) {
-            Send &m = h.sends[op.peer][k];
-            if (m.peer == c.rank && m.seq == seq)
-              found = &m;
-          }
-          return found != nullptr;
-        },
-        stuck);
-    if (found->bytes != op.bytes)
-      fail("a receive of another size than its send");
-    const char *data = c.slot(op.peer) + found->offset;
-    received.emplace_back(op.recvBuffer,
-                          std::vector<char>(data, data + op.bytes));
-    found->taken = 1;
-    pthread_cond_broadcast(&h.arrived);
-  }
+  // The receives, each the next message of its peer to this member, taken
+  // in whatever order they come (NCCL progresses a group's messages
+  // together).
+  struct Receive {
+    const Pending *op;
+    uint64_t seq;
+    bool done;
+  };
+  std::vector<Receive> receives;
+  for (const Pending &op : ops)
+    if (!op.send)
+      receives.push_back({&op, c.received[op.peer]++, false});
   waitLocked(
       h,
       [&] {
+        bool all = true;
+        for (Receive &r : receives) {
+          for (int k = 0; k < h.numSends[r.op->peer] && !r.done; ++k) {
+            Send &m = h.sends[r.op->peer][k];
+            if (m.peer != c.rank || m.seq != r.seq)
+              continue;
+            if (m.bytes != r.op->bytes)
+              fail("a receive of another size than its send");
+            const char *data = c.slot(r.op->peer) + m.offset;
+            received.emplace_back(r.op->recvBuffer,
+                                  std::vector<char>(data, data + m.bytes));
+            m.taken = 1;
+            r.done = true;
+            pthread_cond_broadcast(&h.arrived);
+          }
+          all &= r.done;
+        }
         for (int k = 0; k < h.numSends[c.rank]; ++k)
-          if (!h.sends[c.rank][k].taken)
-            return false;
-        return true;
+          all &= h.sends[c.rank][k].taken != 0;
+        return all;
       },
       stuck);
   h.numSends[c.rank] = 0;
   pthread_mutex_unlock(&h.mutex);
   epl::fake::DeviceWork work;
   for (auto &[buffer, data] : received)
-    std::memcpy(buffer, data.data(), data.size());
+    if (!data.empty())
+      std::memcpy(buffer, data.data(), data.size());
   return ncclSuccess;
 }
 }

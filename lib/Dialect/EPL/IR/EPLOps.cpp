@@ -144,7 +144,7 @@ ShardingConstraintOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 //===----------------------------------------------------------------------===//
-// PipelineOp
+// Message groups
 //===----------------------------------------------------------------------===//
 
 bool mlir::epl::isGroupedMessage(Operation *op) {
@@ -158,6 +158,10 @@ bool mlir::epl::isGroupedMessage(Operation *op) {
 bool mlir::epl::isInertBetweenMessages(Operation *op) {
   return op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op);
 }
+
+//===----------------------------------------------------------------------===//
+// PipelineOp
+//===----------------------------------------------------------------------===//
 
 SmallVector<func::FuncOp> PipelineOp::getStageFunctions() {
   SmallVector<func::FuncOp> functions;

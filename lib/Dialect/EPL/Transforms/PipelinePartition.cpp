@@ -750,23 +750,18 @@ LogicalResult Partitioner::checkProgram() {
 void Partitioner::groupMessages() {
   // The groups are the runs of sends and receives between actions, as the
   // simulator sees them, so nothing between the messages of a run may do
-  // work (the lowering groups adjacent messages), and a run must not send
-  // what it receives (its result is there only when the run is).
+  // work (the lowering groups adjacent messages). (A run cannot send what
+  // it receives: readStagePrograms checked that every send sends what an
+  // action made.)
   for (func::FuncOp program : programs) {
     enum { Between, InRun, AfterRun } state = Between;
-    DenseSet<Operation *> received;
     for (Operation &op : program.front()) {
       if (isa<SendOp, RecvOp>(op)) {
-        auto send = dyn_cast<SendOp>(op);
-        if (state == AfterRun ||
-            (send && received.contains(send.getInput().getDefiningOp())))
+        if (state == AfterRun)
           return; // messages stay as they are: staged on GPUs
         state = InRun;
-        if (isa<RecvOp>(op))
-          received.insert(&op);
       } else if (op.hasAttr(EPLDialect::kActionAttrName)) {
         state = Between;
-        received.clear();
       } else if (state == InRun && !isInertBetweenMessages(&op)) {
         state = AfterRun;
       }

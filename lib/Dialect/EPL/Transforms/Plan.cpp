@@ -218,6 +218,14 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
              << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
              << " needs \"pipeline.strategy\" = \"Interleaved1F1B\", not \""
              << strategy << "\"";
+    // Before anything is sized by the stages: a stage index the user wrote
+    // may be any number.
+    if (numStages / chunks + (numStages % chunks != 0) > numDevices)
+      return fn.emitError()
+             << "epl-plan: " << numStages << " pipeline stages (the stage "
+             << "indices reach " << numStages - 1 << ") need more than the "
+             << numDevices << " devices x " << chunks
+             << " virtual stages per device there are";
     if (numStages % chunks != 0)
       return fn.emitError() << "epl-plan: " << numStages
                             << " pipeline stages are not divisible by "

@@ -258,9 +258,10 @@ def EPL_SendOp : EPL_CollectiveOp<"send", [
     devices arrive in the order they were sent; `tag` tells apart
     independent streams between the same pair.
 
-    `grouped`: the send may wait for the sends and receives right after it
-    (the ops between them pure) and complete with them, in any order, as
-    one group; it need not complete before its receive is posted. That is
+    `grouped`: the send belongs to a group, the run of grouped sends and
+    receives around it with nothing between them but constants and empty
+    tensors. The group's messages complete together, in any order, and a
+    send need not complete before its receive is posted. That is
     how NCCL moves messages between GPUs, without tags and waiting for the
     receiver, so that such sends and receives go from device to device;
     the others are staged through host memory there, where sends do not

@@ -1,0 +1,138 @@
+//===- FakeNcclTest.cpp - The fake NCCL's messages are NCCL's --------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+//
+// The end-to-end runs under the fake (test_fake_cuda.py) show that pipeline
+// stages exchanging messages over NCCL finish and equal the CPU run. That
+// means something only if the fake's messages behave as NCCL's: untagged,
+// in order between two members, and a send done only once its receive
+// takes it. Here two members (threads on two fake GPUs) check each rule,
+// including that sends posted alone where each waits for the other's
+// receive end the program with a message instead of finishing.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cuda.h>
+#include <nccl.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace {
+/// One member: a context current on its thread, a stream, a communicator.
+struct Member {
+  CUstream stream = nullptr;
+  ncclComm_t comm = nullptr;
+  int rank = 0;
+
+  /// A device buffer holding `values`.
+  float *upload(const std::vector<float> &values) {
+    CUdeviceptr p = 0;
+    EXPECT_EQ(cuMemAllocAsync(&p, values.size() * sizeof(float), stream),
+              CUDA_SUCCESS);
+    EXPECT_EQ(cuMemcpyAsync(p, reinterpret_cast<CUdeviceptr>(values.data()),
+                            values.size() * sizeof(float), stream),
+              CUDA_SUCCESS);
+    return reinterpret_cast<float *>(p);
+  }
+  std::vector<float> download(const float *buffer, size_t count) {
+    std::vector<float> values(count);
+    EXPECT_EQ(cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(values.data()),
+                            reinterpret_cast<CUdeviceptr>(buffer),
+                            count * sizeof(float), stream),
+              CUDA_SUCCESS);
+    return values;
+  }
+  /// Posts `sends` (peer, buffer) and `receives` (peer, buffer) of one
+  /// element each as one group.
+  void group(const std::vector<std::pair<int, float *>> &sends,
+             const std::vector<std::pair<int, float *>> &receives) {
+    ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+    for (auto [peer, buffer] : sends)
+      ASSERT_EQ(ncclSend(buffer, 1, ncclFloat32, peer, comm, stream),
+                ncclSuccess);
+    for (auto [peer, buffer] : receives)
+      ASSERT_EQ(ncclRecv(buffer, 1, ncclFloat32, peer, comm, stream),
+                ncclSuccess);
+    ASSERT_EQ(ncclGroupEnd(), ncclSuccess);
+  }
+};
+
+/// Runs `body` on two members, each a thread on a GPU of its own.
+void onTwoGPUs(const std::function<void(Member &)> &body) {
+  setenv("EPL_FAKE_CUDA_DEVICES", "2", 1);
+  ASSERT_EQ(cuInit(0), CUDA_SUCCESS);
+  ncclUniqueId id;
+  ASSERT_EQ(ncclGetUniqueId(&id), ncclSuccess);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank)
+    threads.emplace_back([&, rank] {
+      Member m;
+      m.rank = rank;
+      CUdevice device;
+      CUcontext context;
+      ASSERT_EQ(cuDeviceGet(&device, rank), CUDA_SUCCESS);
+      ASSERT_EQ(cuDevicePrimaryCtxRetain(&context, device), CUDA_SUCCESS);
+      ASSERT_EQ(cuCtxSetCurrent(context), CUDA_SUCCESS);
+      ASSERT_EQ(cuStreamCreate(&m.stream, 0), CUDA_SUCCESS);
+      ASSERT_EQ(ncclCommInitRank(&m.comm, 2, id, rank), ncclSuccess);
+      body(m);
+    });
+  for (std::thread &t : threads)
+    t.join();
+}
+
+// 1F1B's steady state: each member sends, then receives what the other
+// sends. In one group each, they meet.
+TEST(FakeNccl, SendsAndReceivesOfOneGroupMeet) {
+  onTwoGPUs([](Member &m) {
+    float *out = m.upload({float(m.rank + 1)});
+    float *in = m.upload({0});
+    m.group({{1 - m.rank, out}}, {{1 - m.rank, in}});
+    EXPECT_EQ(m.download(in, 1), std::vector<float>{float(2 - m.rank)});
+  });
+}
+
+// No tags: a member gets a peer's messages in the order the peer sent
+// them, whichever groups they are in.
+TEST(FakeNccl, MessagesOfAPairArriveInOrder) {
+  onTwoGPUs([](Member &m) {
+    std::vector<float *> got;
+    if (m.rank == 0) {
+      m.group({{1, m.upload({10})}, {1, m.upload({20})}}, {});
+      m.group({{1, m.upload({30})}}, {});
+    } else {
+      for (int k = 0; k < 3; ++k)
+        got.push_back(m.upload({0}));
+      m.group({}, {{0, got[0]}});
+      m.group({}, {{0, got[1]}, {0, got[2]}});
+      EXPECT_EQ(m.download(got[0], 1), std::vector<float>{10});
+      EXPECT_EQ(m.download(got[1], 1), std::vector<float>{20});
+      EXPECT_EQ(m.download(got[2], 1), std::vector<float>{30});
+    }
+  });
+}
+
+// Sends posted alone, each waiting for a receive behind the other's send:
+// on a GPU they would wait forever; the fake ends the program.
+TEST(FakeNcclDeathTest, SendsWaitingForEachOtherEndTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  setenv("EPL_FAKE_NCCL_TIMEOUT_S", "1", 1);
+  EXPECT_EXIT(onTwoGPUs([](Member &m) {
+                float *out = m.upload({1});
+                float *in = m.upload({0});
+                m.group({{1 - m.rank, out}}, {});
+                m.group({}, {{1 - m.rank, in}});
+              }),
+              testing::ExitedWithCode(86),
+              "fake NCCL: a send or receive whose peer did not match it in "
+              "time \\(mismatched messages, or groups of them waiting for "
+              "each other\\)");
+}
+} // namespace
