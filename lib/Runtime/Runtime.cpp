@@ -368,13 +368,14 @@ void epl::rt::runRanks(const Options &options,
                        const std::function<void(int)> &body) {
   keepFreedMemory();
   configuredThreads.store(options.threadsPerRank);
-  // Each rank takes a GPU (rank modulo the GPUs there are) before it runs.
+  // Each rank takes a GPU (its index among the ranks of its machine modulo
+  // the GPUs there) before it runs.
   gpuCollectivesMode() = options.gpuCollectives;
   cuda::setTF32(options.gpuTF32);
   cuda::setTimeout(options.timeoutSeconds);
   auto onDevice = [&](int rank) {
     if (options.cuda)
-      cuda::bindRank(rank);
+      cuda::bindRank(current ? current->backend->machineRank(rank) : rank);
     body(rank);
   };
   if (options.backend == BackendKind::MPI)
@@ -492,13 +493,15 @@ Communicator *communicatorFor(const Group &group) {
     return onDevice.get();
   using Mode = Options::GPUCollectives;
   Mode mode = gpuCollectivesMode();
-  bool ownGPUs = current->backend->worldSize() <= cuda::deviceCount();
+  // Ranks on other machines (under MPI) have GPUs of their own.
+  int here = current->backend->machineSize();
+  bool ownGPUs = here <= cuda::deviceCount();
   if (mode == Mode::NCCL || (mode == Mode::Auto && ownGPUs)) {
     std::string why;
     if (mode == Mode::NCCL && !ownGPUs)
-      fatalError("--gpu-collectives nccl: " +
-                 std::to_string(current->backend->worldSize()) +
-                 " ranks share " + std::to_string(cuda::deviceCount()) +
+      fatalError("--gpu-collectives nccl: " + std::to_string(here) +
+                 " ranks on this machine share " +
+                 std::to_string(cuda::deviceCount()) +
                  " GPU(s); NCCL needs a GPU per rank (use host)");
     onDevice = cuda::ncclFor(host, group, why);
     if (!onDevice && mode == Mode::NCCL)

@@ -111,3 +111,21 @@ func.func @two(%x: tensor<4xf32>) {
   epl.send %x on @m over ["x"] to 1 grouped : tensor<4xf32>
   return
 }
+
+// -----
+
+// Every stage device must message in groups: NCCL's communicator for the
+// stage group is made by all its members when they first do.
+epl.mesh @pp ["stage" = 2]
+// expected-error @+1 {{'epl.pipeline' op has grouped messages, but not on stage program @stage1: every member of the stage group must message in groups (NCCL's communicator is made by all of them)}}
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  return
+}
+func.func @stage1() {
+  %a = epl.recv on @pp over ["stage"] from 0 : tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>

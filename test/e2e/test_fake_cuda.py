@@ -211,6 +211,37 @@ def test_pipeline_messages_between_gpus_compose(tmp_path, kind):
     assert train_pipeline(tmp_path, model(2, 4, kind=kind), ranks=4) > 0
 
 
+def test_nccl_ranks_on_other_machines_have_their_own_gpus(tmp_path):
+    """Under mpirun, the GPUs a rank may take are its machine's: with the
+    launcher saying each process is alone on its machine (as on two nodes
+    of one GPU each), NCCL is not refused, and each binds the GPU of its
+    index there; two processes on one machine of one GPU are refused."""
+    if not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
+    one = losses(epl_run(EXAMPLES / "mlp.mlir", "--steps", 2, ranks=2).stdout)
+    env = fake_env(1)
+    alone = [MPIRUN, "--oversubscribe", "--allow-run-as-root", "-np", 2,
+             "-x", "LD_LIBRARY_PATH", "-x", "EPL_FAKE_CUDA_DEVICES", "sh", "-c",
+             f"OMPI_COMM_WORLD_LOCAL_SIZE=1 OMPI_COMM_WORLD_LOCAL_RANK=0 exec {EPL_EXEC} "
+             f"{artifact} --gpu-collectives nccl --steps 2"]
+    np.testing.assert_allclose(losses(run(alone, env=env).stdout), one, rtol=RTOL)
+    out = exec_cuda(artifact, "--steps", 1, ranks=2, gpus=1, collectives="nccl",
+                    mpi=True, expect_ok=False)
+    assert out.returncode != 0
+    assert "2 ranks on this machine share 1 GPU(s)" in out.stderr
+
+
+def test_pipeline_stage_with_nothing_on_it_over_nccl(tmp_path):
+    """A stage device with nothing to run or send: the others' messages go
+    through the host (it never makes the stage group's NCCL communicator,
+    which is made when first needed) and the run equals the CPU's."""
+    out = nccl_equals_cpu(tmp_path, ROOT / "test/e2e/Inputs/pipeline-stage-gap.mlir",
+                          ["--steps", 4, "--seed", 3], ranks=3)
+    # No communicator was made (the fake NCCL reports from its first).
+    assert "fake NCCL" not in out.stderr
+
+
 def test_pipeline_messages_between_gpus_under_mpirun(tmp_path):
     """A stage per process: the groups' members meet across processes."""
     if not MPIRUN:
@@ -282,7 +313,7 @@ def test_nccl_needs_a_gpu_per_rank(tmp_path):
     out = exec_cuda(artifact, "--steps", 1, ranks=2, gpus=1,
                     collectives="nccl", expect_ok=False)
     assert out.returncode == 1
-    assert "--gpu-collectives nccl: 2 ranks share 1 GPU(s)" in out.stderr
+    assert "--gpu-collectives nccl: 2 ranks on this machine share 1 GPU(s)" in out.stderr
 
 
 def test_gpu_work_that_never_finishes_is_an_error(tmp_path):

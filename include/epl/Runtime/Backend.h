@@ -271,6 +271,10 @@ class Backend {
 public:
   virtual ~Backend();
   virtual int worldSize() = 0;
+  /// The ranks on this machine, which share its GPUs, and the calling
+  /// rank's index among them.
+  virtual int machineSize() { return worldSize(); }
+  virtual int machineRank(int rank) { return rank; }
   /// The communicator for `group`, created on first use and cached.
   virtual Communicator &getCommunicator(const Group &group) = 0;
   /// See epl::rt::finishProgram; called once per rank.

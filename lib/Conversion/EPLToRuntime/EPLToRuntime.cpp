@@ -441,6 +441,17 @@ static LogicalResult checkMessageGroups(ModuleOp module) {
     }
     if (!grouped)
       continue;
+    for (func::FuncOp program : programs)
+      if (program.walk([](Operation *op) {
+                   return isGroupedMessage(op) ? WalkResult::interrupt()
+                                               : WalkResult::advance();
+                 })
+              .wasInterrupted() == false)
+        return pipeline.emitOpError()
+               << "has grouped messages, but not on stage program @"
+               << program.getSymName()
+               << ": every member of the stage group must message in groups "
+                  "(NCCL's communicator is made by all of them)";
     FailureOr<pipeline::Program> sim = readStagePrograms(programs, stages);
     if (failed(sim))
       return failure();

@@ -91,40 +91,31 @@ ncclRedOp_t ncclOp(EplReduction kind) {
 class NcclCommunicator final : public Communicator {
 public:
   NcclCommunicator(Communicator &host, const Group &group)
-      : host(host), size(group.size()) {
-    // Member 0 makes the id; the host backend hands it to the others.
-    ncclUniqueId id;
-    if (group.index == 0)
-      check(nccl().ncclGetUniqueId(&id), "ncclGetUniqueId");
-    static_assert(sizeof(id) % sizeof(int64_t) == 0);
-    ncclUniqueId shared;
-    host.broadcast(&id, &shared, sizeof(id) / sizeof(int64_t), EPL_RT_I64, 0);
-    check(nccl().ncclCommInitRank(&comm, group.size(), shared, group.index),
-          "joining the group's communicator (ncclCommInitRank)");
-  }
+      : host(host), size(group.size()), index(group.index) {}
 
   void allReduce(const void *in, void *out, size_t count, EplDType dtype,
                  EplReduction kind) override {
     check(nccl().ncclAllReduce(in, out, count, ncclType(dtype), ncclOp(kind),
-                               comm, stream()),
+                               communicator(), stream()),
           "all_reduce");
   }
   void allGather(const void *in, void *out, size_t countPerRank,
                  EplDType dtype) override {
-    check(nccl().ncclAllGather(in, out, countPerRank, ncclType(dtype), comm,
-                               stream()),
+    check(nccl().ncclAllGather(in, out, countPerRank, ncclType(dtype),
+                               communicator(), stream()),
           "all_gather");
   }
   void reduceScatter(const void *in, void *out, size_t countPerRank,
                      EplDType dtype, EplReduction kind) override {
     check(nccl().ncclReduceScatter(in, out, countPerRank, ncclType(dtype),
-                                   ncclOp(kind), comm, stream()),
+                                   ncclOp(kind), communicator(), stream()),
           "reduce_scatter");
   }
   void allToAll(const void *in, void *out, size_t countPerRank,
                 EplDType dtype) override {
     // Block i of the input to member i, member i's block to block i.
     size_t bytes = countPerRank * dtypeSize(dtype);
+    ncclComm_t comm = communicator();
     check(nccl().ncclGroupStart(), "all_to_all");
     for (int peer = 0; peer < size; ++peer) {
       check(nccl().ncclSend(static_cast<const char *>(in) + peer * bytes,
@@ -140,11 +131,14 @@ public:
   }
   void broadcast(const void *in, void *out, size_t count, EplDType dtype,
                  int root) override {
-    check(nccl().ncclBroadcast(in, out, count, ncclType(dtype), root, comm,
-                               stream()),
+    check(nccl().ncclBroadcast(in, out, count, ncclType(dtype), root,
+                               communicator(), stream()),
           "broadcast");
   }
-  void beginMessages() override { grouping = true; }
+  void beginMessages() override {
+    communicator();
+    grouping = true;
+  }
   void send(const void *in, size_t count, EplDType dtype, int peer,
             int64_t tag) override {
     if (!grouping)
@@ -166,6 +160,7 @@ public:
     grouping = false;
     if (messages.empty())
       return;
+    ncclComm_t comm = communicator();
     check(nccl().ncclGroupStart(), "a group of messages (ncclGroupStart)");
     for (const Message &m : messages)
       check(m.send ? nccl().ncclSend(m.buffer, m.count, ncclType(m.dtype),
@@ -185,6 +180,24 @@ public:
   }
 
 private:
+  /// The group's NCCL communicator, made when the group first needs it (a
+  /// collective or a message group), which every member then does: ranks
+  /// that only message through the host, or not at all (a pipeline stage
+  /// with nothing on it), never wait for each other to make it.
+  ncclComm_t communicator() {
+    if (comm)
+      return comm;
+    // Member 0 makes the id; the host backend hands it to the others.
+    ncclUniqueId id;
+    if (index == 0)
+      check(nccl().ncclGetUniqueId(&id), "ncclGetUniqueId");
+    static_assert(sizeof(id) % sizeof(int64_t) == 0);
+    ncclUniqueId shared;
+    host.broadcast(&id, &shared, sizeof(id) / sizeof(int64_t), EPL_RT_I64, 0);
+    check(nccl().ncclCommInitRank(&comm, size, shared, index),
+          "joining the group's communicator (ncclCommInitRank)");
+    return comm;
+  }
   static CUstream_st *stream() {
     return static_cast<CUstream_st *>(cuda::stream());
   }
@@ -194,7 +207,7 @@ private:
     return *hostStaged;
   }
   Communicator &host;
-  int size;
+  int size, index;
   ncclComm_t comm = nullptr;
   std::unique_ptr<Communicator> hostStaged;
   /// The open message group's sends (from copies of their own) and

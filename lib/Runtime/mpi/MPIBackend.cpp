@@ -137,6 +137,21 @@ std::string timeoutMessage(int rank, const std::string &what,
 
 Watchdog *watchdog = nullptr;
 
+/// The launcher's variables for a rank's machine: how many ranks it runs,
+/// and the calling rank's index among them.
+constexpr const char *kLocalSizes[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
+                                       "MPI_LOCALNRANKS"};
+constexpr const char *kLocalRanks[] = {"OMPI_COMM_WORLD_LOCAL_RANK",
+                                       "MPI_LOCALRANKID"};
+template <size_t N>
+int fromLauncher(const char *const (&names)[N], int fallback) {
+  for (const char *name : names)
+    if (const char *text = std::getenv(name); text && std::atoi(text) >= 0 &&
+                                              *text >= '0' && *text <= '9')
+      return std::atoi(text);
+  return fallback;
+}
+
 class MPIWorld;
 
 struct PendingSend {
@@ -212,6 +227,13 @@ public:
     MPI_Comm_size(MPI_COMM_WORLD, &n);
   }
   int worldSize() override { return n; }
+  // What the launcher says (Open MPI, MPICH and derivatives set these):
+  // ranks on other machines do not share this one's GPUs. Without it, all
+  // are taken to be here.
+  int machineSize() override { return fromLauncher(kLocalSizes, n); }
+  int machineRank(int rank) override {
+    return fromLauncher(kLocalRanks, rank);
+  }
   Communicator &getCommunicator(const Group &group) override {
     auto it = communicators.find(group.members);
     if (it != communicators.end()) {

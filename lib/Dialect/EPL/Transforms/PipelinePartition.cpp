@@ -753,9 +753,13 @@ void Partitioner::groupMessages() {
   // work (the lowering groups adjacent messages). (A run cannot send what
   // it receives: readStagePrograms checked that every send sends what an
   // action made.)
+  // And every stage device must message: NCCL's communicator for the
+  // stage group is made by all of its members, when they first message.
   for (func::FuncOp program : programs) {
     enum { Between, InRun, AfterRun } state = Between;
+    bool messages = false;
     for (Operation &op : program.front()) {
+      messages |= isa<SendOp, RecvOp>(op);
       if (isa<SendOp, RecvOp>(op)) {
         if (state == AfterRun)
           return; // messages stay as they are: staged on GPUs
@@ -766,6 +770,8 @@ void Partitioner::groupMessages() {
         state = AfterRun;
       }
     }
+    if (!messages)
+      return;
   }
   // Every schedule but interleaved 1F1B's finishes so (its sends need
   // streams of their own: docs/gpu.md).
