@@ -215,6 +215,14 @@ FailureOr<Program> mlir::epl::describeProgram(ModuleOp module,
     FailureOr<EntryPoint> entry = describeEntryPoint(fn, error);
     if (failed(entry))
       return failure();
+    // The run loop allocates results by their element types.
+    for (const EntryResult &r : entry->results)
+      if (!r.dtype) {
+        error = "@" + entry->name + " returns " + r.typeName +
+                ", which runners do not pass (f32, f64, i32 and i64 "
+                "tensors)";
+        return failure();
+      }
     program.stages.push_back({std::move(*entry), {}, nullptr});
   }
   if (PipelineOp pipeline = step.pipeline) {
