@@ -7,6 +7,8 @@
 // running each device as far as it can, over and over, gives the exact times
 // in whatever order the devices are visited, and stops with every device
 // finished or each unfinished one waiting on a receive no one will match.
+// checkGroupedRendezvous runs devices the same way, over and over, but a
+// device waits at each group of messages until all of them are matched.
 //
 //===----------------------------------------------------------------------===//
 
