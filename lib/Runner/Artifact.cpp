@@ -285,6 +285,13 @@ std::string mlir::epl::writeManifest(const Manifest &m) {
 
 llvm::FailureOr<Manifest> mlir::epl::parseManifest(llvm::StringRef text,
                                                    std::string &error) {
+  // The format nests 6 levels (program, stages, stage, args, arg, shape).
+  constexpr int kMaxDepth = 64;
+  if (jsonNestsDeeperThan(text, kMaxDepth)) {
+    error = "the manifest nests arrays and objects more than " +
+            std::to_string(kMaxDepth) + " levels deep";
+    return llvm::failure();
+  }
   llvm::Expected<json::Value> parsed = json::parse(text);
   if (!parsed) {
     error = "the manifest is not JSON: " + llvm::toString(parsed.takeError());

@@ -72,8 +72,9 @@ RunCommandLine::RunCommandLine(cl::OptionCategory &category)
                        "GEMMs; default: the cores with one rank, else 1"),
               cl::init(0), cl::cat(category)) {}
 
-llvm::FailureOr<RunOptions> RunCommandLine::runOptions(std::string &error,
-                                                       int defaultRanks) const {
+llvm::FailureOr<RunOptions>
+RunCommandLine::runOptions(std::string &error, int defaultRanks,
+                           llvm::ArrayRef<std::string> otherInputs) const {
   RunOptions run;
   run.ranks.ranks = ranks.getNumOccurrences() ? ranks : defaultRanks;
   run.ranks.timeoutSeconds = timeout;
@@ -103,11 +104,22 @@ llvm::FailureOr<RunOptions> RunCommandLine::runOptions(std::string &error,
                 " (a year)");
   if (steps < 0)
     return fail("--steps must not be negative");
+  if (steps == 0 && !dumpFile.empty())
+    return fail("--dump-results writes the last step's results; --steps 0 "
+                "runs none");
+  // Each rank of the threads backend is a thread with its own buffers.
+  if (run.ranks.backend == rt::BackendKind::Threads && run.ranks.ranks > 4096)
+    return fail("--ranks must be at most 4096 (threads of one process; use "
+                "mpirun for more)");
   if (threads.getNumOccurrences() && (threads < 1 || threads > 1024))
     return fail("--threads-per-rank must be between 1 and 1024");
   if (run.ranks.backend == rt::BackendKind::MPI && !rt::mpiAvailable())
     return fail("this runner was built without MPI");
-  if (failed(checkOutputs(run, error)))
+  std::vector<std::string> inputs(otherInputs.begin(), otherInputs.end());
+  inputs.push_back(paramsFile);
+  inputs.push_back(dataFile);
+  if (failed(checkInputs(inputs, error)) ||
+      failed(checkOutputs(run, inputs, error)))
     return llvm::failure();
   rt::injectFault("start", rt::launcherRank());
   return run;

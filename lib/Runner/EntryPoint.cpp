@@ -215,7 +215,13 @@ FailureOr<Program> mlir::epl::describeProgram(ModuleOp module,
     FailureOr<EntryPoint> entry = describeEntryPoint(fn, error);
     if (failed(entry))
       return failure();
-    // The run loop allocates results by their element types.
+    // The run loop allocates arguments and results by their element types.
+    for (const EntryArg &a : entry->args)
+      if (!a.dtype) {
+        error = "argument '" + a.name + "' of @" + entry->name + " has type " +
+                a.typeName + "; runners pass f32, f64, i32 and i64 tensors";
+        return failure();
+      }
     for (const EntryResult &r : entry->results)
       if (!r.dtype) {
         error = "@" + entry->name + " returns " + r.typeName +

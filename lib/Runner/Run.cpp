@@ -10,6 +10,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <chrono>
 #include <cmath>
@@ -18,6 +19,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <sys/resource.h>
 
 using namespace mlir::epl;
@@ -616,12 +618,74 @@ void finishRun(const Program &program, RankCall &call,
 }
 } // namespace
 
+/// `path` as one file is named whether it exists or not: its folder's real
+/// path and its name.
+static std::string fileIdentity(llvm::StringRef path) {
+  llvm::SmallString<256> absolute(path), folder, real;
+  llvm::sys::fs::make_absolute(absolute);
+  if (!llvm::sys::fs::real_path(absolute, real))
+    return std::string(real);
+  folder = llvm::sys::path::parent_path(absolute);
+  if (llvm::sys::fs::real_path(folder, real))
+    return std::string(absolute);
+  llvm::sys::path::append(real, llvm::sys::path::filename(absolute));
+  return std::string(real);
+}
+
+bool mlir::epl::sameFile(llvm::StringRef a, llvm::StringRef b) {
+  return fileIdentity(a) == fileIdentity(b);
+}
+
+llvm::LogicalResult mlir::epl::checkInputs(llvm::ArrayRef<std::string> inputs,
+                                           std::string &error) {
+  for (const std::string &path : inputs) {
+    llvm::sys::fs::file_status status;
+    if (path.empty() || llvm::sys::fs::status(path, status))
+      continue; // missing: its reader says so
+    if (status.type() == llvm::sys::fs::file_type::directory_file) {
+      error = "cannot read " + path + ": it is a directory";
+      return llvm::failure();
+    }
+    if (status.type() != llvm::sys::fs::file_type::regular_file) {
+      error = "cannot read " + path + ": not a regular file";
+      return llvm::failure();
+    }
+  }
+  return llvm::success();
+}
+
 llvm::LogicalResult mlir::epl::checkOutputs(const RunOptions &options,
+                                            llvm::ArrayRef<std::string> inputs,
                                             std::string &error) {
-  for (const std::string *path : {&options.reportFile, &options.traceFile,
-                                  &options.dumpFile, &options.saveFile}) {
+  std::vector<std::pair<const char *, const std::string *>> outputs = {
+      {"--report", &options.reportFile},
+      {"--trace", &options.traceFile},
+      {"--dump-results", &options.dumpFile},
+      {"--save", &options.saveFile}};
+  std::map<std::string, const char *> written;
+  std::set<std::string> read;
+  for (const std::string &input : inputs)
+    if (!input.empty())
+      read.insert(fileIdentity(input));
+  for (auto [flag, path] : outputs) {
     if (path->empty())
       continue;
+    if (llvm::sys::fs::is_directory(*path)) {
+      error = std::string("cannot write ") + flag + " " + *path +
+              ": it is a directory";
+      return llvm::failure();
+    }
+    std::string identity = fileIdentity(*path);
+    if (read.count(identity)) {
+      error = std::string(flag) + " " + *path +
+              " would overwrite an input of the run";
+      return llvm::failure();
+    }
+    if (auto [it, fresh] = written.insert({identity, flag}); !fresh) {
+      error = std::string(it->second) + " and " + flag + " both write " +
+              *path;
+      return llvm::failure();
+    }
     llvm::SmallString<256> probe;
     if (std::error_code ec =
             llvm::sys::fs::createUniqueFile(*path + ".probe-%%%%%%", probe)) {

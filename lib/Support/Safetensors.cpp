@@ -83,14 +83,11 @@ const HostTensor *SafetensorsFile::find(StringRef name) const {
   return nullptr;
 }
 
-/// How deep a header may nest arrays and objects. The format needs 3
-/// (header, tensor, shape); llvm::json's parser recurses per level, so a
-/// header nesting 100,000 arrays would overflow the stack.
+/// How deep a header may nest arrays and objects: the format needs 3
+/// (header, tensor, shape).
 static constexpr int kMaxHeaderDepth = 64;
 
-/// Whether `json` nests arrays and objects deeper than kMaxHeaderDepth
-/// (brackets inside strings do not count).
-static bool nestsTooDeep(StringRef json) {
+bool mlir::epl::jsonNestsDeeperThan(StringRef json, int maxDepth) {
   int depth = 0;
   bool inString = false, escaped = false;
   for (char c : json) {
@@ -106,7 +103,7 @@ static bool nestsTooDeep(StringRef json) {
     if (c == '"')
       inString = true;
     else if (c == '[' || c == '{') {
-      if (++depth > kMaxHeaderDepth)
+      if (++depth > maxDepth)
         return true;
     } else if (c == ']' || c == '}')
       --depth;
@@ -142,7 +139,7 @@ llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
   StringRef header = bytes.substr(8, headerSize);
   StringRef data = bytes.substr(8 + headerSize);
 
-  if (nestsTooDeep(header))
+  if (jsonNestsDeeperThan(header, kMaxHeaderDepth))
     return malformed(path, "header nests arrays and objects more than " +
                                llvm::Twine(kMaxHeaderDepth) + " levels deep");
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(header);

@@ -13,6 +13,7 @@
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/InitEPL.h"
 #include "epl/Runner/Compile.h"
+#include "epl/Runner/Run.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
@@ -90,6 +91,10 @@ int main(int argc, char **argv) {
   if (gpuHostKernels && compile->target != Target::CUDA)
     fail("--gpu-host-kernels is for --target cuda");
   compile->gpuHostKernels = gpuHostKernels;
+  if (failed(checkInputs({inputFile}, error)))
+    fail(error);
+  if (sameFile(outputFile, inputFile))
+    fail("-o " + outputFile + " would overwrite the model");
 
   PhaseTimer timer(compile->timing);
   SourceModule module;

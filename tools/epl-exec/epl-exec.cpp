@@ -56,6 +56,8 @@ int main(int argc, char **argv) {
                               "(a --target cuda artifact) on GPUs\n");
 
   std::string error;
+  if (failed(checkInputs({artifactFile}, error)))
+    fail(error);
   // The manifest is read from the file before anything is loaded.
   llvm::FailureOr<Manifest> manifest = readArtifact(artifactFile, error);
   if (failed(manifest))
@@ -64,8 +66,8 @@ int main(int argc, char **argv) {
     llvm::outs() << writeManifest(*manifest) << "\n";
     return 0;
   }
-  llvm::FailureOr<RunOptions> run =
-      runLine.runOptions(error, static_cast<int>(manifest->devices));
+  llvm::FailureOr<RunOptions> run = runLine.runOptions(
+      error, static_cast<int>(manifest->devices), {artifactFile});
   if (failed(run))
     fail(error);
   run->ranks.cuda = manifest->target == "cuda";
@@ -80,6 +82,13 @@ int main(int argc, char **argv) {
   Program &program = manifest->program;
   if (failed(checkMeshes(program.meshes, run->ranks, error)))
     fail(error);
+  // The step was planned for the devices it was compiled for: on others it
+  // would be run whole on each rank, not parallelized as epl-run does.
+  if (int ranks = numDevices(run->ranks); ranks != manifest->devices)
+    fail(artifactFile + " was compiled for " +
+         std::to_string(manifest->devices) +
+         " device(s) (epl-compile --devices), but the run has " +
+         std::to_string(ranks) + " rank(s)");
   // Every input is checked before the artifact is loaded.
   llvm::FailureOr<std::vector<HostTensor>> args =
       prepareArguments(program, runLine.sources(), error);

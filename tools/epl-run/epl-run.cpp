@@ -112,7 +112,9 @@ int main(int argc, char **argv) {
     fail(error);
   CompileOptions compile = *compileOrFailure;
   compile.objectDumpPath = dumpObject;
-  FailureOr<RunOptions> runOrFailure = runLine.runOptions(error);
+  FailureOr<RunOptions> runOrFailure = runLine.runOptions(
+      error, 1,
+      {inputFile, datasetFile, evalDatasetFile, evalModelFile});
   if (failed(runOrFailure))
     fail(error);
   RunOptions run = std::move(*runOrFailure);

@@ -25,10 +25,12 @@ public:
   explicit RunCommandLine(llvm::cl::OptionCategory &category);
 
   /// The options as given, checked (ranks, timeout, steps, the MPI backend
-  /// built in, every output path writable): fails with `error` before
+  /// built in, the inputs regular files, every output path writable and
+  /// none an input, `otherInputs` included): fails with `error` before
   /// anything compiles or runs. `defaultRanks` is --ranks when not given.
-  llvm::FailureOr<RunOptions> runOptions(std::string &error,
-                                         int defaultRanks = 1) const;
+  llvm::FailureOr<RunOptions>
+  runOptions(std::string &error, int defaultRanks = 1,
+             llvm::ArrayRef<std::string> otherInputs = {}) const;
   ArgumentSources sources() const;
 
   llvm::cl::opt<int> ranks;

@@ -57,9 +57,22 @@ struct RunOptions {
 };
 
 /// Checks that each file `options` names can be written (by creating and
-/// removing a temporary file next to it), so that a bad path fails before
-/// anything runs.
-llvm::LogicalResult checkOutputs(const RunOptions &options, std::string &error);
+/// removing a temporary file next to it) and is not a directory, and that
+/// no two name the same file, nor any of them one of `inputs` (the model
+/// or artifact, parameters, data), so that a bad path fails before anything
+/// runs and no input is overwritten.
+llvm::LogicalResult checkOutputs(const RunOptions &options,
+                                 llvm::ArrayRef<std::string> inputs,
+                                 std::string &error);
+
+/// Whether paths `a` and `b` name one file (which need not exist yet).
+bool sameFile(llvm::StringRef a, llvm::StringRef b);
+
+/// Checks that each of `inputs` that is given is a regular file (not a
+/// directory or a device such as /dev/zero, which would be read without
+/// end).
+llvm::LogicalResult checkInputs(llvm::ArrayRef<std::string> inputs,
+                                std::string &error);
 
 /// How many devices a run with `options` has: the launcher's processes
 /// under MPI, else the threads.

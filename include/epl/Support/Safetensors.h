@@ -60,6 +60,12 @@ llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path);
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readWholeFile(llvm::StringRef path);
 
+/// Whether `json` nests arrays and objects deeper than `maxDepth` (brackets
+/// in strings do not count): llvm::json's parser recurses per level, so
+/// headers and manifests are checked first, lest 100,000 levels overflow
+/// the stack.
+bool jsonNestsDeeperThan(llvm::StringRef json, int maxDepth);
+
 /// Writes `file` to `path` atomically: either the whole file appears or the
 /// old one (if any) stays.
 llvm::Error writeSafetensors(llvm::StringRef path, const SafetensorsFile &file);
