@@ -12,6 +12,7 @@
 #include "epl/InitEPL.h"
 #include "epl/Pipelines/Pipelines.h"
 #include "epl/Runner/InitHints.h"
+#include "epl/Runtime/Backend.h"
 #include "epl/Runtime/Symbols.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -140,7 +141,7 @@ void PhaseTimer::done(const char *phase) {
   auto now = std::chrono::steady_clock::now();
   if (enabled)
     llvm::errs() << llvm::format(
-        "epl-run: %-12s %8.3f s\n", phase,
+        "%s: %-12s %8.3f s\n", ::epl::rt::toolName().c_str(), phase,
         std::chrono::duration<double>(now - last).count());
   last = now;
 }
@@ -211,14 +212,14 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // A key nothing implements is an error even where nothing trains (a
   // forward under amp.level would silently run in f32).
   if (failed(Config::get(module).checkImplemented(
-          module.getContext(), [&] { return module.emitError("epl-run: "); })))
+          module.getContext(), [&] { return module.emitError(::epl::rt::toolName() + ": "); })))
     return failure();
   if (failed(Config::get(module).checkTarget(
           options.target == Target::CUDA || options.emulateGPU,
-          [&] { return module.emitError("epl-run: "); })))
+          [&] { return module.emitError(::epl::rt::toolName() + ": "); })))
     return failure();
   // What upstream's verifiers let through and the pipeline indexes with.
-  if (failed(verifyUpstreamGapsIn(module, "epl-run")))
+  if (failed(verifyUpstreamGapsIn(module, ::epl::rt::toolName())))
     return failure();
   FailureOr<StepFunctions> step = findEntryPoint(module, options.entry, error);
   if (failed(step))
@@ -281,7 +282,7 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
                           [&](const EntryResult &r) { return r.kind == kind; });
     };
     if (returns(ResultKind::Grad) && !returns(ResultKind::Param))
-      llvm::errs() << "epl-run: warning: @" << stage.entry.name
+      llvm::errs() << ::epl::rt::toolName() << ": warning: @" << stage.entry.name
                    << " returns gradients but updates no parameter; run "
                       "epl-apply-optimizer on it (or give epl-run the L0 "
                       "model) to train\n";
@@ -595,7 +596,7 @@ void mlir::epl::optimizeLLVMModule(llvm::Module &m,
       f.addFnAttr(llvm::Attribute::NoInline);
     }
   if (options.timing)
-    llvm::errs() << "epl-run: LLVM IR " << before << " -> "
+    llvm::errs() << ::epl::rt::toolName() << ": LLVM IR " << before << " -> "
                  << instructionCount(m) << " instructions\n";
 }
 

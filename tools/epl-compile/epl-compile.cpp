@@ -14,6 +14,7 @@
 #include "epl/InitEPL.h"
 #include "epl/Runner/Compile.h"
 #include "epl/Runner/Run.h"
+#include "epl/Runtime/Backend.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
@@ -70,6 +71,7 @@ int exitWith(const std::string &error) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  ::epl::rt::setToolName("epl-compile");
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   addVersionPrinter();
