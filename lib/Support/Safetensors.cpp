@@ -241,7 +241,16 @@ llvm::Error mlir::epl::writeSafetensors(StringRef path,
 }
 
 llvm::Error mlir::epl::writeFileAtomically(
-    StringRef path, llvm::function_ref<void(llvm::raw_ostream &)> write) {
+    StringRef given, llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  // A symbolic link is written through: the rename replaces the file it
+  // names, and the link stays.
+  llvm::SmallString<256> target;
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(given, status, /*Follow=*/false) &&
+      status.type() == llvm::sys::fs::file_type::symlink_file &&
+      !llvm::sys::fs::real_path(given, target))
+    given = target;
+  StringRef path = given;
   // Next to the destination, so that the rename stays on one file system: a
   // reader never sees half a file, and a failed run leaves the old one.
   llvm::SmallString<256> temp;
