@@ -283,6 +283,56 @@ std::string mlir::epl::writeManifest(const Manifest &m) {
   return text;
 }
 
+/// Why `v`'s shapes, element type or shard do not agree with its type
+/// (`tensor<784x512xf32>`) and with `mesh`, if they do not.
+static std::optional<std::string> checkValue(const EntryValue &v,
+                                             const MeshInfo *mesh) {
+  llvm::StringRef type = v.typeName;
+  if (!type.consume_front("tensor<") || !type.consume_back(">"))
+    return std::nullopt; // not a tensor: runners refuse it by its dtype
+  llvm::SmallVector<llvm::StringRef> parts;
+  type.split(parts, 'x');
+  llvm::StringRef element = parts.pop_back_val();
+  std::vector<int64_t> dims;
+  for (llvm::StringRef part : parts) {
+    int64_t d;
+    if (part.getAsInteger(10, d))
+      return std::nullopt; // dynamic: refused where the step is described
+    dims.push_back(d);
+  }
+  if (dims != v.shape)
+    return std::string("its shape does not match its type");
+  static const std::map<std::string, DType> kTypes = {
+      {"f32", DType::F32}, {"f64", DType::F64},
+      {"i32", DType::I32}, {"i64", DType::I64}};
+  auto known = kTypes.find(element.str());
+  std::optional<DType> dtype = known == kTypes.end()
+                                   ? std::nullopt
+                                   : std::optional<DType>(known->second);
+  if (dtype != v.dtype)
+    return std::string("its dtype does not match its type");
+  if (v.localShape.size() != v.shape.size() ||
+      v.shard.dimAxes.size() > v.shape.size())
+    return std::string("its local shape or shard has another rank");
+  for (size_t d = 0; d < v.shape.size(); ++d) {
+    int64_t parts = 1;
+    const std::vector<int64_t> empty;
+    for (int64_t axis :
+         d < v.shard.dimAxes.size() ? v.shard.dimAxes[d] : empty) {
+      if (!mesh || axis < 0 ||
+          axis >= static_cast<int64_t>(mesh->sizes.size()))
+        return "its shard names mesh axis " + std::to_string(axis) +
+               ", which the mesh does not have";
+      parts *= mesh->sizes[axis];
+    }
+    if (parts < 1 || v.shape[d] % parts != 0 ||
+        v.localShape[d] != v.shape[d] / parts)
+      return "its local shape is not its shape cut by its shard (dimension " +
+             std::to_string(d) + ")";
+  }
+  return std::nullopt;
+}
+
 llvm::FailureOr<Manifest> mlir::epl::parseManifest(llvm::StringRef text,
                                                    std::string &error) {
   // The format nests 6 levels (program, stages, stage, args, arg, shape).
@@ -440,6 +490,29 @@ llvm::FailureOr<Manifest> mlir::epl::parseManifest(llvm::StringRef text,
     read.fail("the program has no stage, or its mesh or stage axis is out of "
               "range");
     return llvm::failure();
+  }
+  // Shapes and element types as the type spells them, and each device's
+  // block of its shards: the run loop sizes and copies buffers by them.
+  const MeshInfo *shardMesh = program.meshes.empty()
+                                  ? nullptr
+                                  : &program.meshes[program.mesh];
+  auto consistent = [&](const EntryValue &v, const std::string &where) {
+    if (std::optional<std::string> why = checkValue(v, shardMesh)) {
+      read.fail(where + " '" + v.name + "' (" + v.typeName + "): " + *why);
+      return false;
+    }
+    return true;
+  };
+  for (const EntryArg &a : program.args)
+    if (!consistent(a, "@" + program.name + " argument"))
+      return llvm::failure();
+  for (const Stage &stage : program.stages) {
+    for (const EntryArg &a : stage.entry.args)
+      if (!consistent(a, "@" + stage.entry.name + " argument"))
+        return llvm::failure();
+    for (const EntryResult &r : stage.entry.results)
+      if (!consistent(r, "@" + stage.entry.name + " result"))
+        return llvm::failure();
   }
   // What runners pass: the run loop allocates results by their types.
   for (const Stage &stage : program.stages)
