@@ -302,14 +302,9 @@ static std::optional<std::string> checkValue(const EntryValue &v,
   }
   if (dims != v.shape)
     return std::string("its shape does not match its type");
-  static const std::map<std::string, DType> kTypes = {
-      {"f32", DType::F32}, {"f64", DType::F64},
-      {"i32", DType::I32}, {"i64", DType::I64}};
-  auto known = kTypes.find(element.str());
-  std::optional<DType> dtype = known == kTypes.end()
-                                   ? std::nullopt
-                                   : std::optional<DType>(known->second);
-  if (dtype != v.dtype)
+  // ("F32" for f32; a type runners do not pass has none, which the
+  // callers report.)
+  if (v.dtype && !element.equals_insensitive(dtypeName(*v.dtype)))
     return std::string("its dtype does not match its type");
   if (v.localShape.size() != v.shape.size() ||
       v.shard.dimAxes.size() > v.shape.size())
@@ -319,8 +314,7 @@ static std::optional<std::string> checkValue(const EntryValue &v,
     const std::vector<int64_t> empty;
     for (int64_t axis :
          d < v.shard.dimAxes.size() ? v.shard.dimAxes[d] : empty) {
-      if (!mesh || axis < 0 ||
-          axis >= static_cast<int64_t>(mesh->sizes.size()))
+      if (!mesh || axis < 0 || axis >= static_cast<int64_t>(mesh->sizes.size()))
         return "its shard names mesh axis " + std::to_string(axis) +
                ", which the mesh does not have";
       parts *= mesh->sizes[axis];
@@ -493,9 +487,8 @@ llvm::FailureOr<Manifest> mlir::epl::parseManifest(llvm::StringRef text,
   }
   // Shapes and element types as the type spells them, and each device's
   // block of its shards: the run loop sizes and copies buffers by them.
-  const MeshInfo *shardMesh = program.meshes.empty()
-                                  ? nullptr
-                                  : &program.meshes[program.mesh];
+  const MeshInfo *shardMesh =
+      program.meshes.empty() ? nullptr : &program.meshes[program.mesh];
   auto consistent = [&](const EntryValue &v, const std::string &where) {
     if (std::optional<std::string> why = checkValue(v, shardMesh)) {
       read.fail(where + " '" + v.name + "' (" + v.typeName + "): " + *why);

@@ -211,8 +211,9 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
                                      PhaseTimer &timer, std::string &error) {
   // A key nothing implements is an error even where nothing trains (a
   // forward under amp.level would silently run in f32).
-  if (failed(Config::get(module).checkImplemented(
-          module.getContext(), [&] { return module.emitError(::epl::rt::toolName() + ": "); })))
+  if (failed(Config::get(module).checkImplemented(module.getContext(), [&] {
+        return module.emitError(::epl::rt::toolName() + ": ");
+      })))
     return failure();
   if (failed(Config::get(module).checkTarget(
           options.target == Target::CUDA || options.emulateGPU,
@@ -282,7 +283,8 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
                           [&](const EntryResult &r) { return r.kind == kind; });
     };
     if (returns(ResultKind::Grad) && !returns(ResultKind::Param))
-      llvm::errs() << ::epl::rt::toolName() << ": warning: @" << stage.entry.name
+      llvm::errs() << ::epl::rt::toolName() << ": warning: @"
+                   << stage.entry.name
                    << " returns gradients but updates no parameter; run "
                       "epl-apply-optimizer on it (or give epl-run the L0 "
                       "model) to train\n";

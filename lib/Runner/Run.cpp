@@ -682,8 +682,7 @@ llvm::LogicalResult mlir::epl::checkOutputs(const RunOptions &options,
       return llvm::failure();
     }
     if (auto [it, fresh] = written.insert({identity, flag}); !fresh) {
-      error = std::string(it->second) + " and " + flag + " both write " +
-              *path;
+      error = std::string(it->second) + " and " + flag + " both write " + *path;
       return llvm::failure();
     }
     llvm::SmallString<256> probe;

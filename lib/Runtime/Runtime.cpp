@@ -170,11 +170,11 @@ struct RankContext {
     bool deviceAhead;
   };
   std::map<const void *, Resident> resident;
-  /// Inside epl_rt_message_group_begin/end: the communicators whose
-  /// messages the group holds, and its last receive wait (an index in the
-  /// rank's events, or -1).
+  /// Inside epl_rt_message_group_begin/end: the communicator whose
+  /// messages the group holds (null until the first), and its last receive
+  /// wait (an index in the rank's events, or -1).
   bool inMessageGroup = false;
-  std::vector<Communicator *> messageGroup;
+  Communicator *messageGroup = nullptr;
   int64_t groupLastReceive = -1;
 };
 thread_local RankContext *current = nullptr;
@@ -636,15 +636,21 @@ void broadcast(EplUnrankedMemRef *in, EplUnrankedMemRef *out,
 }
 
 /// The communicator of `group`'s sends and receives, in the open message
-/// group if there is one.
-Communicator *messagesFor(const Group &group) {
+/// group if there is one. A group's messages go over one communicator:
+/// NCCL would post another's as a group of their own, after the first, and
+/// sends of the two could wait for each other (the lowering refuses such
+/// groups).
+Communicator *messagesFor(const Group &group, const char *op) {
   Communicator *comm = communicatorFor(group);
-  if (current && current->inMessageGroup &&
-      std::find(current->messageGroup.begin(), current->messageGroup.end(),
-                comm) == current->messageGroup.end()) {
-    comm->beginMessages();
-    current->messageGroup.push_back(comm);
-  }
+  if (!current || !current->inMessageGroup || current->messageGroup == comm)
+    return comm;
+  if (current->messageGroup)
+    fatalError(std::string(op) +
+               ": a message group's messages go over one "
+               "device group; this one is " +
+               group.describe());
+  comm->beginMessages();
+  current->messageGroup = comm;
   return comm;
 }
 
@@ -674,8 +680,8 @@ void send(EplUnrankedMemRef *in, EplUnrankedMemRef *groupDesc, int64_t peer,
   int64_t bytes = i.numElements() * es;
   record(op, group, bytes);
   int64_t begin = nowNanoseconds();
-  messagesFor(group)->send(i.base, i.numElements(), DT, static_cast<int>(peer),
-                           tag);
+  messagesFor(group, op)->send(i.base, i.numElements(), DT,
+                               static_cast<int>(peer), tag);
   recordPointToPoint(Event::Kind::Send, group, peer, tag, bytes, begin);
 }
 
@@ -694,8 +700,8 @@ void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
   // The wait: from asking until the message is in `out` (in a message
   // group on a GPU, the group's end waits, and ends its last receive's).
   int64_t begin = nowNanoseconds();
-  messagesFor(group)->recv(o.base, o.numElements(), DT, static_cast<int>(peer),
-                           tag);
+  messagesFor(group, op)->recv(o.base, o.numElements(), DT,
+                               static_cast<int>(peer), tag);
   recordPointToPoint(Event::Kind::RecvWait, group, peer, tag, bytes, begin);
   if (current && current->inMessageGroup)
     current->groupLastReceive = currentStats().events.size() - 1;
@@ -780,15 +786,8 @@ void _mlir_ciface_epl_rt_message_group_end(void) {
     return;
   if (!current->inMessageGroup)
     fatalError("message_group_end: no message group is open");
-  // NCCL posts each communicator's messages as a group of their own, one
-  // after the other: across two, sends could wait for each other.
-  // (Pipelines message over their stage group only.)
-  if (cuda::bound() && current->messageGroup.size() > 1)
-    fatalError("message_group_end: the group's messages go over " +
-               std::to_string(current->messageGroup.size()) +
-               " device groups; a message group has one");
-  for (Communicator *comm : current->messageGroup)
-    comm->endMessages();
+  if (current->messageGroup)
+    current->messageGroup->endMessages();
   // On a GPU the receives are done when the stream has done the group (the
   // next action would wait for it anyway): that wait is the group's last
   // receive's, once, as the report sums the waits.
@@ -797,7 +796,7 @@ void _mlir_ciface_epl_rt_message_group_end(void) {
     currentStats().events[current->groupLastReceive].end = nowNanoseconds();
   }
   current->groupLastReceive = -1;
-  current->messageGroup.clear();
+  current->messageGroup = nullptr;
   current->inMessageGroup = false;
 }
 

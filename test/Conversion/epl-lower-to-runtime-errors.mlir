@@ -42,7 +42,7 @@ func.func @relay(%x: tensor<4xf32>) -> tensor<4xf32> {
 // Untagged, the first message stage 0 sends (tag 0) is the first stage 1
 // gets, though it asks for tag 1 first: an error, not swapped values.
 epl.mesh @pp ["stage" = 2]
-// expected-error @+1 {{'epl.pipeline' op has grouped messages that would not finish as groups of untagged messages, each send waiting for its receive (as NCCL moves them): device 1, event 0: the receive of F(stage 0, micro-batch 1) from device 0 (tag 1) would get the message of event 1 of device 0, F(stage 0, micro-batch 0) (tag 0): messages between two GPUs carry no tag}}
+// expected-error @+1 {{'epl.pipeline' op has grouped messages that would not go as NCCL moves them (untagged, each send waiting for its receive, in groups between actions): device 1, event 0: the receive of F(stage 0, micro-batch 1) from device 0 (tag 1) would get the message of event 1 of device 0, F(stage 0, micro-batch 0) (tag 0): messages between two GPUs carry no tag}}
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 2
 func.func @stage0(%x: tensor<4xf32>) {
   %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
@@ -61,13 +61,15 @@ func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
 // -----
 
 // Between grouped messages with no action between them, an op that does
-// work would split one group in two.
+// work would split one group in two: in a stage program, the pipeline's
+// check says so; in a copy of one (a runner's entry wrapper), bracketing
+// does.
 epl.mesh @pp ["stage" = 2]
+// expected-error @+1 {{'epl.pipeline' op has grouped messages that would not go as NCCL moves them (untagged, each send waiting for its receive, in groups between actions): epl.all_reduce at}}
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
 func.func @stage0(%x: tensor<4xf32>) {
   %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
   epl.send %a on @pp over ["stage"] to 1 grouped : tensor<4xf32>
-  // expected-error @+1 {{'epl.all_reduce' op sits between grouped messages with no action between them (from epl.send at}}
   %y = epl.all_reduce %x on @pp over ["stage"] sum : tensor<4xf32>
   %r = epl.recv on @pp over ["stage"] from 1 tag 1 grouped : tensor<4xf32>
   return
@@ -76,10 +78,23 @@ func.func @stage1() {
   %a = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
   %b = func.call @f(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
   epl.send %b on @pp over ["stage"] to 0 tag 1 grouped : tensor<4xf32>
-  %y = epl.all_reduce %a on @pp over ["stage"] sum : tensor<4xf32>
   return
 }
 func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+epl.mesh @pp ["stage" = 2]
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0() { return }
+func.func @stage1() { return }
+func.func @entry(%x: tensor<4xf32>) {
+  epl.send %x on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  // expected-error @+1 {{'epl.all_reduce' op sits between grouped messages with no action between them (from epl.send at}}
+  %y = epl.all_reduce %x on @pp over ["stage"] sum : tensor<4xf32>
+  %r = epl.recv on @pp over ["stage"] from 1 grouped : tensor<4xf32>
+  return
+}
 
 // -----
 
@@ -114,10 +129,9 @@ func.func @two(%x: tensor<4xf32>) {
 
 // -----
 
-// Every stage device must message in groups: NCCL's communicator for the
-// stage group is made by all its members when they first do.
+// A pipeline's messages go in groups or not at all.
 epl.mesh @pp ["stage" = 2]
-// expected-error @+1 {{'epl.pipeline' op has grouped messages, but not on stage program @stage1: every member of the stage group must message in groups (NCCL's communicator is made by all of them)}}
+// expected-error @+1 {{'epl.pipeline' op groups 1 of its 2 messages: a pipeline's messages go in groups or not at all}}
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
 func.func @stage0(%x: tensor<4xf32>) {
   %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
@@ -126,6 +140,40 @@ func.func @stage0(%x: tensor<4xf32>) {
 }
 func.func @stage1() {
   %a = epl.recv on @pp over ["stage"] from 0 : tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// Every stage device must message: NCCL's communicator for the stage group
+// is made by all its members, when they first message.
+epl.mesh @pp ["stage" = 2]
+// expected-error @+1 {{'epl.pipeline' op has grouped messages that would not go as NCCL moves them (untagged, each send waiting for its receive, in groups between actions): stage program @stage1 sends and receives nothing}}
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  return
+}
+func.func @stage1() { return }
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// A message in a region is not read by the simulator: not groupable.
+epl.mesh @pp ["stage" = 2]
+// expected-error @+1 {{'epl.pipeline' op has grouped messages that would not go as NCCL moves them (untagged, each send waiting for its receive, in groups between actions): stage program @stage0 has a message in a region (epl.send at}}
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0(%x: tensor<4xf32>, %c: i1) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  scf.if %c {
+    epl.send %a on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  }
+  return
+}
+func.func @stage1() {
+  %a = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
   return
 }
 func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>

@@ -113,8 +113,7 @@ int main(int argc, char **argv) {
   CompileOptions compile = *compileOrFailure;
   compile.objectDumpPath = dumpObject;
   FailureOr<RunOptions> runOrFailure = runLine.runOptions(
-      error, 1,
-      {inputFile, datasetFile, evalDatasetFile, evalModelFile});
+      error, 1, {inputFile, datasetFile, evalDatasetFile, evalModelFile});
   if (failed(runOrFailure))
     fail(error);
   RunOptions run = std::move(*runOrFailure);

@@ -414,7 +414,7 @@ void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
 /// epl-pipeline-partition does before it groups them. (In a module with a
 /// pipeline, other functions may hold copies of its stage programs: the
 /// runners' entry wrappers.)
-static LogicalResult checkMessageGroups(ModuleOp module) {
+static LogicalResult verifyMessageGroups(ModuleOp module) {
   auto pipelines = llvm::to_vector(module.getOps<PipelineOp>());
   if (pipelines.empty()) {
     WalkResult walked = module.walk([&](Operation *op) {
@@ -429,39 +429,24 @@ static LogicalResult checkMessageGroups(ModuleOp module) {
   }
   for (PipelineOp pipeline : pipelines) {
     SmallVector<func::FuncOp> programs = pipeline.getStageFunctions();
-    int64_t stages = 0;
-    bool grouped = false;
-    for (func::FuncOp program : programs) {
+    int64_t messages = 0, grouped = 0;
+    for (func::FuncOp program : programs)
       program.walk([&](Operation *op) {
-        grouped |= isGroupedMessage(op);
-        if (auto action =
-                op->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName))
-          stages = std::max(stages, action.getStage() + 1);
+        messages += isa<SendOp, RecvOp>(op);
+        grouped += isGroupedMessage(op);
       });
-    }
     if (!grouped)
       continue;
-    for (func::FuncOp program : programs)
-      if (program.walk([](Operation *op) {
-                   return isGroupedMessage(op) ? WalkResult::interrupt()
-                                               : WalkResult::advance();
-                 })
-              .wasInterrupted() == false)
-        return pipeline.emitOpError()
-               << "has grouped messages, but not on stage program @"
-               << program.getSymName()
-               << ": every member of the stage group must message in groups "
-                  "(NCCL's communicator is made by all of them)";
-    FailureOr<pipeline::Program> sim = readStagePrograms(programs, stages);
-    if (failed(sim))
-      return failure();
-    std::string error;
-    if (failed(pipeline::simulate(*sim, pipeline::Costs(), error)) ||
-        failed(pipeline::checkGroupedRendezvous(*sim, error)))
+    if (grouped != messages)
       return pipeline.emitOpError()
-             << "has grouped messages that would not finish as groups of "
-                "untagged messages, each send waiting for its receive (as "
-                "NCCL moves them): "
+             << "groups " << grouped << " of its " << messages
+             << " messages: a pipeline's messages go in groups or not at all";
+    std::string error;
+    if (failed(checkMessageGroups(programs, virtualStagesOf(programs), error)))
+      return pipeline.emitOpError()
+             << "has grouped messages that would not go as NCCL moves them "
+                "(untagged, each send waiting for its receive, in groups "
+                "between actions): "
              << error;
   }
   return success();
@@ -470,7 +455,7 @@ static LogicalResult checkMessageGroups(ModuleOp module) {
 /// Brackets each run of `grouped` sends and receives (adjacent, nothing
 /// that does work between them) with message_group_begin/end. Fails on an
 /// op that would split the grouped messages between two actions, which
-/// checkMessageGroups simulated as one group, into two, and on a group
+/// verifyMessageGroups simulated as one group, into two, and on a group
 /// whose messages go over two device groups (NCCL would post them one
 /// after the other).
 static LogicalResult bracketMessageGroups(RuntimeAPI &api, ModuleOp module) {
@@ -640,7 +625,7 @@ struct EPLLowerToRuntimePass
             gpu, [&] { return module.emitError(getArgument()) << ": "; })))
       return signalPassFailure();
     RuntimeAPI api(module);
-    if (failed(checkMessageGroups(module)) ||
+    if (failed(verifyMessageGroups(module)) ||
         failed(bracketMessageGroups(api, module)))
       return signalPassFailure();
     SmallVector<Operation *> ops;

@@ -146,8 +146,8 @@ constexpr const char *kLocalRanks[] = {"OMPI_COMM_WORLD_LOCAL_RANK",
 template <size_t N>
 int fromLauncher(const char *const (&names)[N], int fallback) {
   for (const char *name : names)
-    if (const char *text = std::getenv(name); text && std::atoi(text) >= 0 &&
-                                              *text >= '0' && *text <= '9')
+    if (const char *text = std::getenv(name);
+        text && std::atoi(text) >= 0 && *text >= '0' && *text <= '9')
       return std::atoi(text);
   return fallback;
 }
@@ -231,9 +231,7 @@ public:
   // ranks on other machines do not share this one's GPUs. Without it, all
   // are taken to be here.
   int machineSize() override { return fromLauncher(kLocalSizes, n); }
-  int machineRank(int rank) override {
-    return fromLauncher(kLocalRanks, rank);
-  }
+  int machineRank(int rank) override { return fromLauncher(kLocalRanks, rank); }
   Communicator &getCommunicator(const Group &group) override {
     auto it = communicators.find(group.members);
     if (it != communicators.end()) {

@@ -1,4 +1,4 @@
-//===- FakeNcclTest.cpp - The fake NCCL's messages are NCCL's --------------===//
+//===- FakeNcclTest.cpp - The fake NCCL's messages are NCCL's -------------===//
 //
 // Part of EPL-MLIR.
 //

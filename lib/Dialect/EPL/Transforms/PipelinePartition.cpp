@@ -748,36 +748,10 @@ LogicalResult Partitioner::checkProgram() {
 }
 
 void Partitioner::groupMessages() {
-  // The groups are the runs of sends and receives between actions, as the
-  // simulator sees them, so nothing between the messages of a run may do
-  // work (the lowering groups adjacent messages). (A run cannot send what
-  // it receives: readStagePrograms checked that every send sends what an
-  // action made.)
-  // And every stage device must message: NCCL's communicator for the
-  // stage group is made by all of its members, when they first message.
-  for (func::FuncOp program : programs) {
-    enum { Between, InRun, AfterRun } state = Between;
-    bool messages = false;
-    for (Operation &op : program.front()) {
-      messages |= isa<SendOp, RecvOp>(op);
-      if (isa<SendOp, RecvOp>(op)) {
-        if (state == AfterRun)
-          return; // messages stay as they are: staged on GPUs
-        state = InRun;
-      } else if (op.hasAttr(EPLDialect::kActionAttrName)) {
-        state = Between;
-      } else if (state == InRun && !isInertBetweenMessages(&op)) {
-        state = AfterRun;
-      }
-    }
-    if (!messages)
-      return;
-  }
-  // Every schedule but interleaved 1F1B's finishes so (its sends need
-  // streams of their own: docs/gpu.md).
-  FailureOr<pipeline::Program> sim = readStagePrograms(programs, numStages);
-  std::string error;
-  if (failed(sim) || failed(pipeline::checkGroupedRendezvous(*sim, error)))
+  // Every schedule but interleaved 1F1B's passes (its sends need streams of
+  // their own: docs/gpu.md); the others stay staged on GPUs.
+  std::string whyNot;
+  if (failed(checkMessageGroups(programs, numStages, whyNot)))
     return;
   for (func::FuncOp program : programs)
     program.walk([](Operation *op) {

@@ -39,14 +39,7 @@ struct EPLSimulatePipelinePass
     }
     for (PipelineOp pipe : getOperation().getOps<PipelineOp>()) {
       SmallVector<func::FuncOp> programs = pipe.getStageFunctions();
-      // The stages are the ones the programs' actions name.
-      int64_t stages = 0;
-      for (func::FuncOp program : programs)
-        program.walk([&](func::CallOp call) {
-          if (auto action =
-                  call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName))
-            stages = std::max(stages, action.getStage() + 1);
-        });
+      int64_t stages = virtualStagesOf(programs);
       FailureOr<pipeline::Program> events = readStagePrograms(programs, stages);
       if (failed(events))
         return signalPassFailure();

@@ -84,3 +84,72 @@ mlir::epl::readStagePrograms(ArrayRef<func::FuncOp> stagePrograms,
     }
   return events;
 }
+
+int64_t mlir::epl::virtualStagesOf(ArrayRef<func::FuncOp> stagePrograms) {
+  int64_t stages = 0;
+  for (func::FuncOp program : stagePrograms)
+    program.walk([&](func::CallOp call) {
+      if (auto action =
+              call->getAttrOfType<ActionAttr>(EPLDialect::kActionAttrName))
+        stages = std::max(stages, action.getStage() + 1);
+    });
+  return stages;
+}
+
+LogicalResult
+mlir::epl::checkMessageGroups(ArrayRef<func::FuncOp> stagePrograms,
+                              int64_t virtualStages, std::string &error) {
+  llvm::raw_string_ostream os(error);
+  for (func::FuncOp program : stagePrograms) {
+    bool messages = false;
+    Operation *nested = nullptr;
+    program.walk([&](Operation *op) {
+      if (!isa<SendOp, RecvOp>(op))
+        return;
+      messages = true;
+      if (op->getParentOp() != program && !nested)
+        nested = op;
+    });
+    if (!messages) {
+      os << "stage program @" << program.getSymName()
+         << " sends and receives nothing";
+      return failure();
+    }
+    if (nested) {
+      os << "stage program @" << program.getSymName() << " has a message in "
+         << "a region (" << nested->getName() << " at " << nested->getLoc()
+         << ")";
+      return failure();
+    }
+    // `after`: what ended the current run before its next message.
+    Operation *after = nullptr;
+    bool inRun = false;
+    for (Operation &op : program.front()) {
+      if (isa<SendOp, RecvOp>(op)) {
+        if (after) {
+          os << after->getName() << " at " << after->getLoc()
+             << " sits between two messages with no action between them "
+                "(the second at "
+             << op.getLoc() << ")";
+          return failure();
+        }
+        inRun = true;
+      } else if (op.hasAttr(EPLDialect::kActionAttrName)) {
+        inRun = false;
+        after = nullptr;
+      } else if (inRun && !after && !isInertBetweenMessages(&op)) {
+        after = &op;
+      }
+    }
+  }
+  FailureOr<pipeline::Program> sim =
+      readStagePrograms(stagePrograms, virtualStages);
+  if (failed(sim)) {
+    os << "its stage programs do not read as a schedule";
+    return failure();
+  }
+  if (failed(pipeline::simulate(*sim, pipeline::Costs(), error)) ||
+      failed(pipeline::checkGroupedRendezvous(*sim, error)))
+    return failure();
+  return success();
+}

@@ -26,6 +26,21 @@ namespace mlir::epl {
 FailureOr<pipeline::Program>
 readStagePrograms(ArrayRef<func::FuncOp> stagePrograms, int64_t virtualStages);
 
+/// The stages the programs' actions name (the largest index plus one).
+int64_t virtualStagesOf(ArrayRef<func::FuncOp> stagePrograms);
+
+/// Whether the messages of a pipeline's stage programs may go as NCCL
+/// moves them (`grouped`, docs/gpu.md): every program messages (NCCL's
+/// communicator for the stage group is made by all its members, when they
+/// first message), and only in its body, not in a region (the simulator
+/// reads the body); nothing that does work sits between the messages of a
+/// run between two actions (the lowering groups adjacent messages); and the
+/// programs finish under simulate() and checkGroupedRendezvous. Fails with
+/// `error` saying why not (after readStagePrograms' own errors, if it
+/// fails).
+LogicalResult checkMessageGroups(ArrayRef<func::FuncOp> stagePrograms,
+                                 int64_t virtualStages, std::string &error);
+
 } // namespace mlir::epl
 
 #endif // EPL_DIALECT_EPL_TRANSFORMS_STAGEPROGRAMS_H
