@@ -176,6 +176,10 @@ struct RankContext {
   bool inMessageGroup = false;
   Communicator *messageGroup = nullptr;
   int64_t groupLastReceive = -1;
+  /// On a GPU: the device buffers the program freed inside the open
+  /// message group. NCCL reads a group's sends when the group is posted, at
+  /// its end, so they are freed then, in stream order after it.
+  std::vector<void *> freedInMessageGroup;
 };
 thread_local RankContext *current = nullptr;
 
@@ -788,6 +792,10 @@ void _mlir_ciface_epl_rt_message_group_end(void) {
     fatalError("message_group_end: no message group is open");
   if (current->messageGroup)
     current->messageGroup->endMessages();
+  current->inMessageGroup = false;
+  for (void *ptr : current->freedInMessageGroup)
+    _mlir_memref_to_llvm_free(ptr);
+  current->freedInMessageGroup.clear();
   // On a GPU the receives are done when the stream has done the group (the
   // next action would wait for it anyway): that wait is the group's last
   // receive's, once, as the report sums the waits.
@@ -797,7 +805,6 @@ void _mlir_ciface_epl_rt_message_group_end(void) {
   }
   current->groupLastReceive = -1;
   current->messageGroup = nullptr;
-  current->inMessageGroup = false;
 }
 
 void _mlir_ciface_epl_rt_action_begin(int32_t phase, int64_t microBatch,
@@ -900,6 +907,10 @@ void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
   if (cuda::bound()) {
+    if (current && current->inMessageGroup) {
+      current->freedInMessageGroup.push_back(ptr);
+      return;
+    }
     std::pair<uint64_t, RankStats *> block;
     {
       std::lock_guard<std::mutex> lock(statsMutex());

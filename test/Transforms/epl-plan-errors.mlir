@@ -157,3 +157,34 @@ module {
     return %b : tensor<8x4xf32>
   }
 }
+
+// -----
+
+// Virtual stages of a model without stages would be ignored.
+module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64,
+                                 "pipeline.strategy" = "Interleaved1F1B"}} {
+  // expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 splits pipeline stages, but the model has none (name its scopes, or drop the key)}}
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x12xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x12xf32>) -> tensor<8x12xf32>
+    %y = linalg.matmul {epl.scope = #epl.replicate<devices = 1>} ins(%x, %w : tensor<8x16xf32>, tensor<16x12xf32>) outs(%z : tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %y : tensor<8x12xf32>
+  }
+}
+
+// -----
+
+// So would a schedule; one named scope is no pipeline.
+module attributes {epl.config = {"pipeline.strategy" = "PreferForward"}} {
+  // expected-error @+1 {{epl-plan: "pipeline.strategy" = "PreferForward" schedules pipeline stages, but the model has none (name its scopes, or drop the key)}}
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x12xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x12xf32>) -> tensor<8x12xf32>
+    %y = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "body">} ins(%x, %w : tensor<8x16xf32>, tensor<16x12xf32>) outs(%z : tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %y : tensor<8x12xf32>
+  }
+}

@@ -134,6 +134,8 @@ int main(int argc, char **argv) {
   if (datasetFile.empty() &&
       (numEpochs.getNumOccurrences() || shuffle.getNumOccurrences()))
     fail("--epochs and --shuffle need --dataset");
+  if (!datasetFile.empty() && !runLine.dataFile.empty())
+    fail("--data and --dataset both give the inputs and labels; give one");
   if (numEpochs.getNumOccurrences() && runLine.steps.getNumOccurrences())
     fail("--epochs and --steps both say how long to train; give one");
   if (evalDatasetFile.empty() &&

@@ -251,14 +251,6 @@ void cuda::copy(void *dst, const void *src, size_t bytes) {
   synchronize();
 }
 
-void cuda::copyOnDevice(void *dst, const void *src, size_t bytes) {
-  if (bytes)
-    check(driver().cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
-                                 reinterpret_cast<CUdeviceptr>(src), bytes,
-                                 device().stream),
-          "cuMemcpyAsync");
-}
-
 bool cuda::pin(void *ptr, size_t bytes) {
   device(); // a context current on this thread
   // Portable: pinned for every context, as ranks of one process share

@@ -51,10 +51,6 @@ void release(void *ptr);
 /// unified) in the rank's stream order, and waits for it.
 void copy(void *dst, const void *src, size_t bytes);
 
-/// Copies `bytes` between two device buffers of the rank's GPU in its
-/// stream order, without waiting.
-void copyOnDevice(void *dst, const void *src, size_t bytes);
-
 /// Page-locks the host buffer [ptr, ptr + bytes), so that copies to and
 /// from the GPU move it directly (DMA) instead of through the driver's
 /// staging; false where the driver refuses (the buffer stays pageable,

@@ -23,7 +23,6 @@ bool cuda::bound() { return false; }
 void *cuda::allocate(size_t) { unavailable(); }
 void cuda::release(void *) { unavailable(); }
 void cuda::copy(void *, const void *, size_t) { unavailable(); }
-void cuda::copyOnDevice(void *, const void *, size_t) { unavailable(); }
 void cuda::setTF32(bool) {}
 void cuda::setTimeout(double) {}
 bool cuda::pin(void *, size_t) { return false; }

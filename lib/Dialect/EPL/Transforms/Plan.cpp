@@ -53,8 +53,6 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
 
   LogicalResult plan(ModuleOp module, func::FuncOp fn) {
     int64_t numDevices = devices;
-    if (numDevices == 1)
-      return success(); // One device runs the model as written.
     // The scopes of the model, and its pipeline stages: named scopes in
     // the order the model first uses them, as in EPL (Whale's task graphs:
     // a named split is a stage too).
@@ -79,6 +77,26 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
         userStages, stageNames.size() > 1 ? stageNames.size() : 0);
 
     Config config = Config::get(module);
+    // A schedule for stages the model does not have would be ignored: a key
+    // that has no effect is an error, never silently accepted.
+    if (numStages <= 1) {
+      if (int64_t chunks = config.getInt("pipeline.num_virtual_stages");
+          chunks > 1)
+        return fn.emitError()
+               << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
+               << " splits pipeline stages, but the model has none (name "
+                  "its scopes, or drop the key)";
+      StringRef strategy = config.getString("pipeline.strategy");
+      if (strategy !=
+          StringRef(lookupConfigKey("pipeline.strategy")->defaultValue)
+              .trim('"'))
+        return fn.emitError()
+               << "epl-plan: \"pipeline.strategy\" = \"" << strategy
+               << "\" schedules pipeline stages, but the model has none (name "
+                  "its scopes, or drop the key)";
+    }
+    if (numDevices == 1)
+      return success(); // One device runs the model as written.
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
     bool colocate = config.getBool("cluster.colocate_split_and_replicate");
     int64_t stageDevices = std::max(splitDevices, replicateDevices);
