@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/Extensions/AllExtensions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -48,11 +49,13 @@
 #include "llvm/Support/raw_ostream.h"
 
 void mlir::epl::registerEPLDialects(DialectRegistry &registry) {
+  // cf: the checks (`cf.assert`) torch-mlir's output and our lowering make.
   registry.insert<EPLDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, func::FuncDialect,
-                  gpu::GPUDialect, LLVM::LLVMDialect, linalg::LinalgDialect,
-                  math::MathDialect, memref::MemRefDialect, NVVM::NVVMDialect,
-                  scf::SCFDialect, tensor::TensorDialect, ub::UBDialect>();
+                  bufferization::BufferizationDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  memref::MemRefDialect, NVVM::NVVMDialect, scf::SCFDialect,
+                  tensor::TensorDialect, ub::UBDialect>();
   func::registerAllExtensions(registry);
   // One-shot bufferization of the training step (L3 -> L4) needs these.
   arith::registerBufferizableOpInterfaceExternalModels(registry);

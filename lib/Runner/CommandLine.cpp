@@ -115,6 +115,13 @@ RunCommandLine::runOptions(std::string &error, int defaultRanks,
     return fail("--threads-per-rank must be between 1 and 1024");
   if (run.ranks.backend == rt::BackendKind::MPI && !rt::mpiAvailable())
     return fail("this runner was built without MPI");
+  // Under MPI the processes are the ranks: another count would be ignored.
+  if (run.ranks.backend == rt::BackendKind::MPI && ranks.getNumOccurrences() &&
+      ranks != rt::launcherWorldSize())
+    return fail("--ranks " + std::to_string(ranks) + " is not the " +
+                std::to_string(rt::launcherWorldSize()) +
+                " process(es) the MPI launcher started, which are the "
+                "ranks; drop --ranks or start as many");
   std::vector<std::string> inputs(otherInputs.begin(), otherInputs.end());
   inputs.push_back(paramsFile);
   inputs.push_back(dataFile);

@@ -225,6 +225,17 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   FailureOr<StepFunctions> step = findEntryPoint(module, options.entry, error);
   if (failed(step))
     return failure();
+  // A model's forward runs as written: on several ranks each would compute
+  // the whole batch, its scopes and stages unpartitioned.
+  if (!options.train && options.devices > 1 && !step->pipeline &&
+      isModel(step->functions.front())) {
+    error = "--no-train runs @" + step->name +
+            "'s forward as written, unpartitioned (its batch, scopes and "
+            "stages are partitioned only for training): run it on one "
+            "rank, not " +
+            std::to_string(options.devices);
+    return failure();
+  }
   // An L0 model trains: build its training step first (the same pipeline
   // as `epl-opt --epl-training-step`), on several devices planned and
   // partitioned too (epl-parallelize).

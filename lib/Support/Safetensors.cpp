@@ -9,6 +9,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
@@ -181,21 +182,29 @@ llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
     HostTensor tensor;
     tensor.name = name.str();
     tensor.dtype = *dtype;
+    // The tensor's bytes, which must fit the data section: a shape whose
+    // size overflows would otherwise wrap around to a small one.
+    uint64_t expected = dtypeSize(*dtype);
     for (const llvm::json::Value &d : *shape) {
       std::optional<int64_t> size = d.getAsInteger();
       if (!size || *size < 0)
         return bad("shape entries must be non-negative integers");
       tensor.shape.push_back(*size);
+      expected =
+          llvm::SaturatingMultiply(expected, static_cast<uint64_t>(*size));
     }
     std::optional<int64_t> begin = (*offsets)[0].getAsInteger();
     std::optional<int64_t> end = (*offsets)[1].getAsInteger();
-    if (!begin || !end || *begin < 0 || *end < *begin ||
+    if (!begin || !end)
+      return bad("data_offsets must be two integers");
+    if (*begin < 0 || *end < *begin ||
         static_cast<uint64_t>(*end) > data.size())
-      return bad("data_offsets [" + llvm::Twine(begin.value_or(-1)) + ", " +
-                 llvm::Twine(end.value_or(-1)) +
-                 "] fall outside the data section of " +
+      return bad("data_offsets [" + llvm::Twine(*begin) + ", " +
+                 llvm::Twine(*end) + "] fall outside the data section of " +
                  llvm::Twine(data.size()) + " bytes");
-    uint64_t expected = tensor.numElements() * dtypeSize(*dtype);
+    if (expected > data.size())
+      return bad("shape " + tensor.describe() + " needs more bytes than the " +
+                 llvm::Twine(data.size()) + " of the data section");
     if (static_cast<uint64_t>(*end - *begin) != expected)
       return bad("holds " + llvm::Twine(*end - *begin) +
                  " bytes but shape and dtype need " + llvm::Twine(expected));

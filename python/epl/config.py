@@ -110,11 +110,25 @@ def validate(key, value):
                           f'{entry["default"]}')
 
 
+def _check_environment():
+    """An EPL_<SECTION>_... variable of a config section that names no key
+    (a misspelling) would be ignored: it is an error, as an unknown key in
+    the dictionary is."""
+    names = {env_name(key): key for key in SCHEMA}
+    prefixes = tuple({"EPL_" + key.split(".")[0].upper() + "_" for key in SCHEMA})
+    for name in sorted(os.environ):
+        if name.startswith(prefixes) and name not in names:
+            near = difflib.get_close_matches(name, names, n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise ConfigError(f"environment variable {name} names no EPL config key{hint}")
+
+
 class Config:
     """EPL's configuration: a validated dictionary of "section.key" values."""
 
     def __init__(self, param_dict=None):
         self._values = {}
+        _check_environment()
         for key in SCHEMA:
             text = os.environ.get(env_name(key))
             if text is not None:

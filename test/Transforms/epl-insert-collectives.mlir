@@ -128,6 +128,8 @@ module attributes {epl.config = {"communication.max_splits" = 1 : i64, "communic
 // CHECK: %[[SUM:.*]] = epl.all_reduce %[[HALF]] on @mesh over ["tensor"] sum {epl.phase = #epl.phase<backward_weight>} : tensor<24xf16>
 // CHECK: linalg.generic {{.*}} ins(%[[SUM]] : tensor<24xf16>) outs(%{{.*}} : tensor<24xf32>)
 // CHECK: arith.extf
+// CHECK: arith.cmpf one, %{{.*}}, %cst{{.*}} : f32
+// CHECK: cf.assert %{{.*}}, "a gradient bucket summed in fp16 (communication.fp16) is not finite: a gradient times communication.fp16_scale = 128, or its sum over the replicas, is beyond fp16's 65504 (lower the scale), or a gradient is not finite"
 // CHECK: arith.constant 3.125000e-02 : f32
 // CHECK: %[[DW2:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<6x1xf32>) outs(%{{.*}} : tensor<6x1xf32>)
 // CHECK: arith.constant 4.000000e+00 : f32

@@ -94,3 +94,30 @@ module attributes {epl.config = {"gradient_checkpoint.check_gradients" = true}} 
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// Marks with checkpointing off are not read: said, the step built as without them.
+#id2 = affine_map<(i, j) -> (i, j)>
+#red = affine_map<(i, j) -> ()>
+module {
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input", epl.name = "x"},
+                   %w1: tensor<16x16xf32> {epl.arg = "param", epl.name = "w1"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x16xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %h1 = linalg.matmul ins(%x, %w1 : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+    // expected-warning @+1 {{epl-rematerialize: epl.checkpoint marks this tensor to keep, which only gradient_checkpoint.type = "collection" reads; the type is "", so the marks are not read}}
+    %a1 = math.tanh %h1 {epl.checkpoint} : tensor<8x16xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#id2, #red], iterator_types = ["reduction", "reduction"]}
+        ins(%a1 : tensor<8x16xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %sq = arith.mulf %v, %v : f32
+      %t = arith.addf %acc, %sq : f32
+      linalg.yield %t : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -126,6 +126,19 @@ def test_config_environment_variables(monkeypatch):
         epl.Config()
 
 
+def test_a_misspelled_config_environment_variable_is_an_error(monkeypatch):
+    """A variable of a config section that names no key would be ignored;
+    the project's other variables (EPL_BUILD_DIR, ...) are no section's."""
+    monkeypatch.setenv("EPL_BUILD_DIR", str(BUILD))
+    monkeypatch.setenv("EPL_OPTIMIZER_TYP", "adam")
+    with pytest.raises(epl.ConfigError, match="environment variable EPL_OPTIMIZER_TYP names "
+                                              "no EPL config key; did you mean "
+                                              "EPL_OPTIMIZER_TYPE?"):
+        epl.Config()
+    monkeypatch.delenv("EPL_OPTIMIZER_TYP")
+    assert epl.Config()["optimizer.type"] == "sgd"
+
+
 # --- strategies ----------------------------------------------------------------
 
 @pytest.mark.parametrize("outer, inner, rule", [

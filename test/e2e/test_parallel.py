@@ -236,6 +236,26 @@ def test_fp16_gradients_halve_the_traffic(tmp_path, kind):
         assert traffic["32"] - traffic["16"] == STEPS * (12 * 32 + 32) * 2
 
 
+FP16_OVERFLOW = ("the model's assertion failed: \"a gradient bucket summed in fp16 "
+                 "(communication.fp16) is not finite: a gradient times "
+                 "communication.fp16_scale = 1e+09, or its sum over the replicas, is "
+                 "beyond fp16's 65504 (lower the scale), or a gradient is not finite\"")
+
+
+@pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
+def test_fp16_gradients_beyond_fp16_are_an_error(tmp_path, mpi):
+    """A gradient that overflows fp16 on the wire would make every parameter
+    NaN with exit code 0: the step stops instead, naming the key."""
+    fp16, data = _data_parallel_module(
+        tmp_path, {"communication.fp16": True, "communication.fp16_scale": 1e9})
+    out = epl_run(fp16, "--data", data, "--steps", STEPS, "--save", tmp_path / "w.safetensors",
+                  ranks=4, mpi=mpi, expect_ok=False)
+    assert out.returncode == 1, out.stderr
+    assert FP16_OVERFLOW in out.stderr
+    assert "step 1 loss" not in out.stdout
+    assert not (tmp_path / "w.safetensors").exists()
+
+
 def test_threads_and_mpi_ranks_are_bit_identical(tmp_path):
     """The same program on 2 thread ranks and on 2 MPI processes prints the
     same losses to the last digit (one BLAS thread per rank on both) and

@@ -260,8 +260,13 @@ def EPLHostKernelImagesPass : Pass<"epl-host-kernel-images", "ModuleOp"> {
     x, y, z)` that reads the kernel's arguments from `params` as
     `cuLaunchKernel` receives them (a memref as its descriptor's fields).
     The fake driver (`test/Runtime/FakeCuda`) loads the image by that name
-    and finds the launchers in the loaded program. `epl-compile
-    --gpu-host-kernels` writes such artifacts.
+    and finds the launchers in the loaded program. A kernel's `cf.assert`
+    calls CUDA's `__assertfail(message, file, line, function, 1)` where it
+    fails, as on a GPU, through the pointer `@__epl_host_assertfail_M` the
+    fake sets when it loads the module; its `__assertfail` prints what a GPU
+    prints, stops the kernel and fails the context's next calls with
+    `CUDA_ERROR_ASSERT`. `epl-compile --gpu-host-kernels` writes such
+    artifacts.
 
     ```mlir
     gpu.module @__epl_kernels { gpu.func @k(%a: memref<8xf32>) kernel { ... } }

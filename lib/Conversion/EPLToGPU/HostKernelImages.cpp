@@ -11,8 +11,10 @@
 #include "mlir/Conversion/LLVMCommon/MemRefBuilder.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir::epl {
 #define GEN_PASS_DEF_EPLHOSTKERNELIMAGESPASS
@@ -84,6 +86,65 @@ LogicalResult buildLauncher(gpu::GPUFuncOp kernel, func::FuncOp host,
   return success();
 }
 
+/// A kernel's `cf.assert` as the device runs it: where the condition fails,
+/// a call of CUDA's `__assertfail(message, file, line, function, char
+/// size)`, here through the pointer `@__epl_host_assertfail_M`, which the
+/// fake driver sets when it loads the module (the artifact cannot link
+/// against it). The fake's `__assertfail` stops the kernel and fails the
+/// context's next calls, as a GPU does.
+void lowerKernelAsserts(func::FuncOp host, StringRef moduleName,
+                        StringRef kernelName, OpBuilder &moduleBuilder) {
+  SmallVector<cf::AssertOp> asserts;
+  host.walk([&](cf::AssertOp a) { asserts.push_back(a); });
+  if (asserts.empty())
+    return;
+  MLIRContext *context = host.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  std::string slot = ("__epl_host_assertfail_" + moduleName).str();
+  auto module = host->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol(slot))
+    LLVM::GlobalOp::create(moduleBuilder, host.getLoc(), ptr,
+                           /*isConstant=*/false, LLVM::Linkage::Weak, slot,
+                           LLVM::ZeroAttr::get(context));
+  auto i32 = IntegerType::get(context, 32);
+  auto i64 = IntegerType::get(context, 64);
+  auto assertfail = LLVM::LLVMFunctionType::get(
+      LLVM::LLVMVoidType::get(context), {ptr, ptr, i32, ptr, i64});
+  unsigned count = 0;
+  for (cf::AssertOp a : asserts) {
+    OpBuilder b(a);
+    Location loc = a.getLoc();
+    Value failed = arith::XOrIOp::create(
+        b, loc, a.getArg(), arith::ConstantIntOp::create(b, loc, 1, 1));
+    // Built in place: the strings' globals go to the enclosing module.
+    auto ifFailed = scf::IfOp::create(b, loc, failed, /*withElseRegion=*/false);
+    OpBuilder tb = ifFailed.getThenBodyBuilder();
+    std::string prefix =
+        (host.getName() + "_assert" + Twine(count++) + "_").str();
+    StringRef file = "?";
+    unsigned line = 0;
+    if (auto at = loc->findInstanceOf<FileLineColLoc>()) {
+      file = at.getFilename().getValue();
+      line = at.getLine();
+    }
+    auto string = [&](StringRef what, StringRef text) {
+      return LLVM::createGlobalString(loc, tb, prefix + what.str(),
+                                      (text + Twine('\0')).str(),
+                                      LLVM::Linkage::Private);
+    };
+    Value function = LLVM::LoadOp::create(
+        tb, loc, ptr, LLVM::AddressOfOp::create(tb, loc, ptr, slot));
+    LLVM::CallOp::create(
+        tb, loc, assertfail,
+        ValueRange{function, string("message", a.getMsg()),
+                   string("file", file),
+                   LLVM::ConstantOp::create(tb, loc, i32, line),
+                   string("function", kernelName),
+                   LLVM::ConstantOp::create(tb, loc, i64, 1)});
+    a.erase();
+  }
+}
+
 struct EPLHostKernelImagesPass
     : public mlir::epl::impl::EPLHostKernelImagesPassBase<
           EPLHostKernelImagesPass> {
@@ -105,6 +166,8 @@ struct EPLHostKernelImagesPass
             failed(buildLauncher(kernel, *host, "__epl_host_launch_" + suffix,
                                  moduleBuilder, converter)))
           return signalPassFailure();
+        lowerKernelAsserts(*host, gpuModule.getName(), kernel.getName(),
+                           moduleBuilder);
         ++numKernels;
       }
       // The image names the module: the fake driver finds its kernels'

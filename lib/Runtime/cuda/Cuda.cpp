@@ -93,6 +93,11 @@ Driver &driver() {
 /// Ends the run naming the call that failed (a kernel that faults, or an
 /// assertion in one, is reported by the next call).
 void check(CUresult r, const char *what) {
+  if (r == CUDA_ERROR_ASSERT)
+    fatalError(std::string("CUDA: ") + what +
+               " failed: " + driver().describe(r) +
+               " (a kernel's check failed, such as a gather's index out "
+               "of range; the GPU printed its message to standard output)");
   if (r != CUDA_SUCCESS)
     fatalError(std::string("CUDA: ") + what +
                " failed: " + driver().describe(r));

@@ -42,6 +42,37 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// A kernel's assertion calls CUDA's __assertfail(message, file, line,
+// function, 1) where it fails, through the pointer the fake driver sets
+// when it loads the module.
+// CHECK-LABEL: llvm.mlir.global private constant @__epl_host_kernel_checks_positive_assert0_function("positive\00")
+// CHECK: llvm.mlir.global private constant @__epl_host_kernel_checks_positive_assert0_file("kernel.mlir\00")
+// CHECK: llvm.mlir.global private constant @__epl_host_kernel_checks_positive_assert0_message("not positive\00")
+// CHECK: func.func private @__epl_host_kernel_checks_positive(
+// CHECK: %[[OK:.*]] = arith.cmpf ogt
+// CHECK: %[[FAILED:.*]] = arith.xori %[[OK]], %true
+// CHECK: scf.if %[[FAILED]] {
+// CHECK: %[[SLOT:.*]] = llvm.mlir.addressof @__epl_host_assertfail_checks : !llvm.ptr
+// CHECK: %[[FN:.*]] = llvm.load %[[SLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[LINE:.*]] = llvm.mlir.constant(7 : i32) : i32
+// CHECK: llvm.call %[[FN]](%{{.*}}, %{{.*}}, %[[LINE]], %{{.*}}, %{{.*}}) : !llvm.ptr, (!llvm.ptr, !llvm.ptr, i32, !llvm.ptr, i64) -> ()
+// CHECK-NOT: cf.assert
+// CHECK: llvm.mlir.global weak @__epl_host_assertfail_checks(#llvm.zero) {addr_space = 0 : i32} : !llvm.ptr
+module attributes {gpu.container_module} {
+  gpu.module @checks {
+    gpu.func @positive(%a: memref<8xf32>) kernel {
+      %t = gpu.thread_id x
+      %v = memref.load %a[%t] : memref<8xf32>
+      %zero = arith.constant 0.0 : f32
+      %ok = arith.cmpf ogt, %v, %zero : f32
+      cf.assert %ok, "not positive" loc("kernel.mlir":7:3)
+      gpu.return
+    }
+  }
+}
+
+// -----
+
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     // expected-error @+1 {{cannot run under the fake CUDA driver: an argument in memory space 3}}

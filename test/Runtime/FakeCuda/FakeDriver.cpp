@@ -31,6 +31,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -50,6 +51,9 @@
 namespace {
 struct Context {
   int device;
+  /// What every call in the context returns once a kernel's assertion
+  /// failed (CUDA_ERROR_ASSERT: the context is unusable, as on a GPU).
+  CUresult failed = CUDA_SUCCESS;
 };
 struct Stream {
   Context *context;
@@ -191,7 +195,26 @@ void onSegv(int signal, siginfo_t *info, void *context) {
 CUresult needContext() {
   if (!driver().initialized)
     return CUDA_ERROR_NOT_INITIALIZED;
-  return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+  return current ? current->failed : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/// Where a kernel running on this thread goes when its assertion fails.
+thread_local jmp_buf *kernelExit = nullptr;
+
+/// CUDA's device-side assertion, which the kernels compiled for the host
+/// call through `__epl_host_assertfail_<module>`: prints what a GPU prints
+/// (to standard output, as the device's printf), stops the kernel and
+/// fails the context.
+void assertfail(const char *message, const char *file, unsigned line,
+                const char *function, size_t) {
+  std::printf("%s:%u: %s: block: [0,0,0], thread: [0,0,0] Assertion `%s` "
+              "failed.\n",
+              file, line, function, message);
+  std::fflush(stdout);
+  if (!kernelExit || !current)
+    eplFakeCudaFail("driver", "an assertion failed outside a kernel");
+  current->failed = CUDA_ERROR_ASSERT;
+  longjmp(*kernelExit, 1);
 }
 
 CUresult needDevice(int ordinal) {
@@ -336,6 +359,9 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
     break;
   case CUDA_ERROR_NOT_SUPPORTED:
     *text = "operation not supported";
+    break;
+  case CUDA_ERROR_ASSERT:
+    *text = "device-side assert triggered";
     break;
   case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
     *text = "part or all of the requested memory range is already mapped";
@@ -520,8 +546,12 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image) {
   static const char prefix[] = "epl-host-kernels:";
   if (std::strncmp(text, prefix, sizeof(prefix) - 1) != 0)
     return CUDA_ERROR_INVALID_IMAGE;
-  *module = reinterpret_cast<CUmodule>(
-      new Module{std::string(text + sizeof(prefix) - 1)});
+  std::string name(text + sizeof(prefix) - 1);
+  // The module's kernels call the device's assertion through this pointer
+  // (there only when a kernel asserts).
+  if (void *slot = findSymbol("__epl_host_assertfail_" + name))
+    *static_cast<decltype(&assertfail) *>(slot) = &assertfail;
+  *module = reinterpret_cast<CUmodule>(new Module{name});
   return CUDA_SUCCESS;
 }
 
@@ -560,8 +590,15 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gridX, unsigned gridY,
   if (s.hung)
     return CUDA_SUCCESS;
   epl::fake::DeviceWork work;
-  reinterpret_cast<Function *>(function)->launch(params, gridX, gridY, gridZ,
-                                                 blockX, blockY, blockZ);
+  // The kernel's frames are generated code without destructors: a failed
+  // assertion jumps straight back here.
+  jmp_buf exit;
+  if (setjmp(exit) == 0) {
+    kernelExit = &exit;
+    reinterpret_cast<Function *>(function)->launch(params, gridX, gridY, gridZ,
+                                                   blockX, blockY, blockZ);
+  }
+  kernelExit = nullptr;
   return CUDA_SUCCESS;
 }
 }

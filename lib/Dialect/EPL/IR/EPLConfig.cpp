@@ -107,7 +107,8 @@ const ConfigKey kKeys[] = {
      "send gradients in fp16 and restore fp32 after reduction", "false"},
     {"communication.fp16_scale",
      K::Float,
-     "scale applied to gradients before fp16 compression",
+     "scale applied to gradients before fp16 compression; a gradient or "
+     "sum that it takes beyond fp16's 65504 ends the run with an error",
      "128",
      {},
      0.0,

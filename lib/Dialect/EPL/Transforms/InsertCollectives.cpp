@@ -10,6 +10,7 @@
 #include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -19,6 +20,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 
 #define DEBUG_TYPE "epl-insert-collectives"
 
@@ -715,9 +717,10 @@ struct GradientPhase : public OpBuilder::Listener {
 };
 
 /// x * scale, converted to `to`: one element-wise generic (the arithmetic
-/// in at least f32).
+/// in at least f32). With `notFinite`, a `cf.assert` in its body ends the
+/// run with that message where an element of `x` is infinite or NaN.
 Value scaleAndConvert(OpBuilder &b, Location loc, Value x, Type to,
-                      double scale) {
+                      double scale, StringRef notFinite = {}) {
   auto type = cast<RankedTensorType>(x.getType());
   auto resultType = RankedTensorType::get(type.getShape(), to);
   AffineMap id = b.getMultiDimIdentityMap(type.getRank());
@@ -733,6 +736,20 @@ Value scaleAndConvert(OpBuilder &b, Location loc, Value x, Type to,
                if (v.getType() != wide &&
                    v.getType().getIntOrFloatBitWidth() < 32)
                  v = arith::ExtFOp::create(nb, nl, wide, v);
+               if (!notFinite.empty()) {
+                 // `one` is false for NaN as for the infinity itself.
+                 auto isNot = [&](double inf) {
+                   return arith::CmpFOp::create(
+                       nb, nl, arith::CmpFPredicate::ONE, v,
+                       arith::ConstantOp::create(
+                           nb, nl, v.getType(),
+                           nb.getFloatAttr(v.getType(), inf)));
+                 };
+                 Value finite = arith::AndIOp::create(
+                     nb, nl, isNot(std::numeric_limits<double>::infinity()),
+                     isNot(-std::numeric_limits<double>::infinity()));
+                 cf::AssertOp::create(nb, nl, finite, notFinite);
+               }
                if (scale != 1.0)
                  v = arith::MulFOp::create(
                      nb, nl, v,
@@ -862,9 +879,19 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
         b, loc, payload, FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
         bucket.front().getAxes(),
         ReductionKindAttr::get(b.getContext(), ReductionKind::Sum));
-    if (payload != joined)
-      reduced = scaleAndConvert(b, loc, reduced, element, factor / fp16Scale);
-    else if (factor != 1.0)
+    if (payload != joined) {
+      // An element beyond fp16's range became infinite on its way; the
+      // step would go on with infinite or NaN parameters.
+      std::string notFinite;
+      llvm::raw_string_ostream(notFinite)
+          << "a gradient bucket summed in fp16 (communication.fp16) is not "
+             "finite: a gradient times communication.fp16_scale = "
+          << llvm::format("%g", fp16Scale)
+          << ", or its sum over the replicas, is beyond fp16's 65504 "
+             "(lower the scale), or a gradient is not finite";
+      reduced = scaleAndConvert(b, loc, reduced, element, factor / fp16Scale,
+                                notFinite);
+    } else if (factor != 1.0)
       reduced = scaleAndConvert(b, loc, reduced, element, factor);
     int64_t offset = 0;
     for (AllReduceOp ar : bucket) {

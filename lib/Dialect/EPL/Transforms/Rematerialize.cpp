@@ -423,6 +423,25 @@ struct EPLRematerializePass
         op->removeAttr(EPLDialect::kCheckpointAttrName);
       });
     });
+    // Marks only "collection" reads are dropped unread otherwise: said, not
+    // an error, as a model keeps its marks while its config turns
+    // checkpointing off or to "auto" (the result is the same, the memory
+    // is not what the marks ask for).
+    if (type != "collection") {
+      Operation *marked = nullptr;
+      module.walk([&](Operation *op) {
+        if (!op->hasAttr(EPLDialect::kCheckpointAttrName))
+          return WalkResult::advance();
+        marked = op;
+        return WalkResult::interrupt();
+      });
+      if (marked)
+        marked->emitWarning()
+            << "epl-rematerialize: epl.checkpoint marks this tensor to keep, "
+               "which only gradient_checkpoint.type = \"collection\" reads; "
+               "the type is \""
+            << type << "\", so the marks are not read";
+    }
     double budget =
         config.getNumber("gradient_checkpoint.memory_budget").value_or(0);
     if (type.empty()) {

@@ -32,3 +32,16 @@ raw = (out / "good.safetensors").read_bytes()
 # stack on it), and brackets inside strings, which do not nest.
 deep = b"[" * 100000 + b"]" * 100000
 (out / "deep-header.safetensors").write_bytes(struct.pack("<Q", len(deep)) + deep)
+
+
+def raw_file(header: bytes, data: bytes) -> bytes:
+    return struct.pack("<Q", len(header)) + header + data
+
+
+# A shape whose byte size wraps around 2^64 to the 128 bytes it holds.
+(out / "wrapping-shape.safetensors").write_bytes(raw_file(
+    b'{"w1": {"dtype": "F32", "shape": [4611686018427387912, 4], '
+    b'"data_offsets": [0, 128]}}', bytes(128)))
+(out / "fractional-offsets.safetensors").write_bytes(raw_file(
+    b'{"w1": {"dtype": "F32", "shape": [3], "data_offsets": [0.0, 12.5]}}',
+    bytes(12)))

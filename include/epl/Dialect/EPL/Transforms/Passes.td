@@ -384,7 +384,9 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
     fused into at most `communication.max_splits` buckets per set of axes,
     element type and pipeline stage device (each stage reduces its own
     gradients; flatten, concatenate, one `all_reduce`, slice back), sent in f16 with
-    `communication.fp16` (scaled by `communication.fp16_scale` first).
+    `communication.fp16` (scaled by `communication.fp16_scale` first; a
+    `cf.assert` where the sum comes back ends the run, naming the scale,
+    when an element is not finite, as one beyond fp16's range becomes).
     With `communication.gradients_reduce_method = "sum"`, every gradient is
     scaled by the number of batch shards (the sum of the replicas' own mean
     gradients, as EPL), in its bucket or alone; with "mean" the per-device
@@ -399,6 +401,7 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
   ];
