@@ -268,6 +268,11 @@ void mlir::epl::buildTrainingStepPipeline(OpPassManager &pm,
                                           const ParallelizeOptions &options) {
   if (options.devices > 1)
     return buildParallelizePipeline(pm, options);
+  // On one device the plan only checks the config against the model's
+  // stages: a model means the same on any number of devices.
+  EPLPlanPassOptions plan;
+  plan.devices = 1;
+  pm.addPass(createEPLPlanPass(plan));
   pm.addPass(createEPLAutodiffPass());
   pm.addPass(createEPLRematerializePass());
   // Rejects ZeRO on one device.
@@ -298,8 +303,9 @@ void mlir::epl::registerEPLPassesAndPipelines() {
       buildParallelizePipeline);
   PassPipelineRegistration<ParallelizeOptions>(
       "epl-training-step",
-      "Turns an L0 model into its training step: epl-autodiff, "
-      "epl-rematerialize and epl-apply-optimizer on one device, "
+      "Turns an L0 model into its training step: epl-plan (its checks), "
+      "epl-autodiff, epl-rematerialize and epl-apply-optimizer on one "
+      "device, "
       "epl-parallelize on several (what "
       "epl-run does)",
       buildTrainingStepPipeline);

@@ -6,6 +6,8 @@
 
 #include "epl/Runner/CommandLine.h"
 
+#include <limits>
+
 using namespace mlir::epl;
 namespace cl = llvm::cl;
 namespace rt = ::epl::rt;
@@ -134,4 +136,66 @@ RunCommandLine::runOptions(std::string &error, int defaultRanks,
 
 ArgumentSources RunCommandLine::sources() const {
   return {paramsFile, dataFile, seed};
+}
+
+DatasetCommandLine::DatasetCommandLine(cl::OptionCategory &category)
+    : file("dataset",
+           cl::desc("Train on a dataset: a safetensors file with one tensor "
+                    "of N samples per input and label, or NAME=FILE.npy "
+                    "pairs separated by commas; each step reads the next "
+                    "global batch (docs/epl-run.md)"),
+           cl::value_desc("file"), cl::cat(category)),
+      epochs("epochs",
+             cl::desc("With --dataset: epochs to train (default 1; --steps "
+                      "counts steps instead)"),
+             cl::init(1), cl::cat(category)),
+      shuffle("shuffle",
+              cl::desc("With --dataset: visit the samples of each epoch in "
+                       "a permutation drawn from --seed"),
+              cl::init(false), cl::cat(category)) {}
+
+llvm::LogicalResult DatasetCommandLine::check(const RunCommandLine &runLine,
+                                              std::string &error) const {
+  auto fail = [&](const char *message) {
+    error = message;
+    return llvm::failure();
+  };
+  if (epochs < 0)
+    return fail("--epochs must not be negative");
+  if (file.empty() && (epochs.getNumOccurrences() || shuffle))
+    return fail("--epochs and --shuffle need --dataset");
+  if (epochs.getNumOccurrences() && runLine.steps.getNumOccurrences())
+    return fail("--epochs and --steps both say how long to train; give one");
+  // The data file would be read and then ignored.
+  if (!file.empty() && !runLine.dataFile.empty())
+    return fail(
+        "--data and --dataset both give the inputs and labels; give one");
+  return llvm::success();
+}
+
+llvm::LogicalResult DatasetCommandLine::open(const Program &program,
+                                             const RunCommandLine &runLine,
+                                             RunOptions &run,
+                                             std::optional<Dataset> &dataset,
+                                             std::string &error) const {
+  if (file.empty())
+    return llvm::success();
+  llvm::FailureOr<Dataset> opened =
+      openDataset(program, file, shuffle, runLine.seed, error);
+  if (failed(opened))
+    return llvm::failure();
+  dataset = std::move(*opened);
+  run.dataset = &*dataset;
+  if (!runLine.steps.getNumOccurrences()) {
+    int64_t steps = static_cast<int64_t>(epochs) *
+                    static_cast<int64_t>(dataset->batchesPerEpoch);
+    if (steps > std::numeric_limits<int>::max()) {
+      error = "--epochs " + std::to_string(epochs) + " of " +
+              std::to_string(dataset->batchesPerEpoch) +
+              " steps each are more steps than a run takes";
+      return llvm::failure();
+    }
+    run.steps = static_cast<int>(steps);
+  }
+  return llvm::success();
 }

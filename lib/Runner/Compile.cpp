@@ -7,6 +7,7 @@
 #include "epl/Runner/Compile.h"
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
+#include "epl/Dialect/EPL/IR/EPLOps.h"
 #include "epl/Dialect/EPL/IR/ShardingRule.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/InitEPL.h"
@@ -226,9 +227,10 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   if (failed(step))
     return failure();
   // A model's forward runs as written: on several ranks each would compute
-  // the whole batch, its scopes and stages unpartitioned.
+  // the whole batch, its scopes and stages unpartitioned. (A hand-written
+  // per-device program, on its own mesh, runs on several.)
   if (!options.train && options.devices > 1 && !step->pipeline &&
-      isModel(step->functions.front())) {
+      isModel(step->functions.front()) && module.getOps<MeshOp>().empty()) {
     error = "--no-train runs @" + step->name +
             "'s forward as written, unpartitioned (its batch, scopes and "
             "stages are partitioned only for training): run it on one "

@@ -176,9 +176,10 @@ struct RankContext {
   bool inMessageGroup = false;
   Communicator *messageGroup = nullptr;
   int64_t groupLastReceive = -1;
-  /// On a GPU: the device buffers the program freed inside the open
-  /// message group. NCCL reads a group's sends when the group is posted, at
-  /// its end, so they are freed then, in stream order after it.
+  /// The buffers the program freed inside the open message group. NCCL
+  /// reads a group's sends when the group is posted, at its end, so they
+  /// are freed then (on a GPU in stream order after it); on every backend
+  /// alike, so the measured peak is the one epl-estimate-memory predicts.
   std::vector<void *> freedInMessageGroup;
 };
 thread_local RankContext *current = nullptr;
@@ -346,6 +347,9 @@ epl::rt::allGatherBytes(const std::vector<char> &data) {
 }
 
 void epl::rt::fatalError(const std::string &message) {
+  // What was printed stays (the steps' lines; on a GPU, the message of a
+  // kernel's failed assertion, which the driver prints to stdout).
+  std::fflush(stdout);
   std::string line = toolName() + ": rank " + std::to_string(currentRank()) +
                      ": " + message + "\n";
   if (current)
@@ -906,11 +910,11 @@ void *_mlir_memref_to_llvm_alloc(uint64_t size) {
 void _mlir_memref_to_llvm_free(void *ptr) {
   if (!ptr)
     return;
+  if (current && current->inMessageGroup) {
+    current->freedInMessageGroup.push_back(ptr);
+    return;
+  }
   if (cuda::bound()) {
-    if (current && current->inMessageGroup) {
-      current->freedInMessageGroup.push_back(ptr);
-      return;
-    }
     std::pair<uint64_t, RankStats *> block;
     {
       std::lock_guard<std::mutex> lock(statsMutex());

@@ -19,8 +19,8 @@ ToolError with the tool's message.
 
 from . import layers, nn
 from .config import Config
-from .errors import (ConfigError, DTypeError, EPLError, ShapeError, StrategyError,
-                     ToolError)
+from .errors import (ConfigError, DTypeError, EPLError, EPLWarning, ShapeError,
+                     StrategyError, ToolError)
 from .graph import Graph, Tensor
 from .runner import Plan, TrainResult, run_tool, tools_dir
 from .strategy import replicate, set_default_strategy, split
@@ -116,4 +116,4 @@ __all__ = ["init", "Config", "replicate", "split", "set_default_strategy", "inpu
            "checkpoint",
            "label", "param", "to_mlir", "train", "get_config", "layers", "nn", "Graph", "Tensor",
            "EPLError", "ConfigError", "StrategyError", "ShapeError", "DTypeError", "ToolError",
-           "Plan", "TrainResult", "run_tool", "tools_dir"]
+           "EPLWarning", "Plan", "TrainResult", "run_tool", "tools_dir"]

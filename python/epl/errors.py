@@ -47,3 +47,8 @@ class ToolError(Exception):
         lines = [l for l in output.strip().splitlines() if l.strip()]
         detail = "\n".join(lines[-20:]) if lines else "(no output)"
         super().__init__(f"{tool} failed with exit code {returncode}:\n{detail}")
+
+
+class EPLWarning(UserWarning):
+    """A tool succeeded but warned (e.g. epl.checkpoint marks that the
+    config's gradient_checkpoint.type does not read)."""

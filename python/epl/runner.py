@@ -5,9 +5,10 @@ import pathlib
 import re
 import subprocess
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 
-from .errors import ToolError
+from .errors import EPLError, EPLWarning, ToolError
 
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -41,12 +42,24 @@ def run_tool(tool, *args, progress=None):
             err.seek(0)
             if p.returncode != 0:
                 raise ToolError(tool, p.returncode, err.read() + "".join(lines))
+            _forward_warnings(err.read())
             return "".join(lines)
     result = subprocess.run([str(path), *map(str, args)], capture_output=True,
                             text=True, stdin=subprocess.DEVNULL)
     if result.returncode != 0:
         raise ToolError(tool, result.returncode, result.stderr + result.stdout)
+    _forward_warnings(result.stderr)
     return result.stdout
+
+
+def _forward_warnings(stderr):
+    """A tool that succeeded may still have warned (marks nothing reads, a
+    step that updates nothing): each warning once, as a Python warning."""
+    seen = set()
+    for line in stderr.splitlines():
+        if "warning:" in line and line not in seen:
+            seen.add(line)
+            warnings.warn(line, EPLWarning, stacklevel=4)
 
 
 @dataclass
@@ -215,6 +228,9 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
     returning the loss then the scores) is evaluated on `eval_dataset`
     after training. `progress` is called with each line epl-run prints,
     as it prints it."""
+    if dataset is not None and data is not None:
+        raise EPLError("train: `data` and `dataset` both give the inputs and labels; "
+                       "give one")
     config_items = dict(config.items()) if config else {}
     stages = pipeline_stages(scopes)
     notes = []

@@ -73,6 +73,15 @@ def test_batches_shuffle_and_shards_match_numpy(ranks, shuffle):
 # --- Fashion-MNIST --------------------------------------------------------------
 
 
+def test_data_beside_a_dataset_is_an_error():
+    """Batches from a dataset would leave `data` unread."""
+    arrays = {"x": np.zeros((16, 6), np.float32), "y": np.zeros((16, 3), np.float32)}
+    loss = linear_model(8, 6, 3, 0.1)
+    with pytest.raises(epl.EPLError, match="train: `data` and `dataset` both give the inputs "
+                                           "and labels; give one"):
+        epl.train(loss, dataset=arrays, data={"x": arrays["x"][:8], "y": arrays["y"][:8]})
+
+
 def fashion_mnist_or_skip():
     try:
         return data.find_fashion_mnist()

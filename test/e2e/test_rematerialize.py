@@ -192,6 +192,22 @@ def test_budget_below_the_least_is_an_error(tmp_path):
     assert "tiny.mlir:" in out.stderr
 
 
+@pytest.mark.parametrize("setting", ["plain", "auto"])
+def test_marks_nothing_reads_are_warned_about_in_python(setting):
+    """epl.checkpoint marks under a config that does not read them: the
+    tool's warning reaches the Python user (the run still trains)."""
+    epl.init(epl.Config({"optimizer.type": "sgd", **SETTINGS[setting]}))
+    x = epl.input("x", (8, 4))
+    y = epl.label("y", (8, 2))
+    h = epl.checkpoint(epl.layers.Dense(4, activation="tanh", name="fc")(x))
+    loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(2, name="head")(h), y)
+    with pytest.warns(epl.EPLWarning, match="epl.checkpoint marks this tensor to keep, which "
+                                            "only gradient_checkpoint.type = \"collection\" "
+                                            "reads"):
+        ran = epl.train(loss, steps=2, devices=1)
+    assert len(ran.losses) == 2
+
+
 def test_collection_without_marks_is_an_error(tmp_path):
     path = tmp_path / "nomarks.mlir"
     path.write_text(mlp("collection", mark_every=100))

@@ -49,6 +49,7 @@ int main(int argc, char **argv) {
        << ", runtime ABI " << runtimeInterfaceDigest() << ")\n";
   });
   RunCommandLine runLine(category);
+  DatasetCommandLine datasetLine(category);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "epl-exec: runs an artifact of epl-compile, its "
@@ -66,9 +67,10 @@ int main(int argc, char **argv) {
     llvm::outs() << writeManifest(*manifest) << "\n";
     return 0;
   }
-  llvm::FailureOr<RunOptions> run = runLine.runOptions(
-      error, static_cast<int>(manifest->devices), {artifactFile});
-  if (failed(run))
+  llvm::FailureOr<RunOptions> run =
+      runLine.runOptions(error, static_cast<int>(manifest->devices),
+                         {artifactFile, datasetLine.file});
+  if (failed(run) || failed(datasetLine.check(runLine, error)))
     fail(error);
   run->ranks.cuda = manifest->target == "cuda";
   if (run->ranks.cuda && !::epl::rt::gpuAvailable(error))
@@ -93,6 +95,9 @@ int main(int argc, char **argv) {
   llvm::FailureOr<std::vector<HostTensor>> args =
       prepareArguments(program, runLine.sources(), error);
   if (failed(args))
+    fail(error);
+  std::optional<Dataset> dataset;
+  if (failed(datasetLine.open(program, runLine, *run, dataset, error)))
     fail(error);
   if (failed(loadArtifact(artifactFile, *manifest, error)))
     fail(error);

@@ -38,22 +38,7 @@ cl::OptionCategory category("epl-run options");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::Required, cl::cat(category));
-// Datasets and evaluation (epl-run's own; docs/epl-run.md#datasets).
-cl::opt<std::string>
-    datasetFile("dataset",
-                cl::desc("Train on a dataset: a safetensors file with one "
-                         "tensor of N samples per input and label, or "
-                         "NAME=FILE.npy pairs separated by commas; each step "
-                         "reads the next global batch (docs/epl-run.md)"),
-                cl::value_desc("file"), cl::cat(category));
-cl::opt<int> numEpochs("epochs",
-                       cl::desc("With --dataset: epochs to train (default 1; "
-                                "--steps counts steps instead)"),
-                       cl::init(1), cl::cat(category));
-cl::opt<bool> shuffle("shuffle",
-                      cl::desc("With --dataset: visit the samples of each "
-                               "epoch in a permutation drawn from --seed"),
-                      cl::init(false), cl::cat(category));
+// Evaluation (epl-run's own: it compiles the forward; docs/epl-run.md).
 cl::opt<std::string>
     evalDatasetFile("eval-dataset",
                     cl::desc("After training, evaluate the forward on this "
@@ -99,6 +84,7 @@ int main(int argc, char **argv) {
   addVersionPrinter();
   // The options epl-run shares with epl-exec and with epl-compile.
   RunCommandLine runLine(category);
+  DatasetCommandLine datasetLine(category);
   CompileCommandLine compileLine(category);
   CompileCommandLine::addPassManagerOptions(category);
   cl::ParseCommandLineOptions(
@@ -113,7 +99,7 @@ int main(int argc, char **argv) {
   CompileOptions compile = *compileOrFailure;
   compile.objectDumpPath = dumpObject;
   FailureOr<RunOptions> runOrFailure = runLine.runOptions(
-      error, 1, {inputFile, datasetFile, evalDatasetFile, evalModelFile});
+      error, 1, {inputFile, datasetLine.file, evalDatasetFile, evalModelFile});
   if (failed(runOrFailure))
     fail(error);
   RunOptions run = std::move(*runOrFailure);
@@ -129,21 +115,14 @@ int main(int argc, char **argv) {
       fail("--target cuda: " + error);
     run.ranks.cuda = true;
   }
-  if (numEpochs < 0)
-    fail("--epochs must not be negative");
-  if (datasetFile.empty() &&
-      (numEpochs.getNumOccurrences() || shuffle.getNumOccurrences()))
-    fail("--epochs and --shuffle need --dataset");
-  if (!datasetFile.empty() && !runLine.dataFile.empty())
-    fail("--data and --dataset both give the inputs and labels; give one");
-  if (numEpochs.getNumOccurrences() && runLine.steps.getNumOccurrences())
-    fail("--epochs and --steps both say how long to train; give one");
+  if (failed(datasetLine.check(runLine, error)))
+    fail(error);
   if (evalDatasetFile.empty() &&
       (evalModelFile.getNumOccurrences() || evalEntryName.getNumOccurrences() ||
        evalEachEpoch.getNumOccurrences()))
     fail("--eval-model, --eval-entry and --eval-each-epoch need "
          "--eval-dataset");
-  if (!datasetFile.empty() && !compile.train)
+  if (!datasetLine.file.empty() && !compile.train)
     fail("--dataset trains; --no-train runs the forward once (use "
          "--eval-dataset to evaluate a forward on a dataset)");
 
@@ -162,16 +141,9 @@ int main(int argc, char **argv) {
   if (failed(args))
     return exitWith(error);
   // The dataset and the evaluation are checked before anything compiles.
-  FailureOr<Dataset> dataset = failure();
-  if (!datasetFile.empty()) {
-    dataset =
-        openDataset(step->program, datasetFile, shuffle, runLine.seed, error);
-    if (failed(dataset))
-      return exitWith(error);
-    run.dataset = &*dataset;
-    if (!runLine.steps.getNumOccurrences())
-      run.steps = numEpochs * static_cast<int>(dataset->batchesPerEpoch);
-  }
+  std::optional<Dataset> dataset;
+  if (failed(datasetLine.open(step->program, runLine, run, dataset, error)))
+    return exitWith(error);
   SourceModule evalModule;
   FailureOr<Step> evalStep = failure();
   FailureOr<Dataset> evalDataset = failure();

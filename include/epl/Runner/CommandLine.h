@@ -4,9 +4,10 @@
 //
 // epl-run (the JIT) and epl-exec (ahead-of-time artifacts) run a step with
 // the same options and outputs: ranks, backend, seed, parameter and data
-// files, steps, report, trace, results dump, checkpoint, timeout. They are
-// declared once here; constructing a RunCommandLine registers them in the
-// caller's category before it parses its command line. No MLIR.
+// files, steps, report, trace, results dump, checkpoint, timeout, and
+// datasets. They are declared once here; constructing a RunCommandLine (a
+// DatasetCommandLine) registers them in the caller's category before it
+// parses its command line. No MLIR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,8 @@
 #include "epl/Runner/Run.h"
 
 #include "llvm/Support/CommandLine.h"
+
+#include <optional>
 
 namespace mlir::epl {
 
@@ -47,6 +50,30 @@ public:
   llvm::cl::opt<std::string> saveFile;
   llvm::cl::opt<double> timeout;
   llvm::cl::opt<int> threads;
+};
+
+/// Training on a dataset (--dataset, --epochs, --shuffle), the same in
+/// epl-run and epl-exec: each step reads the next global batch.
+class DatasetCommandLine {
+public:
+  explicit DatasetCommandLine(llvm::cl::OptionCategory &category);
+
+  /// Fails with `error` on options that contradict each other or
+  /// `runLine`'s (--epochs without --dataset, --epochs beside --steps,
+  /// --data beside --dataset), before anything compiles or runs.
+  llvm::LogicalResult check(const RunCommandLine &runLine,
+                            std::string &error) const;
+  /// With --dataset, opens it as `program`'s data into `dataset` (which
+  /// must outlive the run) and points `run` at it; unless --steps was
+  /// given, the run trains --epochs epochs. Without, does nothing.
+  llvm::LogicalResult open(const Program &program,
+                           const RunCommandLine &runLine, RunOptions &run,
+                           std::optional<Dataset> &dataset,
+                           std::string &error) const;
+
+  llvm::cl::opt<std::string> file;
+  llvm::cl::opt<int> epochs;
+  llvm::cl::opt<bool> shuffle;
 };
 
 } // namespace mlir::epl

@@ -25,7 +25,9 @@
 //   value from outside it lasts to the loop's end; what the step returns
 //   lives to its end (the runner copies it out);
 // * a strided view (a slice) passed to a call, a collective or a send is
-//   copied into a contiguous buffer for the duration of that op.
+//   copied into a contiguous buffer for the duration of that op;
+// * a grouped send's buffer lives to the end of its run of messages, when
+//   the group goes (the runtime holds back frees inside a group).
 //
 //===----------------------------------------------------------------------===//
 
@@ -195,6 +197,14 @@ int64_t FunctionReplay::lastUse(Value value) {
         at = std::max(at, endPos[p]);
     if (isa<func::ReturnOp>(user) && user->getParentOp() == func)
       at = kEnd;
+    // A grouped send's buffer is read when its group goes, at the end of
+    // its run of messages: the runtime frees it then.
+    if (auto send = dyn_cast<SendOp>(user); send && send.getGrouped())
+      for (Operation *next = send->getNextNode();
+           next && (isa<SendOp, RecvOp>(next) || isInertBetweenMessages(next));
+           next = next->getNextNode())
+        if (isa<SendOp, RecvOp>(next))
+          at = std::max(at, pos[next]);
     last = std::max(last, at);
   }
   return last;

@@ -91,6 +91,16 @@ struct EPLZeroPass : public mlir::epl::impl::EPLZeroPassBase<EPLZeroPass> {
     StringRef level = config.getString("zero.level");
     if (level.empty())
       return;
+    // Gradients in fp16 are all-reduce buckets; ZeRO reduce-scatters each
+    // gradient in its own type, so the key would be ignored.
+    if (config.getBool("communication.fp16")) {
+      module.emitError() << "epl-zero: communication.fp16 is not implemented "
+                            "with zero.level = \""
+                         << level
+                         << "\" (ZeRO reduce-scatters the gradients in "
+                            "f32); turn one of them off";
+      return signalPassFailure();
+    }
     bool shardAccumulators = level != "v0", shardParams = level == "v2";
     MeshOp mesh = getMesh(module);
     for (auto fn : module.getOps<func::FuncOp>()) {

@@ -1,0 +1,39 @@
+// RUN: epl-opt %s --split-input-file --epl-training-step -verify-diagnostics
+// A model means the same on any number of devices: on one, where nothing is
+// partitioned, epl-training-step's epl-plan still refuses keys the model
+// gives nothing to act on (epl-plan-errors.mlir has them on 4).
+
+module attributes {epl.config = {"pipeline.strategy" = "PreferForward"}} {
+  // expected-error @+1 {{epl-plan: "pipeline.strategy" = "PreferForward" schedules pipeline stages, but the model has none (name its scopes, or drop the key)}}
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x12xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x12xf32>) -> tensor<8x12xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<8x16xf32>, tensor<16x12xf32>) outs(%z : tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %y : tensor<8x12xf32>
+  }
+}
+
+// -----
+
+// With stages, one device runs them in sequence under any schedule.
+module attributes {epl.config = {"pipeline.strategy" = "PreferForward", "pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x16xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x16xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %a = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "a">} ins(%x, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %b = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "b">} ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+        ins(%b : tensor<8x16xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %s = arith.addf %acc, %v : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
