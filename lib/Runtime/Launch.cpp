@@ -34,7 +34,9 @@ bool epl::rt::launchedByMPI() {
 }
 
 int epl::rt::launcherWorldSize() {
-  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+  // Slurm's srun with PMIx need not set PMIX_SIZE; it sets SLURM_NTASKS.
+  for (const char *var :
+       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"})
     if (const char *value = std::getenv(var))
       return std::atoi(value);
   return 1;

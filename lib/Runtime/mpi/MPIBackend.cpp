@@ -225,6 +225,15 @@ class MPIWorld final : public Backend {
 public:
   explicit MPIWorld(double timeout) : timeout(timeout) {
     MPI_Comm_size(MPI_COMM_WORLD, &n);
+    // The step was planned for the processes the launcher's environment
+    // names (before MPI starts): another count would run it on the wrong
+    // devices.
+    if (n != launcherWorldSize())
+      fatalError("MPI started " + std::to_string(n) +
+                 " process(es), but the launcher's environment names " +
+                 std::to_string(launcherWorldSize()) +
+                 " (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE or "
+                 "SLURM_NTASKS), which the step was planned for");
   }
   int worldSize() override { return n; }
   // What the launcher says (Open MPI, MPICH and derivatives set these):
