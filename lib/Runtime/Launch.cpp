@@ -34,10 +34,13 @@ bool epl::rt::launchedByMPI() {
 }
 
 int epl::rt::launcherWorldSize() {
-  // Slurm's srun with PMIx need not set PMIX_SIZE; it sets SLURM_NTASKS.
-  for (const char *var :
-       {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "SLURM_NTASKS"})
+  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
     if (const char *value = std::getenv(var))
+      return std::atoi(value);
+  // Slurm's srun with PMIx need not set PMIX_SIZE; its step's task count
+  // (not the allocation's, SLURM_NTASKS, which a lone process shares).
+  if (std::getenv("PMIX_RANK"))
+    if (const char *value = std::getenv("SLURM_STEP_NUM_TASKS"))
       return std::atoi(value);
   return 1;
 }

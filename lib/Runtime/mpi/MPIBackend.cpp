@@ -233,7 +233,7 @@ public:
                  " process(es), but the launcher's environment names " +
                  std::to_string(launcherWorldSize()) +
                  " (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE or "
-                 "SLURM_NTASKS), which the step was planned for");
+                 "SLURM_STEP_NUM_TASKS), which the step was planned for");
   }
   int worldSize() override { return n; }
   // What the launcher says (Open MPI, MPICH and derivatives set these):
