@@ -207,9 +207,10 @@ thread_local jmp_buf *kernelExit = nullptr;
 /// fails the context.
 void assertfail(const char *message, const char *file, unsigned line,
                 const char *function, size_t) {
-  std::printf("%s:%u: %s: block: [0,0,0], thread: [0,0,0] Assertion `%s` "
-              "failed.\n",
-              file, line, function, message);
+  // A GPU also names the block and thread, which the host loops do not
+  // pass here.
+  std::printf("%s:%u: %s: Assertion `%s` failed.\n", file, line, function,
+              message);
   std::fflush(stdout);
   if (!kernelExit || !current)
     eplFakeCudaFail("driver", "an assertion failed outside a kernel");
