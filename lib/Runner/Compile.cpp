@@ -824,6 +824,9 @@ FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
   if (failed(engine))
     return failure();
   registerRuntimeSymbols(**engine);
+  // The module's constructors: on a GPU they hand the runtime the kernel
+  // images (mgpuModuleLoad), which launches look up.
+  (*engine)->initialize();
   timer.done("jit-setup");
   LoadedProgram loaded;
   loaded.program = std::move(step.program);

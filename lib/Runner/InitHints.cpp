@@ -91,25 +91,22 @@ std::optional<int64_t> fanInOf(BlockArgument param) {
   return std::nullopt;
 }
 
-/// Whether `v` is `index` computed from `from` by integer casts only.
-bool castOf(Value v, Value from) {
+/// Whether `v` carries the value of `from`: integer casts of it, or of a
+/// select one of whose values carries it (torch-mlir's ignore_index,
+/// `select(label != -100, label, 0)`, and its wrap of negative indices,
+/// `select(i < 0, i + n, i)`).
+bool carries(Value v, Value from) {
   while (v != from) {
     Operation *def = v.getDefiningOp();
+    if (auto select = dyn_cast_or_null<arith::SelectOp>(def))
+      return carries(select.getTrueValue(), from) ||
+             carries(select.getFalseValue(), from);
     if (!isa_and_nonnull<arith::IndexCastOp, arith::IndexCastUIOp,
                          arith::ExtSIOp, arith::ExtUIOp, arith::TruncIOp>(def))
       return false;
     v = def->getOperand(0);
   }
   return true;
-}
-
-/// Whether `v` carries the value of `from`: casts of it, or a select of
-/// it (torch-mlir's ignore_index: `select(label != -100, label, 0)`).
-bool carries(Value v, Value from) {
-  if (auto select = v.getDefiningOp<arith::SelectOp>())
-    return castOf(select.getTrueValue(), from) ||
-           castOf(select.getFalseValue(), from);
-  return castOf(v, from);
 }
 
 /// The smallest size of a dimension the elements of `input` index, through
@@ -136,7 +133,7 @@ std::optional<int64_t> indexBoundOf(BlockArgument input) {
       g.getBlock()->walk([&](tensor::ExtractOp extract) {
         auto type = extract.getTensor().getType();
         for (auto [d, index] : llvm::enumerate(extract.getIndices()))
-          if (castOf(index, element) && !type.isDynamicDim(d))
+          if (carries(index, element) && !type.isDynamicDim(d))
             bound = std::min(bound.value_or(type.getDimSize(d)),
                              type.getDimSize(d));
       });

@@ -17,7 +17,7 @@ import re
 import numpy as np
 import pytest
 
-from conftest import BUILD, MPIRUN, ROOT, epl_run, losses, run
+from conftest import BUILD, EPL_RUN, MPIRUN, ROOT, epl_run, losses, run
 from epl import safetensors
 from test_torch_mlir import INPUTS, RTOL, record, train, with_config
 
@@ -300,6 +300,21 @@ def test_cubin_for_another_gpu_is_one_error(tmp_path):
     assert out.returncode == 1, out.stderr
     assert ("the program's kernels were compiled for another GPU (this one is "
             "sm_80; compile with --gpu-chip=sm_80)") in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_epl_run_target_cuda_hands_the_runtime_its_kernels(tmp_path):
+    """epl-run --target cuda runs the JIT's constructors, which hand the
+    runtime the kernel images before the first launch (without them the
+    launch looked a kernel up in no module and crashed). The fake refuses a
+    real cubin as a GPU of another architecture does: one line, exit 1."""
+    if not os.path.exists("/usr/local/cuda/bin/ptxas"):
+        pytest.skip("CUDA's ptxas is not installed")
+    out = run([EPL_RUN, EXAMPLES / "mlp.mlir", "--target", "cuda", "--steps", 1],
+              expect_ok=False, env=fake_env(sm=80))
+    assert out.returncode == 1, out.stderr
+    assert ("epl-run: rank 0: CUDA: the program's kernels were compiled for another GPU "
+            "(this one is sm_80; compile with --gpu-chip=sm_80)") in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 

@@ -54,6 +54,15 @@ func.func @f(%x: tensor<4xf32>, %y: tensor<4xf32> {epl.name = ""}) {
 
 // -----
 
+// Two parameters of one name would share a checkpoint entry, one's update
+// overwriting the other's.
+// expected-error @+1 {{'func.func' op argument 2: 'epl.name' "w" names argument 0 too; arguments are read, saved and updated by name, so each needs its own}}
+func.func @f(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"}, %x: tensor<4xf32> {epl.arg = "input", epl.name = "x"}, %u: tensor<4xf32> {epl.arg = "param", epl.name = "w"}) {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op argument 1: 'epl.in_place_of' must be the index of another argument, got 1 : i64}}
 func.func @f(%x: memref<4xf32>, %y: memref<4xf32> {epl.in_place_of = 1 : i64}) {
   return

@@ -523,6 +523,17 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
                                << other << ", but this argument is " << self;
     return success();
   }
+  // Arguments are read, saved and updated by name: two of one name would
+  // share a checkpoint entry and one's update would overwrite the other's.
+  if (auto fn = dyn_cast<FunctionOpInterface>(op);
+      fn && name == kNameAttrName && isa<StringAttr>(attr.getValue()))
+    for (unsigned other = 0; other < argIndex; ++other)
+      if (fn.getArgAttr(other, kNameAttrName) == attr.getValue())
+        return op->emitOpError()
+               << what << ": '" << name << "' " << attr.getValue()
+               << " names argument " << other
+               << " too; arguments are read, saved and updated by name, so "
+                  "each needs its own";
   if (std::optional<LogicalResult> shared =
           verifyValueAttr(op, attr, argIndex, /*isResult=*/false, what))
     return *shared;
