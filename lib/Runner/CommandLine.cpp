@@ -180,6 +180,18 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
                                              std::string &error) const {
   if (file.empty())
     return llvm::success();
+  // A forward (an artifact of epl-compile --no-train) would run each batch
+  // and learn nothing.
+  bool trains = llvm::any_of(program.stages, [](const Stage &stage) {
+    return llvm::any_of(stage.entry.results, [](const EntryResult &r) {
+      return r.kind == ResultKind::Param;
+    });
+  });
+  if (!trains) {
+    error = "--dataset trains, but @" + program.name +
+            " updates no parameter (a forward, as --no-train compiles)";
+    return llvm::failure();
+  }
   llvm::FailureOr<Dataset> opened =
       openDataset(program, file, shuffle, runLine.seed, error);
   if (failed(opened))

@@ -228,9 +228,18 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     return failure();
   // A model's forward runs as written: on several ranks each would compute
   // the whole batch, its scopes and stages unpartitioned. (A hand-written
-  // per-device program, on its own mesh, runs on several.)
+  // per-device program, with shards of arguments or collectives, runs on
+  // several.)
+  auto perDevice = [](func::FuncOp fn) {
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+      if (fn.getArgAttr(i, EPLDialect::kShardAttrName))
+        return true;
+    return fn
+        .walk([](CollectiveOpInterface) { return WalkResult::interrupt(); })
+        .wasInterrupted();
+  };
   if (!options.train && options.devices > 1 && !step->pipeline &&
-      isModel(step->functions.front()) && module.getOps<MeshOp>().empty()) {
+      isModel(step->functions.front()) && !perDevice(step->functions.front())) {
     error = "--no-train runs @" + step->name +
             "'s forward as written, unpartitioned (its batch, scopes and "
             "stages are partitioned only for training): run it on one "
@@ -824,9 +833,6 @@ FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
   if (failed(engine))
     return failure();
   registerRuntimeSymbols(**engine);
-  // The module's constructors: on a GPU they hand the runtime the kernel
-  // images (mgpuModuleLoad), which launches look up.
-  (*engine)->initialize();
   timer.done("jit-setup");
   LoadedProgram loaded;
   loaded.program = std::move(step.program);
@@ -839,6 +845,10 @@ FailureOr<LoadedProgram> mlir::epl::loadProgram(ModuleOp module, Step step,
     }
     stage.call = *packed;
   }
+  // The module's constructors: on a GPU they hand the runtime the kernel
+  // images (mgpuModuleLoad), which launches look up. After the lookups,
+  // which report what fails to compile (initialize() cannot).
+  (*engine)->initialize();
   // Every stage is compiled now (the lookups above materialized them).
   if (!options.objectDumpPath.empty()) {
     // Whole or not at all, as every file epl-run writes: into a temporary

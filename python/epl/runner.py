@@ -8,7 +8,7 @@ import tempfile
 import warnings
 from dataclasses import dataclass, field
 
-from .errors import EPLError, EPLWarning, ToolError
+from .errors import EPLError, EPLWarning, ToolError, user_location
 
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -42,24 +42,32 @@ def run_tool(tool, *args, progress=None):
             err.seek(0)
             if p.returncode != 0:
                 raise ToolError(tool, p.returncode, err.read() + "".join(lines))
-            _forward_warnings(err.read())
+            _forward_warnings(tool, err.read())
             return "".join(lines)
     result = subprocess.run([str(path), *map(str, args)], capture_output=True,
                             text=True, stdin=subprocess.DEVNULL)
     if result.returncode != 0:
         raise ToolError(tool, result.returncode, result.stderr + result.stdout)
-    _forward_warnings(result.stderr)
+    _forward_warnings(tool, result.stderr)
     return result.stdout
 
 
-def _forward_warnings(stderr):
+_WARNING = re.compile(r"^(?:epl-[\w-]+: )?(?:\S+:\d+:\d+: )?warning: (.*)$")
+
+
+def _forward_warnings(tool, stderr):
     """A tool that succeeded may still have warned (marks nothing reads, a
-    step that updates nothing): each warning once, as a Python warning."""
+    step that updates nothing): each warning once, as a Python warning at
+    the user's line. The location in the temporary module is dropped."""
     seen = set()
     for line in stderr.splitlines():
-        if "warning:" in line and line not in seen:
-            seen.add(line)
-            warnings.warn(line, EPLWarning, stacklevel=4)
+        match = _WARNING.match(line)
+        if not match or line in seen:
+            continue
+        seen.add(line)
+        filename, lineno = user_location().rsplit(":", 1)
+        warnings.warn_explicit(f"{tool}: {match.group(1)}", EPLWarning, filename,
+                               int(lineno) if lineno.isdigit() else 0)
 
 
 @dataclass

@@ -168,10 +168,11 @@ TEST(PipelineSchedule, EveryActionOnceOnItsDevice) {
           std::string error;
           llvm::LogicalResult grouped =
               checkGroupedRendezvous(withCommunication(schedule, shape), error);
-          if (strategy != Strategy::Interleaved1F1B || v == 1)
+          if (strategy != Strategy::Interleaved1F1B || v == 1) {
             EXPECT_TRUE(llvm::succeeded(grouped)) << error;
-          else if (p > 1)
+          } else if (p > 1) {
             EXPECT_TRUE(llvm::failed(grouped));
+          }
         }
 }
 

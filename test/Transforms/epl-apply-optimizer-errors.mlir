@@ -45,3 +45,18 @@ module attributes {epl.config = {"amp.level" = "O1"}} {
     return %l, %w : tensor<f32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// Adam's state of "w" is called "w.exp_avg", which a parameter of the
+// model already is: two arguments of one name.
+module attributes {epl.config = {"optimizer.type" = "adam"}} {
+  // expected-error @+1 {{epl-apply-optimizer: the optimizer's state "w.exp_avg" would have the name of argument 1 of @step; rename that argument}}
+  func.func @step(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"},
+                  %v: tensor<4xf32> {epl.arg = "param", epl.name = "w.exp_avg"})
+      -> (tensor<f32> {epl.result = "loss"}, tensor<4xf32> {epl.result = "grad", epl.name = "w"},
+          tensor<4xf32> {epl.result = "grad", epl.name = "w.exp_avg"}) {
+    %l = tensor.empty() : tensor<f32>
+    return %l, %w, %v : tensor<f32>, tensor<4xf32>, tensor<4xf32>
+  }
+}

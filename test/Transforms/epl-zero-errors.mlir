@@ -32,7 +32,7 @@ module attributes {epl.config = {"zero.level" = "v0"}} {
 // (all-reduce buckets) would be ignored.
 #id = affine_map<(i, j) -> (i, j)>
 #none = affine_map<(i, j) -> ()>
-// expected-error @+1 {{epl-zero: communication.fp16 is not implemented with zero.level = "v1" (ZeRO reduce-scatters the gradients in f32); turn one of them off}}
+// expected-error @+1 {{epl-zero: communication.fp16 is not implemented with zero.level = "v1" (ZeRO reduce-scatters each gradient in its own type); turn one of them off}}
 module attributes {epl.config = {"zero.level" = "v1", "communication.fp16" = true}} {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
                    %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {

@@ -203,9 +203,13 @@ def test_marks_nothing_reads_are_warned_about_in_python(setting):
     loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(2, name="head")(h), y)
     with pytest.warns(epl.EPLWarning, match="epl.checkpoint marks this tensor to keep, which "
                                             "only gradient_checkpoint.type = \"collection\" "
-                                            "reads"):
+                                            "reads") as record:
         ran = epl.train(loss, steps=2, devices=1)
     assert len(ran.losses) == 2
+    # At the user's line, without the temporary module's path.
+    warning = next(w for w in record if issubclass(w.category, epl.EPLWarning))
+    assert warning.filename == __file__
+    assert str(warning.message).startswith("epl-run: epl-rematerialize: epl.checkpoint marks")
 
 
 def test_collection_without_marks_is_an_error(tmp_path):

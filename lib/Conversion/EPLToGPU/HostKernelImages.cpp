@@ -43,7 +43,7 @@ LogicalResult buildLauncher(gpu::GPUFuncOp kernel, func::FuncOp host,
   Block *entry = launcher.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(entry);
   Value params = entry->getArgument(0);
-  int64_t next = 0;
+  int32_t next = 0;
   // The value params[next++] points to, of type `type`.
   auto param = [&](Type type) -> Value {
     Value slot = LLVM::GEPOp::create(b, loc, ptr, ptr, params,

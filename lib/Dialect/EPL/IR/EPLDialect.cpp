@@ -525,15 +525,28 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
   }
   // Arguments are read, saved and updated by name: two of one name would
   // share a checkpoint entry and one's update would overwrite the other's.
+  // Checked once per function, at its first named argument: each
+  // argument's check scanning the others would be quadratic.
   if (auto fn = dyn_cast<FunctionOpInterface>(op);
-      fn && name == kNameAttrName && isa<StringAttr>(attr.getValue()))
-    for (unsigned other = 0; other < argIndex; ++other)
-      if (fn.getArgAttr(other, kNameAttrName) == attr.getValue())
+      fn && name == kNameAttrName) {
+    unsigned first = 0;
+    while (!fn.getArgAttr(first, kNameAttrName))
+      ++first;
+    llvm::StringMap<unsigned> seen;
+    for (unsigned i = first, e = fn.getNumArguments();
+         argIndex == first && i < e; ++i) {
+      auto named = fn.getArgAttrOfType<StringAttr>(i, kNameAttrName);
+      if (!named)
+        continue;
+      auto [it, fresh] = seen.try_emplace(named.getValue(), i);
+      if (!fresh)
         return op->emitOpError()
-               << what << ": '" << name << "' " << attr.getValue()
-               << " names argument " << other
+               << "argument " << i << ": '" << name << "' " << named
+               << " names argument " << it->second
                << " too; arguments are read, saved and updated by name, so "
                   "each needs its own";
+    }
+  }
   if (std::optional<LogicalResult> shared =
           verifyValueAttr(op, attr, argIndex, /*isResult=*/false, what))
     return *shared;

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/StringMap.h"
 
 #define DEBUG_TYPE "epl-apply-optimizer"
 
@@ -231,8 +232,20 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
   // type and argument attributes once, after the last: inserting them one
   // at a time rebuilds both per state, memory quadratic in the parameters.
   SmallVector<DictionaryAttr> newArgAttrs;
+  // Arguments are read and saved by name: a state named like an argument
+  // of the model (a parameter "w.exp_avg" beside "w", under Adam) would be
+  // two of one name.
+  llvm::StringMap<unsigned> taken;
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i)
+    taken.try_emplace(getArgName(fn, i), i);
   auto addState = [&](Type type, StringRef name,
                       ArrayRef<NamedAttribute> layout) -> FailureOr<Value> {
+    if (auto [it, fresh] = taken.try_emplace(name, fn.getNumArguments());
+        !fresh)
+      return fn.emitError()
+             << "epl-apply-optimizer: the optimizer's state \"" << name
+             << "\" would have the name of argument " << it->second << " of @"
+             << fn.getSymName() << "; rename that argument";
     newArgAttrs.push_back(withLayout(
         getKindAndName(ctx, EPLDialect::kArgAttrName, "opt_state", name),
         layout));

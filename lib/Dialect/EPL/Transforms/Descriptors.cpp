@@ -18,12 +18,13 @@ mlir::epl::pointersOf(OpBuilder &b, Location loc, Value memref,
   if (auto cast = memref.getDefiningOp<UnrealizedConversionCastOp>();
       cast && cast->getNumOperands() == 1) {
     Value pointers[2];
-    for (Value d = cast.getOperand(0);
-         auto insert = d.getDefiningOp<LLVM::InsertValueOp>();
-         d = insert.getContainer())
-      if (insert.getPosition().size() == 1 && insert.getPosition()[0] < 2 &&
-          !pointers[insert.getPosition()[0]])
-        pointers[insert.getPosition()[0]] = insert.getValue();
+    Value d = cast.getOperand(0);
+    while (auto insert = d.getDefiningOp<LLVM::InsertValueOp>()) {
+      ArrayRef<int64_t> position = insert.getPosition();
+      if (position.size() == 1 && position[0] < 2 && !pointers[position[0]])
+        pointers[position[0]] = insert.getValue();
+      d = insert.getContainer();
+    }
     if (pointers[0] && pointers[1])
       return {pointers[0], pointers[1]};
   }

@@ -97,8 +97,8 @@ struct EPLZeroPass : public mlir::epl::impl::EPLZeroPassBase<EPLZeroPass> {
       module.emitError() << "epl-zero: communication.fp16 is not implemented "
                             "with zero.level = \""
                          << level
-                         << "\" (ZeRO reduce-scatters the gradients in "
-                            "f32); turn one of them off";
+                         << "\" (ZeRO reduce-scatters each gradient in "
+                            "its own type); turn one of them off";
       return signalPassFailure();
     }
     bool shardAccumulators = level != "v0", shardParams = level == "v2";
