@@ -1,7 +1,7 @@
 // RUN: epl-opt %s --split-input-file --epl-training-step -verify-diagnostics
 // A model means the same on any number of devices: on one, where nothing is
-// partitioned, epl-training-step's epl-plan still refuses keys the model
-// gives nothing to act on (epl-plan-errors.mlir has them on 4).
+// partitioned, epl-training-step's epl-plan still refuses pipeline keys
+// that do not fit the model's stages (epl-plan-errors.mlir has them on 4).
 
 module attributes {epl.config = {"pipeline.strategy" = "PreferForward"}} {
   // expected-error @+1 {{epl-plan: "pipeline.strategy" = "PreferForward" schedules pipeline stages, but the model has none (name its scopes, or drop the key)}}
@@ -35,5 +35,38 @@ module attributes {epl.config = {"pipeline.strategy" = "PreferForward", "pipelin
       linalg.yield %s : f32
     } -> tensor<f32>
     return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Virtual stages need the interleaved schedule, on one device as on many.
+module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64}} {
+  // expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 needs "pipeline.strategy" = "Interleaved1F1B", not "PreferBackward"}}
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x16xf32> {epl.arg = "param"}) -> tensor<8x16xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x16xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %a = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "a">} ins(%x, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %b = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "b">} ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+    return %b : tensor<8x16xf32>
+  }
+}
+
+// -----
+
+// ... and must divide the stages.
+module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipeline.strategy" = "Interleaved1F1B"}} {
+  // expected-error @+1 {{epl-plan: 3 pipeline stages are not divisible by "pipeline.num_virtual_stages" = 2}}
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x16xf32> {epl.arg = "param"}) -> tensor<8x16xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x16xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %a = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "a">} ins(%x, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %b = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "b">} ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+    %c = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "c">} ins(%b, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
+    return %c : tensor<8x16xf32>
   }
 }

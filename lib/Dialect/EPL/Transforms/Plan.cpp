@@ -77,24 +77,10 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
         userStages, stageNames.size() > 1 ? stageNames.size() : 0);
 
     Config config = Config::get(module);
-    // A schedule for stages the model does not have would be ignored: a key
-    // that has no effect is an error, never silently accepted.
-    if (numStages <= 1) {
-      if (int64_t chunks = config.getInt("pipeline.num_virtual_stages");
-          chunks > 1)
-        return fn.emitError()
-               << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
-               << " splits pipeline stages, but the model has none (name "
-                  "its scopes, or drop the key)";
-      StringRef strategy = config.getString("pipeline.strategy");
-      if (strategy !=
-          StringRef(lookupConfigKey("pipeline.strategy")->defaultValue)
-              .trim('"'))
-        return fn.emitError()
-               << "epl-plan: \"pipeline.strategy\" = \"" << strategy
-               << "\" schedules pipeline stages, but the model has none (name "
-                  "its scopes, or drop the key)";
-    }
+    // The pipeline keys are checked on any number of devices: a model
+    // means the same on one (where its stages run in sequence) as on many.
+    if (failed(checkPipelineKeys(fn, config, numStages)))
+      return failure();
     if (numDevices == 1)
       return success(); // One device runs the model as written.
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
@@ -218,6 +204,42 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     return seedSplitWeights(fn, mesh);
   }
 
+  /// Fails, naming the key, where the pipeline keys do not fit the model's
+  /// `numStages` stages (0 or 1: none): a schedule or virtual stages
+  /// without stages would be ignored; virtual stages need the interleaved
+  /// schedule and must divide the stages.
+  LogicalResult checkPipelineKeys(func::FuncOp fn, const Config &config,
+                                  int64_t numStages) {
+    int64_t chunks = config.getInt("pipeline.num_virtual_stages");
+    StringRef strategy = config.getString("pipeline.strategy");
+    if (numStages <= 1) {
+      if (chunks > 1)
+        return fn.emitError()
+               << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
+               << " splits pipeline stages, but the model has none (name "
+                  "its scopes, or drop the key)";
+      if (strategy !=
+          StringRef(lookupConfigKey("pipeline.strategy")->defaultValue)
+              .trim('"'))
+        return fn.emitError()
+               << "epl-plan: \"pipeline.strategy\" = \"" << strategy
+               << "\" schedules pipeline stages, but the model has none (name "
+                  "its scopes, or drop the key)";
+      return success();
+    }
+    if (chunks > 1 && strategy != "Interleaved1F1B")
+      return fn.emitError()
+             << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
+             << " needs \"pipeline.strategy\" = \"Interleaved1F1B\", not \""
+             << strategy << "\"";
+    if (numStages % chunks != 0)
+      return fn.emitError() << "epl-plan: " << numStages
+                            << " pipeline stages are not divisible by "
+                               "\"pipeline.num_virtual_stages\" = "
+                            << chunks;
+    return success();
+  }
+
   /// Checks the pipeline's numbers and puts `epl.stage` on the forward ops:
   /// an op in a named scope is on that scope's stage (or on the stage the
   /// user wrote), an op outside scopes on the latest stage of its operands,
@@ -230,25 +252,14 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                                 int64_t numDevices, int64_t stageDevices) {
     MLIRContext *ctx = &getContext();
     int64_t chunks = config.getInt("pipeline.num_virtual_stages");
-    StringRef strategy = config.getString("pipeline.strategy");
-    if (chunks > 1 && strategy != "Interleaved1F1B")
-      return fn.emitError()
-             << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
-             << " needs \"pipeline.strategy\" = \"Interleaved1F1B\", not \""
-             << strategy << "\"";
     // Before anything is sized by the stages: a stage index the user wrote
     // may be any number.
-    if (numStages / chunks + (numStages % chunks != 0) > numDevices)
+    if (numStages / chunks > numDevices)
       return fn.emitError()
              << "epl-plan: " << numStages << " pipeline stages (the stage "
              << "indices reach " << numStages - 1 << ") need more than the "
              << numDevices << " devices x " << chunks
              << " virtual stages per device there are";
-    if (numStages % chunks != 0)
-      return fn.emitError() << "epl-plan: " << numStages
-                            << " pipeline stages are not divisible by "
-                               "\"pipeline.num_virtual_stages\" = "
-                            << chunks;
     int64_t p = numStages / chunks;
 
     // Stage names: the scopes', else those the user wrote on `epl.stage`.
