@@ -229,11 +229,17 @@ public:
     // names (before MPI starts): another count would run it on the wrong
     // devices.
     if (n != launcherWorldSize())
-      fatalError("MPI started " + std::to_string(n) +
-                 " process(es), but the launcher's environment names " +
-                 std::to_string(launcherWorldSize()) +
-                 " (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE or "
-                 "SLURM_STEP_NUM_TASKS), which the step was planned for");
+      fatalError(
+          "MPI started " + std::to_string(n) + " process(es), but " +
+          (launchedByMPI()
+               ? "the launcher's environment names " +
+                     std::to_string(launcherWorldSize()) +
+                     " (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE or "
+                     "SLURM_STEP_NUM_TASKS), which the step was planned for"
+               : std::string("no launcher this runner knows set its "
+                             "environment (Open MPI's or MPICH's mpirun, "
+                             "srun), so the step was planned for 1; start it "
+                             "with one of them")));
   }
   int worldSize() override { return n; }
   // What the launcher says (Open MPI, MPICH and derivatives set these):
