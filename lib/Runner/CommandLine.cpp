@@ -189,7 +189,8 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
   });
   if (!trains) {
     error = "--dataset trains, but @" + program.name +
-            " updates no parameter (a forward, as --no-train compiles)";
+            " updates no parameter (a forward, as --no-train compiles; "
+            "epl-run --eval-dataset evaluates a forward on a dataset)";
     return llvm::failure();
   }
   llvm::FailureOr<Dataset> opened =

@@ -122,9 +122,6 @@ int main(int argc, char **argv) {
        evalEachEpoch.getNumOccurrences()))
     fail("--eval-model, --eval-entry and --eval-each-epoch need "
          "--eval-dataset");
-  if (!datasetLine.file.empty() && !compile.train)
-    fail("--dataset trains; --no-train runs the forward once (use "
-         "--eval-dataset to evaluate a forward on a dataset)");
 
   PhaseTimer timer(compile.timing);
   SourceModule module;

@@ -527,14 +527,16 @@ LogicalResult EPLDialect::verifyRegionArgAttribute(Operation *op,
   // share a checkpoint entry and one's update would overwrite the other's.
   // Checked once per function, at its first named argument: each
   // argument's check scanning the others would be quadratic.
-  if (auto fn = dyn_cast<FunctionOpInterface>(op);
-      fn && name == kNameAttrName) {
+  auto fn = dyn_cast<FunctionOpInterface>(op);
+  auto firstNamed = [&] {
     unsigned first = 0;
     while (!fn.getArgAttr(first, kNameAttrName))
       ++first;
+    return first;
+  };
+  if (fn && name == kNameAttrName && argIndex == firstNamed()) {
     llvm::StringMap<unsigned> seen;
-    for (unsigned i = first, e = fn.getNumArguments();
-         argIndex == first && i < e; ++i) {
+    for (unsigned i = argIndex, e = fn.getNumArguments(); i < e; ++i) {
       auto named = fn.getArgAttrOfType<StringAttr>(i, kNameAttrName);
       if (!named)
         continue;

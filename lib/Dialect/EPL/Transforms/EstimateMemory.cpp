@@ -199,17 +199,11 @@ int64_t FunctionReplay::lastUse(Value value) {
       at = kEnd;
     // A grouped send's buffer is read when its group goes, at the end of
     // its run of messages: the runtime frees it then.
-    auto grouped = [](Operation *op) {
-      if (auto send = dyn_cast<SendOp>(op))
-        return send.getGrouped();
-      auto recv = dyn_cast<RecvOp>(op);
-      return recv && recv.getGrouped();
-    };
-    if (grouped(user))
+    if (isGroupedMessage(user))
       for (Operation *next = user->getNextNode();
-           next && (grouped(next) || isInertBetweenMessages(next));
+           next && (isGroupedMessage(next) || isInertBetweenMessages(next));
            next = next->getNextNode())
-        if (grouped(next))
+        if (isGroupedMessage(next))
           at = std::max(at, pos[next]);
     last = std::max(last, at);
   }

@@ -872,7 +872,7 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
                        ? flats.front()
                        : tensor::ConcatOp::create(b, loc, 0, flats).getResult();
     Value payload = joined;
-    if (fp16 && element.isF32())
+    if (fp16)
       // Sent in half precision, scaled first so small gradients survive.
       payload = scaleAndConvert(b, loc, joined, b.getF16Type(), fp16Scale);
     Value reduced = AllReduceOp::create(
@@ -929,7 +929,8 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
 /// sent in f16 with `communication.fp16`. With the "sum" reduce method,
 /// every gradient is scaled by the number of batch shards (the sum of the
 /// replicas' own mean gradients, as EPL).
-int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
+FailureOr<int64_t> reduceGradients(func::FuncOp fn, MeshOp mesh,
+                                   const Config &config) {
   AxisList batch = batchAxes(fn);
   if (batch.empty())
     return 0;
@@ -980,6 +981,16 @@ int64_t reduceGradients(func::FuncOp fn, MeshOp mesh, const Config &config) {
     else
       unreduced.push_back(i);
   }
+  // Half precision on the wire is for f32 gradients: others would be sent
+  // as they are, the key ignored.
+  if (config.getBool("communication.fp16"))
+    for (auto &[key, grads] : reductions)
+      if (Type element = std::get<1>(key); !element.isF32())
+        return grads.front().emitError()
+               << "epl-insert-collectives: communication.fp16 sends f32 "
+                  "gradients in half precision; this gradient is "
+               << grads.front().getType()
+               << " (turn the key off for this model)";
   int64_t made = 0;
   for (auto &[key, grads] : reductions)
     made += fuseGradientReductions(
@@ -1019,7 +1030,10 @@ struct EPLInsertCollectivesPass
       Partitioner partitioner(fn, mesh, collectives);
       if (failed(partitioner.run()))
         return signalPassFailure();
-      buckets += reduceGradients(fn, mesh, config);
+      FailureOr<int64_t> made = reduceGradients(fn, mesh, config);
+      if (failed(made))
+        return signalPassFailure();
+      buckets += *made;
       fn.walk([](Operation *op) {
         op->removeAttr(kShardingsAttrName);
         op->removeAttr(kLoopAxesAttrName);
