@@ -65,6 +65,16 @@ argumentValue(const Program &program, const EntryArg &arg,
   }
   return *found;
 }
+/// `names` joined by commas; past `limit` of them, how many more.
+std::string someNames(llvm::ArrayRef<std::string> names, size_t limit = 8) {
+  std::string text;
+  for (size_t i = 0; i < std::min(names.size(), limit); ++i)
+    text += (i ? ", " : "") + names[i];
+  if (names.size() > limit)
+    text += " and " + std::to_string(names.size() - limit) + " more";
+  return text;
+}
+
 /// Resuming is lenient (a file of parameters alone fine-tunes with a fresh
 /// optimizer), but never silent: says which optimizer state starts afresh
 /// and which tensors of the file nothing reads (another optimizer's state,
@@ -74,30 +84,39 @@ void warnAboutCheckpoint(const Program &program,
                          const std::string &path) {
   if (!file)
     return;
-  std::string fresh, freshModel, unused;
+  std::vector<std::string> fresh, freshModel, unused;
+  size_t optState = 0;
   for (const EntryArg &arg : program.args) {
+    optState += arg.kind == ArgKind::OptState;
     if (file->find(arg.name))
       continue;
     if (arg.kind == ArgKind::OptState)
-      fresh += (fresh.empty() ? "" : ", ") + arg.name;
+      fresh.push_back(arg.name);
     else if (arg.kind == ArgKind::State)
-      freshModel += (freshModel.empty() ? "" : ", ") + arg.name;
+      freshModel.push_back(arg.name);
   }
   for (const HostTensor &t : file->tensors)
     if (llvm::none_of(program.args,
                       [&](const EntryArg &arg) { return arg.name == t.name; }))
-      unused += (unused.empty() ? "" : ", ") + t.name;
-  if (!fresh.empty())
-    llvm::errs() << ::epl::rt::toolName() << ": warning: " << path
-                 << " has no optimizer state " << fresh
-                 << "; it starts afresh\n";
+      unused.push_back(t.name);
+  std::string warning = ::epl::rt::toolName() + ": warning: ";
+  // A file of parameters alone (pretrained weights) is said in one line;
+  // a checkpoint that lacks some of the state, by name.
+  if (!fresh.empty() && fresh.size() == optState)
+    llvm::errs() << warning << path
+                 << " has no optimizer state (none of its " << optState
+                 << " tensors: " << someNames(fresh, 3)
+                 << "); it starts afresh\n";
+  else if (!fresh.empty())
+    llvm::errs() << warning << path << " has no optimizer state "
+                 << someNames(fresh) << "; it starts afresh\n";
   if (!freshModel.empty())
-    llvm::errs() << ::epl::rt::toolName() << ": warning: " << path
-                 << " has no model state " << freshModel
+    llvm::errs() << warning << path << " has no model state "
+                 << someNames(freshModel)
                  << "; it starts from its initial value\n";
   if (!unused.empty())
-    llvm::errs() << ::epl::rt::toolName() << ": warning: @" << program.name
-                 << " reads nothing of " << path << " named " << unused << "\n";
+    llvm::errs() << warning << "@" << program.name << " reads nothing of "
+                 << path << " named " << someNames(unused) << "\n";
 }
 } // namespace
 

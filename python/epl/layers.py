@@ -107,7 +107,7 @@ class Embedding(Layer):
         if ids.dtype not in ("i32", "i64"):
             raise ShapeError(f"Embedding '{self.name}' takes integer ids, got {ids.type}")
         table = self.param(ids.graph, "table", (self.vocab_size, self.dim), "normal")
-        return nn.embedding(ids, table)
+        return nn.embedding(ids, table, f"an id of Embedding '{self.name}'")
 
 
 class MultiHeadAttention(Layer):

@@ -104,10 +104,35 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return centered * rsqrt(var + eps) * gamma + beta
 
 
-def one_hot(ids, classes, dtype=None):
-    """ids [..] of integers -> [.., classes] of 0/1."""
+def checked_ids(ids, classes, what="an id"):
+    """`ids` as they are, with a check when the step runs that each is in
+    [0, classes): a one-hot row of an id outside it would be all zeros, and
+    a model would train on nothing where PyTorch raises an IndexError. The
+    check is its own small kernel over the ids, so the one-hot kernel it
+    feeds stays free of effects (split over threads, placed anywhere)."""
+    g = ids.graph
+    loops = list("ijklmnop"[:ids.rank])
+    index_type = ids.dtype
+    message = (f"{what} is out of range: an id or class must be in "
+               f"[0, {classes})")
+
+    def body(b, i, _):
+        bound = b.raw(f"{{r}} = arith.constant {classes} : {index_type}")
+        # One unsigned compare: a negative id is a large unsigned one.
+        ok = b.raw(f"{{r}} = arith.cmpi ult, {i}, {bound} : {index_type}")
+        b.lines.append(f'cf.assert {ok}, "{message}"')
+        return i
+
+    return g.generic([ids], list(ids.shape), [loops], loops,
+                     ["parallel"] * ids.rank, body, out_dtype=index_type)
+
+
+def one_hot(ids, classes, dtype=None, what="an id"):
+    """ids [..] of integers -> [.., classes] of 0/1; an id outside
+    [0, classes) ends the step with an error naming `what`."""
     g = ids.graph
     dtype = dtype or g.dtype
+    ids = checked_ids(ids, classes, what)
     loops = "ijklmnop"[:ids.rank + 1]
     index_type = ids.dtype
 
@@ -122,10 +147,10 @@ def one_hot(ids, classes, dtype=None):
                      list(loops), ["parallel"] * (ids.rank + 1), body, out_dtype=dtype)
 
 
-def embedding(ids, table):
+def embedding(ids, table, what="an id of an embedding"):
     """Rows of `table` [vocab, dim] picked by integer `ids`: a one-hot matmul,
     so that its gradient is a matmul too."""
-    return one_hot(ids, table.shape[0], table.dtype) @ table
+    return one_hot(ids, table.shape[0], table.dtype, what) @ table
 
 
 def attention(x, wq, wk, wv, wo, heads, bq=None, bk=None, bv=None, bo=None):

@@ -1,4 +1,4 @@
-// RUN: epl-opt %s --epl-pipeline-partition -verify-diagnostics
+// RUN: epl-opt %s --epl-pipeline-partition -verify-diagnostics -split-input-file | FileCheck %s
 
 // The partition makes ops outside the pieces again wherever they are read,
 // or not at all: one with side effects there is an error, not a message
@@ -14,6 +14,41 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 1 : i64}} {
     %c1 = arith.constant 1 : index
     %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %w) -> (tensor<4xf32>) {
       %g = arith.addf %acc, %x {epl.stage = #epl.stage<index = 0>, epl.phase = #epl.phase<backward_weight>} : tensor<4xf32>
+      scf.yield %g : tensor<4xf32>
+    }
+    return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+// An op whose only effect is an assertion (a gather's bounds check, the
+// fp16 bucket's overflow check) is placed as a pure op is: it is made again
+// in the piece that reads it, where the check runs.
+// CHECK-LABEL: func.func private @model_s1_backward_weight(
+// CHECK-SAME: %{{.*}}: tensor<4xf32>, %[[X:.*]]: tensor<4xf32>)
+// CHECK: %[[CHECKED:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<4xf32>)
+// CHECK: cf.assert %{{.*}}, "x is not a number"
+// CHECK: arith.addf %{{.*}}, %[[CHECKED]]
+// CHECK-LABEL: func.func @model_stage0()
+// CHECK-NOT: cf.assert
+// CHECK-LABEL: func.func @model_stage1(
+module attributes {epl.config = {"pipeline.num_micro_batch" = 1 : i64}} {
+  epl.mesh @mesh ["stage" = 2]
+  func.func @model(%x: tensor<4xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<4xf32> {epl.arg = "param", epl.name = "w"})
+      -> (tensor<4xf32> {epl.result = "grad", epl.name = "w"}) {
+    %e = tensor.empty() : tensor<4xf32>
+    %checked = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %ok = arith.cmpf ord, %a, %a : f32
+      cf.assert %ok, "x is not a number"
+      linalg.yield %a : f32
+    } -> tensor<4xf32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %w) -> (tensor<4xf32>) {
+      %g = arith.addf %acc, %checked {epl.stage = #epl.stage<index = 1>, epl.phase = #epl.phase<backward_weight>} : tensor<4xf32>
       scf.yield %g : tensor<4xf32>
     }
     return %r : tensor<4xf32>

@@ -406,6 +406,30 @@ def test_transformer_through_the_api_trains_like_pytorch():
     assert "ran on 1 device" in str(result.plan)
 
 
+@pytest.mark.parametrize("ids, devices, stages", [
+    ([0, 1, 2, 5], 1, False), ([0, -1, 2, 3], 2, False), ([0, 1, 7, 3], 2, True)],
+    ids=["vocab", "negative-2-ranks", "pipeline"])
+def test_embedding_ids_out_of_range_are_an_error(ids, devices, stages):
+    """An id outside the vocabulary would pick an all-zero one-hot row and
+    train on nothing, where torch.nn.Embedding raises: the step stops,
+    naming the layer (on data-parallel ranks and in a pipeline stage too)."""
+    epl.init(epl.Config({"pipeline.num_micro_batch": 2} if stages else {}))
+    i, y = epl.input("ids", (4,), "i32"), epl.label("y", (4, 3))
+    if stages:
+        with epl.replicate(device_count=1, name="embed"):
+            h = epl.layers.Embedding(5, 4, name="emb")(i)
+        with epl.replicate(device_count=1, name="head"):
+            loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(3, name="fc")(h), y)
+    else:
+        loss = epl.layers.softmax_cross_entropy(
+            epl.layers.Dense(3, name="fc")(epl.layers.Embedding(5, 4, name="emb")(i)), y)
+    data = {"ids": np.array(ids, np.int32), "y": np.eye(3, dtype=np.float32)[[0, 1, 2, 0]]}
+    with pytest.raises(epl.ToolError, match=re.escape(
+            "the model's assertion failed: \"an id of Embedding 'emb' is out of range: "
+            "an id or class must be in [0, 5)\"")):
+        epl.train(loss, steps=1, data=data, devices=devices)
+
+
 # --- the examples -------------------------------------------------------------
 
 @pytest.mark.parametrize("example, expected", [

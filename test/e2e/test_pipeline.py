@@ -24,14 +24,14 @@ STRATEGIES = ["PreferForward", "PreferBackward", "PreferBackwardOptimizer",
 
 
 def model(scopes, micro_batches, strategy="PreferBackward", virtual=1, kind="pipeline",
-          batch=BATCH, width=8, features=6):
+          batch=BATCH, width=8, features=6, config=()):
     """`scopes` named stages of Dense layers (EPL's consecutive replicate
     scopes); with kind "split" each stage is a Megatron pair in a named
-    split(2)."""
+    split(2). `config`: more keys, as pairs."""
     epl.init(epl.Config({"optimizer.type": "adam", "optimizer.lr": 0.01,
                          "pipeline.num_micro_batch": micro_batches,
                          "pipeline.strategy": strategy,
-                         "pipeline.num_virtual_stages": virtual}))
+                         "pipeline.num_virtual_stages": virtual, **dict(config)}))
     x = epl.input("x", (batch, features))
     y = epl.label("y", (batch, 4))
     h = x
@@ -117,6 +117,28 @@ def test_pipeline_composes(tmp_path, kind, mpi):
     report = assert_same(tmp_path, got, 2, 4, kind=kind)
     assert [r["stage"] for r in report["per_rank"]] == [0, 0, 1, 1]
     assert report["collectives"], "replicas and splits communicate within a stage"
+
+
+def test_fp16_gradients_in_a_pipeline(tmp_path):
+    """2 stages x 2 replicas with each stage's gradients summed over its
+    replicas in fp16: close to the f32 run (the check for overflow, an
+    assertion, is copied into each stage that needs it, as pure ops are); a
+    scale that overflows fp16 stops the step, naming the key."""
+    fp16 = model(2, 4, kind="data", config={"communication.fp16": True}.items())
+    got = train(tmp_path, fp16, 4)
+    want_losses, want_params = reference(2, 4, "data")
+    np.testing.assert_allclose(got[0], want_losses, rtol=2e-3)
+    # Adam's steps are lr-sized whatever the gradient's size: fp16's rounding
+    # of a near-zero gradient moves its parameter by a fraction of one.
+    for name, value in want_params.items():
+        np.testing.assert_allclose(got[1][name], value, rtol=2e-3, atol=1e-3, err_msg=name)
+    overflow = model(2, 4, kind="data", config={"communication.fp16": True,
+                                                "communication.fp16_scale": 1e9}.items())
+    path = tmp_path / "overflow.mlir"
+    path.write_text(overflow)
+    out = epl_run(path, "--steps", 1, ranks=4, expect_ok=False)
+    assert out.returncode == 1, out.stderr
+    assert "is not finite" in out.stderr and "communication.fp16_scale = 1e+09" in out.stderr
 
 
 def test_memory_follows_the_schedule(tmp_path):

@@ -7,6 +7,7 @@
 #include "epl/Dialect/EPL/IR/EPLOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -157,6 +158,25 @@ bool mlir::epl::isGroupedMessage(Operation *op) {
 
 bool mlir::epl::isInertBetweenMessages(Operation *op) {
   return op->hasTrait<OpTrait::ConstantLike>() || isa<tensor::EmptyOp>(op);
+}
+
+bool mlir::epl::isFreeOfEffectsButAssertions(Operation *op) {
+  // isMemoryEffectFree's walk, with assertions let through.
+  if (isa<cf::AssertOp>(op))
+    return true;
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op)) {
+    if (!effects.hasNoEffect())
+      return false;
+    if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return true;
+  } else if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>()) {
+    return false;
+  }
+  for (Region &region : op->getRegions())
+    for (Operation &nested : region.getOps())
+      if (!isFreeOfEffectsButAssertions(&nested))
+        return false;
+  return true;
 }
 
 //===----------------------------------------------------------------------===//

@@ -223,9 +223,10 @@ LogicalResult Partitioner::classify() {
   // written, else the latest of what it reads. Ops that read no staged
   // value float: each piece that needs one makes its own.
   // Ops outside the pieces are made again wherever they are needed, or not
-  // at all: one with side effects would run several times or never.
+  // at all: one with side effects would run several times or never (an
+  // assertion may: it checks the same values each time).
   for (Operation &op : fn.front().without_terminator())
-    if (&op != loop && !isMemoryEffectFree(&op))
+    if (&op != loop && !isFreeOfEffectsButAssertions(&op))
       return op.emitError() << "epl-pipeline-partition: " << describe(&op)
                             << " has side effects outside the micro-batch "
                                "loop; a pipelined step cannot place it";
@@ -258,7 +259,7 @@ LogicalResult Partitioner::classify() {
         phase = std::max(phase.value_or(Phase::Forward), it->second.phase);
     }
     if (!stage) {
-      if (!isMemoryEffectFree(&op))
+      if (!isFreeOfEffectsButAssertions(&op))
         return op.emitError()
                << "epl-pipeline-partition: " << describe(&op)
                << " has side effects but reads no stage's value; give it a "

@@ -34,6 +34,13 @@ bool isGroupedMessage(Operation *op);
 /// `epl.send`): it does nothing at run time (a constant, an empty tensor),
 /// so nothing reads a received value before the group is done.
 bool isInertBetweenMessages(Operation *op);
+
+/// Whether `op`'s only effects, its regions' included, are assertions
+/// (`cf.assert`, as in a gather's bounds check or the fp16 bucket's
+/// overflow check): running it again, or where its results are not needed
+/// not at all, changes nothing a correct run computes, so passes that place
+/// or copy pure ops may place or copy it too.
+bool isFreeOfEffectsButAssertions(Operation *op);
 } // namespace mlir::epl
 
 #endif // EPL_DIALECT_EPL_IR_EPLOPS_H
