@@ -76,9 +76,9 @@ std::string someNames(llvm::ArrayRef<std::string> names, size_t limit = 8) {
 }
 
 /// Resuming is lenient (a file of parameters alone fine-tunes with a fresh
-/// optimizer), but never silent: says which optimizer state starts afresh
-/// and which tensors of the file nothing reads (another optimizer's state,
-/// a misspelled name).
+/// optimizer), but never silent where a checkpoint is incomplete: says
+/// which optimizer state starts afresh and which tensors of the file
+/// nothing reads (another optimizer's state, a misspelled name).
 void warnAboutCheckpoint(const Program &program,
                          const std::optional<SafetensorsFile> &file,
                          const std::string &path) {
@@ -100,14 +100,15 @@ void warnAboutCheckpoint(const Program &program,
                       [&](const EntryArg &arg) { return arg.name == t.name; }))
       unused.push_back(t.name);
   std::string warning = ::epl::rt::toolName() + ": warning: ";
-  // A file of parameters alone (pretrained weights) is said in one line;
-  // a checkpoint that lacks some of the state, by name.
-  if (!fresh.empty() && fresh.size() == optState)
-    llvm::errs() << warning << path
-                 << " has no optimizer state (none of its " << optState
-                 << " tensors: " << someNames(fresh, 3)
+  // A file of parameters alone (pretrained weights, a frontend's initial
+  // values) starts a fresh optimizer as PyTorch's load_state_dict does:
+  // nothing to say. Beside another optimizer's state, in one line; a
+  // checkpoint that lacks some of its state, by name.
+  if (!fresh.empty() && fresh.size() == optState && !unused.empty())
+    llvm::errs() << warning << path << " has no optimizer state (none of its "
+                 << optState << " tensors: " << someNames(fresh, 3)
                  << "); it starts afresh\n";
-  else if (!fresh.empty())
+  else if (!fresh.empty() && fresh.size() < optState)
     llvm::errs() << warning << path << " has no optimizer state "
                  << someNames(fresh) << "; it starts afresh\n";
   if (!freshModel.empty())

@@ -1,7 +1,8 @@
 // RUN: epl-opt %s -split-input-file | epl-opt -split-input-file | FileCheck %s
 
-// Every key EPL-MLIR understands, with a value of the right kind. Numeric
-// keys take any integer or float attribute of the right kind.
+// Every key EPL-MLIR understands, with a value of the right kind (the
+// momentum optimizer's own key in the next module). Numeric keys take any
+// integer or float attribute of the right kind.
 // CHECK: module attributes {epl.config = {
 // CHECK-DAG: amp.level = "O1"
 // CHECK-DAG: amp.loss_scale = "dynamic"
@@ -17,7 +18,6 @@
 // CHECK-DAG: optimizer.beta2 = 0.99899999999999999 : f64
 // CHECK-DAG: optimizer.eps = 1.000000e-08 : f64
 // CHECK-DAG: optimizer.lr = 1 : i64
-// CHECK-DAG: optimizer.momentum = 0.000000e+00 : f64
 // CHECK-DAG: optimizer.num_apply_group = 1 : i64
 // CHECK-DAG: optimizer.type = "adamw"
 // CHECK-DAG: optimizer.weight_decay = 0.00999999977 : f32
@@ -41,11 +41,16 @@ module attributes {epl.config = {
     "auto.auto_parallel" = false,
     "optimizer.type" = "adamw",
     "optimizer.lr" = 1 : i64,
-    "optimizer.momentum" = 0.0 : f64,
     "optimizer.beta1" = 0.9 : f32,
     "optimizer.beta2" = 0.999 : f64,
     "optimizer.eps" = 1.0e-08 : f64,
     "optimizer.weight_decay" = 0.01 : f32}} {
+}
+
+// -----
+
+// CHECK: module attributes {epl.config = {optimizer.momentum = 0.000000e+00 : f64, optimizer.type = "momentum"}}
+module attributes {epl.config = {"optimizer.type" = "momentum", "optimizer.momentum" = 0.0 : f64}} {
 }
 
 // -----

@@ -127,3 +127,23 @@ module attributes {epl.config = {"optimizer.lr_schedule" = "cosine"}} {
 // expected-error @+1 {{EPL config key "optimizer.decay_steps" = 100 is read only by "optimizer.lr_schedule" = "cosine"; the schedule is constant}}
 module attributes {epl.config = {"optimizer.decay_steps" = 100 : i64}} {
 }
+
+// -----
+
+// Each optimizer's own keys beside another optimizer would change nothing:
+// momentum beside the default "sgd" is no momentum.
+// expected-error @+1 {{EPL config key "optimizer.momentum" is read only by "optimizer.type" = "momentum"; the optimizer is "sgd"}}
+module attributes {epl.config = {"optimizer.momentum" = 0.9 : f64}} {
+}
+
+// -----
+
+// expected-error @+1 {{EPL config key "optimizer.eps" is read only by "optimizer.type" = "adam" or "adamw"; the optimizer is "momentum"}}
+module attributes {epl.config = {"optimizer.type" = "momentum", "optimizer.eps" = 1.0e-06 : f64}} {
+}
+
+// -----
+
+// expected-error @+1 {{EPL config key "communication.fp16_scale" is read only with "communication.fp16" = true}}
+module attributes {epl.config = {"communication.fp16_scale" = 1024.0 : f64}} {
+}

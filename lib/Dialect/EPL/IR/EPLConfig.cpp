@@ -369,6 +369,28 @@ mlir::epl::verifyConfig(DictionaryAttr config,
                        << steps.getInt()
                        << " is read only by \"optimizer.lr_schedule\" = "
                           "\"cosine\"; the schedule is constant";
+  // Each optimizer's own keys: set beside another optimizer, they would
+  // change nothing (momentum beside "sgd" is no momentum).
+  auto type = config.getAs<StringAttr>("optimizer.type");
+  StringRef optimizer = type ? type.getValue() : "sgd";
+  auto readBy = [&](StringRef key, ArrayRef<StringRef> optimizers) {
+    return !config.get(key) || llvm::is_contained(optimizers, optimizer);
+  };
+  for (StringRef key : {"optimizer.beta1", "optimizer.beta2", "optimizer.eps"})
+    if (!readBy(key, {"adam", "adamw"}))
+      return emitError() << "EPL config key \"" << key
+                         << "\" is read only by \"optimizer.type\" = "
+                            "\"adam\" or \"adamw\"; the optimizer is \""
+                         << optimizer << "\"";
+  if (!readBy("optimizer.momentum", {"momentum"}))
+    return emitError() << "EPL config key \"optimizer.momentum\" is read only "
+                          "by \"optimizer.type\" = \"momentum\"; the "
+                          "optimizer is \""
+                       << optimizer << "\"";
+  auto fp16 = config.getAs<BoolAttr>("communication.fp16");
+  if (config.get("communication.fp16_scale") && !(fp16 && fp16.getValue()))
+    return emitError() << "EPL config key \"communication.fp16_scale\" is "
+                          "read only with \"communication.fp16\" = true";
   return success();
 }
 

@@ -114,6 +114,11 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       return fn.emitError()
              << "epl-plan: colocated replicate(" << replicateDevices
              << ") and split(" << splitDevices << ") must use as many devices";
+    // Keys that have nothing to act on in this plan: said, not ignored.
+    if (colocate && splitDevices == 1)
+      fn.emitWarning() << "epl-plan: \"cluster.colocate_split_and_replicate\" "
+                          "has no split part to share devices with; the "
+                          "model is planned as data parallel";
     int64_t replicas = numDevices / stageDevices;
     // Without split parts, a stage of replicate(n) holds n copies of the
     // model: data parallel like its replicas, so one data axis spans them all.
@@ -131,16 +136,6 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       axes.push_back({"tensor", stageDevices});
     if (axes.empty())
       return success(); // One device: nothing to shard.
-    // The batch goes over the data axis, and over the stage's devices too
-    // when replicated parts share them with split ones.
-    AxisList batchAxes;
-    if (replicas > 1)
-      batchAxes.push_back("data");
-    if (colocate && stageDevices > 1)
-      batchAxes.push_back("tensor");
-
-    MLIRContext *ctx = &getContext();
-    MeshOp mesh = getMesh(module);
     std::string wanted;
     {
       llvm::raw_string_ostream os(wanted);
@@ -148,6 +143,21 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
         os << '"' << axis.first << "\" = " << axis.second;
       });
     }
+    // The batch goes over the data axis, and over the stage's devices too
+    // when replicated parts share them with split ones.
+    AxisList batchAxes;
+    if (replicas > 1)
+      batchAxes.push_back("data");
+    if (colocate && stageDevices > 1)
+      batchAxes.push_back("tensor");
+    // fp16 compresses the reductions of gradients over the batch's devices.
+    if (batchAxes.empty() && config.getBool("communication.fp16"))
+      fn.emitWarning() << "epl-plan: \"communication.fp16\" compresses "
+                          "data-parallel gradient reductions, and this plan ("
+                       << wanted << ") has none; gradients are not sent";
+
+    MLIRContext *ctx = &getContext();
+    MeshOp mesh = getMesh(module);
     // A mesh the user wrote is the plan's only if it has the plan's axes:
     // the seeds below name them.
     if (mesh && llvm::any_of(axes, [&](auto axis) {
