@@ -92,6 +92,10 @@ def set_default_strategy(strategy):
         raise StrategyError(f"set_default_strategy expects epl.replicate(...) or "
                             f"epl.split(...), got {strategy!r}")
     _default = strategy
+    # A scope of the model like any other: the devices it asks for and the
+    # plan's report count it.
+    if strategy not in used:
+        used.append(strategy)
 
 
 def reset():

@@ -166,6 +166,29 @@ def test_strategy_arguments_are_checked():
         epl.set_default_strategy("replicate")
 
 
+def test_the_default_strategy_is_planned_and_reported():
+    """set_default_strategy(split(2)) puts every op in a split(2): training
+    runs on the 2 devices it asks for, as with the scope written out, and
+    the plan says so (it ran on 1 device, saying "none")."""
+    rng = np.random.default_rng(0)
+    data = {"x": rng.standard_normal((8, 6)).astype(np.float32),
+            "y": np.eye(4, dtype=np.float32)[rng.integers(0, 4, 8)]}
+    results = []
+    for default in (None, epl.split(2)):
+        epl.init(epl.Config({"optimizer.lr": 0.1}))
+        if default:
+            epl.set_default_strategy(default)
+        x, y = epl.input("x", (8, 6)), epl.label("y", (8, 4))
+        h = epl.layers.Dense(8, activation="tanh", name="a")(x)
+        loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(4, name="b")(h), y)
+        results.append(epl.train(loss, steps=2, data=data, seed=3))
+    one, split = results
+    assert split.plan.devices == 2
+    assert "scopes in the model: epl.split(device_count=2)" in str(split.plan)
+    assert '["tensor" = 2]' in str(split.plan)
+    np.testing.assert_allclose(split.losses, one.losses, rtol=1e-5)
+
+
 def test_scopes_and_config_reach_the_mlir():
     epl.init(epl.Config({"pipeline.num_micro_batch": 2}))
     epl.set_default_strategy(epl.replicate(1))
