@@ -141,6 +141,27 @@ def test_fp16_gradients_in_a_pipeline(tmp_path):
     assert "is not finite" in out.stderr and "communication.fp16_scale = 1e+09" in out.stderr
 
 
+@pytest.mark.parametrize("replicas", [1, 2])
+def test_one_micro_batch_keeps_batch_statistics(tmp_path, replicas):
+    """With one micro-batch the pipeline's micro-batch is the whole batch:
+    a statistic over it (the batch mean subtracted from each example) is
+    exact, so it trains as on one device (with more micro-batches it is an
+    error, epl-autodiff-errors.mlir)."""
+    def centered(stages):
+        epl.init(epl.Config({"optimizer.lr": 0.1}))
+        x, y = epl.input("x", (BATCH, 6)), epl.label("y", (BATCH, 4))
+        with epl.replicate(replicas, name="s0" if stages else None):
+            h = epl.layers.Dense(6, activation="tanh", name="fc0")(x)
+            h = h - epl.nn.mean(h, 0, keepdims=True)
+        with epl.replicate(replicas, name="s1" if stages else None):
+            logits = epl.layers.Dense(4, name="fc1")(h)
+        return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
+    piped, _, report = train(tmp_path, centered(True), 2 * replicas)
+    one, _, _ = train(tmp_path, centered(False), 1)
+    assert [r["stage"] for r in report["per_rank"]] == [0] * replicas + [1] * replicas
+    np.testing.assert_allclose(piped, one, rtol=RTOL)
+
+
 def test_memory_follows_the_schedule(tmp_path):
     # 4 stages of equal width, 8 micro-batches: under 1F1B stage s holds the
     # activations of p - s micro-batches, so peak memory falls with s, and
