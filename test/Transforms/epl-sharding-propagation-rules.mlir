@@ -26,6 +26,22 @@ module {
 
 // -----
 
+// To and from a 0-d tensor (a [1, 1] parameter broadcast): no groups, and
+// nothing to shard; the reshapes get replicated shardings like any other.
+module {
+  epl.mesh @mesh ["tensor" = 4]
+  // CHECK-LABEL: func.func @scalar
+  func.func @scalar(%x: tensor<1x1xf32>) -> tensor<1x1xf32> {
+    // CHECK: tensor.collapse_shape {{.*}}epl.shardings = [#epl.sharding<@mesh, []>]
+    %c = tensor.collapse_shape %x [] : tensor<1x1xf32> into tensor<f32>
+    // CHECK: tensor.expand_shape {{.*}}epl.shardings = [#epl.sharding<@mesh, {{\[\[}}], []]>]
+    %e = tensor.expand_shape %c [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
+    return %e : tensor<1x1xf32>
+  }
+}
+
+// -----
+
 // A split of a minor factor is no block of the merged dimension: the
 // collapsed value stays whole (and the conflict is counted).
 module {

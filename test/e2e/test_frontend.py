@@ -429,6 +429,34 @@ def test_transformer_through_the_api_trains_like_pytorch():
     assert "ran on 1 device" in str(result.plan)
 
 
+@pytest.mark.parametrize("devices", [1, 2])
+def test_a_one_element_parameter_broadcasts_like_pytorch(devices):
+    """A [1, 1] parameter times a [4, 3] one: the frontend collapses it to a
+    0-d tensor (no reassociation groups), which every pass takes (the
+    reshape's rule refused it); 1 device and data parallel on 2 equal
+    PyTorch's SGD."""
+    rng = np.random.default_rng(2)
+    params = {"a": np.full((1, 1), 0.7, np.float32),
+              "b": rng.standard_normal((4, 3)).astype(np.float32)}
+    data = {"x": rng.standard_normal((4, 3)).astype(np.float32)}
+    epl.init(epl.Config({"optimizer.lr": 0.1}))
+    x = epl.input("x", (4, 3))
+    a, b = epl.param("a", (1, 1)), epl.param("b", (4, 3))
+    loss = epl.nn.mean(epl.nn.tanh(a * b + x))
+    got = epl.train(loss, steps=3, params=params, data=data, devices=devices)
+
+    ta, tb = (torch.tensor(params[k], requires_grad=True) for k in ("a", "b"))
+    opt = torch.optim.SGD([ta, tb], lr=0.1)
+    want = []
+    for _ in range(3):
+        opt.zero_grad()
+        l = torch.tanh(ta * tb + torch.from_numpy(data["x"])).mean()
+        want.append(l.item())
+        l.backward()
+        opt.step()
+    np.testing.assert_allclose(got.losses, want, rtol=1e-5)
+
+
 @pytest.mark.parametrize("ids, devices, stages", [
     ([0, 1, 2, 5], 1, False), ([0, -1, 2, 3], 2, False), ([0, 1, 7, 3], 2, True)],
     ids=["vocab", "negative-2-ranks", "pipeline"])

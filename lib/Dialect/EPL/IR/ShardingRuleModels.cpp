@@ -118,6 +118,9 @@ template <typename... OpTys> void attachStructuredRules(MLIRContext *ctx) {
 template <typename OpTy> bool validReassociation(OpTy op) {
   constexpr bool expands = std::is_same_v<OpTy, tensor::ExpandShapeOp>;
   RankedTensorType big = expands ? op.getResultType() : op.getSrcType();
+  // To or from a 0-d tensor: no groups, every dimension of size 1.
+  if (op.getReassociationIndices().empty())
+    return llvm::all_of(big.getShape(), [](int64_t d) { return d == 1; });
   int64_t next = 0;
   for (const ReassociationIndices &group : op.getReassociationIndices())
     for (int64_t d : group)
