@@ -123,6 +123,9 @@ class Tensor:
     def __truediv__(self, other):
         return self.graph.binary("arith.divf", self, other)
 
+    def __rtruediv__(self, other):
+        return self.graph.binary("arith.divf", other, self)
+
     def __neg__(self):
         return self.graph.unary(lambda b, x: b.op("arith.negf", x), self)
 
@@ -294,12 +297,20 @@ class Graph:
                          f"tensor<{dtype}>", (), dtype)
 
     def generic(self, inputs, out_shape, in_maps, out_map, iterators, body,
-                init=None, out_dtype=None):
+                init=None, out_dtype=None, integer_inputs=False):
         """A linalg.generic over loops named by `iterators` (a list of
         "parallel"/"reduction"); maps are lists of loop names per operand.
         `body(b, *scalars)` returns the scalar to yield; with reductions the
-        last scalar is the accumulator."""
+        last scalar is the accumulator. A float body reads integer inputs
+        only where it says so (`integer_inputs`: one_hot compares ids)."""
         dtype = out_dtype or self.dtype
+        for t in inputs:
+            if t.dtype.startswith("i") and dtype.startswith(("f", "bf")) \
+                    and not integer_inputs:
+                raise DTypeError(
+                    f"an op computing in {dtype} is given an integer tensor "
+                    f"({t.type}): arithmetic, matmul and Dense take float tensors; "
+                    f"integer tensors are ids, for Embedding and one_hot")
         # The body computes in the result's type: a float operand of another
         # width would be an ill-typed body (the frontend has no casts).
         for t in inputs:
@@ -450,7 +461,11 @@ class Graph:
 
     def matmul(self, a, b):
         """a[..., m, k] @ b[k, n] or b[..., k, n] (same leading dims)."""
-        if a.rank < 2 or b.rank < 2 or a.shape[-1] != b.shape[-2]:
+        if a.rank < 2 or b.rank < 2:
+            raise ShapeError(f"cannot multiply tensors of shapes {a.shape} and "
+                             f"{b.shape}: matmul takes matrices (rank 2 or more); "
+                             f"reshape a vector to [1, n] or [n, 1]")
+        if a.shape[-1] != b.shape[-2]:
             raise ShapeError(f"cannot multiply matrices of shapes {a.shape} and "
                              f"{b.shape}: inner sizes differ")
         batch = a.rank - 2

@@ -116,6 +116,9 @@ class MultiHeadAttention(Layer):
 
     def __init__(self, num_heads, name=None):
         super().__init__(name)
+        if not isinstance(num_heads, int) or isinstance(num_heads, bool) or num_heads < 1:
+            raise ShapeError(f"MultiHeadAttention '{self.name}': num_heads must be a "
+                             f"positive int, got {num_heads!r}")
         self.num_heads = num_heads
 
     def __call__(self, x):

@@ -7,7 +7,7 @@ the single place where a layer's computation is spelled out.
 
 import math
 
-from .errors import ShapeError
+from .errors import DTypeError, EPLError, ShapeError
 from .graph import Tensor
 
 
@@ -32,6 +32,9 @@ def relu(x):
 
 def gelu(x, approximate="none"):
     """PyTorch's GELU: x Phi(x) with erf, or the tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise EPLError(f"gelu: approximate must be \"none\" or \"tanh\" (as "
+                       f"torch.nn.GELU), got {approximate!r}")
     if approximate == "tanh":
         def body(b, a):
             inner = b.op("arith.mulf", b.const(math.sqrt(2 / math.pi)),
@@ -132,6 +135,8 @@ def one_hot(ids, classes, dtype=None, what="an id"):
     [0, classes) ends the step with an error naming `what`."""
     g = ids.graph
     dtype = dtype or g.dtype
+    if ids.dtype not in ("i32", "i64"):
+        raise DTypeError(f"one_hot takes integer ids (i32 or i64), got {ids.type}")
     ids = checked_ids(ids, classes, what)
     loops = "ijklmnop"[:ids.rank + 1]
     index_type = ids.dtype
@@ -144,7 +149,8 @@ def one_hot(ids, classes, dtype=None, what="an id"):
                      + b.const(0.0) + " : " + dtype)
 
     return g.generic([ids], list(ids.shape) + [classes], [list(loops[:-1])],
-                     list(loops), ["parallel"] * (ids.rank + 1), body, out_dtype=dtype)
+                     list(loops), ["parallel"] * (ids.rank + 1), body, out_dtype=dtype,
+                     integer_inputs=True)
 
 
 def embedding(ids, table, what="an id of an embedding"):
@@ -186,6 +192,15 @@ def _pair(v):
 def _padding(x, kernel, strides, dilations, padding, value=0.0):
     """`padding`: "valid", "same" (TensorFlow's: output = ceil(input /
     stride), extra padding at the end) or an int/pair of symmetric pads."""
+    if isinstance(padding, str):
+        # TensorFlow spells them "VALID" and "SAME".
+        if padding.lower() not in ("valid", "same"):
+            raise ShapeError(f"padding must be \"valid\", \"same\" or an int or pair "
+                             f"of ints, got {padding!r}")
+        padding = padding.lower()
+    elif not all(isinstance(p, int) and p >= 0 for p in _pair(padding)):
+        raise ShapeError(f"padding must be \"valid\", \"same\" or an int or pair of "
+                         f"non-negative ints, got {padding!r}")
     if padding == "valid":
         return x
     if padding == "same":

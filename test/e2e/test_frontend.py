@@ -284,6 +284,42 @@ def test_mixed_float_types_name_the_line(monkeypatch):
     assert f"{THIS}:{line_of('marker: mixed-dtypes')}" in str(e.value)
 
 
+def _conv(padding):
+    return epl.layers.Conv2D(2, 3, padding=padding)(epl.input("x", (2, 4, 4, 1)))
+
+
+@pytest.mark.parametrize("build, error, message", [
+    (lambda: epl.layers.MultiHeadAttention(0), epl.ShapeError,
+     "num_heads must be a positive int, got 0"),
+    (lambda: epl.param("a", (3,)) @ epl.param("b", (3, 2)), epl.ShapeError,
+     "matmul takes matrices (rank 2 or more)"),
+    (lambda: epl.layers.Dense(2)(epl.input("x", (2, 3), "i32")), epl.DTypeError,
+     "an op computing in f32 is given an integer tensor (tensor<2x3xi32>)"),
+    (lambda: epl.nn.gelu(epl.input("x", (2, 3)), approximate="Tanh"), epl.EPLError,
+     'approximate must be "none" or "tanh"'),
+    (lambda: _conv("full"), epl.ShapeError, 'padding must be "valid", "same"'),
+    (lambda: epl.nn.one_hot(epl.input("x", (2,)), 3), epl.DTypeError,
+     "one_hot takes integer ids"),
+], ids=["heads", "vector-matmul", "integer-dense", "gelu", "padding", "float-ids"])
+def test_frontend_mistakes_are_errors_at_the_users_line(monkeypatch, build, error, message):
+    """Each used to be a raw Python exception, a misleading message, MLIR
+    that did not verify, or (gelu) a silent fallback to another function."""
+    monkeypatch.setenv("EPL_BUILD_DIR", "/nonexistent")
+    with pytest.raises(error) as e:
+        build()
+    assert message in str(e.value)
+    assert f"(at {__file__}:" in str(e.value)
+
+
+def test_tensorflow_spellings_and_reflected_division(monkeypatch):
+    monkeypatch.setenv("EPL_BUILD_DIR", "/nonexistent")
+    for padding, shape in (("SAME", (2, 4, 4, 2)), ("VALID", (2, 2, 2, 2))):
+        epl.init()
+        assert _conv(padding).shape == shape
+    epl.init()
+    assert "arith.divf" in epl.to_mlir(epl.nn.mean(1.0 / epl.input("x", (2, 3))))
+
+
 def test_tool_errors_carry_the_tools_message(tmp_path):
     bad = tmp_path / "bad.mlir"
     bad.write_text('module attributes {epl.config = {"zero.levl" = "v1"}} {\n}\n')
