@@ -105,7 +105,8 @@ def train(loss, steps=10, seed=0, params=None, data=None, devices=None, **datase
     or a dict of [N, ...] arrays by input and label name), `epochs` (or
     `steps`), `shuffle`; then evaluation with `eval_model` (the module of
     `epl.to_mlir(loss, outputs=[logits])`, traced at the evaluation batch),
-    `eval_dataset` and `eval_each_epoch`."""
+    `eval_dataset` and `eval_each_epoch`. The trained tensors come back as
+    `TrainResult.params` (and are written to `save=PATH` when given)."""
     from .runner import train_module
     return train_module(to_mlir(loss), steps=steps, seed=seed, params=params,
                         data=data, devices=devices, scopes=list(_strategy.used),

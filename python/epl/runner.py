@@ -110,6 +110,9 @@ class TrainResult:
     #: Every evaluation, in order (after each epoch with eval_each_epoch,
     #: the last one after the last step).
     evaluations: list = field(default_factory=list)
+    #: The trained parameters, model state and optimizer state by name, as
+    #: numpy arrays (what epl-run --save writes; `params=` takes them back).
+    params: dict = field(default_factory=dict)
 
     @property
     def evaluation(self):
@@ -225,7 +228,7 @@ def _dataset_file(value, path):
 def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
                  scopes=(), config=None, dataset=None, epochs=None, shuffle=False,
                  eval_model=None, eval_dataset=None, eval_each_epoch=False,
-                 timeout=None, progress=None):
+                 timeout=None, progress=None, save=None):
     """Trains an L0 module with epl-run on `devices` CPU ranks (threads);
     `devices=None` uses what the model asks for: its stage devices times
     its largest scope (a pipeline of two replicate(1) stages: 2).
@@ -235,7 +238,12 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
     None and `steps` is given explicitly; `eval_model` (an L0 module
     returning the loss then the scores) is evaluated on `eval_dataset`
     after training. `progress` is called with each line epl-run prints,
-    as it prints it."""
+    as it prints it.
+
+    The trained tensors (parameters, model state, optimizer state, by name:
+    what epl-run --save writes) come back as `TrainResult.params`, and are
+    written to `save` too when it is given; passing them as `params`
+    resumes."""
     if dataset is not None and data is not None:
         raise EPLError("train: `data` and `dataset` both give the inputs and labels; "
                        "give one")
@@ -289,7 +297,11 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         if data:
             _save(tmp / "data.safetensors", data)
             args += ["--data", tmp / "data.safetensors"]
+        trained = pathlib.Path(save) if save is not None else tmp / "trained.safetensors"
+        args += ["--save", trained]
         output = run_tool("epl-run", *args, progress=progress)
+        from . import safetensors
+        tensors = safetensors.load(trained)
     losses, epochs_run, evaluations = parse_output(output)
     return TrainResult(losses, Plan(devices, list(scopes), config_items, notes), output,
-                       epochs_run, evaluations)
+                       epochs_run, evaluations, tensors)

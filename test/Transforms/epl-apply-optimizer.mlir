@@ -20,7 +20,10 @@ module attributes {epl.config = {"optimizer.type" = "momentum", "optimizer.lr" =
                       %w: tensor<4x3xf32> {epl.arg = "param", epl.name = "w"})
       -> (tensor<f32> {epl.result = "loss"},
           tensor<4x3xf32> {epl.result = "grad", epl.name = "w"}) {
-    %l = tensor.empty() : tensor<f32>
+    // The loss reads w (a step always does: else nothing updates it).
+    %c0 = arith.constant 0 : index
+    %w0 = tensor.extract %w[%c0, %c0] : tensor<4x3xf32>
+    %l = tensor.from_elements %w0 : tensor<f32>
     return %l, %g : tensor<f32>, tensor<4x3xf32>
   }
 }
@@ -41,7 +44,10 @@ module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 0.25
                  %w: tensor<3xf32> {epl.arg = "param", epl.name = "w"})
       -> (tensor<f32> {epl.result = "loss"},
           tensor<3xf32> {epl.result = "grad", epl.name = "w"}) {
-    %l = tensor.empty() : tensor<f32>
+    // The loss reads w (a step always does: else nothing updates it).
+    %c0 = arith.constant 0 : index
+    %w0 = tensor.extract %w[%c0] : tensor<3xf32>
+    %l = tensor.from_elements %w0 : tensor<f32>
     return %l, %g : tensor<f32>, tensor<3xf32>
   }
 }
@@ -206,7 +212,10 @@ module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 0.5 
                     %w: tensor<3xf32> {epl.arg = "param", epl.name = "w"})
       -> (tensor<f32> {epl.result = "loss"},
           tensor<3xf32> {epl.result = "grad", epl.name = "w"}) {
-    %l = tensor.empty() : tensor<f32>
+    // The loss reads w (a step always does: else nothing updates it).
+    %c0 = arith.constant 0 : index
+    %w0 = tensor.extract %w[%c0] : tensor<3xf32>
+    %l = tensor.from_elements %w0 : tensor<f32>
     return %l, %g : tensor<f32>, tensor<3xf32>
   }
 }

@@ -493,6 +493,41 @@ def test_a_one_element_parameter_broadcasts_like_pytorch(devices):
     np.testing.assert_allclose(got.losses, want, rtol=1e-5)
 
 
+@pytest.mark.parametrize("devices, micro_batches", [(1, 1), (1, 2), (2, 1)])
+def test_a_parameter_the_loss_does_not_read_is_not_updated(devices, micro_batches):
+    """torch.optim.AdamW skips a parameter whose gradient is None; a zero
+    gradient would still decay it. Trained tensors come back as
+    TrainResult.params, equal to PyTorch's (the unread one unchanged)."""
+    rng = np.random.default_rng(4)
+    params = {"unused": np.ones((2, 2), np.float32),
+              "fc/kernel": rng.standard_normal((3, 2)).astype(np.float32),
+              "fc/bias": np.zeros(2, np.float32)}
+    data = {"x": rng.standard_normal((4, 3)).astype(np.float32),
+            "y": np.eye(2, dtype=np.float32)[[0, 1, 1, 0]]}
+    epl.init(epl.Config({"optimizer.type": "adamw", "optimizer.lr": 0.1,
+                         "optimizer.weight_decay": 0.5,
+                         "pipeline.num_micro_batch": micro_batches}))
+    x, y = epl.input("x", (4, 3)), epl.label("y", (4, 2))
+    epl.param("unused", (2, 2))
+    loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(2, name="fc")(x), y)
+    with pytest.warns(epl.EPLWarning, match="parameter 'unused' does not affect the loss"):
+        got = epl.train(loss, steps=3, params=params, data=data, devices=devices)
+
+    u = torch.tensor(params["unused"], requires_grad=True)
+    w = torch.tensor(params["fc/kernel"], requires_grad=True)
+    b = torch.tensor(params["fc/bias"], requires_grad=True)
+    opt = torch.optim.AdamW([u, w, b], lr=0.1, weight_decay=0.5)
+    for _ in range(3):
+        opt.zero_grad()
+        logits = torch.from_numpy(data["x"]) @ w + b
+        torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1, 1, 0])).backward()
+        opt.step()
+    np.testing.assert_array_equal(got.params["unused"], params["unused"])
+    np.testing.assert_allclose(got.params["fc/kernel"], w.detach().numpy(), rtol=1e-5)
+    np.testing.assert_allclose(got.params["fc/bias"], b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    assert {"optimizer.step", "fc/kernel.exp_avg"} <= set(got.params)
+
+
 @pytest.mark.parametrize("ids, devices, stages", [
     ([0, 1, 2, 5], 1, False), ([0, -1, 2, 3], 2, False), ([0, 1, 7, 3], 2, True)],
     ids=["vocab", "negative-2-ranks", "pipeline"])

@@ -198,6 +198,21 @@ Operation *updatedLast(Value updated, ArrayRef<Value> states) {
   return last;
 }
 
+/// Whether nothing reads `arg`: it has no uses but as an argument of calls
+/// (the micro-batch function's) whose callee reads nothing of it either.
+static bool readByNothing(BlockArgument arg, SymbolTableCollection &symbols) {
+  for (OpOperand &use : arg.getUses()) {
+    auto call = dyn_cast<func::CallOp>(use.getOwner());
+    auto callee = call ? symbols.lookupNearestSymbolFrom<func::FuncOp>(
+                             call, call.getCalleeAttr())
+                       : func::FuncOp();
+    if (!callee || callee.isExternal() ||
+        !readByNothing(callee.getArgument(use.getOperandNumber()), symbols))
+      return false;
+  }
+  return true;
+}
+
 /// Replaces each gradient result of `fn` by its parameter's update.
 LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
                              int64_t numGroups, int64_t &numUpdated,
@@ -227,6 +242,21 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
              << fn.getSymName() << " is a gradient of no parameter";
     grads.push_back({i, *param});
   }
+
+  // A parameter the step reads nowhere does not affect the loss: PyTorch's
+  // optimizers skip it (its gradient is None), where a zero gradient would
+  // still decay it. It keeps its value and its state.
+  llvm::SmallDenseSet<unsigned> unread;
+  SymbolTableCollection symbols;
+  for (auto [resultIndex, paramIndex] : grads)
+    if (readByNothing(fn.getArgument(paramIndex), symbols)) {
+      unread.insert(paramIndex);
+      fn.emitWarning() << "epl-apply-optimizer: parameter '"
+                       << getArgName(fn, paramIndex)
+                       << "' does not affect the loss; it is not updated "
+                          "(PyTorch's optimizers skip a parameter without a "
+                          "gradient)";
+    }
 
   // The state arguments are added to the body here and to the function's
   // type and argument attributes once, after the last: inserting them one
@@ -373,21 +403,26 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
     ShardingAttr g = layoutIn(u.gradLayout);
     FlatSymbolRefAttr mesh = g ? g.getMesh() : FlatSymbolRefAttr();
     Value param = fn.getArgument(u.param);
-    if (!u.extra.empty())
-      param = sliceTo(b, loc, param, gradType, mesh, u.extra);
-    Value updated =
-        optimizer.update(b, loc, param, grad, u.states, step, u.newStates);
-    if (!u.extra.empty())
-      updated = gatherTo(b, loc, updated, paramType, mesh, u.extra);
-    results[u.result] = updated;
-    lastInserted[group] = updatedLast(updated, u.newStates);
+    if (unread.contains(u.param)) {
+      results[u.result] = param;
+      u.newStates.assign(u.states);
+    } else {
+      if (!u.extra.empty())
+        param = sliceTo(b, loc, param, gradType, mesh, u.extra);
+      Value updated =
+          optimizer.update(b, loc, param, grad, u.states, step, u.newStates);
+      if (!u.extra.empty())
+        updated = gatherTo(b, loc, updated, paramType, mesh, u.extra);
+      results[u.result] = updated;
+      lastInserted[group] = updatedLast(updated, u.newStates);
+    }
     NamedAttrList attrs(withLayout(
         getKindAndName(ctx, EPLDialect::kResultAttrName, "param", u.name),
         u.paramLayout));
     if (g)
       attrs.set(EPLDialect::kGradShardAttrName, g);
     resultAttrs[u.result] = attrs.getDictionary(ctx);
-    ++numUpdated;
+    numUpdated += !unread.contains(u.param);
   }
   b.setInsertionPoint(ret);
   for (Update &u : updates)
