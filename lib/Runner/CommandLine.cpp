@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Runner/CommandLine.h"
+#include "epl/Runtime/Backend.h"
+#include "epl/Support/Safetensors.h"
 
 #include <limits>
 
@@ -199,13 +201,38 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
     return llvm::failure();
   dataset = std::move(*opened);
   run.dataset = &*dataset;
+  // A checkpoint of a run on this dataset goes on where that run stopped
+  // (a file that cannot be read is reported with the parameters).
+  if (!runLine.paramsFile.empty()) {
+    if (auto metadata = readSafetensorsMetadata(runLine.paramsFile)) {
+      std::string note;
+      bool mismatch = false;
+      dataset->resumeFrom(*metadata, note, mismatch);
+      if (!note.empty())
+        llvm::errs() << ::epl::rt::toolName()
+                     << (mismatch ? ": warning: " : ": ") << note << "\n";
+    } else {
+      llvm::consumeError(metadata.takeError());
+    }
+  }
   if (!runLine.steps.getNumOccurrences()) {
+    // --epochs counts the checkpoint's epochs too: it trains until that
+    // many are done.
     int64_t steps = static_cast<int64_t>(epochs) *
-                    static_cast<int64_t>(dataset->batchesPerEpoch);
+                        static_cast<int64_t>(dataset->batchesPerEpoch) -
+                    dataset->start;
     if (steps > std::numeric_limits<int>::max()) {
       error = "--epochs " + std::to_string(epochs) + " of " +
               std::to_string(dataset->batchesPerEpoch) +
               " steps each are more steps than a run takes";
+      return llvm::failure();
+    }
+    if (steps <= 0) {
+      error = "--epochs " + std::to_string(epochs) +
+              " are done: the checkpoint read " +
+              std::to_string(dataset->start) + " batches of " +
+              std::to_string(dataset->batchesPerEpoch) +
+              " per epoch; give more epochs, or --steps for more steps";
       return llvm::failure();
     }
     run.steps = static_cast<int>(steps);

@@ -77,6 +77,48 @@ std::vector<int64_t> Dataset::order(int epoch) const {
   return identity;
 }
 
+std::map<std::string, std::string> Dataset::position(int64_t batches) const {
+  return {{"dataset.batches", std::to_string(batches)},
+          {"dataset.samples", std::to_string(numSamples)},
+          {"dataset.batch_size", std::to_string(batchSize)},
+          {"dataset.shuffle", shuffle ? "true" : "false"},
+          {"dataset.seed", std::to_string(seed)}};
+}
+
+void Dataset::resumeFrom(const std::map<std::string, std::string> &metadata,
+                         std::string &note, bool &mismatch) {
+  mismatch = false;
+  auto it = metadata.find("dataset.batches");
+  int64_t batches = 0;
+  if (it == metadata.end() ||
+      llvm::StringRef(it->second).getAsInteger(10, batches) || batches < 0)
+    return;
+  // The order the checkpoint's run read is this one only if everything
+  // that makes it agrees.
+  std::map<std::string, std::string> mine = position(batches);
+  std::vector<std::string> differ;
+  for (const auto &[key, value] : mine) {
+    auto theirs = metadata.find(key);
+    if (theirs == metadata.end() || theirs->second != value)
+      differ.push_back(key.substr(strlen("dataset.")) + " " +
+                       (theirs == metadata.end() ? "?" : theirs->second) +
+                       " there, " + value + " here");
+  }
+  if (!differ.empty()) {
+    mismatch = true;
+    note = "the checkpoint was taken on another dataset or order (";
+    for (auto [i, d] : llvm::enumerate(differ))
+      note += (i ? "; " : "") + d;
+    note += "): this one starts at its first batch";
+    return;
+  }
+  start = batches;
+  note = "the checkpoint read " + std::to_string(batches) +
+         " batches of this dataset: going on at epoch " +
+         std::to_string(batches / batchesPerEpoch + 1) + ", batch " +
+         std::to_string(batches % batchesPerEpoch + 1);
+}
+
 llvm::FailureOr<Dataset> mlir::epl::openDataset(const Program &program,
                                                 const std::string &path,
                                                 bool shuffle, uint64_t seed,

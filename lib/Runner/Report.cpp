@@ -294,10 +294,12 @@ void mlir::epl::writeResults(const std::string &path, const Program &program,
     rt::fatalError(llvm::toString(std::move(e)));
 }
 
-void mlir::epl::writeCheckpoint(const std::string &path,
-                                const std::string &entry,
-                                std::vector<HostTensor> tensors) {
+void mlir::epl::writeCheckpoint(
+    const std::string &path, const std::string &entry,
+    std::vector<HostTensor> tensors,
+    const std::map<std::string, std::string> &metadata) {
   SafetensorsFile checkpoint;
+  checkpoint.metadata = metadata;
   checkpoint.metadata["format"] = "epl-checkpoint";
   checkpoint.metadata["entry"] = entry;
   // In name order: the file does not depend on how the step was split

@@ -400,9 +400,12 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
   for (int step = 1; step <= numSteps; ++step) {
     int64_t batch = 0;
     if (data) {
-      batch = (step - 1) % data->batchesPerEpoch;
-      if (batch == 0) {
-        order = data->order(++epoch);
+      // The global batch this step reads, counting a checkpoint's.
+      int64_t global = data->start + step - 1;
+      batch = global % data->batchesPerEpoch;
+      if (batch == 0 || step == 1) {
+        epoch = static_cast<int>(global / data->batchesPerEpoch) + 1;
+        order = data->order(epoch);
         epochFirst = steps.size();
         epochStart = std::chrono::steady_clock::now();
       }
@@ -614,7 +617,11 @@ void finishRun(const Program &program, RankCall &call,
   if (!options.dumpFile.empty())
     writeResults(options.dumpFile, program, results, rt::worldSize());
   if (!options.saveFile.empty())
-    writeCheckpoint(options.saveFile, program.name, std::move(saved));
+    writeCheckpoint(
+        options.saveFile, program.name, std::move(saved),
+        options.dataset
+            ? options.dataset->position(options.dataset->start + options.steps)
+            : std::map<std::string, std::string>());
 }
 } // namespace
 

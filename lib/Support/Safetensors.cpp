@@ -123,11 +123,15 @@ mlir::epl::readWholeFile(StringRef path) {
   return std::move(*buffer);
 }
 
-llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
-  auto buffer = readWholeFile(path);
-  if (!buffer)
-    return buffer.takeError();
-  StringRef bytes = (*buffer)->getBuffer();
+namespace {
+/// The parsed header of a safetensors file's `bytes`, and where its data
+/// section starts.
+struct Header {
+  llvm::json::Value json = nullptr;
+  StringRef data;
+};
+
+llvm::Expected<Header> parseHeader(StringRef path, StringRef bytes) {
   if (bytes.size() < 8)
     return malformed(path, "shorter than its 8-byte header length");
   uint64_t headerSize = 0;
@@ -147,18 +151,50 @@ llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
   if (!json)
     return malformed(path,
                      "header is not JSON: " + llvm::toString(json.takeError()));
-  const llvm::json::Object *object = json->getAsObject();
-  if (!object)
+  if (!json->getAsObject())
     return malformed(path, "header is not a JSON object");
+  return Header{std::move(*json), data};
+}
+
+void readMetadata(const llvm::json::Value &meta,
+                  std::map<std::string, std::string> &out) {
+  if (const llvm::json::Object *object = meta.getAsObject())
+    for (const auto &kv : *object)
+      if (auto value = kv.second.getAsString())
+        out[kv.first.str()] = value->str();
+}
+} // namespace
+
+llvm::Expected<std::map<std::string, std::string>>
+mlir::epl::readSafetensorsMetadata(StringRef path) {
+  auto buffer = readWholeFile(path);
+  if (!buffer)
+    return buffer.takeError();
+  llvm::Expected<Header> header = parseHeader(path, (*buffer)->getBuffer());
+  if (!header)
+    return header.takeError();
+  std::map<std::string, std::string> metadata;
+  if (const llvm::json::Value *meta =
+          header->json.getAsObject()->get("__metadata__"))
+    readMetadata(*meta, metadata);
+  return metadata;
+}
+
+llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
+  auto buffer = readWholeFile(path);
+  if (!buffer)
+    return buffer.takeError();
+  llvm::Expected<Header> header = parseHeader(path, (*buffer)->getBuffer());
+  if (!header)
+    return header.takeError();
+  const llvm::json::Object *object = header->json.getAsObject();
+  StringRef data = header->data;
 
   SafetensorsFile file;
   for (const auto &entry : *object) {
     StringRef name = entry.first;
     if (name == "__metadata__") {
-      if (const llvm::json::Object *meta = entry.second.getAsObject())
-        for (const auto &kv : *meta)
-          if (auto value = kv.second.getAsString())
-            file.metadata[kv.first.str()] = value->str();
+      readMetadata(entry.second, file.metadata);
       continue;
     }
     const llvm::json::Object *info = entry.second.getAsObject();

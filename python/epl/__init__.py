@@ -99,7 +99,8 @@ def train(loss, steps=10, seed=0, params=None, data=None, devices=None, **datase
     stage devices times its largest scope), planned and partitioned by
     epl-parallelize; returns a TrainResult (per-step
     losses, the plan that ran, the output). `params` and `data` are
-    optional dicts of numpy arrays by name.
+    optional dicts of numpy arrays by name (`params` also a checkpoint's
+    path, or an earlier result's `params`, to train on from it).
 
     Training on a dataset (docs/python.md): `dataset` (a safetensors path
     or a dict of [N, ...] arrays by input and label name), `epochs` (or

@@ -111,7 +111,8 @@ class TrainResult:
     #: the last one after the last step).
     evaluations: list = field(default_factory=list)
     #: The trained parameters, model state and optimizer state by name, as
-    #: numpy arrays (what epl-run --save writes; `params=` takes them back).
+    #: numpy arrays (a Checkpoint: what epl-run --save writes; `params=`
+    #: takes it back, and on a dataset goes on where this run stopped).
     params: dict = field(default_factory=dict)
 
     @property
@@ -145,9 +146,19 @@ def parse_output(output):
     return losses, epochs, evaluations
 
 
+class Checkpoint(dict):
+    """Trained tensors by name, and the checkpoint's metadata (where its
+    run stopped in a dataset, so that training on with it as `params`
+    goes on from there, as epl-run --params does)."""
+
+    def __init__(self, tensors, metadata=None):
+        super().__init__(tensors)
+        self.metadata = dict(metadata or {})
+
+
 def _save(path, arrays):
     from . import safetensors
-    safetensors.save(path, arrays)
+    safetensors.save(path, arrays, getattr(arrays, "metadata", None))
 
 
 #: What each pipeline.strategy is called in the literature.
@@ -291,7 +302,9 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
                 args.append("--eval-each-epoch")
         if timeout is not None:
             args += ["--timeout", timeout]
-        if params:
+        if isinstance(params, (str, os.PathLike)):
+            args += ["--params", pathlib.Path(params)]     # a checkpoint file
+        elif params:
             _save(tmp / "params.safetensors", params)
             args += ["--params", tmp / "params.safetensors"]
         if data:
@@ -301,7 +314,7 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         args += ["--save", trained]
         output = run_tool("epl-run", *args, progress=progress)
         from . import safetensors
-        tensors = safetensors.load(trained)
+        tensors = Checkpoint(*safetensors.load_with_metadata(trained))
     losses, epochs_run, evaluations = parse_output(output)
     return TrainResult(losses, Plan(devices, list(scopes), config_items, notes), output,
                        epochs_run, evaluations, tensors)

@@ -82,6 +82,47 @@ def test_data_beside_a_dataset_is_an_error():
         epl.train(loss, dataset=arrays, data={"x": arrays["x"][:8], "y": arrays["y"][:8]})
 
 
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_resuming_goes_on_where_the_dataset_stopped(tmp_path, ranks):
+    """A checkpoint records how many batches its run read: 7 steps and then
+    6 from it (mid-epoch, shuffled, Adam and a cosine schedule) equal 13
+    straight, bit for bit, through Python (result.params) and through a
+    checkpoint file; --epochs counts the checkpoint's epochs. A checkpoint
+    of another order (another seed) starts the dataset over, with a
+    warning."""
+    rng = np.random.default_rng(5)
+    n, batch = 43, 8
+    arrays = {"x": rng.normal(size=(n, 6)).astype(np.float32),
+              "y": np.eye(3, dtype=np.float32)[rng.integers(0, 3, n)]}
+    config = {"optimizer.type": "adam", "optimizer.lr": 0.05,
+              "optimizer.lr_schedule": "cosine", "optimizer.decay_steps": 13}
+    epl.init(epl.Config(config))
+    x, y = epl.input("x", (batch, 6)), epl.label("y", (batch, 3))
+    with epl.replicate(device_count=1):
+        loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(3, name="fc")(x), y)
+    kw = dict(devices=ranks, seed=3, dataset=arrays, shuffle=True)
+    straight = epl.train(loss, steps=13, **kw)
+    first = epl.train(loss, steps=7, save=tmp_path / "c.safetensors", **kw)
+    assert first.params.metadata["dataset.batches"] == "7"
+    on = epl.train(loss, steps=6, params=first.params, **kw)
+    assert first.losses + on.losses == straight.losses
+    for name, value in straight.params.items():
+        np.testing.assert_array_equal(on.params[name], value, err_msg=name)
+    assert on.params.metadata["dataset.batches"] == "13"
+
+    # 3 epochs of 5 batches in all: 8 more steps after the checkpoint's 7.
+    rest = epl.train(loss, epochs=3, params=tmp_path / "c.safetensors", **kw)
+    assert len(rest.losses) == 8 and [e[0] for e in rest.epochs] == [2, 3]
+    assert rest.losses[:6] == straight.losses[7:]
+    with pytest.raises(epl.ToolError, match="--epochs 1 are done: the checkpoint read 7 "
+                                            "batches of 5 per epoch"):
+        epl.train(loss, epochs=1, params=first.params, **kw)
+    with pytest.warns(epl.EPLWarning, match=r"another dataset or order \(seed 3 there, "
+                                            r"4 here\): this one starts at its first batch"):
+        other = epl.train(loss, steps=2, params=first.params, **dict(kw, seed=4))
+    assert other.params.metadata["dataset.batches"] == "2"
+
+
 def fashion_mnist_or_skip():
     try:
         return data.find_fashion_mnist()

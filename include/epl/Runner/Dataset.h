@@ -40,8 +40,25 @@ struct Dataset {
   /// argument of the program (index into Program::args) it was opened for.
   std::map<size_t, size_t> feeds;
 
+  /// Global batches read before this run: a checkpoint (--params) of a
+  /// run on this dataset records where it stopped, and the run goes on
+  /// from there (resumeFrom).
+  int64_t start = 0;
+
   /// The order epoch `epoch` (1-based) visits the samples in.
   std::vector<int64_t> order(int epoch) const;
+
+  /// What a checkpoint records of its run on this dataset after `batches`
+  /// global batches in all: the count, and what makes the dataset's order
+  /// (samples, batch, shuffle and seed).
+  std::map<std::string, std::string> position(int64_t batches) const;
+
+  /// Goes on from a checkpoint's position (its metadata, from position())
+  /// when it was taken on a dataset with this order; a checkpoint of
+  /// another dataset (a fine-tuning start) leaves `start` at 0. Either way
+  /// `note` says which, for the user, unless the checkpoint read no dataset.
+  void resumeFrom(const std::map<std::string, std::string> &metadata,
+                  std::string &note, bool &mismatch);
 };
 
 /// Reads `path` as the data of `program`: every input and label of

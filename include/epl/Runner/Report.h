@@ -136,9 +136,11 @@ void writeResults(const std::string &path, const Program &program,
                   const std::vector<std::vector<RankParts>> &parts, int ranks);
 
 /// A checkpoint of global `tensors` (parameters and optimizer state), which
-/// a parameters file of a later run resumes from.
+/// a parameters file of a later run resumes from; `metadata` adds to its
+/// header (a dataset's position, Dataset::position).
 void writeCheckpoint(const std::string &path, const std::string &entry,
-                     std::vector<HostTensor> tensors);
+                     std::vector<HostTensor> tensors,
+                     const std::map<std::string, std::string> &metadata = {});
 
 } // namespace mlir::epl
 

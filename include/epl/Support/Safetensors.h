@@ -56,6 +56,11 @@ struct SafetensorsFile {
 /// Reads `path`; errors name the file and what is wrong with it.
 llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path);
 
+/// The `__metadata__` of the safetensors file at `path` (its header alone
+/// is parsed; the file is mapped, not read).
+llvm::Expected<std::map<std::string, std::string>>
+readSafetensorsMetadata(llvm::StringRef path);
+
 /// The bytes of the file at `path`; errors say "cannot read PATH: REASON".
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readWholeFile(llvm::StringRef path);
