@@ -11,6 +11,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 
 #include <chrono>
 #include <cmath>
@@ -823,8 +824,66 @@ static void checkAgainstReference(const Program &program,
   rt::currentStats() = before;
 }
 
+/// What every process of a run must agree on, as each read it: under MPI
+/// each reads its own command line and files, and ranks that started from
+/// other parameters (another checkpoint on another node, another --seed)
+/// or ran other steps would train apart with nothing said.
+struct RunAgreement {
+  int64_t steps, datasetStart, datasetSamples, datasetBatch, datasetSeed;
+  uint64_t arguments;
+};
+
+static RunAgreement agreementOf(const std::vector<HostTensor> &args,
+                                const RunOptions &options) {
+  // The global values of every argument (parameters, state, data): each
+  // process loads them whole before cutting its shard.
+  uint64_t hash = 0;
+  for (const HostTensor &t : args)
+    hash =
+        llvm::xxh3_64bits(llvm::ArrayRef(
+            reinterpret_cast<const uint8_t *>(t.data.data()), t.data.size())) ^
+        (hash * 0x9E3779B97F4A7C15ull);
+  const Dataset *d = options.dataset;
+  return {options.steps,
+          d ? d->start : 0,
+          d ? d->numSamples : 0,
+          d ? d->batchSize : 0,
+          d ? static_cast<int64_t>(d->seed) * d->shuffle : 0,
+          hash};
+}
+
+/// Ends the run on every rank when a process disagrees with rank 0.
+static void checkRanksAgree(const RunAgreement &mine) {
+  std::vector<std::vector<char>> all =
+      rt::allGatherBytes(bytesOf(std::vector<RunAgreement>{mine}));
+  RunAgreement first = valuesOf<RunAgreement>(all[0])[0];
+  for (auto [rank, bytes] : llvm::enumerate(all)) {
+    RunAgreement theirs = valuesOf<RunAgreement>(bytes)[0];
+    std::string other = "rank " + std::to_string(rank);
+    if (theirs.steps != first.steps)
+      rt::fatalError(other + " runs " + std::to_string(theirs.steps) +
+                     " steps but rank 0 runs " + std::to_string(first.steps) +
+                     " (--steps, --epochs): every process of a run must be "
+                     "given the same options");
+    if (theirs.datasetStart != first.datasetStart ||
+        theirs.datasetSamples != first.datasetSamples ||
+        theirs.datasetBatch != first.datasetBatch ||
+        theirs.datasetSeed != first.datasetSeed)
+      rt::fatalError(other + " reads another dataset, order or position "
+                             "than rank 0 (--dataset, --shuffle, --seed, "
+                             "the checkpoint of --params): every process of "
+                             "a run must read the same");
+    if (theirs.arguments != first.arguments)
+      rt::fatalError(other + " starts from other parameters or data than "
+                             "rank 0 (--params, --data or --seed differ, or "
+                             "the files do): every process of a run must "
+                             "read the same, or the replicas train apart");
+  }
+}
+
 int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
                           const RunOptions &options) {
+  RunAgreement agreement = agreementOf(args, options);
   std::vector<rt::MeshName> meshNames;
   for (const MeshInfo &m : program.meshes)
     meshNames.push_back({m.name, m.axes});
@@ -833,6 +892,7 @@ int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
   MeshInfo mesh =
       program.meshes.empty() ? MeshInfo() : program.meshes[program.mesh];
   rt::runRanks(options.ranks, [&](int rank) {
+    checkRanksAgree(agreement);
     const Stage &stage = program.stages[program.stageOf(rank)];
     std::vector<std::pair<size_t, size_t>> feedback = feedbackOf(stage.entry);
     // Shards are cut from the global values; whole arguments are shared
