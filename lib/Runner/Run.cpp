@@ -662,6 +662,42 @@ llvm::LogicalResult mlir::epl::checkInputs(llvm::ArrayRef<std::string> inputs,
   return llvm::success();
 }
 
+llvm::LogicalResult mlir::epl::checkOutputFile(llvm::StringRef flag,
+                                               llvm::StringRef path,
+                                               std::string &error) {
+  if (llvm::sys::fs::is_directory(path)) {
+    error = ("cannot write " + flag + " " + path + ": it is a directory").str();
+    return llvm::failure();
+  }
+  // Outputs are written whole to a temporary file renamed over the path:
+  // a pipe or a device there would be replaced by a file (as root,
+  // /dev/null itself), and this run's own standard output or error would
+  // lose what the run printed to it.
+  llvm::sys::fs::file_status target;
+  if (llvm::sys::fs::status(path, target))
+    return llvm::success(); // A new file.
+  if (target.type() != llvm::sys::fs::file_type::regular_file) {
+    error = ("cannot write " + flag + " " + path +
+             ": it is not a regular file (a pipe or a device); outputs are "
+             "written whole to a file, then renamed over the path")
+                .str();
+    return llvm::failure();
+  }
+  for (int fd : {1, 2}) {
+    llvm::sys::fs::file_status stream;
+    if (!llvm::sys::fs::status(fd, stream) &&
+        stream.getUniqueID() == target.getUniqueID()) {
+      error = (flag + " " + path + " is this run's standard " +
+               (fd == 1 ? "output" : "error") +
+               ": writing it would replace what the run prints there; name "
+               "a file of its own")
+                  .str();
+      return llvm::failure();
+    }
+  }
+  return llvm::success();
+}
+
 llvm::LogicalResult mlir::epl::checkOutputs(const RunOptions &options,
                                             llvm::ArrayRef<std::string> inputs,
                                             std::string &error) {
@@ -678,11 +714,8 @@ llvm::LogicalResult mlir::epl::checkOutputs(const RunOptions &options,
   for (auto [flag, path] : outputs) {
     if (path->empty())
       continue;
-    if (llvm::sys::fs::is_directory(*path)) {
-      error = std::string("cannot write ") + flag + " " + *path +
-              ": it is a directory";
+    if (failed(checkOutputFile(flag, *path, error)))
       return llvm::failure();
-    }
     std::string identity = fileIdentity(*path);
     if (read.count(identity)) {
       error = std::string(flag) + " " + *path +

@@ -97,6 +97,8 @@ int main(int argc, char **argv) {
     fail(error);
   if (sameFile(outputFile, inputFile))
     fail("-o " + outputFile + " would overwrite the model");
+  if (failed(checkOutputFile("-o", outputFile, error)))
+    fail(error);
 
   PhaseTimer timer(compile->timing);
   SourceModule module;

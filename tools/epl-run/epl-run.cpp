@@ -98,6 +98,9 @@ int main(int argc, char **argv) {
     fail(error);
   CompileOptions compile = *compileOrFailure;
   compile.objectDumpPath = dumpObject;
+  if (!dumpObject.empty() &&
+      failed(checkOutputFile("--dump-object", dumpObject, error)))
+    fail(error);
   FailureOr<RunOptions> runOrFailure = runLine.runOptions(
       error, 1, {inputFile, datasetLine.file, evalDatasetFile, evalModelFile});
   if (failed(runOrFailure))

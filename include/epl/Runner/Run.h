@@ -56,6 +56,12 @@ struct RunOptions {
   bool evaluateEachEpoch = false;
 };
 
+/// Checks that output `path` (of option `flag`, "--save") may be written
+/// whole and renamed over: it is no directory, pipe or device, and not the
+/// run's own standard output or error.
+llvm::LogicalResult checkOutputFile(llvm::StringRef flag, llvm::StringRef path,
+                                    std::string &error);
+
 /// Checks that each file `options` names can be written (by creating and
 /// removing a temporary file next to it) and is not a directory, and that
 /// no two name the same file, nor any of them one of `inputs` (the model
