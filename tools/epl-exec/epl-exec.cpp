@@ -19,7 +19,9 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+
 #include "llvm/Support/raw_ostream.h"
+#include <csignal>
 
 using namespace mlir::epl;
 namespace cl = llvm::cl;
@@ -42,6 +44,9 @@ cl::opt<bool> printManifest("print-manifest",
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // A reader of the step lines that goes away (`| head`) must not end the
+  // run before its checkpoint is written: printing fails quietly instead.
+  std::signal(SIGPIPE, SIG_IGN);
   ::epl::rt::setToolName("epl-exec");
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "EPL-MLIR version " << EPL_VERSION_STRING

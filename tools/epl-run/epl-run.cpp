@@ -27,7 +27,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+
 #include "llvm/Support/TargetSelect.h"
+#include <csignal>
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -79,6 +81,9 @@ int exitWith(const std::string &error) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // A reader of the step lines that goes away (`| head`) must not end the
+  // run before its checkpoint is written: printing fails quietly instead.
+  std::signal(SIGPIPE, SIG_IGN);
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   addVersionPrinter();
