@@ -9,7 +9,11 @@
 #include "epl/Runtime/Backend.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
 
 using namespace mlir::epl;
 
@@ -65,6 +69,13 @@ argumentValue(const Program &program, const EntryArg &arg,
   }
   return *found;
 }
+/// Whether `arg` is read from the parameters file (else from the data
+/// file): parameters, model state and optimizer state.
+bool isFromParamsFile(const EntryArg &arg) {
+  return arg.kind == ArgKind::Param || arg.kind == ArgKind::OptState ||
+         arg.kind == ArgKind::State;
+}
+
 /// `names` joined by commas; past `limit` of them, how many more.
 std::string someNames(llvm::ArrayRef<std::string> names, size_t limit = 8) {
   std::string text;
@@ -95,9 +106,11 @@ void warnAboutCheckpoint(const Program &program,
     else if (arg.kind == ArgKind::State)
       freshModel.push_back(arg.name);
   }
+  // Inputs and labels come from the data file: one here is not read.
   for (const HostTensor &t : file->tensors)
-    if (llvm::none_of(program.args,
-                      [&](const EntryArg &arg) { return arg.name == t.name; }))
+    if (llvm::none_of(program.args, [&](const EntryArg &arg) {
+          return arg.name == t.name && isFromParamsFile(arg);
+        }))
       unused.push_back(t.name);
   std::string warning = ::epl::rt::toolName() + ": warning: ";
   // A file of parameters alone (pretrained weights, a frontend's initial
@@ -168,10 +181,35 @@ llvm::LogicalResult mlir::epl::collectArguments(Program &program,
   return llvm::success();
 }
 
+/// The machine's memory; 0 where it cannot be told.
+static uint64_t physicalMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && size > 0 ? static_cast<uint64_t>(pages) * size : 0;
+}
+
+static std::string gibibytes(uint64_t bytes) {
+  return llvm::formatv("{0:F1} GiB", bytes / double(1ull << 30)).str();
+}
+
 llvm::FailureOr<std::vector<HostTensor>>
 mlir::epl::prepareArguments(const Program &program,
                             const ArgumentSources &sources,
                             std::string &error) {
+  // The global values are made whole before each rank cuts its shard:
+  // more than the machine holds would end in the allocator's abort.
+  uint64_t total = 0, physical = physicalMemoryBytes();
+  for (const EntryArg &arg : program.args)
+    if (arg.dtype) {
+      uint64_t bytes = dtypeSize(*arg.dtype);
+      for (int64_t d : arg.shape)
+        bytes = llvm::SaturatingMultiply(bytes, static_cast<uint64_t>(d));
+      total = llvm::SaturatingAdd(total, bytes);
+    }
+  if (physical && total > physical) {
+    error = "the arguments of @" + program.name + " hold " + gibibytes(total) +
+            ", more than this machine's memory (" + gibibytes(physical) + ")";
+    return llvm::failure();
+  }
   auto params = loadOptional(sources.paramsFile, error);
   if (llvm::failed(params))
     return llvm::failure();
@@ -187,8 +225,7 @@ mlir::epl::prepareArguments(const Program &program,
     }
     // Parameters, model state and optimizer state come from the
     // parameters file, everything else from the data file.
-    bool isParam = arg.kind == ArgKind::Param ||
-                   arg.kind == ArgKind::OptState || arg.kind == ArgKind::State;
+    bool isParam = isFromParamsFile(arg);
     llvm::FailureOr<HostTensor> value = argumentValue(
         program, arg, isParam ? *params : *data,
         isParam ? sources.paramsFile : sources.dataFile, sources.seed, error);
@@ -197,5 +234,28 @@ mlir::epl::prepareArguments(const Program &program,
     values.push_back(std::move(*value));
   }
   warnAboutCheckpoint(program, *params, sources.paramsFile);
+  // A tensor of the data file nothing reads is a misspelled input or a
+  // parameter given in the wrong file (its seeded value is used instead).
+  if (*data) {
+    std::vector<std::string> unread;
+    bool aParameter = false;
+    for (const HostTensor &t : (*data)->tensors) {
+      auto arg = llvm::find_if(program.args, [&](const EntryArg &arg) {
+        return arg.name == t.name;
+      });
+      if (arg != program.args.end() && !isFromParamsFile(*arg))
+        continue;
+      unread.push_back(t.name);
+      aParameter |= arg != program.args.end();
+    }
+    if (!unread.empty())
+      llvm::errs() << ::epl::rt::toolName() << ": warning: @" << program.name
+                   << " reads nothing of " << sources.dataFile << " named "
+                   << someNames(unread)
+                   << (aParameter ? " (parameters and their state come from "
+                                    "--params)"
+                                  : "")
+                   << "\n";
+  }
   return values;
 }

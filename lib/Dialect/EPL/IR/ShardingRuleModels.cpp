@@ -276,7 +276,42 @@ LogicalResult verifyReassociation(OpTy op, StringRef pass) {
 }
 } // namespace
 
+/// Whether a value of static type `type` has more bytes than an int64_t
+/// counts: the lowering computes sizes in i64, where they would wrap
+/// around to small ones (a write past the buffer).
+static bool overflowsBytes(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !isa<RankedTensorType, MemRefType>(type) ||
+      !shaped.hasStaticShape())
+    return false;
+  // index and other element types: taken as 8 bytes.
+  Type element = shaped.getElementType();
+  uint64_t bytes = llvm::divideCeil(
+      element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 64, 8);
+  bool overflow = false;
+  for (int64_t d : shaped.getShape())
+    bytes =
+        llvm::SaturatingMultiply(bytes, static_cast<uint64_t>(d), &overflow);
+  return overflow ||
+         bytes > static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+}
+
 LogicalResult mlir::epl::verifyUpstreamGaps(Operation *op, StringRef pass) {
+  // Types are checked where they are made: results and block arguments.
+  for (Type type : op->getResultTypes())
+    if (overflowsBytes(type))
+      return op->emitOpError() << pass << ": its result of type " << type
+                               << " holds more bytes than a 64-bit size counts";
+  for (Region &region : op->getRegions())
+    for (Block &block : region)
+      for (BlockArgument arg : block.getArguments())
+        if (overflowsBytes(arg.getType()))
+          return op->emitOpError()
+                 << pass << ": its "
+                 << (isa<FunctionOpInterface>(op) ? "" : "region's ")
+                 << "argument " << arg.getArgNumber() << " of type "
+                 << arg.getType()
+                 << " holds more bytes than a 64-bit size counts";
   if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
     return verifyReassociation(e, pass);
   if (auto c = dyn_cast<tensor::CollapseShapeOp>(op))
