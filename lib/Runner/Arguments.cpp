@@ -13,6 +13,7 @@
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstring>
 #include <unistd.h>
 
 using namespace mlir::epl;
@@ -66,6 +67,18 @@ argumentValue(const Program &program, const EntryArg &arg,
             found->describe() + " but @" + program.name + " takes " +
             expected.describe() + " (" + arg.typeName + ")";
     return llvm::failure();
+  }
+  // The optimizer's step count is a schedule's position and Adam's bias
+  // correction's exponent: a negative one trains on a made-up schedule.
+  if (arg.kind == ArgKind::OptState && arg.name == "optimizer.step" &&
+      found->dtype == DType::I64 && found->data.size() == sizeof(int64_t)) {
+    int64_t step;
+    std::memcpy(&step, found->data.data(), sizeof(step));
+    if (step < 0) {
+      error = "tensor 'optimizer.step' in " + path + " is " +
+              std::to_string(step) + "; a step count is not negative";
+      return llvm::failure();
+    }
   }
   return *found;
 }

@@ -10,6 +10,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/SHA256.h"
 
 #include <cstring>
 #include <dlfcn.h>
@@ -609,6 +610,12 @@ llvm::FailureOr<std::string> elfSection(const std::string &bytes,
 }
 } // namespace
 
+std::string mlir::epl::checksumTrailer(llvm::StringRef image) {
+  std::array<uint8_t, 32> hash =
+      llvm::SHA256::hash(llvm::arrayRefFromStringRef(image));
+  return std::string(hash.begin(), hash.end()) + kChecksumMagic.str();
+}
+
 llvm::FailureOr<Manifest> mlir::epl::readArtifact(llvm::StringRef path,
                                                   std::string &error) {
   std::ifstream in(path.str(), std::ios::binary);
@@ -636,6 +643,22 @@ llvm::FailureOr<Manifest> mlir::epl::readArtifact(llvm::StringRef path,
             runner + " (format " + std::to_string(kManifestFormat) +
             ", runtime ABI " + runtimeInterfaceDigest() +
             "): compile it again with this version's epl-compile";
+    return llvm::failure();
+  }
+  // Before anything loads it: damaged code would run.
+  size_t trailer = 32 + kChecksumMagic.size();
+  if (bytes.size() < trailer ||
+      llvm::StringRef(bytes).ends_with(kChecksumMagic) == false) {
+    error = path.str() + ": not a valid artifact: it does not end with "
+                         "epl-compile's checksum (an older epl-compile's "
+                         "artifact, or another file): compile it again";
+    return llvm::failure();
+  }
+  llvm::StringRef image = llvm::StringRef(bytes).drop_back(trailer);
+  if (checksumTrailer(image) != llvm::StringRef(bytes).take_back(trailer)) {
+    error = path.str() + ": its bytes no longer match the checksum "
+                         "epl-compile wrote: it was damaged or edited after "
+                         "it was compiled; compile it again";
     return llvm::failure();
   }
   // (Whether this machine can run a cuda artifact is the runner's question:

@@ -239,3 +239,18 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
   }
   return llvm::success();
 }
+
+llvm::LogicalResult mlir::epl::checkOptionsGivenOnce(std::string &error) {
+  for (const auto &[name, option] : cl::getRegisteredOptions())
+    if (option->getNumOccurrences() > 1 &&
+        option->getNumOccurrencesFlag() == cl::Optional &&
+        name == option->ArgStr) {
+      // An alias counts for its option: `--ranks 2 --devices 4` gives
+      // epl-compile's --devices twice.
+      error = "--" + option->ArgStr.str() + " is given " +
+              std::to_string(option->getNumOccurrences()) +
+              " times (an alias counts as the option); give it once";
+      return llvm::failure();
+    }
+  return llvm::success();
+}

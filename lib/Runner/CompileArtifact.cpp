@@ -18,6 +18,7 @@
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Signals.h"
@@ -191,6 +192,27 @@ LogicalResult mlir::epl::writeArtifact(ModuleOp module, Step step,
             (message.empty() ? " (exit code " + std::to_string(status) + ")"
                              : ": " + message);
     return failure();
+  }
+  // The checksum the runner checks before loading (Artifact.h).
+  {
+    auto image = llvm::MemoryBuffer::getFile(linked.path, /*IsText=*/false,
+                                             /*RequiresNullTerminator=*/false);
+    std::error_code ec = image.getError();
+    if (!ec) {
+      std::string trailer = checksumTrailer((*image)->getBuffer());
+      image->reset();
+      llvm::raw_fd_ostream out(linked.path, ec, llvm::sys::fs::OF_Append);
+      if (!ec) {
+        out << trailer;
+        out.close();
+        ec = out.error();
+        out.clear_error();
+      }
+    }
+    if (ec) {
+      error = "cannot write " + artifact.output + ": " + ec.message();
+      return failure();
+    }
   }
   if (std::error_code ec =
           llvm::sys::fs::rename(linked.path, artifact.output)) {

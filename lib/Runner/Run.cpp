@@ -417,7 +417,9 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
     }
     int64_t faultsBefore = threadPageFaults();
     auto start = std::chrono::steady_clock::now();
+    rt::setCurrentStep(step);
     call();
+    rt::setCurrentStep(0);
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();

@@ -134,6 +134,6 @@ def test_an_index_out_of_range_is_one_error_line(tmp_path, ranks):
     out = epl_run(MODEL, "--params", p, "--data", bad, "--steps", 2, ranks=ranks,
                   expect_ok=False)
     assert out.returncode == 1, out.stderr
-    assert re.search(r"the model's assertion failed: \"an index of a gather \(tensor.extract "
+    assert re.search(r"the model's assertion failed in step 1: \"an index of a gather \(tensor.extract "
                      r"at .*gather-classifier.mlir:\d+:\d+\) is out of range", out.stderr), out.stderr
 

@@ -236,7 +236,7 @@ def test_fp16_gradients_halve_the_traffic(tmp_path, kind):
         assert traffic["32"] - traffic["16"] == STEPS * (12 * 32 + 32) * 2
 
 
-FP16_OVERFLOW = ("the model's assertion failed: \"a gradient bucket summed in fp16 "
+FP16_OVERFLOW = ("the model's assertion failed in step 1: \"a gradient bucket summed in fp16 "
                  "(communication.fp16) is not finite: a gradient times "
                  "communication.fp16_scale = 1e+09, or its sum over the replicas, is "
                  "beyond fp16's 65504 (lower the scale), or a gradient is not finite\"")

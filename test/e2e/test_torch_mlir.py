@@ -294,7 +294,7 @@ def test_a_failed_model_assertion_is_one_error_line(tmp_path, ranks):
     out = epl_run(INPUTS / "mlp.mlir", "--params", INPUTS / "mlp.params.safetensors",
                   "--data", bad, "--steps", 2, ranks=ranks, expect_ok=False)
     assert out.returncode == 1, out.stderr
-    assert re.search(r'epl-run: rank \d: the model\'s assertion failed: '
+    assert re.search(r'epl-run: rank \d: the model\'s assertion failed in step 1: '
                      r'"index must be smaller than dim size"', out.stderr), out.stderr
     assert "Stack dump" not in out.stderr
 

@@ -12,6 +12,7 @@
 
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/InitEPL.h"
+#include "epl/Runner/CommandLine.h"
 #include "epl/Runner/Compile.h"
 #include "epl/Runner/Run.h"
 #include "epl/Runtime/Backend.h"
@@ -83,6 +84,8 @@ int main(int argc, char **argv) {
       "artifact (a shared object with a manifest) for epl-exec\n");
 
   std::string error;
+  if (failed(checkOptionsGivenOnce(error)))
+    fail(error);
   FailureOr<CompileOptions> compile = compileLine.compileOptions(error);
   if (failed(compile))
     fail(error);

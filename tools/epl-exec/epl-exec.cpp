@@ -62,6 +62,8 @@ int main(int argc, char **argv) {
                               "(a --target cuda artifact) on GPUs\n");
 
   std::string error;
+  if (failed(checkOptionsGivenOnce(error)))
+    fail(error);
   if (failed(checkInputs({artifactFile}, error)))
     fail(error);
   // The manifest is read from the file before anything is loaded.

@@ -97,6 +97,8 @@ int main(int argc, char **argv) {
       "epl-run: runs an EPL module on CPU or GPU ranks (threads or MPI)\n");
 
   std::string error;
+  if (failed(checkOptionsGivenOnce(error)))
+    fail(error);
   FailureOr<CompileOptions> compileOrFailure =
       compileLine.compileOptions(error);
   if (failed(compileOrFailure))

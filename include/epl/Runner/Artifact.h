@@ -20,6 +20,7 @@
 
 #include "epl/Runner/Program.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/LogicalResult.h"
 
 #include <string>
@@ -32,6 +33,15 @@ constexpr int kManifestFormat = 1;
 /// The ELF section and the symbol that hold the manifest.
 constexpr const char *kManifestSection = ".epl_manifest";
 constexpr const char *kManifestSymbol = "__epl_manifest";
+
+/// After the shared object, epl-compile appends a trailer: the SHA-256 of
+/// every byte before it, then this magic. The loader
+/// ignores bytes past the ELF image; the runner refuses an artifact whose
+/// bytes no longer match, before dlopen runs damaged code.
+constexpr llvm::StringLiteral kChecksumMagic = "EPL-SHA256";
+
+/// The trailer to append to `image` (the linked shared object's bytes).
+std::string checksumTrailer(llvm::StringRef image);
 
 /// The symbol of stage `stage`'s function in an artifact: the packed form
 /// of its entry wrapper (EntryFunction: a pointer to each argument's and

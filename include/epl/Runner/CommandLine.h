@@ -76,6 +76,11 @@ public:
   llvm::cl::opt<bool> shuffle;
 };
 
+/// Fails, naming it, when an option was given more than once: the command
+/// line parser lets the last occurrence win (`--params a --params b`
+/// trained from b), which a run must not guess at. Lists may repeat.
+llvm::LogicalResult checkOptionsGivenOnce(std::string &error);
+
 } // namespace mlir::epl
 
 #endif // EPL_RUNNER_COMMANDLINE_H

@@ -1,20 +1,34 @@
 """Writes broken copies of an artifact for errors.test: one of another
 version, one for another architecture, one cut short, one whose manifest
-is not JSON, one that targets cuda, and ones whose input `x` (32x784 f32)
-has a shape, dtype or local shape its type does not have.
+is not JSON, one that targets cuda, ones whose input `x` (32x784 f32)
+has a shape, dtype or local shape its type does not have, one damaged
+after it was compiled and one without its checksum.
 
 usage: patch-artifact.py ARTIFACT OUTDIR"""
 
+import hashlib
 import pathlib
+import struct
 import sys
 
-artifact = pathlib.Path(sys.argv[1]).read_bytes()
+# The trailer epl-compile appends (Artifact.h): SHA-256 of the image, magic.
+MAGIC = b"EPL-SHA256"
+signed = pathlib.Path(sys.argv[1]).read_bytes()
+assert signed.endswith(MAGIC)
+artifact = signed[:-32 - len(MAGIC)]
+assert hashlib.sha256(artifact).digest() == signed[-32 - len(MAGIC):-len(MAGIC)]
 out = pathlib.Path(sys.argv[2])
+
+
+def sign(image):
+    """The image with its checksum: each broken copy is refused for what
+    it breaks, not for its checksum (damaged.so keeps the old one)."""
+    return image + hashlib.sha256(image).digest() + MAGIC
 
 
 def patched(name, old, new):
     assert len(old) == len(new) and old in artifact, old
-    (out / name).write_bytes(artifact.replace(old, new))
+    (out / name).write_bytes(sign(artifact.replace(old, new)))
 
 
 patched("old-version.so", b'"producer": "EPL-MLIR ', b'"producer": "EPL-MLIX ')
@@ -22,8 +36,29 @@ patched("not-json.so", b'"format": 1', b'"format"; 1')
 patched("cuda.so", b'"target": "cpu"', b'"target":"cuda"')
 arm = bytearray(artifact)
 arm[18:20] = (183).to_bytes(2, "little")  # EM_AARCH64
-(out / "aarch64.so").write_bytes(bytes(arm))
+(out / "aarch64.so").write_bytes(sign(bytes(arm)))
 (out / "truncated.so").write_bytes(artifact[:4096])
+# One byte of code (.text) changed after compiling: run, it crashed
+# (SIGILL).
+def section(name):
+    """(offset, size) of ELF64 section `name`."""
+    shoff, = struct.unpack_from("<Q", artifact, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", artifact, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQ", artifact, shoff + i * shentsize)
+               for i in range(shnum)]
+    names = headers[shstrndx][4]
+    for h in headers:
+        end = artifact.index(b"\0", names + h[0])
+        if artifact[names + h[0]:end] == name:
+            return h[4], h[5]
+    raise AssertionError(name)
+
+
+text, size = section(b".text")
+damaged = bytearray(signed)
+damaged[text + size // 2] ^= 0xFF
+(out / "damaged.so").write_bytes(bytes(damaged))
+(out / "unsigned.so").write_bytes(artifact)
 x = b'"local_shape": [\n          32,\n          784\n        ],\n        "name": "x",\n        "shape": [\n          32,\n          784\n'
 assert x in artifact
 patched("x-local-shape.so", x, x.replace(b"[\n          32,", b"[\n          16,", 1))
