@@ -374,7 +374,7 @@ def test_fp16_gradients_beyond_fp16_are_an_error_on_gpus(tmp_path):
     assert out.returncode == 1, out.stderr
     # The kernel's assertion, printed as a GPU prints it, fails the rank's
     # next CUDA call.
-    message = FP16_OVERFLOW.split("failed: \"")[1].rstrip('"')
+    message = FP16_OVERFLOW.split(': "', 1)[1].rstrip('"')
     assert f"Assertion `{message}` failed." in out.stdout
     assert re.search(r"epl-exec: rank \d: CUDA: \w+ failed: device-side assert triggered "
                      r"\(a kernel's check failed", out.stderr), out.stderr
