@@ -124,14 +124,19 @@ mlir::epl::readWholeFile(StringRef path) {
 }
 
 namespace {
-/// The parsed header of a safetensors file's `bytes`, and where its data
+/// A safetensors file's bytes, its parsed header, and where its data
 /// section starts.
 struct Header {
+  std::unique_ptr<llvm::MemoryBuffer> buffer;
   llvm::json::Value json = nullptr;
   StringRef data;
 };
 
-llvm::Expected<Header> parseHeader(StringRef path, StringRef bytes) {
+llvm::Expected<Header> readHeader(StringRef path) {
+  auto buffer = readWholeFile(path);
+  if (!buffer)
+    return buffer.takeError();
+  StringRef bytes = (*buffer)->getBuffer();
   if (bytes.size() < 8)
     return malformed(path, "shorter than its 8-byte header length");
   uint64_t headerSize = 0;
@@ -153,7 +158,7 @@ llvm::Expected<Header> parseHeader(StringRef path, StringRef bytes) {
                      "header is not JSON: " + llvm::toString(json.takeError()));
   if (!json->getAsObject())
     return malformed(path, "header is not a JSON object");
-  return Header{std::move(*json), data};
+  return Header{std::move(*buffer), std::move(*json), data};
 }
 
 void readMetadata(const llvm::json::Value &meta,
@@ -167,10 +172,7 @@ void readMetadata(const llvm::json::Value &meta,
 
 llvm::Expected<std::map<std::string, std::string>>
 mlir::epl::readSafetensorsMetadata(StringRef path) {
-  auto buffer = readWholeFile(path);
-  if (!buffer)
-    return buffer.takeError();
-  llvm::Expected<Header> header = parseHeader(path, (*buffer)->getBuffer());
+  llvm::Expected<Header> header = readHeader(path);
   if (!header)
     return header.takeError();
   std::map<std::string, std::string> metadata;
@@ -181,10 +183,7 @@ mlir::epl::readSafetensorsMetadata(StringRef path) {
 }
 
 llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
-  auto buffer = readWholeFile(path);
-  if (!buffer)
-    return buffer.takeError();
-  llvm::Expected<Header> header = parseHeader(path, (*buffer)->getBuffer());
+  llvm::Expected<Header> header = readHeader(path);
   if (!header)
     return header.takeError();
   const llvm::json::Object *object = header->json.getAsObject();
