@@ -72,7 +72,8 @@ if [[ ${EPL_SANITIZER_TESTS:-1} != 0 ]]; then
     if EPL_BUILD_DIR="$dir" EPL_SANITIZE="$sanitizer" scripts/build.sh \
         "${runtime_tests[@]}" > "$log" 2>&1; then
       for t in "${runtime_tests[@]}"; do
-        if ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
+        if ASAN_OPTIONS=detect_leaks=0 \
+            TSAN_OPTIONS="halt_on_error=1 suppressions=$PWD/test/Runtime/tsan-suppressions.txt" \
             "$dir/bin/$t" > "$dir/$t.log" 2>&1; then
           passed=$((passed + 1))
           echo "PASS: $t under $sanitizer"

@@ -6,6 +6,7 @@
 
 #include "epl/Runner/Arguments.h"
 #include "epl/Runner/Initializers.h"
+#include "epl/Runner/Notes.h"
 #include "epl/Runtime/Backend.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -131,19 +132,18 @@ void warnAboutCheckpoint(const Program &program,
   // nothing to say. Beside another optimizer's state, in one line; a
   // checkpoint that lacks some of its state, by name.
   if (!fresh.empty() && fresh.size() == optState && !unused.empty())
-    llvm::errs() << warning << path << " has no optimizer state (none of its "
-                 << optState << " tensors: " << someNames(fresh, 3)
-                 << "); it starts afresh\n";
+    notes() << warning << path << " has no optimizer state (none of its "
+            << optState << " tensors: " << someNames(fresh, 3)
+            << "); it starts afresh\n";
   else if (!fresh.empty() && fresh.size() < optState)
-    llvm::errs() << warning << path << " has no optimizer state "
-                 << someNames(fresh) << "; it starts afresh\n";
+    notes() << warning << path << " has no optimizer state " << someNames(fresh)
+            << "; it starts afresh\n";
   if (!freshModel.empty())
-    llvm::errs() << warning << path << " has no model state "
-                 << someNames(freshModel)
-                 << "; it starts from its initial value\n";
+    notes() << warning << path << " has no model state "
+            << someNames(freshModel) << "; it starts from its initial value\n";
   if (!unused.empty())
-    llvm::errs() << warning << "@" << program.name << " reads nothing of "
-                 << path << " named " << someNames(unused) << "\n";
+    notes() << warning << "@" << program.name << " reads nothing of " << path
+            << " named " << someNames(unused) << "\n";
 }
 } // namespace
 
@@ -262,13 +262,13 @@ mlir::epl::prepareArguments(const Program &program,
       aParameter |= arg != program.args.end();
     }
     if (!unread.empty())
-      llvm::errs() << ::epl::rt::toolName() << ": warning: @" << program.name
-                   << " reads nothing of " << sources.dataFile << " named "
-                   << someNames(unread)
-                   << (aParameter ? " (parameters and their state come from "
-                                    "--params)"
-                                  : "")
-                   << "\n";
+      notes() << ::epl::rt::toolName() << ": warning: @" << program.name
+              << " reads nothing of " << sources.dataFile << " named "
+              << someNames(unread)
+              << (aParameter ? " (parameters and their state come from "
+                               "--params)"
+                             : "")
+              << "\n";
   }
   return values;
 }

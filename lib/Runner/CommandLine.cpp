@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Runner/CommandLine.h"
+#include "epl/Runner/Notes.h"
 #include "epl/Runtime/Backend.h"
 #include "epl/Support/Safetensors.h"
 
@@ -148,8 +149,9 @@ DatasetCommandLine::DatasetCommandLine(cl::OptionCategory &category)
                     "global batch (docs/epl-run.md)"),
            cl::value_desc("file"), cl::cat(category)),
       epochs("epochs",
-             cl::desc("With --dataset: epochs to train (default 1; --steps "
-                      "counts steps instead)"),
+             cl::desc("With --dataset: train until this many epochs are "
+                      "done, counting a --params checkpoint's (default 1; "
+                      "--steps counts steps instead)"),
              cl::init(1), cl::cat(category)),
       shuffle("shuffle",
               cl::desc("With --dataset: visit the samples of each epoch in "
@@ -209,8 +211,8 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
       bool mismatch = false;
       dataset->resumeFrom(*metadata, note, mismatch);
       if (!note.empty())
-        llvm::errs() << ::epl::rt::toolName()
-                     << (mismatch ? ": warning: " : ": ") << note << "\n";
+        notes() << ::epl::rt::toolName() << (mismatch ? ": warning: " : ": ")
+                << note << "\n";
     } else {
       llvm::consumeError(metadata.takeError());
     }
@@ -227,8 +229,11 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
               " steps each are more steps than a run takes";
       return llvm::failure();
     }
-    if (steps <= 0) {
+    // Without a checkpoint, --epochs 0 runs no step as --steps 0 does; a
+    // checkpoint that is already there says so rather than train nothing.
+    if (dataset->start > 0 && steps <= 0) {
       error = "--epochs " + std::to_string(epochs) +
+              (epochs.getNumOccurrences() ? "" : " (the default)") +
               " are done: the checkpoint read " +
               std::to_string(dataset->start) + " batches of " +
               std::to_string(dataset->batchesPerEpoch) +
@@ -241,16 +246,25 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
 }
 
 llvm::LogicalResult mlir::epl::checkOptionsGivenOnce(std::string &error) {
-  for (const auto &[name, option] : cl::getRegisteredOptions())
-    if (option->getNumOccurrences() > 1 &&
-        option->getNumOccurrencesFlag() == cl::Optional &&
-        name == option->ArgStr) {
-      // An alias counts for its option: `--ranks 2 --devices 4` gives
-      // epl-compile's --devices twice.
-      error = "--" + option->ArgStr.str() + " is given " +
-              std::to_string(option->getNumOccurrences()) +
-              " times (an alias counts as the option); give it once";
-      return llvm::failure();
-    }
+  const auto &options = cl::getRegisteredOptions();
+  for (const auto &[name, option] : options) {
+    if (option->getNumOccurrences() <= 1 ||
+        option->getNumOccurrencesFlag() != cl::Optional ||
+        name != option->ArgStr)
+      continue;
+    // An alias's occurrences count for its option and not for itself:
+    // `--ranks 2 --devices 4` gives epl-compile's --devices twice. cl::alias
+    // has no getter for what it aliases; ours say so in their description.
+    std::string alias;
+    std::string aliasHelp = "Alias for --" + option->ArgStr.str();
+    for (const auto &[other, o] : options)
+      if (o != option && o->HelpStr == aliasHelp)
+        alias =
+            " (--" + other.str() + " counts as --" + option->ArgStr.str() + ")";
+    error = "--" + option->ArgStr.str() + " is given " +
+            std::to_string(option->getNumOccurrences()) + " times" + alias +
+            "; give it once";
+    return llvm::failure();
+  }
   return llvm::success();
 }

@@ -13,6 +13,7 @@
 #include "epl/InitEPL.h"
 #include "epl/Pipelines/Pipelines.h"
 #include "epl/Runner/InitHints.h"
+#include "epl/Runner/Notes.h"
 #include "epl/Runtime/Backend.h"
 #include "epl/Runtime/Symbols.h"
 
@@ -305,11 +306,10 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
                           [&](const EntryResult &r) { return r.kind == kind; });
     };
     if (returns(ResultKind::Grad) && !returns(ResultKind::Param))
-      llvm::errs() << ::epl::rt::toolName() << ": warning: @"
-                   << stage.entry.name
-                   << " returns gradients but updates no parameter; run "
-                      "epl-apply-optimizer on it (or give epl-run the L0 "
-                      "model) to train\n";
+      notes() << ::epl::rt::toolName() << ": warning: @" << stage.entry.name
+              << " returns gradients but updates no parameter; run "
+                 "epl-apply-optimizer on it (or give epl-run the L0 "
+                 "model) to train\n";
   }
   return Step{std::move(step->functions), std::move(*program)};
 }

@@ -78,11 +78,16 @@ std::vector<int64_t> Dataset::order(int epoch) const {
 }
 
 std::map<std::string, std::string> Dataset::position(int64_t batches) const {
-  return {{"dataset.batches", std::to_string(batches)},
-          {"dataset.samples", std::to_string(numSamples)},
-          {"dataset.batch_size", std::to_string(batchSize)},
-          {"dataset.shuffle", shuffle ? "true" : "false"},
-          {"dataset.seed", std::to_string(seed)}};
+  std::map<std::string, std::string> keys = {
+      {"dataset.batches", std::to_string(batches)},
+      {"dataset.samples", std::to_string(numSamples)},
+      {"dataset.batch_size", std::to_string(batchSize)},
+      {"dataset.shuffle", shuffle ? "true" : "false"}};
+  // The seed makes the order only with --shuffle: an unshuffled run goes on
+  // whatever seed either run had.
+  if (shuffle)
+    keys["dataset.seed"] = std::to_string(seed);
+  return keys;
 }
 
 void Dataset::resumeFrom(const std::map<std::string, std::string> &metadata,
@@ -99,6 +104,9 @@ void Dataset::resumeFrom(const std::map<std::string, std::string> &metadata,
   std::vector<std::string> differ;
   for (const auto &[key, value] : mine) {
     auto theirs = metadata.find(key);
+    // The seed is noise beside an unshuffled checkpoint: the shuffle differs.
+    if (key == "dataset.seed" && theirs == metadata.end())
+      continue;
     if (theirs == metadata.end() || theirs->second != value)
       differ.push_back(key.substr(strlen("dataset.")) + " " +
                        (theirs == metadata.end() ? "?" : theirs->second) +

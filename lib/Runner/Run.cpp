@@ -864,11 +864,43 @@ static void checkAgainstReference(const Program &program,
 /// other parameters (another checkpoint on another node, another --seed)
 /// or ran other steps would train apart with nothing said.
 struct RunAgreement {
-  int64_t steps, datasetStart, datasetSamples, datasetBatch, datasetSeed;
-  uint64_t arguments;
+  int64_t steps, datasetStart, datasetSamples, datasetBatch, datasetShuffle,
+      datasetSeed;
+  uint64_t program, arguments;
 };
 
-static RunAgreement agreementOf(const std::vector<HostTensor> &args,
+/// What each process compiled or loaded, as the ranks' calls depend on it:
+/// meshes, stages and the entries' arguments and results.
+static uint64_t fingerprintOf(const Program &program) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << program.name << ';' << program.mesh << ';' << program.stageAxis;
+  for (const MeshInfo &m : program.meshes) {
+    os << ";mesh " << m.name;
+    for (auto [axis, size] : llvm::zip(m.axes, m.sizes))
+      os << ' ' << axis << '=' << size;
+  }
+  auto values = [&](const char *what, const auto &list) {
+    for (const EntryValue &v : list) {
+      os << ';' << what << ' ' << v.name << ' ' << v.typeName;
+      for (const auto &axes : v.shard.dimAxes) {
+        os << '[';
+        for (auto axis : axes)
+          os << axis << ',';
+        os << ']';
+      }
+    }
+  };
+  for (const Stage &stage : program.stages) {
+    os << ";stage " << stage.entry.name;
+    values("arg", stage.entry.args);
+    values("result", stage.entry.results);
+  }
+  return llvm::xxh3_64bits(text);
+}
+
+static RunAgreement agreementOf(const Program &program,
+                                const std::vector<HostTensor> &args,
                                 const RunOptions &options) {
   // The global values of every argument (parameters, state, data): each
   // process loads them whole before cutting its shard.
@@ -883,7 +915,9 @@ static RunAgreement agreementOf(const std::vector<HostTensor> &args,
           d ? d->start : 0,
           d ? d->numSamples : 0,
           d ? d->batchSize : 0,
-          d ? static_cast<int64_t>(d->seed) * d->shuffle : 0,
+          d ? d->shuffle : 0,
+          d && d->shuffle ? static_cast<int64_t>(d->seed) : 0,
+          fingerprintOf(program),
           hash};
 }
 
@@ -895,6 +929,11 @@ static void checkRanksAgree(const RunAgreement &mine) {
   for (auto [rank, bytes] : llvm::enumerate(all)) {
     RunAgreement theirs = valuesOf<RunAgreement>(bytes)[0];
     std::string other = "rank " + std::to_string(rank);
+    if (theirs.program != first.program)
+      rt::fatalError(other + " runs another program than rank 0 (another "
+                             "model, --devices or compiler options, or "
+                             "another artifact): every process of a run must "
+                             "run the same");
     if (theirs.steps != first.steps)
       rt::fatalError(other + " runs " + std::to_string(theirs.steps) +
                      " steps but rank 0 runs " + std::to_string(first.steps) +
@@ -903,6 +942,7 @@ static void checkRanksAgree(const RunAgreement &mine) {
     if (theirs.datasetStart != first.datasetStart ||
         theirs.datasetSamples != first.datasetSamples ||
         theirs.datasetBatch != first.datasetBatch ||
+        theirs.datasetShuffle != first.datasetShuffle ||
         theirs.datasetSeed != first.datasetSeed)
       rt::fatalError(other + " reads another dataset, order or position "
                              "than rank 0 (--dataset, --shuffle, --seed, "
@@ -918,7 +958,12 @@ static void checkRanksAgree(const RunAgreement &mine) {
 
 int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
                           const RunOptions &options) {
-  RunAgreement agreement = agreementOf(args, options);
+  // Threads share one command line and one copy of the files: only the
+  // processes of an MPI run can disagree.
+  bool processes = options.ranks.backend == rt::BackendKind::MPI &&
+                   rt::launcherWorldSize() > 1;
+  RunAgreement agreement =
+      processes ? agreementOf(program, args, options) : RunAgreement{};
   std::vector<rt::MeshName> meshNames;
   for (const MeshInfo &m : program.meshes)
     meshNames.push_back({m.name, m.axes});
@@ -927,7 +972,8 @@ int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
   MeshInfo mesh =
       program.meshes.empty() ? MeshInfo() : program.meshes[program.mesh];
   rt::runRanks(options.ranks, [&](int rank) {
-    checkRanksAgree(agreement);
+    if (processes)
+      checkRanksAgree(agreement);
     const Stage &stage = program.stages[program.stageOf(rank)];
     std::vector<std::pair<size_t, size_t>> feedback = feedbackOf(stage.entry);
     // Shards are cut from the global values; whole arguments are shared

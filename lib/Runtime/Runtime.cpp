@@ -313,10 +313,11 @@ void detail::leaveRank() {
 int epl::rt::currentRank() { return current ? current->rank : 0; }
 
 namespace {
-thread_local int currentStep = 0;
+thread_local int stepOfThisRank = 0;
 } // namespace
 
-void epl::rt::setCurrentStep(int step) { currentStep = step; }
+void epl::rt::setCurrentStep(int step) { stepOfThisRank = step; }
+int epl::rt::currentStep() { return stepOfThisRank; }
 int epl::rt::worldSize() { return current ? current->backend->worldSize() : 1; }
 RankStats &epl::rt::currentStats() {
   return current && current->stats ? *current->stats : fallbackStats();
@@ -776,8 +777,8 @@ void _mlir_ciface_epl_rt_assert_failed(EplUnrankedMemRef *message) {
   StridedView text = StridedView::of(message, 1);
   epl::rt::fatalError(
       std::string("the model's assertion failed") +
-      (currentStep ? " in step " + std::to_string(currentStep) : "") + ": \"" +
-      std::string(text.base, text.numElements()) + "\"");
+      (stepOfThisRank ? " in step " + std::to_string(stepOfThisRank) : "") +
+      ": \"" + std::string(text.base, text.numElements()) + "\"");
 }
 
 int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group) {

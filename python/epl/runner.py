@@ -113,7 +113,7 @@ class TrainResult:
     #: The trained parameters, model state and optimizer state by name, as
     #: numpy arrays (a Checkpoint: what epl-run --save writes; `params=`
     #: takes it back, and on a dataset goes on where this run stopped).
-    params: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict, repr=False)
 
     @property
     def evaluation(self):

@@ -48,3 +48,28 @@ module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 0.1 
     return %l, %g, %zero : tensor<f32>, tensor<3xf32>, tensor<2xf32>
   }
 }
+
+// -----
+
+// Groups update in the order their gradients are ready: a group of unread
+// parameters between two others updates nothing, and the next group still
+// follows the one before it.
+module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 0.1 : f64, "optimizer.num_apply_group" = 3 : i64}} {
+  // CHECK-LABEL: func.func @groups
+  // CHECK-SAME: %[[A:[a-z0-9_]+]]: tensor<4xf32> {epl.arg = "param", epl.name = "a"}, %[[U:[a-z0-9_]+]]: tensor<4xf32> {epl.arg = "param", epl.name = "unused"}, %[[C:[a-z0-9_]+]]: tensor<4xf32> {epl.arg = "param", epl.name = "c"}
+  // CHECK: ins(%[[A]]
+  // CHECK-NOT: ins(%[[U]]
+  // CHECK: ins(%[[C]]
+  // expected-warning @+1 {{parameter 'unused' does not affect the loss}}
+  func.func @groups(%a: tensor<4xf32> {epl.arg = "param", epl.name = "a"},
+                    %u: tensor<4xf32> {epl.arg = "param", epl.name = "unused"},
+                    %c: tensor<4xf32> {epl.arg = "param", epl.name = "c"})
+      -> (tensor<f32> {epl.result = "loss"},
+          tensor<4xf32> {epl.result = "grad", epl.name = "a"},
+          tensor<4xf32> {epl.result = "grad", epl.name = "unused"},
+          tensor<4xf32> {epl.result = "grad", epl.name = "c"}) {
+    %g = arith.addf %a, %c : tensor<4xf32>
+    %l = tensor.empty() : tensor<f32>
+    return %l, %g, %g, %g : tensor<f32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  }
+}

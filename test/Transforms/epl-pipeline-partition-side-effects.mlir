@@ -54,3 +54,55 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 1 : i64}} {
     return %r : tensor<4xf32>
   }
 }
+
+// -----
+
+// An assertion whose result no stage reads would be made nowhere, its
+// check never run: an error, before the loop and in it.
+module attributes {epl.config = {"pipeline.num_micro_batch" = 1 : i64}} {
+  epl.mesh @mesh ["stage" = 2]
+  func.func @model(%x: tensor<4xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<4xf32> {epl.arg = "param", epl.name = "w"})
+      -> (tensor<4xf32> {epl.result = "grad", epl.name = "w"}) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %w) -> (tensor<4xf32>) {
+      %e = tensor.empty() : tensor<4xf32>
+      // expected-error @+1 {{epl-pipeline-partition: 'linalg.generic' checks an assertion but no stage reads what it computes, so no stage would run it; give it a stage (epl.stage)}}
+      %unread = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+      ^bb0(%a: f32, %b: f32):
+        %ok = arith.cmpf ord, %a, %a : f32
+        cf.assert %ok, "x is not a number"
+        linalg.yield %a : f32
+      } -> tensor<4xf32>
+      %g = arith.addf %acc, %x {epl.stage = #epl.stage<index = 1>, epl.phase = #epl.phase<backward_weight>} : tensor<4xf32>
+      scf.yield %g : tensor<4xf32>
+    }
+    return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+module attributes {epl.config = {"pipeline.num_micro_batch" = 1 : i64}} {
+  epl.mesh @mesh ["stage" = 2]
+  func.func @model(%x: tensor<4xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<4xf32> {epl.arg = "param", epl.name = "w"})
+      -> (tensor<4xf32> {epl.result = "grad", epl.name = "w"}) {
+    %e = tensor.empty() : tensor<4xf32>
+    // expected-error @+1 {{epl-pipeline-partition: 'linalg.generic' checks an assertion but no stage reads what it computes}}
+    %unread = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%a: f32, %b: f32):
+      %ok = arith.cmpf ord, %a, %a : f32
+      cf.assert %ok, "x is not a number"
+      linalg.yield %a : f32
+    } -> tensor<4xf32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %w) -> (tensor<4xf32>) {
+      %g = arith.addf %acc, %x {epl.stage = #epl.stage<index = 1>, epl.phase = #epl.phase<backward_weight>} : tensor<4xf32>
+      scf.yield %g : tensor<4xf32>
+    }
+    return %r : tensor<4xf32>
+  }
+}

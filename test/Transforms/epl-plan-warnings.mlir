@@ -2,7 +2,7 @@
 // Keys the plan has nothing to act on are said, not ignored.
 
 module attributes {epl.config = {"cluster.colocate_split_and_replicate" = true}} {
-  // expected-warning @+1 {{epl-plan: "cluster.colocate_split_and_replicate" has no split part to share devices with; the model is planned as data parallel}}
+  // expected-warning @+1 {{epl-plan: "cluster.colocate_split_and_replicate" has no split part to share devices with; it changes nothing in this plan}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
     %zero = arith.constant 0.0 : f32

@@ -19,8 +19,8 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-
 #include "llvm/Support/raw_ostream.h"
+
 #include <csignal>
 
 using namespace mlir::epl;

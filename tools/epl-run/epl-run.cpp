@@ -27,8 +27,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-
 #include "llvm/Support/TargetSelect.h"
+
 #include <csignal>
 
 using namespace mlir;

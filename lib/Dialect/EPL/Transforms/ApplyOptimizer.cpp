@@ -383,8 +383,11 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
   for (auto [k, i] : llvm::enumerate(order)) {
     Update &u = updates[i];
     unsigned group = groupOf[i];
+    // A group of unread parameters updates nothing and ends nowhere: the
+    // next group follows the last group that did.
     if (k > 0 && groupOf[order[k - 1]] != group)
-      previousGroupEnd = lastInserted.lookup(groupOf[order[k - 1]]);
+      if (Operation *end = lastInserted.lookup(groupOf[order[k - 1]]))
+        previousGroupEnd = end;
     // Group by group: after the group's gradients and the previous group;
     // within a group, after its previous update.
     Operation *after = readyAfter.lookup(group);

@@ -144,6 +144,9 @@ private:
   /// Clones into `b` what `v` needs from outside the body (prologue ops,
   /// floating ops of the body), with arguments mapped in `map`.
   Value materialize(Value v, OpBuilder &b, IRMapping &map);
+  /// An error for an assertion no stage program makes again: nothing
+  /// staged reads it, so it would be dropped and its check never run.
+  LogicalResult checkAssertionsKept();
 
   func::FuncOp fn;
   MeshOp mesh;
@@ -154,6 +157,8 @@ private:
   Block *body = nullptr;
   int64_t numDevices = 1, numStages = 1, microBatches = 1;
   llvm::DenseMap<Operation *, PieceKey> pieceOfOp;
+  /// Ops outside the pieces that some piece or stage program made again.
+  llvm::DenseSet<Operation *> materialized;
   /// The first op that reads a value no schedule has made by then, and
   /// that value's op.
   struct Misordered {
@@ -224,7 +229,8 @@ LogicalResult Partitioner::classify() {
   // value float: each piece that needs one makes its own.
   // Ops outside the pieces are made again wherever they are needed, or not
   // at all: one with side effects would run several times or never (an
-  // assertion may: it checks the same values each time).
+  // assertion may run several times, as it checks the same values each
+  // time, but not never: checkAssertionsKept).
   for (Operation &op : fn.front().without_terminator())
     if (&op != loop && !isFreeOfEffectsButAssertions(&op))
       return op.emitError() << "epl-pipeline-partition: " << describe(&op)
@@ -298,7 +304,6 @@ LogicalResult Partitioner::formPieces() {
     pieces[it->second].ops.push_back(&op);
   }
   // What each piece reads from outside itself, through floating ops.
-  llvm::DenseSet<Operation *> floatingSeen;
   for (auto &[key, piece] : pieces) {
     llvm::DenseSet<Operation *> mine(piece.ops.begin(), piece.ops.end());
     SmallVector<Value> worklist;
@@ -529,7 +534,27 @@ Value Partitioner::materialize(Value v, OpBuilder &b, IRMapping &map) {
   for (Value operand : valuesRead(def))
     materialize(operand, b, map);
   b.clone(*def, map);
+  materialized.insert(def);
   return map.lookup(v);
+}
+
+LogicalResult Partitioner::checkAssertionsKept() {
+  auto check = [&](Operation &op) -> LogicalResult {
+    if (&op == loop || pieceOfOp.contains(&op) || materialized.contains(&op) ||
+        isMemoryEffectFree(&op))
+      return success();
+    return op.emitError()
+           << "epl-pipeline-partition: " << describe(&op)
+           << " checks an assertion but no stage reads what it computes, so "
+              "no stage would run it; give it a stage (epl.stage)";
+  };
+  for (Operation &op : fn.front().without_terminator())
+    if (failed(check(op)))
+      return failure();
+  for (Operation &op : body->without_terminator())
+    if (failed(check(op)))
+      return failure();
+  return success();
 }
 
 void Partitioner::outlinePieces() {
@@ -769,7 +794,7 @@ LogicalResult Partitioner::run() {
       failed(checkPieces()) || failed(assignValues()))
     return failure();
   outlinePieces();
-  if (failed(writeStagePrograms()))
+  if (failed(writeStagePrograms()) || failed(checkAssertionsKept()))
     return failure();
   OpBuilder b(fn);
   SmallVector<Attribute> stages;

@@ -117,8 +117,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     // Keys that have nothing to act on in this plan: said, not ignored.
     if (colocate && splitDevices == 1)
       fn.emitWarning() << "epl-plan: \"cluster.colocate_split_and_replicate\" "
-                          "has no split part to share devices with; the "
-                          "model is planned as data parallel";
+                          "has no split part to share devices with; it "
+                          "changes nothing in this plan";
     int64_t replicas = numDevices / stageDevices;
     // Without split parts, a stage of replicate(n) holds n copies of the
     // model: data parallel like its replicas, so one data axis spans them all.

@@ -31,15 +31,6 @@ def patched(name, old, new):
     (out / name).write_bytes(sign(artifact.replace(old, new)))
 
 
-patched("old-version.so", b'"producer": "EPL-MLIR ', b'"producer": "EPL-MLIX ')
-patched("not-json.so", b'"format": 1', b'"format"; 1')
-patched("cuda.so", b'"target": "cpu"', b'"target":"cuda"')
-arm = bytearray(artifact)
-arm[18:20] = (183).to_bytes(2, "little")  # EM_AARCH64
-(out / "aarch64.so").write_bytes(sign(bytes(arm)))
-(out / "truncated.so").write_bytes(artifact[:4096])
-# One byte of code (.text) changed after compiling: run, it crashed
-# (SIGILL).
 def section(name):
     """(offset, size) of ELF64 section `name`."""
     shoff, = struct.unpack_from("<Q", artifact, 0x28)
@@ -54,6 +45,15 @@ def section(name):
     raise AssertionError(name)
 
 
+patched("old-version.so", b'"producer": "EPL-MLIR ', b'"producer": "EPL-MLIX ')
+patched("not-json.so", b'"format": 1', b'"format"; 1')
+patched("cuda.so", b'"target": "cpu"', b'"target":"cuda"')
+arm = bytearray(artifact)
+arm[18:20] = (183).to_bytes(2, "little")  # EM_AARCH64
+(out / "aarch64.so").write_bytes(sign(bytes(arm)))
+(out / "truncated.so").write_bytes(artifact[:4096])
+# One byte of code (.text) changed after compiling: run, it crashed
+# (SIGILL).
 text, size = section(b".text")
 damaged = bytearray(signed)
 damaged[text + size // 2] ^= 0xFF

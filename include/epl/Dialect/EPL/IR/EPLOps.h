@@ -37,9 +37,10 @@ bool isInertBetweenMessages(Operation *op);
 
 /// Whether `op`'s only effects, its regions' included, are assertions
 /// (`cf.assert`, as in a gather's bounds check or the fp16 bucket's
-/// overflow check): running it again, or where its results are not needed
-/// not at all, changes nothing a correct run computes, so passes that place
-/// or copy pure ops may place or copy it too.
+/// overflow check): running it again changes nothing a correct run
+/// computes, so passes that place or copy pure ops may place or copy it
+/// too. Dropping it would drop its check: a pass that makes pure ops only
+/// where they are read must make this one somewhere.
 bool isFreeOfEffectsButAssertions(Operation *op);
 } // namespace mlir::epl
 
