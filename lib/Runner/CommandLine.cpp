@@ -87,6 +87,8 @@ RunCommandLine::runOptions(std::string &error, int defaultRanks,
                           ? backend.getValue()
                           : (rt::launchedByMPI() ? rt::BackendKind::MPI
                                                  : rt::BackendKind::Threads);
+  quietProcess() =
+      run.ranks.backend == rt::BackendKind::MPI && rt::launcherRank() != 0;
   run.ranks.gpuCollectives = gpuCollectives;
   run.ranks.gpuTF32 = gpuTF32;
   run.ranks.threadsPerRank = threads;
@@ -229,18 +231,24 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
               " steps each are more steps than a run takes";
       return llvm::failure();
     }
-    // Without a checkpoint, --epochs 0 runs no step as --steps 0 does; a
-    // checkpoint that is already there says so rather than train nothing.
+    // Without a checkpoint, --epochs 0 runs no step as --steps 0 does; with
+    // one that has done the epochs asked for, a run that trains nothing is
+    // more likely a mistake (--epochs counted as more epochs) than meant.
     if (dataset->start > 0 && steps <= 0) {
       error = "--epochs " + std::to_string(epochs) +
               (epochs.getNumOccurrences() ? "" : " (the default)") +
-              " are done: the checkpoint read " +
+              ": the checkpoint has done those epochs; it read " +
               std::to_string(dataset->start) + " batches of " +
               std::to_string(dataset->batchesPerEpoch) +
               " per epoch; give more epochs, or --steps for more steps";
       return llvm::failure();
     }
-    run.steps = static_cast<int>(steps);
+    run.steps = static_cast<int>(std::max<int64_t>(steps, 0));
+    if (run.steps == 0 && !run.dumpFile.empty()) {
+      error = "--dump-results writes the last step's results; --epochs " +
+              std::to_string(epochs) + " runs none";
+      return llvm::failure();
+    }
   }
   return llvm::success();
 }

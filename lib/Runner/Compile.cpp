@@ -161,6 +161,13 @@ SourceModule::SourceModule()
   registerRunnerDialects(registry);
   context.appendDialectRegistry(registry);
   context.printOpOnDiagnostic(false);
+  // The compiler's warnings are notes about the model, said once per run
+  // (Notes.h); errors are every process's own. Registered after the
+  // printing handler, so it is asked first.
+  context.getDiagEngine().registerHandler([](Diagnostic &diagnostic) {
+    return success(quietProcess() &&
+                   diagnostic.getSeverity() != DiagnosticSeverity::Error);
+  });
 }
 
 LogicalResult SourceModule::parse(StringRef path, PhaseTimer &timer,

@@ -104,9 +104,13 @@ void Dataset::resumeFrom(const std::map<std::string, std::string> &metadata,
   std::vector<std::string> differ;
   for (const auto &[key, value] : mine) {
     auto theirs = metadata.find(key);
-    // The seed is noise beside an unshuffled checkpoint: the shuffle differs.
-    if (key == "dataset.seed" && theirs == metadata.end())
-      continue;
+    // Beside an unshuffled checkpoint (which records no seed) the shuffle
+    // differs already: its seed would only add noise.
+    if (key == "dataset.seed" && theirs == metadata.end()) {
+      auto shuffled = metadata.find("dataset.shuffle");
+      if (shuffled == metadata.end() || shuffled->second != "true")
+        continue;
+    }
     if (theirs == metadata.end() || theirs->second != value)
       differ.push_back(key.substr(strlen("dataset.")) + " " +
                        (theirs == metadata.end() ? "?" : theirs->second) +

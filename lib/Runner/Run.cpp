@@ -931,7 +931,7 @@ static void checkRanksAgree(const RunAgreement &mine) {
     std::string other = "rank " + std::to_string(rank);
     if (theirs.program != first.program)
       rt::fatalError(other + " runs another program than rank 0 (another "
-                             "model, --devices or compiler options, or "
+                             "model file, config or compiler options, or "
                              "another artifact): every process of a run must "
                              "run the same");
     if (theirs.steps != first.steps)

@@ -103,8 +103,9 @@ def train(loss, steps=10, seed=0, params=None, data=None, devices=None, **datase
     path, or an earlier result's `params`, to train on from it).
 
     Training on a dataset (docs/python.md): `dataset` (a safetensors path
-    or a dict of [N, ...] arrays by input and label name), `epochs` (or
-    `steps`), `shuffle`; then evaluation with `eval_model` (the module of
+    or a dict of [N, ...] arrays by input and label name), `epochs` (the
+    epochs done in all, a checkpoint's included; or `steps`), `shuffle`;
+    then evaluation with `eval_model` (the module of
     `epl.to_mlir(loss, outputs=[logits])`, traced at the evaluation batch),
     `eval_dataset` and `eval_each_epoch`. The trained tensors come back as
     `TrainResult.params` (and are written to `save=PATH` when given)."""

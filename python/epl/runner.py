@@ -245,8 +245,9 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
     its largest scope (a pipeline of two replicate(1) stages: 2).
 
     With `dataset` each step reads the next global batch of it (epl-run
-    --dataset): `epochs` epochs (default 1), or `steps` when `epochs` is
-    None and `steps` is given explicitly; `eval_model` (an L0 module
+    --dataset) until `epochs` epochs are done, counting those of a `params`
+    checkpoint, or `steps` steps when `epochs` is None (the default);
+    `eval_model` (an L0 module
     returning the loss then the scores) is evaluated on `eval_dataset`
     after training. `progress` is called with each line epl-run prints,
     as it prints it.

@@ -387,3 +387,35 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %e, %m : tensor<f32>, tensor<4xf32>
   }
 }
+
+// -----
+
+// An input without a batch (positions shared by the examples) is cut along
+// its dimension 0 too: the error names it and what to make it instead.
+#bsd = affine_map<(b, s, d) -> (b, s, d)>
+#sd = affine_map<(b, s, d) -> (s, d)>
+#none = affine_map<(b, s, d) -> ()>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<4x3x2xf32> {epl.arg = "input", epl.name = "x"},
+               %pos: tensor<3x2xf32> {epl.arg = "input", epl.name = "pos"},
+               %w: tensor<2xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x3x2xf32>
+    // expected-error @+1 {{cannot split the batch through this op: its operands batch different loops (input 'x' along its dimension 0, input 'pos' along its dimension 0); every input and label is cut into micro-batches along its dimension 0, so one that holds no batch (a mask or positions shared by the examples) is a parameter or a constant instead}}
+    %h = linalg.generic {indexing_maps = [#bsd, #sd, #bsd], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x, %pos : tensor<4x3x2xf32>, tensor<3x2xf32>) outs(%e : tensor<4x3x2xf32>) {
+    ^bb0(%a: f32, %p: f32, %o: f32):
+      %s = arith.addf %a, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<4x3x2xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#bsd, #none], iterator_types = ["reduction", "reduction", "reduction"]}
+        ins(%h : tensor<4x3x2xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %r = arith.addf %acc, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -68,7 +68,7 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 1 : i64}} {
     %c1 = arith.constant 1 : index
     %r = scf.for %i = %c0 to %c1 step %c1 iter_args(%acc = %w) -> (tensor<4xf32>) {
       %e = tensor.empty() : tensor<4xf32>
-      // expected-error @+1 {{epl-pipeline-partition: 'linalg.generic' checks an assertion but no stage reads what it computes, so no stage would run it; give it a stage (epl.stage)}}
+      // expected-error @+1 {{epl-pipeline-partition: 'linalg.generic' is a check no stage would run: it reads no stage's value and no stage reads its results; give it a stage (epl.stage: the stage whose values it checks) or remove it}}
       %unread = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
       ^bb0(%a: f32, %b: f32):
         %ok = arith.cmpf ord, %a, %a : f32
@@ -90,7 +90,7 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 1 : i64}} {
                    %w: tensor<4xf32> {epl.arg = "param", epl.name = "w"})
       -> (tensor<4xf32> {epl.result = "grad", epl.name = "w"}) {
     %e = tensor.empty() : tensor<4xf32>
-    // expected-error @+1 {{epl-pipeline-partition: 'linalg.generic' checks an assertion but no stage reads what it computes}}
+    // expected-error @+1 {{epl-pipeline-partition: 'linalg.generic' is a check no stage would run: no stage reads its results; read them in a stage or remove it}}
     %unread = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) {
     ^bb0(%a: f32, %b: f32):
       %ok = arith.cmpf ord, %a, %a : f32

@@ -86,6 +86,19 @@ module {
 
 // -----
 
+// Two stages interleaved two per device are one stage device: no pipeline,
+// the schedule would be ignored.
+module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipeline.strategy" = "Interleaved1F1B", "pipeline.num_micro_batch" = 2 : i64}} {
+  // expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 puts all 2 pipeline stages on one stage device, so nothing is pipelined; interleave fewer stages per device (at most 1)}}
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
+    %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "b">} : tensor<8x4xf32>
+    return %b : tensor<8x4xf32>
+  }
+}
+
+// -----
+
 // Stages use as many devices each, as in EPL.
 module {
   // expected-error @+1 {{epl-plan: pipeline stage 0 ("a") uses 1 device(s) but stage 1 ("b") uses 2; every stage must use as many devices}}

@@ -70,3 +70,25 @@ module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipel
     return %c : tensor<8x16xf32>
   }
 }
+
+// -----
+
+// One device reduces no gradients: the communication keys that tune those
+// reductions are said to do nothing.
+module attributes {epl.config = {"communication.fp16" = true, "communication.max_splits" = 2 : i64}} {
+  // expected-warning @+2 {{epl-plan: "communication.fp16" compresses data-parallel gradient reductions, and this plan (one device) has none; gradients are not sent}}
+  // expected-warning @+1 {{epl-plan: "communication.max_splits" buckets data-parallel gradient reductions, and this plan (one device) has none; gradients are not sent}}
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"},
+                   %w: tensor<4xf32> {epl.arg = "param"}) -> (tensor<f32> {epl.result = "loss"}) {
+    %e = tensor.empty() : tensor<f32>
+    %zero = arith.constant 0.0 : f32
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]} ins(%x, %w : tensor<8x4xf32>, tensor<4xf32>) outs(%z : tensor<f32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -30,8 +30,22 @@ module attributes {epl.config = {"communication.fp16" = true}} {
 
 // -----
 
+module attributes {epl.config = {"communication.max_splits" = 3 : i64}} {
+  // expected-warning @+1 {{epl-plan: "communication.max_splits" buckets data-parallel gradient reductions, and this plan ("tensor" = 2) has none; gradients are not sent}}
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x12xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x12xf32>) -> tensor<8x12xf32>
+    %y = linalg.matmul {epl.scope = #epl.split<devices = 2>} ins(%x, %w : tensor<8x16xf32>, tensor<16x12xf32>) outs(%z : tensor<8x12xf32>) -> tensor<8x12xf32>
+    return %y : tensor<8x12xf32>
+  }
+}
+
+// -----
+
 // Data parallel: fp16 has the gradients to compress, nothing is said.
-module attributes {epl.config = {"communication.fp16" = true}} {
+module attributes {epl.config = {"communication.fp16" = true, "communication.max_splits" = 3 : i64}} {
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
     %zero = arith.constant 0.0 : f32

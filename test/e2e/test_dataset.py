@@ -114,8 +114,8 @@ def test_resuming_goes_on_where_the_dataset_stopped(tmp_path, ranks):
     rest = epl.train(loss, epochs=3, params=tmp_path / "c.safetensors", **kw)
     assert len(rest.losses) == 8 and [e[0] for e in rest.epochs] == [2, 3]
     assert rest.losses[:6] == straight.losses[7:]
-    with pytest.raises(epl.ToolError, match="--epochs 1 are done: the checkpoint read 7 "
-                                            "batches of 5 per epoch"):
+    with pytest.raises(epl.ToolError, match="--epochs 1: the checkpoint has done those "
+                                            "epochs; it read 7 batches of 5 per epoch"):
         epl.train(loss, epochs=1, params=first.params, **kw)
     with pytest.warns(epl.EPLWarning, match=r"another dataset or order \(seed 3 there, "
                                             r"4 here\): this one starts at its first batch"):

@@ -7,17 +7,24 @@
 #ifndef EPL_RUNNER_NOTES_H
 #define EPL_RUNNER_NOTES_H
 
-#include "epl/Runtime/Backend.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::epl {
 
-/// Where the runner's notes and warnings about its options and files go:
-/// standard error, from the first process of an MPI run only. Every
-/// process reads the same options and files (each rank checks with rank 0
-/// before the first step), so the others would say it again.
+/// Whether this process keeps its notes to itself: a process other than
+/// the first of an MPI run (RunCommandLine::runOptions decides). Every
+/// process of one reads the same options and files (each rank checks with
+/// rank 0 before the first step), so the others would say it again;
+/// processes that mpirun starts with `--backend threads` are runs of their
+/// own and say theirs.
+inline bool &quietProcess() {
+  static bool quiet = false;
+  return quiet;
+}
+
+/// Where the runner's notes and warnings about its options and files go.
 inline llvm::raw_ostream &notes() {
-  return ::epl::rt::launcherRank() == 0 ? llvm::errs() : llvm::nulls();
+  return quietProcess() ? llvm::nulls() : llvm::errs();
 }
 
 } // namespace mlir::epl

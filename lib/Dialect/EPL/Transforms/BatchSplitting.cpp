@@ -103,6 +103,52 @@ private:
     return false;
   }
 
+  /// "input 'mask'", or the value's type when it is no argument.
+  std::string describe(Value v) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (auto arg = dyn_cast<BlockArgument>(v);
+        arg && arg.getOwner()->getParentOp() == fn) {
+      auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  EPLDialect::kNameAttrName);
+      os << getArgKind(fn, arg.getArgNumber()) << " '"
+         << (name ? name.getValue() : StringRef("?")) << "'";
+    } else {
+      os << "a value of type " << v.getType();
+    }
+    return text;
+  }
+
+  /// Operands that bring the batch on different loops: examples would meet
+  /// examples of other micro-batches. The usual cause is an input without
+  /// a batch dimension (a mask or positions, one per model), whose first
+  /// dimension is taken for the batch.
+  LogicalResult reportTwoBatches(Operation *op, const ShardingRule &rule) {
+    InFlightDiagnostic diag = op->emitError()
+                              << "cannot split the batch through this op: its "
+                                 "operands batch different loops (";
+    llvm::SmallDenseSet<unsigned> seen;
+    bool first = true, fedArgument = false;
+    for (auto [v, dims] : describedValues(op, rule, /*withUnread=*/true)) {
+      std::optional<int64_t> d = dimOf(v);
+      if (!d || (*dims)[*d].empty() || !seen.insert((*dims)[*d].front()).second)
+        continue;
+      diag << (first ? "" : ", ") << describe(v) << " along its dimension "
+           << *d;
+      first = false;
+      if (auto arg = dyn_cast<BlockArgument>(v))
+        fedArgument |= arg.getOwner()->getParentOp() == fn;
+    }
+    if (fedArgument)
+      diag << "); every input and label is cut into micro-batches along its "
+              "dimension 0, so one that holds no batch (a mask or positions "
+              "shared by the examples) is a parameter or a constant instead";
+    else
+      diag << "): examples would meet the examples of other micro-batches, "
+              "which micro-batches cannot reproduce";
+    return diag;
+  }
+
   FailureOr<bool> visitRule(Operation *op, const ShardingRule &rule) {
     auto values = describedValues(op, rule, /*withUnread=*/true);
     for (auto [v, dims] : values) {
@@ -120,6 +166,8 @@ private:
                              "positions along it)");
     }
     llvm::SmallDenseSet<unsigned> batch = batchFactors(op, rule);
+    if (batch.size() > 1)
+      return reportTwoBatches(op, rule);
     bool changed = false;
     for (auto [v, dims] : values)
       for (auto [pos, factors] : llvm::enumerate(*dims))

@@ -144,8 +144,8 @@ private:
   /// Clones into `b` what `v` needs from outside the body (prologue ops,
   /// floating ops of the body), with arguments mapped in `map`.
   Value materialize(Value v, OpBuilder &b, IRMapping &map);
-  /// An error for an assertion no stage program makes again: nothing
-  /// staged reads it, so it would be dropped and its check never run.
+  /// An error for an op with assertions that no stage program makes
+  /// again: nothing staged reads it, so its check would never run.
   LogicalResult checkAssertionsKept();
 
   func::FuncOp fn;
@@ -543,10 +543,19 @@ LogicalResult Partitioner::checkAssertionsKept() {
     if (&op == loop || pieceOfOp.contains(&op) || materialized.contains(&op) ||
         isMemoryEffectFree(&op))
       return success();
-    return op.emitError()
-           << "epl-pipeline-partition: " << describe(&op)
-           << " checks an assertion but no stage reads what it computes, so "
-              "no stage would run it; give it a stage (epl.stage)";
+    // Only body ops take an `epl.stage` (classify): outside the loop the
+    // check can only be read or dropped.
+    InFlightDiagnostic diag = op.emitError()
+                              << "epl-pipeline-partition: " << describe(&op)
+                              << " is a check no stage would run: ";
+    if (op.getBlock() == body)
+      diag << "it reads no stage's value and no stage reads its results; "
+              "give it a stage (epl.stage: the stage whose values it "
+              "checks) or remove it";
+    else
+      diag << "no stage reads its results; read them in a stage or remove "
+              "it";
+    return diag;
   };
   for (Operation &op : fn.front().without_terminator())
     if (failed(check(op)))

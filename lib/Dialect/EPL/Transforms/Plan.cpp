@@ -81,8 +81,10 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     // means the same on one (where its stages run in sequence) as on many.
     if (failed(checkPipelineKeys(fn, config, numStages)))
       return failure();
-    if (numDevices == 1)
+    if (numDevices == 1) {
+      warnAboutUnusedReductionKeys(fn, config, "one device");
       return success(); // One device runs the model as written.
+    }
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
     bool colocate = config.getBool("cluster.colocate_split_and_replicate");
     int64_t stageDevices = std::max(splitDevices, replicateDevices);
@@ -150,11 +152,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       batchAxes.push_back("data");
     if (colocate && stageDevices > 1)
       batchAxes.push_back("tensor");
-    // fp16 compresses the reductions of gradients over the batch's devices.
-    if (batchAxes.empty() && config.getBool("communication.fp16"))
-      fn.emitWarning() << "epl-plan: \"communication.fp16\" compresses "
-                          "data-parallel gradient reductions, and this plan ("
-                       << wanted << ") has none; gradients are not sent";
+    if (batchAxes.empty())
+      warnAboutUnusedReductionKeys(fn, config, wanted);
 
     MLIRContext *ctx = &getContext();
     MeshOp mesh = getMesh(module);
@@ -218,6 +217,21 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
   /// `numStages` stages (0 or 1: none): a schedule or virtual stages
   /// without stages would be ignored; virtual stages need the interleaved
   /// schedule and must divide the stages.
+  /// The communication keys act on the reductions of gradients over the
+  /// batch's devices: a plan without any (`plan`: its axes, in words)
+  /// leaves them nothing to do, which is said, not ignored.
+  void warnAboutUnusedReductionKeys(func::FuncOp fn, const Config &config,
+                                    StringRef plan) {
+    if (config.getBool("communication.fp16"))
+      fn.emitWarning() << "epl-plan: \"communication.fp16\" compresses "
+                          "data-parallel gradient reductions, and this plan ("
+                       << plan << ") has none; gradients are not sent";
+    if (config.isSet("communication.max_splits"))
+      fn.emitWarning() << "epl-plan: \"communication.max_splits\" buckets "
+                          "data-parallel gradient reductions, and this plan ("
+                       << plan << ") has none; gradients are not sent";
+  }
+
   LogicalResult checkPipelineKeys(func::FuncOp fn, const Config &config,
                                   int64_t numStages) {
     int64_t chunks = config.getInt("pipeline.num_virtual_stages");
@@ -247,6 +261,15 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                             << " pipeline stages are not divisible by "
                                "\"pipeline.num_virtual_stages\" = "
                             << chunks;
+    // Every stage on one stage device is no pipeline: the plan would be
+    // data parallel, the schedule ignored.
+    if (chunks > 1 && numStages == chunks)
+      return fn.emitError()
+             << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
+             << " puts all " << numStages
+             << " pipeline stages on one stage device, so nothing is "
+                "pipelined; interleave fewer stages per device (at most "
+             << numStages / 2 << ")";
     return success();
   }
 

@@ -70,6 +70,8 @@ public:
   std::optional<double> getNumber(llvm::StringRef key) const;
   bool getBool(llvm::StringRef key) const;
   llvm::StringRef getString(llvm::StringRef key) const;
+  /// Whether the module sets `key` itself (to any value, its default too).
+  bool isSet(llvm::StringRef key) const { return dict && dict.get(key); }
 
   /// Fails (through `emitError`) on a key that only a GPU target
   /// implements when the step is lowered for the CPU: `offload.level`.
