@@ -191,16 +191,23 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
           type.getRank() == 0 || batchAxes.empty())
         continue;
       int64_t g = groupSize(mesh, batchAxes);
+      // Every input and label is split along its dimension 0: name the one
+      // that does not divide, as the user named it.
+      auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  EPLDialect::kNameAttrName);
+      std::string which = name
+                              ? (kind + " '" + name.getValue() + "'").str()
+                              : ("argument " + Twine(arg.getArgNumber())).str();
       if (type.getDimSize(0) % g != 0)
         return fn.emitError()
-               << "epl-plan: the batch of argument " << arg.getArgNumber()
-               << " (" << type.getDimSize(0) << ") is not divisible by the "
-               << g << " devices it is split over";
+               << "epl-plan: the batch (dimension 0) of " << which << " ("
+               << type.getDimSize(0) << ") is not divisible by the " << g
+               << " devices it is split over";
       // Each device cuts its shard of the batch into the micro-batches.
       if (type.getDimSize(0) % (g * microBatches) != 0)
         return fn.emitError()
-               << "epl-plan: the batch of argument " << arg.getArgNumber()
-               << " (" << type.getDimSize(0) << ") is not divisible by " << g
+               << "epl-plan: the batch (dimension 0) of " << which << " ("
+               << type.getDimSize(0) << ") is not divisible by " << g
                << " devices x " << microBatches
                << " micro-batches (\"pipeline.num_micro_batch\")";
       Layout l = Layout::replicated(type.getRank());
