@@ -90,16 +90,6 @@ bool isFromParamsFile(const EntryArg &arg) {
          arg.kind == ArgKind::State;
 }
 
-/// `names` joined by commas; past `limit` of them, how many more.
-std::string someNames(llvm::ArrayRef<std::string> names, size_t limit = 8) {
-  std::string text;
-  for (size_t i = 0; i < std::min(names.size(), limit); ++i)
-    text += (i ? ", " : "") + names[i];
-  if (names.size() > limit)
-    text += " and " + std::to_string(names.size() - limit) + " more";
-  return text;
-}
-
 /// Resuming is lenient (a file of parameters alone fine-tunes with a fresh
 /// optimizer), but never silent where a checkpoint is incomplete: says
 /// which optimizer state starts afresh and which tensors of the file

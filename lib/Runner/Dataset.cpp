@@ -6,7 +6,9 @@
 
 #include "epl/Runner/Dataset.h"
 #include "epl/Runner/Initializers.h"
+#include "epl/Runner/Notes.h"
 #include "epl/Runner/Shards.h"
+#include "epl/Runtime/Backend.h"
 #include "epl/Support/Npy.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -214,6 +216,16 @@ llvm::FailureOr<Dataset> mlir::epl::openDataset(const Program &program,
             ")";
     return llvm::failure();
   }
+  // A tensor nothing reads is often a misspelt name: said, as those of
+  // --data are.
+  std::vector<std::string> unread;
+  for (auto [i, t] : llvm::enumerate(data.file.tensors))
+    if (llvm::none_of(data.feeds, [&](const auto &f) { return f.second == i; }))
+      unread.push_back(t.name);
+  if (!unread.empty())
+    notes() << ::epl::rt::toolName() << ": warning: @" << program.name
+            << " reads nothing of " << path << " named " << someNames(unread)
+            << "\n";
   data.batchesPerEpoch = data.numSamples / data.batchSize;
   return data;
 }

@@ -337,7 +337,15 @@ void evaluate(const RunOptions &options, const std::vector<HostTensor> &trained,
       if (data.feeds.count(index))
         fillBatch(data, index, program.args[index], order, b, MeshInfo(), rank,
                   *call.args[a]);
+    // The evaluation reads the file in order: the samples name the rows of
+    // a bad label.
+    rt::setCurrentWork("evaluation batch " + std::to_string(b + 1) + " of " +
+                       std::to_string(data.batchesPerEpoch) + " (samples " +
+                       std::to_string(b * data.batchSize) + " to " +
+                       std::to_string((b + 1) * data.batchSize - 1) + " of " +
+                       data.path + ")");
     call();
+    rt::setCurrentWork("");
     if (lossResult)
       if (std::optional<double> loss = scalarLoss(call.results[*lossResult])) {
         totals[0] += *loss;
@@ -417,9 +425,9 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
     }
     int64_t faultsBefore = threadPageFaults();
     auto start = std::chrono::steady_clock::now();
-    rt::setCurrentStep(step);
+    rt::setCurrentWork("step " + std::to_string(step));
     call();
-    rt::setCurrentStep(0);
+    rt::setCurrentWork("");
     double ms = std::chrono::duration<double, std::milli>(
                     std::chrono::steady_clock::now() - start)
                     .count();
@@ -601,11 +609,6 @@ void finishRun(const Program &program, RankCall &call,
         results[s].push_back(rt::allGatherBytes(static_cast<int>(s) == myStage
                                                     ? call.resultData(i)
                                                     : std::vector<char>()));
-  // Checkpoints hold global values: put the shards of the stage that owns
-  // each back together.
-  std::vector<HostTensor> saved;
-  if (!options.saveFile.empty())
-    saved = gatherParameters(program, call, mesh, /*withState=*/true);
   if (rank != 0)
     return;
 
@@ -619,12 +622,24 @@ void finishRun(const Program &program, RankCall &call,
     writeTrace(options.traceFile, program, events);
   if (!options.dumpFile.empty())
     writeResults(options.dumpFile, program, results, rt::worldSize());
-  if (!options.saveFile.empty())
-    writeCheckpoint(
-        options.saveFile, program.name, std::move(saved),
-        options.dataset
-            ? options.dataset->position(options.dataset->start + options.steps)
-            : std::map<std::string, std::string>());
+}
+
+/// After the last step, before the evaluation: an evaluation that fails
+/// (a label out of range in its file) does not cost the training.
+void saveCheckpoint(const Program &program, RankCall &call,
+                    const RunOptions &options, const MeshInfo &mesh, int rank) {
+  if (options.saveFile.empty())
+    return;
+  // Checkpoints hold global values: put the shards of the stage that owns
+  // each back together.
+  std::vector<HostTensor> saved =
+      gatherParameters(program, call, mesh, /*withState=*/true);
+  if (rank != 0)
+    return;
+  writeCheckpoint(options.saveFile, program.name, std::move(saved),
+                  options.dataset ? options.dataset->position(
+                                        options.dataset->start + options.steps)
+                                  : std::map<std::string, std::string>());
 }
 } // namespace
 
@@ -1002,6 +1017,7 @@ int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
                  lossRankOf(program, rt::worldSize()),
                  options.traceFile.empty() ? nullptr : &trace, options.dataset,
                  mesh, endOfEpoch);
+    saveCheckpoint(program, call, options, mesh, rank);
     if (options.evaluation)
       evaluateNow();
     rt::finishProgram();

@@ -313,11 +313,13 @@ void detail::leaveRank() {
 int epl::rt::currentRank() { return current ? current->rank : 0; }
 
 namespace {
-thread_local int stepOfThisRank = 0;
+thread_local std::string workOfThisRank;
 } // namespace
 
-void epl::rt::setCurrentStep(int step) { stepOfThisRank = step; }
-int epl::rt::currentStep() { return stepOfThisRank; }
+void epl::rt::setCurrentWork(std::string work) {
+  workOfThisRank = std::move(work);
+}
+const std::string &epl::rt::currentWork() { return workOfThisRank; }
 int epl::rt::worldSize() { return current ? current->backend->worldSize() : 1; }
 RankStats &epl::rt::currentStats() {
   return current && current->stats ? *current->stats : fallbackStats();
@@ -775,10 +777,10 @@ void _mlir_ciface_epl_rt_barrier(EplUnrankedMemRef *groupDesc) {
 
 void _mlir_ciface_epl_rt_assert_failed(EplUnrankedMemRef *message) {
   StridedView text = StridedView::of(message, 1);
-  epl::rt::fatalError(
-      std::string("the model's assertion failed") +
-      (stepOfThisRank ? " in step " + std::to_string(stepOfThisRank) : "") +
-      ": \"" + std::string(text.base, text.numElements()) + "\"");
+  epl::rt::fatalError(std::string("the model's assertion failed") +
+                      (workOfThisRank.empty() ? "" : " in " + workOfThisRank) +
+                      ": \"" + std::string(text.base, text.numElements()) +
+                      "\"");
 }
 
 int64_t _mlir_ciface_epl_rt_group_index(EplUnrankedMemRef *group) {

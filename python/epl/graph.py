@@ -20,6 +20,7 @@ The EPL-style API (`epl.replicate`, `epl.split`, `epl.Config`) builds on this.
 
 import itertools
 import math
+import numbers
 import operator
 
 from . import strategy
@@ -179,6 +180,18 @@ class Graph:
     # -- arguments -----------------------------------------------------------
 
     def _arg(self, kind, name, shape, dtype, init=None):
+        # Checked here, where the user's line is known: the printed module
+        # would otherwise fail to parse in a temporary file of epl-opt's.
+        if not isinstance(name, str) or not name or \
+                any(c in name for c in '"\\') or not name.isprintable():
+            raise ShapeError(f"the {kind} name {name!r} must be a non-empty string "
+                             "of printable characters without quotes or backslashes")
+        if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__") or any(
+                isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1
+                for d in shape):
+            raise ShapeError(f"the shape of {kind} '{name}' must be a sequence of "
+                             f"positive integers, not {shape!r}")
+        shape = tuple(int(d) for d in shape)
         if any(a["name"] == name for a in self.args):
             raise ShapeError(f"two tensors of the model are called '{name}'")
         ssa = f"%arg{len(self.args)}"

@@ -300,7 +300,16 @@ def _conv(padding):
     (lambda: _conv("full"), epl.ShapeError, 'padding must be "valid", "same"'),
     (lambda: epl.nn.one_hot(epl.input("x", (2,)), 3), epl.DTypeError,
      "one_hot takes integer ids"),
-], ids=["heads", "vector-matmul", "integer-dense", "gelu", "padding", "float-ids"])
+    (lambda: epl.input("x", (4, -6)), epl.ShapeError,
+     "the shape of input 'x' must be a sequence of positive integers, not (4, -6)"),
+    (lambda: epl.input("x", (4.0, 6)), epl.ShapeError,
+     "the shape of input 'x' must be a sequence of positive integers, not (4.0, 6)"),
+    (lambda: epl.layers.Dense(0, name="fc")(epl.input("x", (2, 6))), epl.ShapeError,
+     "the shape of param 'fc/kernel' must be a sequence of positive integers"),
+    (lambda: epl.label('y"', (4,)), epl.ShapeError,
+     "the label name 'y\"' must be a non-empty string of printable characters"),
+], ids=["heads", "vector-matmul", "integer-dense", "gelu", "padding", "float-ids",
+       "negative-dim", "float-dim", "zero-units", "quoted-name"])
 def test_frontend_mistakes_are_errors_at_the_users_line(monkeypatch, build, error, message):
     """Each used to be a raw Python exception, a misleading message, MLIR
     that did not verify, or (gelu) a silent fallback to another function."""

@@ -7,7 +7,11 @@
 #ifndef EPL_RUNNER_NOTES_H
 #define EPL_RUNNER_NOTES_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <string>
 
 namespace mlir::epl {
 
@@ -20,6 +24,17 @@ namespace mlir::epl {
 inline bool &quietProcess() {
   static bool quiet = false;
   return quiet;
+}
+
+/// `names` joined by commas; past `limit` of them, how many more.
+inline std::string someNames(llvm::ArrayRef<std::string> names,
+                             size_t limit = 8) {
+  std::string text;
+  for (size_t i = 0; i < std::min(names.size(), limit); ++i)
+    text += (i ? ", " : "") + names[i];
+  if (names.size() > limit)
+    text += " and " + std::to_string(names.size() - limit) + " more";
+  return text;
 }
 
 /// Where the runner's notes and warnings about its options and files go.

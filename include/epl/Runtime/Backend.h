@@ -221,10 +221,10 @@ void runRanks(const Options &options, const std::function<void(int)> &body);
 /// The rank the calling thread runs as, and the world size.
 int currentRank();
 int worldSize();
-/// The step the calling rank runs (1, 2, ...; 0 outside the steps), which
-/// a failed assertion of the model names.
-void setCurrentStep(int step);
-int currentStep();
+/// What the calling rank runs ("step 3", "evaluation batch 2 of 5"; empty
+/// outside the steps), which a failed assertion of the model names.
+void setCurrentWork(std::string work);
+const std::string &currentWork();
 /// The calling rank's threads (Options::threadsPerRank resolved).
 int threadsPerRank();
 /// Page faults the calling rank's workers (epl_rt_parallel_for) have taken.

@@ -96,12 +96,13 @@ void check(CUresult r, const char *what) {
   // Kernels run behind the host: the step that sees the error is the one
   // whose kernel failed, or the next (the runner waits for each step).
   if (r == CUDA_ERROR_ASSERT)
-    fatalError(std::string("CUDA: ") + what + " failed: " +
-               driver().describe(r) + " (a kernel's check failed" +
-               (currentStep() ? " by step " + std::to_string(currentStep())
-                              : std::string()) +
-               ", such as a gather's index out of range; the GPU printed "
-               "its message to standard output)");
+    fatalError(
+        std::string("CUDA: ") + what + " failed: " + driver().describe(r) +
+        " (a kernel's check failed, such as a gather's index out of "
+        "range" +
+        (currentWork().empty() ? std::string()
+                               : ", in " + currentWork() + " or before") +
+        "; the GPU printed its message to standard output)");
   if (r != CUDA_SUCCESS)
     fatalError(std::string("CUDA: ") + what +
                " failed: " + driver().describe(r));
