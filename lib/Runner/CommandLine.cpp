@@ -243,7 +243,7 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
               " per epoch; give more epochs, or --steps for more steps";
       return llvm::failure();
     }
-    run.steps = static_cast<int>(std::max<int64_t>(steps, 0));
+    run.steps = static_cast<int>(steps);
     if (run.steps == 0 && !run.dumpFile.empty()) {
       error = "--dump-results writes the last step's results; --epochs " +
               std::to_string(epochs) + " runs none";

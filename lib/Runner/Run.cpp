@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Runner/Run.h"
+#include "epl/Runner/Artifact.h"
 #include "epl/Runner/Shards.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -884,34 +885,13 @@ struct RunAgreement {
   uint64_t program, arguments;
 };
 
-/// What each process compiled or loaded, as the ranks' calls depend on it:
-/// meshes, stages and the entries' arguments and results.
+/// What each process compiled or loaded, as an artifact's manifest spells
+/// it: meshes, stages, and the entries' arguments and results with their
+/// types and shards.
 static uint64_t fingerprintOf(const Program &program) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << program.name << ';' << program.mesh << ';' << program.stageAxis;
-  for (const MeshInfo &m : program.meshes) {
-    os << ";mesh " << m.name;
-    for (auto [axis, size] : llvm::zip(m.axes, m.sizes))
-      os << ' ' << axis << '=' << size;
-  }
-  auto values = [&](const char *what, const auto &list) {
-    for (const EntryValue &v : list) {
-      os << ';' << what << ' ' << v.name << ' ' << v.typeName;
-      for (const auto &axes : v.shard.dimAxes) {
-        os << '[';
-        for (auto axis : axes)
-          os << axis << ',';
-        os << ']';
-      }
-    }
-  };
-  for (const Stage &stage : program.stages) {
-    os << ";stage " << stage.entry.name;
-    values("arg", stage.entry.args);
-    values("result", stage.entry.results);
-  }
-  return llvm::xxh3_64bits(text);
+  Manifest described;
+  described.program = program;
+  return llvm::xxh3_64bits(writeManifest(described));
 }
 
 static RunAgreement agreementOf(const Program &program,

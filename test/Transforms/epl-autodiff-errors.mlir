@@ -105,6 +105,16 @@ module attributes {epl.config = {"amp.loss_scale" = 1024.0 : f64}} {
 
 // -----
 
+// expected-error @+1 {{epl-autodiff: EPL config key "auto.auto_parallel" = true is not implemented yet (automatic parallelism); remove it or set it to its default false}}
+module attributes {epl.config = {"auto.auto_parallel" = true}} {
+  func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<f32>
+    return %e : tensor<f32>
+  }
+}
+
+// -----
+
 // Defaults ask for nothing.
 module attributes {epl.config = {"zero.level" = "", "optimizer.num_apply_group" = 1 : i64,
                                  "pipeline.strategy" = "PreferBackward", "amp.loss_scale" = "dynamic"}} {

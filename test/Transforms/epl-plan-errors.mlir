@@ -29,7 +29,7 @@ module {
 // -----
 
 module {
-  // expected-error @+1 {{epl-plan: the batch (dimension 0) of argument 0 (6) is not divisible by the 4 devices it is split over}}
+  // expected-error @+1 {{epl-plan: the batch (dimension 0) of input 'arg0' (6) is not divisible by the 4 devices it is split over}}
   func.func @model(%x: tensor<6x16xf32> {epl.arg = "input"}) -> tensor<6x16xf32> {
     return %x : tensor<6x16xf32>
   }
@@ -137,7 +137,7 @@ module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipel
 
 // Each device of a stage cuts its micro-batches from its shard of the batch.
 module attributes {epl.config = {"pipeline.num_micro_batch" = 3 : i64}} {
-  // expected-error @+1 {{epl-plan: the batch (dimension 0) of argument 0 (8) is not divisible by 2 devices x 3 micro-batches ("pipeline.num_micro_batch")}}
+  // expected-error @+1 {{epl-plan: the batch (dimension 0) of input 'arg0' (8) is not divisible by 2 devices x 3 micro-batches ("pipeline.num_micro_batch")}}
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
     %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
     %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "b">} : tensor<8x4xf32>

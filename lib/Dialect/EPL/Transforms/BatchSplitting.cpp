@@ -109,10 +109,8 @@ private:
     llvm::raw_string_ostream os(text);
     if (auto arg = dyn_cast<BlockArgument>(v);
         arg && arg.getOwner()->getParentOp() == fn) {
-      auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  EPLDialect::kNameAttrName);
       os << getArgKind(fn, arg.getArgNumber()) << " '"
-         << (name ? name.getValue() : StringRef("?")) << "'";
+         << getArgName(fn, arg.getArgNumber()) << "'";
     } else {
       os << "a value of type " << v.getType();
     }

@@ -193,11 +193,8 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       int64_t g = groupSize(mesh, batchAxes);
       // Every input and label is split along its dimension 0: name the one
       // that does not divide, as the user named it.
-      auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  EPLDialect::kNameAttrName);
-      std::string which = name
-                              ? (kind + " '" + name.getValue() + "'").str()
-                              : ("argument " + Twine(arg.getArgNumber())).str();
+      std::string which =
+          (kind + " '" + getArgName(fn, arg.getArgNumber()) + "'").str();
       if (type.getDimSize(0) % g != 0)
         return fn.emitError()
                << "epl-plan: the batch (dimension 0) of " << which << " ("
