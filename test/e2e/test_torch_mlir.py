@@ -140,6 +140,68 @@ def test_data_parallel_equals_one_rank(tmp_path, name, ranks):
                                rtol=RTOL)
 
 
+def two_stages(text, first_of_second):
+    """`text` with every scoped op before the line that defines
+    `first_of_second` on stage s0, the rest on s1."""
+    lines = text.split("\n")
+    cut = next(i for i, line in enumerate(lines) if f"{first_of_second} = " in line)
+    scope = "#epl.replicate<devices = 1>"
+    return "\n".join(line.replace(scope, f'#epl.replicate<devices = 1, name = "s{int(i >= cut)}">')
+                     for i, line in enumerate(lines))
+
+
+@pytest.mark.parametrize("name,ranks,pipeline", [
+    ("mlp", 1, False), ("mlp", 2, False), ("mlp", 2, True), ("gather", 1, False)])
+def test_micro_batches_equal_pytorch(tmp_path, name, ranks, pipeline):
+    """2 micro-batches (pipeline.num_micro_batch) of torch-mlir's
+    integer-label cross-entropy and gather: each micro-batch reads its own
+    examples' scores at its own positions and divides by the whole batch's
+    count of labels (computed before the micro-batches). The steps equal
+    PyTorch's on the whole batch: gradient accumulation on 1 rank, with
+    data parallelism, and as a 2-stage pipeline (mlp's last layer and loss
+    on the second stage)."""
+    rec = record(name)
+    config = dict(rec["optimizers"]["momentum"]["config"], **{"pipeline.num_micro_batch": 2})
+    text = with_config((INPUTS / f"{name}.mlir").read_text(), config)
+    if pipeline:
+        text = two_stages(text, "%transposed_4")
+    model = tmp_path / f"{name}-micro.mlir"
+    model.write_text(text)
+    out = epl_run(model, "--params", INPUTS / f"{name}.params.safetensors",
+                  "--data", INPUTS / f"{name}.data.safetensors", "--steps", rec["steps"],
+                  ranks=ranks)
+    if pipeline:
+        assert "(stage 1)" in out.stdout, out.stdout
+    np.testing.assert_allclose(losses(out.stdout), rec["optimizers"]["momentum"]["losses"],
+                               rtol=RTOL)
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_micro_batches_count_the_whole_batchs_labels(tmp_path, ranks):
+    """Cross-entropy's mean is over the labels not ignored (-100): with two
+    ignored in the first micro-batch and none in the second, each
+    micro-batch divides by the whole batch's count (6), not its own (2 or
+    4), and the steps equal the whole batch's."""
+    rec = record("mlp")
+    data = epl.safetensors.load(INPUTS / "mlp.data.safetensors")
+    data["y"] = data["y"].copy()
+    data["y"][[0, 2]] = -100
+    ignored = tmp_path / "ignored.safetensors"
+    epl.safetensors.save(ignored, data)
+    config = rec["optimizers"]["momentum"]["config"]
+    runs = []
+    for micro_batches in (1, 2):
+        model = tmp_path / f"mlp-{micro_batches}.mlir"
+        model.write_text(with_config((INPUTS / "mlp.mlir").read_text(),
+                                     dict(config, **{"pipeline.num_micro_batch": micro_batches})))
+        out = epl_run(model, "--params", INPUTS / "mlp.params.safetensors", "--data", ignored,
+                      "--steps", 4, ranks=ranks)
+        runs.append(losses(out.stdout))
+    np.testing.assert_allclose(runs[1], runs[0], rtol=RTOL)
+    assert not np.allclose(runs[0], rec["optimizers"]["momentum"]["losses"][:4], rtol=1e-3), \
+        "the ignored labels change the loss"
+
+
 @pytest.mark.parametrize("name,ranks", [
     ("mlp", 2), ("mlp", 4), ("regression", 2), ("regression", 4), ("transformer", 2),
     ("transformer", 4)])

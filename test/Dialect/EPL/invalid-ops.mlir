@@ -268,6 +268,38 @@ func.func @scatter_add_rank(%u: tensor<3xf32>, %i: tensor<3xi64>, %d: tensor<5x4
 
 // -----
 
+func.func @scatter_add_batching_rank(%u: tensor<3x4xf32>, %i: tensor<3x4xi64>, %d: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'epl.scatter_add' op has 1 index tensors for a destination of rank 2 with 2 batching dimension(s); it needs one per other dimension}}
+  %r = epl.scatter_add %u at (%i) into %d {dest_batching_dims = array<i64: 0, 1>, updates_batching_dims = array<i64: 0, 1>} : tensor<3x4xf32>, tensor<3x4xi64> into tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_batching_pairs(%u: tensor<3xf32>, %i: tensor<3xi64>, %d: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'epl.scatter_add' op has 1 destination batching dimensions but 0 updates batching dimensions; they pair up}}
+  %r = epl.scatter_add %u at (%i) into %d {dest_batching_dims = array<i64: 0>} : tensor<3xf32>, tensor<3xi64> into tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_batching_size(%u: tensor<3xf32>, %i: tensor<3xi64>, %d: tensor<5x4xf32>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{'epl.scatter_add' op batching dimension 0 of 'tensor<5x4xf32>' and 0 of 'tensor<3xf32>' differ in size}}
+  %r = epl.scatter_add %u at (%i) into %d {dest_batching_dims = array<i64: 0>, updates_batching_dims = array<i64: 0>} : tensor<3xf32>, tensor<3xi64> into tensor<5x4xf32>
+  return %r : tensor<5x4xf32>
+}
+
+// -----
+
+func.func @scatter_add_batching_dim(%u: tensor<3xf32>, %i: tensor<3xi64>, %d: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'epl.scatter_add' op destination batching dimension 2 is not a distinct dimension of 'tensor<3x4xf32>'}}
+  %r = epl.scatter_add %u at (%i) into %d {dest_batching_dims = array<i64: 2>, updates_batching_dims = array<i64: 0>} : tensor<3xf32>, tensor<3xi64> into tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+
+// -----
+
 func.func @scatter_add_shape(%u: tensor<3xf32>, %i: tensor<2xi64>, %d: tensor<5xf32>) -> tensor<5xf32> {
   // expected-error @+1 {{'epl.scatter_add' op index tensor #0 is 'tensor<2xi64>'; it must have the shape of the updates, 'tensor<3xf32>'}}
   %r = epl.scatter_add %u at (%i) into %d : tensor<3xf32>, tensor<2xi64> into tensor<5xf32>

@@ -11,6 +11,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -75,12 +76,26 @@ void FunctionAttrEdit::apply() {
   fn.setAllResultAttrs(dicts(results));
 }
 
+namespace {
+/// EPL's ops in a function body (collectives, scatter-adds, sharding
+/// constraints) mean the same wherever they are inlined: gradient
+/// accumulation inlines the micro-batch's gradient function, which holds
+/// an embedding's scatter-add or a user's constraint, before propagation.
+struct EPLInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void EPLDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "epl/Dialect/EPL/IR/EPLOps.cpp.inc"
       >();
   registerAttributes();
+  addInterfaces<EPLInlinerInterface>();
 }
 
 namespace {

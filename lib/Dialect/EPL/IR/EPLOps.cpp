@@ -430,13 +430,51 @@ LogicalResult GroupIndexOp::verifySymbolUses(SymbolTableCollection &) {
 // ScatterAddOp
 //===----------------------------------------------------------------------===//
 
+/// For each dimension of `op`'s destination, the dimension of its updates
+/// whose position indexes it (a batching dimension), or -1 where an index
+/// tensor does.
+static SmallVector<int64_t> updateDimsOf(ScatterAddOp op) {
+  SmallVector<int64_t> of(op.getDest().getType().getRank(), -1);
+  for (auto [d, u] :
+       llvm::zip(op.getDestBatchingDims(), op.getUpdatesBatchingDims()))
+    of[d] = u;
+  return of;
+}
+
 LogicalResult ScatterAddOp::verify() {
   RankedTensorType updates = getUpdates().getType();
   RankedTensorType dest = getDest().getType();
-  if (static_cast<int64_t>(getIndices().size()) != dest.getRank())
-    return emitOpError() << "has " << getIndices().size()
-                         << " index tensors for a destination of rank "
-                         << dest.getRank() << "; it needs one per dimension";
+  ArrayRef<int64_t> destBatching = getDestBatchingDims();
+  ArrayRef<int64_t> updatesBatching = getUpdatesBatchingDims();
+  if (destBatching.size() != updatesBatching.size())
+    return emitOpError() << "has " << destBatching.size()
+                         << " destination batching dimensions but "
+                         << updatesBatching.size()
+                         << " updates batching dimensions; they pair up";
+  llvm::SmallDenseSet<int64_t> seenDest, seenUpdates;
+  for (auto [d, u] : llvm::zip(destBatching, updatesBatching)) {
+    if (d < 0 || d >= dest.getRank() || !seenDest.insert(d).second)
+      return emitOpError() << "destination batching dimension " << d
+                           << " is not a distinct dimension of " << dest;
+    if (u < 0 || u >= updates.getRank() || !seenUpdates.insert(u).second)
+      return emitOpError() << "updates batching dimension " << u
+                           << " is not a distinct dimension of " << updates;
+    if (dest.getDimSize(d) != updates.getDimSize(u))
+      return emitOpError() << "batching dimension " << d << " of " << dest
+                           << " and " << u << " of " << updates
+                           << " differ in size";
+  }
+  int64_t indexed = dest.getRank() - static_cast<int64_t>(destBatching.size());
+  if (static_cast<int64_t>(getIndices().size()) != indexed) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "has " << getIndices().size()
+                              << " index tensors for a destination of rank "
+                              << dest.getRank();
+    if (destBatching.empty())
+      return diag << "; it needs one per dimension";
+    return diag << " with " << destBatching.size()
+                << " batching dimension(s); it needs one per other dimension";
+  }
   for (auto [i, index] : llvm::enumerate(getIndices()))
     if (cast<RankedTensorType>(index.getType()).getShape() !=
         updates.getShape())
@@ -454,6 +492,7 @@ FailureOr<SmallVector<Value>> ScatterAddOp::decomposeOperation(OpBuilder &b) {
   Location loc = getLoc();
   Value updates = getUpdates();
   int64_t rank = getUpdates().getType().getRank();
+  SmallVector<int64_t> updateDims = updateDimsOf(*this);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> lbs(rank, zero), steps(rank, one), ubs;
@@ -466,10 +505,17 @@ FailureOr<SmallVector<Value>> ScatterAddOp::decomposeOperation(OpBuilder &b) {
         Value acc = iters[0];
         SmallVector<Value> at;
         Value inBounds = arith::ConstantIntOp::create(nb, l, 1, 1);
-        for (auto [d, index] : llvm::enumerate(getIndices())) {
+        auto index = getIndices().begin();
+        for (auto [d, u] : llvm::enumerate(updateDims)) {
+          // A batching dimension is read at the update's own position,
+          // within the bounds of both.
+          if (u >= 0) {
+            at.push_back(ivs[u]);
+            continue;
+          }
           Value i = arith::IndexCastOp::create(
               nb, l, nb.getIndexType(),
-              tensor::ExtractOp::create(nb, l, index, ivs));
+              tensor::ExtractOp::create(nb, l, *index++, ivs));
           Value size = tensor::DimOp::create(nb, l, acc, d);
           // Unsigned: a negative index is out of bounds too.
           inBounds = arith::AndIOp::create(
@@ -503,17 +549,25 @@ FailureOr<ShardingRule> ScatterAddOp::getShardingRule() {
     return failure();
   using Kind = ShardingRule::FactorKind;
   ShardingRule rule = ShardingRule::withOperands(getNumOperands());
-  // Positions are summed over; where each lands is data, so the
-  // destination stays whole.
+  // Positions are summed over, except along batching dimensions, where
+  // each lands in its own row; where the others land is data, so those
+  // dimensions of the destination stay whole.
   rule.combiner = ReductionKind::Sum;
-  ShardingRule::Dims positions, whole;
-  for (int64_t size : updates.getShape())
-    positions.push_back({rule.addFactor(size, Kind::Reduction)});
-  for (int64_t size : dest.getShape())
-    whole.push_back({rule.addFactor(size, Kind::Whole)});
-  rule.operands[0] = whole;
+  SmallVector<int64_t> updateDims = updateDimsOf(*this);
+  ShardingRule::Dims positions(updates.getRank()), into;
+  for (auto [d, size] : llvm::enumerate(dest.getShape())) {
+    unsigned f =
+        rule.addFactor(size, updateDims[d] >= 0 ? Kind::Parallel : Kind::Whole);
+    into.push_back({f});
+    if (updateDims[d] >= 0)
+      positions[updateDims[d]] = {f};
+  }
+  for (auto [u, size] : llvm::enumerate(updates.getShape()))
+    if (positions[u].empty())
+      positions[u] = {rule.addFactor(size, Kind::Reduction)};
+  rule.operands[0] = into;
   for (unsigned i = 1; i < getNumOperands(); ++i)
     rule.operands[i] = positions;
-  rule.results.push_back(whole);
+  rule.results.push_back(into);
   return rule;
 }

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -52,6 +53,85 @@ ShardingRule::Dims dimsOf(AffineMap map) {
   return dims;
 }
 
+/// The loop `index` is the position of, if it is a `linalg.index` of `op`
+/// over a loop as long as `size` (a dimension read at that position).
+std::optional<unsigned> positionOf(linalg::LinalgOp op, Value index,
+                                   ArrayRef<int64_t> loopSizes, int64_t size) {
+  auto position = index.getDefiningOp<linalg::IndexOp>();
+  if (!position || position->getParentOp() != op.getOperation() ||
+      ShapedType::isDynamic(size) || loopSizes[position.getDim()] != size)
+    return std::nullopt;
+  return position.getDim();
+}
+
+/// The tensors `op`'s body reads from outside it, each with a loop for
+/// every dimension all its reads index at that loop's position. A tensor
+/// used otherwise in the body (its shape read, passed on) stays whole, and
+/// so does one loop placed on two of its dimensions (a diagonal).
+SmallVector<std::pair<Value, ShardingRule::Dims>>
+capturedReads(linalg::LinalgOp op, ArrayRef<int64_t> loopSizes) {
+  llvm::SetVector<Value> values;
+  getUsedValuesDefinedAbove(op->getRegion(0), values);
+  SmallVector<std::pair<Value, ShardingRule::Dims>> captured;
+  for (Value v : values) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    if (!type || !type.hasStaticShape())
+      continue;
+    ShardingRule::Dims dims(type.getRank());
+    bool first = true;
+    for (OpOperand &use : v.getUses()) {
+      if (!op->isProperAncestor(use.getOwner()))
+        continue;
+      auto read = dyn_cast<tensor::ExtractOp>(use.getOwner());
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        std::optional<unsigned> loop =
+            read ? positionOf(op, read.getIndices()[d], loopSizes,
+                              type.getDimSize(d))
+                 : std::nullopt;
+        if (first && loop)
+          dims[d] = {*loop};
+        else if (!loop || dims[d] != ShardingRule::Dim{*loop})
+          dims[d].clear();
+      }
+      first = false;
+    }
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      for (int64_t e = d + 1; e < type.getRank(); ++e)
+        if (!dims[d].empty() && dims[d] == dims[e]) {
+          dims[d].clear();
+          dims[e].clear();
+        }
+    captured.push_back({v, std::move(dims)});
+  }
+  return captured;
+}
+
+/// The loops whose `linalg.index` the body uses other than as the position
+/// of a captured tensor's dimension that loop shards: it computes with
+/// them, so they need their global positions.
+llvm::SmallDenseSet<unsigned> loopsReadAsNumbers(linalg::LinalgOp op,
+                                                 const ShardingRule &rule) {
+  llvm::SmallDenseSet<unsigned> loops;
+  op->walk([&](linalg::IndexOp index) {
+    if (index->getParentOp() != op.getOperation())
+      return;
+    for (OpOperand &use : index->getUses()) {
+      auto read = dyn_cast<tensor::ExtractOp>(use.getOwner());
+      const auto *entry =
+          read ? llvm::find_if(
+                     rule.captured,
+                     [&](const auto &c) { return c.first == read.getTensor(); })
+               : rule.captured.end();
+      if (!read || use.getOperandNumber() == 0 ||
+          entry == rule.captured.end() ||
+          entry->second[use.getOperandNumber() - 1] !=
+              ShardingRule::Dim{static_cast<unsigned>(index.getDim())})
+        loops.insert(index.getDim());
+    }
+  });
+  return loops;
+}
+
 /// One factor per dimension, the same for every operand and result of the
 /// same rank: an op that keeps dimensions in place.
 ShardingRule sameDims(Operation *op, RankedTensorType type,
@@ -83,14 +163,13 @@ struct StructuredRule
     rule.combiner = combinerOf(op);
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    llvm::SmallDenseSet<unsigned> indexed;
-    for (auto index : op.getBlock()->getOps<linalg::IndexOp>())
-      indexed.insert(index.getDim());
+    rule.captured = capturedReads(op, sizes);
+    llvm::SmallDenseSet<unsigned> indexed = loopsReadAsNumbers(op, rule);
     for (auto [loop, size] : llvm::enumerate(sizes)) {
       Kind kind = iterators[loop] == utils::IteratorType::parallel
                       ? Kind::Parallel
                       : (rule.combiner ? Kind::Reduction : Kind::Whole);
-      // A body that reads a loop's index computes with global positions.
+      // A body that computes with a loop's index needs global positions.
       if (indexed.contains(loop) || ShapedType::isDynamic(size))
         kind = Kind::Whole;
       rule.addFactor(size, kind);

@@ -13,6 +13,7 @@
 #include "epl/Dialect/EPL/Transforms/ScalarDerivatives.h"
 #include "epl/Dialect/EPL/Transforms/TrainingStep.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -142,7 +143,7 @@ public:
   /// of `micro`, the gradient function of one micro-batch (see
   /// `splitBatch`).
   LogicalResult runAccumulating(func::FuncOp micro, int64_t parts,
-                                bool sumGradients);
+                                bool sumGradients, ArrayRef<Value> statistics);
 
   LogicalResult checkSignature();
   LogicalResult prepare();
@@ -1083,9 +1084,26 @@ LogicalResult StepBuilder::gatherAdjoint(const GenericForm &g, Value dout,
   auto sourceType = cast<RankedTensorType>(source.getType());
   BackwardInputs in = backwardInputs(g, dout, tiesOf(g));
   AffineMap identity = b.getMultiDimIdentityMap(loops.size());
+  // A dimension read at a loop's own position (the example's row of the
+  // scores a label picks from) is a batching dimension of the scatter: no
+  // index tensor, and the gradient keeps the rows where they are, so it
+  // shards and splits into micro-batches with the loop.
+  SmallVector<int64_t> destBatching, updatesBatching;
+  SmallVector<Value> indices;
+  for (auto [d, index] : llvm::enumerate(gather.getIndices())) {
+    auto position = index.getDefiningOp<linalg::IndexOp>();
+    if (position && position->getParentOp() == op.getOperation() &&
+        loops[position.getDim()] == sourceType.getDimSize(d) &&
+        !llvm::is_contained(updatesBatching, position.getDim())) {
+      destBatching.push_back(d);
+      updatesBatching.push_back(position.getDim());
+    } else {
+      indices.push_back(index);
+    }
+  }
   SmallVector<Type> resultTypes = {
       RankedTensorType::get(loops, sourceType.getElementType())};
-  resultTypes.append(gather.getIndices().size(),
+  resultTypes.append(indices.size(),
                      RankedTensorType::get(loops, b.getI64Type()));
   SmallVector<Value> inits;
   for (Type t : resultTypes) {
@@ -1112,7 +1130,7 @@ LogicalResult StepBuilder::gatherAdjoint(const GenericForm &g, Value dout,
                         args.take_back(inits.size()).end());
         else {
           yields.push_back(*contribution);
-          for (Value index : gather.getIndices())
+          for (Value index : indices)
             yields.push_back(arith::IndexCastOp::create(
                 nb, nl, nb.getI64Type(), primal.lookupOrDefault(index)));
         }
@@ -1124,9 +1142,9 @@ LogicalResult StepBuilder::gatherAdjoint(const GenericForm &g, Value dout,
     contributions.erase();
     return success();
   }
-  auto scatter = ScatterAddOp::create(b, loc, zerosLike(sourceType),
-                                      contributions.getResult(0),
-                                      contributions.getResults().drop_front());
+  auto scatter = ScatterAddOp::create(
+      b, loc, zerosLike(sourceType), contributions.getResult(0),
+      contributions.getResults().drop_front(), destBatching, updatesBatching);
   accumulate(source, scatter.getResult());
   return success();
 }
@@ -1268,13 +1286,23 @@ void StepBuilder::tagHoistedOps() {
 }
 
 LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
-                                           bool sumGradients) {
+                                           bool sumGradients,
+                                           ArrayRef<Value> statistics) {
   Block &body = fn.front();
   Location loc = fn.getLoc();
-  // The forward program now lives in `micro`.
+  // The forward program now lives in `micro`, but for what computes the
+  // statistics of the whole batch.
+  llvm::SetVector<Operation *> kept;
+  BackwardSliceOptions slice;
+  slice.omitBlockArguments = true;
+  slice.omitUsesFromAbove = false;
+  slice.inclusive = true;
+  for (Value v : statistics)
+    (void)getBackwardSlice(v, &kept, slice);
   body.getTerminator()->erase();
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-    op.erase();
+    if (!kept.contains(&op))
+      op.erase();
 
   b.setInsertionPointToEnd(&body);
   tagger.phase = Phase::BackwardWeight;
@@ -1315,6 +1343,7 @@ LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
           slice->setAttr(EPLDialect::kMicroBatchAttrName, lb2.getUnitAttr());
           args.push_back(slice);
         }
+        llvm::append_range(args, statistics);
         auto call = func::CallOp::create(lb2, l, micro, args);
         // Each micro-batch's loss and gradients are its contribution to the
         // full batch's (constants such as a mean's divisor stay).
@@ -1413,9 +1442,28 @@ struct EPLAutodiffPass
         return signalPassFailure();
       }
       OpBuilder b(fn);
-      auto micro = cast<func::FuncOp>(b.clone(*fn));
+      IRMapping mapping;
+      auto micro = cast<func::FuncOp>(b.clone(*fn, mapping));
       micro.setSymName((fn.getSymName() + "_micro_batch").str());
       micro.setPrivate();
+      // The step computes its data's statistics on the whole batch and
+      // hands them to every micro-batch. They are tagged inputs: data, so
+      // they get no gradient, and scalars, so splitBatch finds no batch in
+      // them to cut.
+      SmallVector<Value> statistics = wholeBatchStatistics(fn);
+      takeAsArguments(micro, llvm::map_to_vector(statistics, [&](Value v) {
+                        return mapping.lookup(v);
+                      }));
+      for (unsigned i = fn.getNumArguments(); i < micro.getNumArguments(); ++i)
+        micro.setArgAttrs(
+            i, b.getDictionaryAttr(
+                   {b.getNamedAttr(EPLDialect::kArgAttrName,
+                                   b.getStringAttr("input")),
+                    b.getNamedAttr(
+                        EPLDialect::kNameAttrName,
+                        b.getStringAttr(
+                            "whole-batch statistic #" +
+                            std::to_string(i - fn.getNumArguments())))}));
       if (failed(splitBatch(micro, microBatches)))
         return signalPassFailure();
       StepBuilder gradient(micro);
@@ -1426,7 +1474,8 @@ struct EPLAutodiffPass
         micro.setArgAttrs(i, DictionaryAttr::get(&getContext()));
       for (unsigned i = 0; i < micro.getNumResults(); ++i)
         micro.setResultAttrs(i, DictionaryAttr::get(&getContext()));
-      if (failed(step.runAccumulating(micro, microBatches, sumGradients)))
+      if (failed(step.runAccumulating(micro, microBatches, sumGradients,
+                                      statistics)))
         return signalPassFailure();
     }
     numForward += forward;

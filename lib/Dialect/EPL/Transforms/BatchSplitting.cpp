@@ -12,10 +12,13 @@
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace mlir::epl;
@@ -131,8 +134,10 @@ private:
       std::optional<int64_t> d = dimOf(v);
       if (!d || (*dims)[*d].empty() || !seen.insert((*dims)[*d].front()).second)
         continue;
-      diag << (first ? "" : ", ") << describe(v) << " along its dimension "
-           << *d;
+      diag << (first ? "" : ", ") << describe(v);
+      if (!llvm::is_contained(op->getOperands(), v))
+        diag << " (read in its body)";
+      diag << " along its dimension " << *d;
       first = false;
       if (auto arg = dyn_cast<BlockArgument>(v))
         fedArgument |= arg.getOwner()->getParentOp() == fn;
@@ -260,11 +265,24 @@ private:
       Operation *comb = cast<linalg::YieldOp>(body.getTerminator())
                             .getOperand(0)
                             .getDefiningOp();
-      if (!comb || !isa<arith::AddFOp>(comb) ||
-          !llvm::is_contained(comb->getOperands(), acc))
+      // A sum: each example added, or subtracted (a negative
+      // log-likelihood accumulated as acc - logp).
+      bool sums =
+          comb && ((isa<arith::AddFOp>(comb) &&
+                    llvm::is_contained(comb->getOperands(), acc)) ||
+                   (isa<arith::SubFOp>(comb) && comb->getOperand(0) == acc));
+      if (!sums)
         return fail(op, "this op reduces over the batch other than by a sum",
                     Value());
     }
+    // A statistic the body reads (a batch mean picked by a gather) would
+    // be each micro-batch's own.
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op.getRegion(), captured);
+    for (Value v : captured)
+      if (origin.count(v))
+        return fail(op, "this op's body reads a statistic over the whole batch",
+                    v);
     // Which block arguments carry a statistic over the whole batch.
     SmallVector<bool> linear(op->getNumOperands(), false);
     Value statistic;
@@ -402,4 +420,66 @@ LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts) {
            << "cannot split the batch of @" << model.getSymName() << " into "
            << parts << " micro-batches";
   return success();
+}
+
+SmallVector<Value> mlir::epl::wholeBatchStatistics(func::FuncOp model) {
+  // What depends on a parameter or state, and what on nothing else than
+  // the data and constants.
+  llvm::DenseSet<Value> learned, unlearned;
+  for (BlockArgument arg : model.getArguments()) {
+    StringRef kind = getArgKind(model, arg.getArgNumber());
+    (kind == "input" || kind == "label" ? unlearned : learned).insert(arg);
+  }
+  SmallVector<Value> candidates;
+  for (Operation &op : model.front()) {
+    llvm::SetVector<Value> reads(op.getOperands().begin(),
+                                 op.getOperands().end());
+    for (Region &region : op.getRegions())
+      getUsedValuesDefinedAbove(region, reads);
+    bool fromLearned =
+        llvm::any_of(reads, [&](Value v) { return learned.contains(v); });
+    bool fromData =
+        llvm::any_of(reads, [&](Value v) { return unlearned.contains(v); });
+    for (Value r : op.getResults())
+      (fromLearned ? learned : unlearned).insert(r);
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (fromLearned || !fromData || !linalgOp ||
+        linalgOp.getNumReductionLoops() == 0)
+      continue;
+    for (Value r : op.getResults())
+      if (auto type = dyn_cast<RankedTensorType>(r.getType());
+          type && type.getRank() == 0 && !r.use_empty())
+        candidates.push_back(r);
+  }
+  // A result computed from the data alone stays each micro-batch's own:
+  // the step sums the micro-batches' results, so one computed from a
+  // whole-batch statistic would count it once per micro-batch.
+  llvm::SetVector<Operation *> perMicroBatch;
+  BackwardSliceOptions slice;
+  slice.omitBlockArguments = true;
+  slice.omitUsesFromAbove = false;
+  slice.inclusive = true;
+  for (Value result : model.front().getTerminator()->getOperands())
+    if (unlearned.contains(result))
+      (void)getBackwardSlice(result, &perMicroBatch, slice);
+  SmallVector<Value> statistics;
+  for (Value v : candidates)
+    if (!perMicroBatch.contains(v.getDefiningOp()))
+      statistics.push_back(v);
+  return statistics;
+}
+
+void mlir::epl::takeAsArguments(func::FuncOp micro,
+                                ArrayRef<Value> statistics) {
+  Block &body = micro.front();
+  for (Value v : statistics) {
+    BlockArgument arg = body.addArgument(v.getType(), v.getLoc());
+    v.replaceAllUsesWith(arg);
+  }
+  // What computed them alone is dead now.
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
+  micro.setType(FunctionType::get(micro.getContext(), body.getArgumentTypes(),
+                                  micro.getResultTypes()));
 }

@@ -415,26 +415,45 @@ private:
   }
 
   /// A tensor an op's body reads from outside (a gather's table) is
-  /// indexed with global positions: every device needs it whole.
-  LogicalResult replicateCaptured(Operation *op) {
+  /// indexed with global positions, so every device needs it whole, except
+  /// along the dimensions `rule` reads at a loop's own position: those are
+  /// sharded as that loop is, each device reading its shard at its local
+  /// positions.
+  LogicalResult localizeCaptured(Operation *op, const ShardingRule *rule,
+                                 ArrayRef<AxisList> factors) {
     llvm::SetVector<Value> captured;
     for (Region &region : op->getRegions())
       getUsedValuesDefinedAbove(region, captured);
+    // A read the rule names but the body no longer makes would leave the
+    // tensor whole while the body reads it at local positions.
+    if (rule)
+      for (const auto &entry : rule->captured)
+        if (!captured.contains(entry.first))
+          return op->emitError("epl-insert-collectives: internal error: the "
+                               "sharding rule names a tensor this op's body "
+                               "no longer reads");
     for (Value v : captured) {
       auto type = dyn_cast<RankedTensorType>(v.getType());
-      if (!type || !layouts.count(v) || layouts.lookup(v).isReplicated())
+      if (!type || !layouts.count(v))
+        continue;
+      Layout want = Layout::replicated(type.getRank());
+      if (rule)
+        if (const auto *entry = llvm::find_if(
+                rule->captured, [&](const auto &c) { return c.first == v; });
+            entry != rule->captured.end())
+          want = layoutThrough(entry->second, factors);
+      if (layouts.lookup(v) == want)
         continue;
       b.setInsertionPoint(op);
       created.clear();
-      FailureOr<Value> whole =
-          reshard(op->getLoc(), v, Layout::replicated(type.getRank()));
-      if (failed(whole))
+      FailureOr<Value> local = reshard(op->getLoc(), v, want);
+      if (failed(local))
         return failure();
       if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))
         for (Operation *c : created)
           c->setAttr(EPLDialect::kPhaseAttrName, phase);
       for (Region &region : op->getRegions())
-        replaceAllUsesInRegionWith(v, *whole, region);
+        replaceAllUsesInRegionWith(v, *local, region);
     }
     return success();
   }
@@ -492,7 +511,7 @@ private:
       if (failed(require(op, i, want)))
         return failure();
     }
-    if (failed(replicateCaptured(op)))
+    if (failed(localizeCaptured(op, &rule, factors)))
       return failure();
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       Layout out = layoutOfResult(op, i);
@@ -648,6 +667,12 @@ private:
           if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))
             for (Operation *made : created)
               made->setAttr(EPLDialect::kPhaseAttrName, phase);
+          // Rules taken before name the tensors a body reads: they read
+          // the resharded value now.
+          for (auto &[ruled, rule] : rules)
+            for (auto &[read, dims] : rule.captured)
+              if (read == c.getResult())
+                read = *r;
           c.getResult().replaceAllUsesWith(*r);
           op->erase();
           return success();
@@ -677,7 +702,7 @@ private:
               return op->emitError() << "epl-insert-collectives: cannot "
                                         "partition '"
                                      << op->getName() << "'";
-          if (failed(replicateCaptured(op)))
+          if (failed(localizeCaptured(op, nullptr, {})))
             return failure();
           // Any other op computes its tensors whole on every device.
           for (Value r : op->getResults())

@@ -403,12 +403,13 @@ private:
       remark << "; factor " << f << " from ";
       if (auto r = dyn_cast<OpResult>(from); r && r.getOwner() == op)
         remark << "result " << r.getResultNumber();
+      else if (OpOperand *operand =
+                   llvm::find_if(op->getOpOperands(),
+                                 [&](OpOperand &o) { return o.get() == from; });
+               operand != op->getOpOperands().end())
+        remark << "operand " << operand->getOperandNumber();
       else
-        for (OpOperand &operand : op->getOpOperands())
-          if (operand.get() == from) {
-            remark << "operand " << operand.getOperandNumber();
-            break;
-          }
+        remark << "a tensor its body reads";
       int p = d.priorities[f];
       if (p >= kUser)
         remark << " (a sharding constraint)";
@@ -421,20 +422,26 @@ private:
     }
   }
 
+  /// The layout the decision gives a value whose dimensions are `dims`,
+  /// without a partial state.
+  Proposal impliedDims(const ShardingRule::Dims &dims, const Decision &d) {
+    Proposal p{Layout::replicated(dims.size()), SmallVector<int>(dims.size()),
+               0};
+    for (auto [pos, factors] : llvm::enumerate(dims))
+      if (!factors.empty()) {
+        p.layout.dims[pos] = d.factors[factors.front()];
+        if (!p.layout.dims[pos].empty())
+          p.dims[pos] = derived(d.priorities[factors.front()]);
+      }
+    return p;
+  }
+
   /// The layout the decision gives operand or result `index` of `op`.
   Proposal implied(Operation *op, const ShardingRule &rule, const Decision &d,
                    bool operand, unsigned index) {
-    const ShardingRule::Dims &dims =
-        operand ? rule.operands[index] : rule.results[index];
-    Proposal p{Layout::replicated(dims.size()), SmallVector<int>(dims.size()),
-               0};
+    Proposal p =
+        impliedDims(operand ? rule.operands[index] : rule.results[index], d);
     Layout &l = p.layout;
-    for (auto [pos, factors] : llvm::enumerate(dims))
-      if (!factors.empty()) {
-        l.dims[pos] = d.factors[factors.front()];
-        if (!l.dims[pos].empty())
-          p.dims[pos] = derived(d.priorities[factors.front()]);
-      }
     if (d.linearSum) {
       if (!operand || d.linearOperands[index]) {
         l.partial = *d.linearSum;
@@ -486,6 +493,9 @@ private:
       }
       changed |= propose(v, p);
     }
+    // A tensor the body reads is read whole from its pending sums.
+    for (const auto &[v, dims] : rule.captured)
+      changed |= propose(v, impliedDims(dims, d));
     for (auto [i, r] : llvm::enumerate(op->getResults()))
       changed |= propose(r, implied(op, rule, d, /*operand=*/false, i));
     return changed;

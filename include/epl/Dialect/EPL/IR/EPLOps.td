@@ -351,29 +351,44 @@ def EPL_ScatterAddOp : EPL_Op<"scatter_add", [
     position `p` of `updates`,
 
     ```
-    result[indices#0[p], ..., indices#k[p]] += updates[p]
+    result[i_0, ..., i_k] += updates[p]
     ```
 
-    starting from `dest`; there is one index tensor per dimension of
-    `dest`, each shaped like `updates` (signless i64, read as signed).
-    Positions whose indices fall outside `dest` add nothing (the forward
-    gather there had no value).
+    starting from `dest`, where dimension `dest_batching_dims[j]` of `dest`
+    is read at `p`'s own position along `updates_batching_dims[j]`, and
+    every other dimension of `dest`, in order, at its index tensor's value
+    `indices#n[p]` (signless i64, read as signed; each index tensor shaped
+    like `updates`). Positions whose indices fall outside `dest` add
+    nothing (the forward gather there had no value). Batching dimensions
+    are StableHLO's: the gather they come from read each example's row at
+    the example's own position (the label's score in cross-entropy), and a
+    batching dimension has the size of its `updates` dimension.
 
     ```mlir
     // d(sum_k w[i[k]])/dw: w = [1, 2, 3, 4], i = [1, 3] gives [0, 1, 0, 1].
     %dw = epl.scatter_add %ones at (%i) into %zeros
             : tensor<2xf32>, tensor<2xi64> into tensor<4xf32>
+    // d(-sum_b logp[b, label[b]])/dlogp: row b gets -1 at column label[b].
+    %dl = epl.scatter_add %minus_ones at (%labels) into %zeros
+            {dest_batching_dims = array<i64: 0>,
+             updates_batching_dims = array<i64: 0>}
+            : tensor<8xf32>, tensor<8xi64> into tensor<8x4xf32>
     ```
 
-    Its sharding rule makes the positions of `updates` reduction factors
-    (summed) and every dimension of `dest` whole: split over the batch,
-    each device scatters its own positions and the result is a partial
-    sum. `epl-decompose-aggregates` lowers it to a loop nest.
+    Its sharding rule shares each batching dimension's factor between
+    `updates` and `dest` and makes the other positions of `updates`
+    reduction factors (summed) and the other dimensions of `dest` whole:
+    split over the batch, each device scatters its own positions into its
+    own rows, or, where the batch meets no batching dimension (an
+    embedding table), into a whole table, a partial sum.
+    `epl-decompose-aggregates` lowers it to a loop nest.
   }];
   // `dest` first: the result type is inferred from a fixed operand.
   let arguments = (ins RankedTensorOf<[AnyFloat]>:$dest,
                        RankedTensorOf<[AnyFloat]>:$updates,
-                       Variadic<RankedTensorOf<[I64]>>:$indices);
+                       Variadic<RankedTensorOf<[I64]>>:$indices,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$dest_batching_dims,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$updates_batching_dims);
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
     $updates `at` ` ` `(` $indices `)` `into` $dest attr-dict `:` type($updates)

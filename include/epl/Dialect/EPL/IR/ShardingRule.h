@@ -62,6 +62,13 @@ struct ShardingRule {
   /// that keeps its elements (reshape, cast): a pending partial value may
   /// pass through it unreduced.
   bool passesPartial = false;
+  /// Tensors the op's body reads from outside it (`tensor.extract` of a
+  /// gather's table, or of scores picked at a label), each with its
+  /// dimensions: a dimension read at a loop's own position (`linalg.index`)
+  /// is that loop's factor, as an operand's would be, so a device reads
+  /// its own shard with its own positions; one read at a computed index
+  /// (a token id, a class) has no factor and stays whole.
+  SmallVector<std::pair<Value, Dims>> captured;
 
   unsigned addFactor(int64_t size, FactorKind kind) {
     factorSizes.push_back(size);
@@ -85,8 +92,8 @@ inline bool describes(const ShardingRule::Dims &dims, Value v) {
 }
 
 /// The values of `op` that `rule` describes, each with its dimensions:
-/// the operands, then the results; without the operands the op does not
-/// read unless `withUnread`.
+/// the operands, the tensors its body reads, then the results; without the
+/// operands the op does not read unless `withUnread`.
 inline SmallVector<std::pair<Value, const ShardingRule::Dims *>>
 describedValues(Operation *op, const ShardingRule &rule,
                 bool withUnread = false) {
@@ -94,6 +101,8 @@ describedValues(Operation *op, const ShardingRule &rule,
   for (auto [i, v] : llvm::enumerate(op->getOperands()))
     if (describes(rule.operands[i], v) && (withUnread || !rule.unread[i]))
       values.push_back({v, &rule.operands[i]});
+  for (const auto &[v, dims] : rule.captured)
+    values.push_back({v, &dims});
   for (auto [i, r] : llvm::enumerate(op->getResults()))
     values.push_back({r, &rule.results[i]});
   return values;

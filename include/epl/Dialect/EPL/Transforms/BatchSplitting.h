@@ -21,6 +21,19 @@ namespace mlir::epl {
 /// does not divide.
 LogicalResult splitBatch(func::FuncOp model, int64_t parts);
 
+/// The statistics of `model`'s data that micro-batches compute on the
+/// whole batch, before them: scalars reduced from its inputs and labels
+/// alone, no parameter or state in them (how many labels cross-entropy
+/// counts, the ignored ones left out). Each micro-batch divides by the
+/// whole batch's count, as the whole batch does; its own would differ.
+/// A result computed from the data alone keeps its statistics per
+/// micro-batch, since the step sums the micro-batches' results.
+SmallVector<Value> wholeBatchStatistics(func::FuncOp model);
+
+/// Makes each of `statistics` (values of `micro`) an argument of `micro`,
+/// appended in order, and erases what only computed them.
+void takeAsArguments(func::FuncOp micro, ArrayRef<Value> statistics);
+
 } // namespace mlir::epl
 
 #endif // EPL_DIALECT_EPL_TRANSFORMS_BATCHSPLITTING_H

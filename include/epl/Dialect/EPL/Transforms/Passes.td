@@ -48,7 +48,10 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
     (marked `epl.micro_batch`: on several devices each cuts its own shard),
     summing losses and gradients; the sums are the step's results. Constants
     stay, so each micro-batch yields its contribution to the full batch's
-    loss: with `communication.gradients_reduce_method = "mean"` the step
+    loss. Scalars reduced from the inputs and labels alone (cross-entropy's
+    count of labels not ignored) are computed by the step on the whole
+    batch and passed to every micro-batch, which divides by the batch's
+    count, not its own. With `communication.gradients_reduce_method = "mean"` the step
     equals the full-batch step; with `"sum"` the gradients are M times
     larger (the sum of the micro-batches' own mean gradients, as EPL).
 
@@ -291,8 +294,12 @@ def EPLShardingPropagationPass : Pass<"epl-sharding-propagation", "ModuleOp"> {
       sharded reduction factor makes the results pending partial values
       with the combiner of the body (`sum` for `+`/`-`, `max`, `min`);
       factors that must stay whole (a cut or joined dimension, a loop whose
-      index the body reads) are never sharded; a micro-batch slice,
+      index the body computes with) are never sharded; a micro-batch slice,
       `epl.micro_batch`, keeps the batch's split;
+    * a tensor a body reads from outside (`tensor.extract`) is a value of
+      the op too: a dimension it reads at a loop's own position
+      (`linalg.index`, cross-entropy's `logp[b, label[b]]`) holds that
+      loop's factor, one read at a computed index (a token id) none;
     * values cheap to make (`tensor.empty`, splat constants, fills, and
       element-wise generics of those) and inits the body does not read have
       no say: each user gets its own (see `epl-insert-collectives`);
