@@ -376,10 +376,6 @@ void evaluate(const RunOptions &options, const std::vector<HostTensor> &trained,
   printEvaluation(record);
 }
 
-/// Runs the steps on one rank; with `trace`, keeps every event there. With
-/// a dataset, each step first reads its batch into the rank's inputs and
-/// labels, and `endOfEpoch(epoch, last)` runs on every rank after each
-/// epoch (`last`: after the last step).
 /// Page faults of the calling rank so far: its thread (each rank runs on
 /// a thread of its own, or in a process of its own under MPI) and the
 /// workers its split kernels run on.
@@ -390,6 +386,10 @@ int64_t threadPageFaults() {
   return usage.ru_minflt + usage.ru_majflt + rt::workerPageFaults();
 }
 
+/// Runs the steps on one rank; with `trace`, keeps every event there. With
+/// a dataset, each step first reads its batch into the rank's inputs and
+/// labels, and `endOfEpoch(steps, last)` runs on every rank after each
+/// epoch (`steps` run so far; `last`: after the last step).
 std::vector<StepRecord>
 runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
          int numSteps, int rank, int lossRank, std::vector<rt::Event> *trace,
@@ -481,7 +481,7 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
       printEpoch(record);
     }
     if (endOfEpoch)
-      endOfEpoch(epoch, step == numSteps);
+      endOfEpoch(step, step == numSteps);
   }
   return steps;
 }
@@ -625,10 +625,12 @@ void finishRun(const Program &program, RankCall &call,
     writeResults(options.dumpFile, program, results, rt::worldSize());
 }
 
-/// After the last step, before the evaluation: an evaluation that fails
-/// (a label out of range in its file) does not cost the training.
+/// The checkpoint after `stepsDone` steps of this run, written before each
+/// evaluation: an evaluation that fails (a label out of range in its file)
+/// does not cost the training.
 void saveCheckpoint(const Program &program, RankCall &call,
-                    const RunOptions &options, const MeshInfo &mesh, int rank) {
+                    const RunOptions &options, const MeshInfo &mesh, int rank,
+                    int stepsDone) {
   if (options.saveFile.empty())
     return;
   // Checkpoints hold global values: put the shards of the stage that owns
@@ -639,7 +641,7 @@ void saveCheckpoint(const Program &program, RankCall &call,
     return;
   writeCheckpoint(options.saveFile, program.name, std::move(saved),
                   options.dataset ? options.dataset->position(
-                                        options.dataset->start + options.steps)
+                                        options.dataset->start + stepsDone)
                                   : std::map<std::string, std::string>());
 }
 } // namespace
@@ -988,16 +990,18 @@ int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
     };
     std::function<void(int, bool)> endOfEpoch;
     if (options.evaluation && options.evaluateEachEpoch)
-      endOfEpoch = [&](int, bool last) {
-        if (!last)
-          evaluateNow();
+      endOfEpoch = [&](int stepsDone, bool last) {
+        if (last)
+          return;
+        saveCheckpoint(program, call, options, mesh, rank, stepsDone);
+        evaluateNow();
       };
     std::vector<StepRecord> steps =
         runSteps(call, feedback, options.steps, rank,
                  lossRankOf(program, rt::worldSize()),
                  options.traceFile.empty() ? nullptr : &trace, options.dataset,
                  mesh, endOfEpoch);
-    saveCheckpoint(program, call, options, mesh, rank);
+    saveCheckpoint(program, call, options, mesh, rank, options.steps);
     if (options.evaluation)
       evaluateNow();
     rt::finishProgram();
