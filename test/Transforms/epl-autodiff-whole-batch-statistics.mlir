@@ -1,4 +1,4 @@
-// RUN: epl-opt %s --epl-autodiff | FileCheck %s
+// RUN: epl-opt %s --epl-autodiff --split-input-file | FileCheck %s
 
 // Cross-entropy with ignored labels, as torch-mlir writes it: the mean is
 // over the labels not ignored (-100), a count over the batch computed from
@@ -74,5 +74,61 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
       linalg.yield %m : f32
     } -> tensor<f32>
     return %loss : tensor<f32>
+  }
+}
+
+// -----
+
+// A mean over the batch of the inputs, subtracted from each example (a
+// batch norm over the inputs): a statistic of rank 1, with no batch in it.
+// The step takes it on the whole batch; each micro-batch gets it whole
+// (tensor<3xf32>) while its examples shrink to 2.
+
+// CHECK-LABEL: func.func private @centered_micro_batch
+// CHECK-SAME: (%{{.*}}: tensor<2x3xf32>, %{{.*}}: tensor<3xf32>, %[[MEAN:.*]]: tensor<3xf32>)
+// CHECK-NOT: iterator_types = ["reduction", "parallel"]} ins(%arg0 : tensor<2x3xf32>)
+// CHECK: ins(%{{.*}}, %[[MEAN]], %{{.*}} : tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+
+// CHECK-LABEL: func.func @centered
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<4x3xf32>
+// CHECK: %[[STEP_MEAN:.*]] = linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%[[X]] : tensor<4x3xf32>) outs(%{{.*}} : tensor<3xf32>)
+// CHECK: scf.for
+// CHECK: call @centered_micro_batch({{.*}}, %[[STEP_MEAN]])
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @centered(%x: tensor<4x3xf32> {epl.arg = "input", epl.name = "x"},
+                      %w: tensor<3xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e3 = tensor.empty() : tensor<3xf32>
+    %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<3xf32>) -> tensor<3xf32>
+    %mean = linalg.generic {indexing_maps = [affine_map<(b, d) -> (b, d)>, affine_map<(b, d) -> (d)>],
+                            iterator_types = ["reduction", "parallel"]}
+        ins(%x : tensor<4x3xf32>) outs(%f3 : tensor<3xf32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %q = arith.constant 0.25 : f32
+      %s = arith.mulf %a, %q : f32
+      %r = arith.addf %acc, %s : f32
+      linalg.yield %r : f32
+    } -> tensor<3xf32>
+    %e = tensor.empty() : tensor<4x3xf32>
+    %c = linalg.generic {indexing_maps = [affine_map<(b, d) -> (b, d)>, affine_map<(b, d) -> (d)>,
+                                          affine_map<(b, d) -> (d)>, affine_map<(b, d) -> (b, d)>],
+                         iterator_types = ["parallel", "parallel"]}
+        ins(%x, %mean, %w : tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) outs(%e : tensor<4x3xf32>) {
+    ^bb0(%a: f32, %m: f32, %ww: f32, %o: f32):
+      %d = arith.subf %a, %m : f32
+      %p = arith.mulf %d, %ww : f32
+      %p2 = arith.mulf %p, %p : f32
+      linalg.yield %p2 : f32
+    } -> tensor<4x3xf32>
+    %e0 = tensor.empty() : tensor<f32>
+    %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(b, d) -> (b, d)>, affine_map<(b, d) -> ()>],
+                         iterator_types = ["reduction", "reduction"]}
+        ins(%c : tensor<4x3xf32>) outs(%f0 : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %acc, %a : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
   }
 }

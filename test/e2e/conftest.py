@@ -55,3 +55,13 @@ def losses(stdout):
     """The per-step losses epl-run printed."""
     return [float(line.split()[3]) for line in stdout.splitlines()
             if line.startswith("step ") and line.split()[2] == "loss"]
+
+
+def save_inputs(tmp_path, params, data):
+    """Writes params and data as the safetensors files epl-run reads and
+    returns their paths."""
+    from epl import safetensors
+    p, d = tmp_path / "p.safetensors", tmp_path / "d.safetensors"
+    safetensors.save(p, params)
+    safetensors.save(d, data)
+    return p, d

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT, epl_run, losses
+from conftest import ROOT, epl_run, losses, save_inputs
 from epl import safetensors
 
 MODEL = ROOT / "test" / "e2e" / "Inputs" / "gather-classifier.mlir"
@@ -26,10 +26,7 @@ def problem(tmp_path):
             "labels": rng.integers(0, 4, 8).astype(np.int64)}
     data["ids"][0, :3] = 7
     data["ids"][5, 1] = 7
-    p, d = tmp_path / "p.safetensors", tmp_path / "d.safetensors"
-    safetensors.save(p, params)
-    safetensors.save(d, data)
-    return params, data, p, d
+    return (params, data, *save_inputs(tmp_path, params, data))
 
 
 def torch_losses(params, data):
@@ -135,9 +132,8 @@ def test_minimal_gather_moves(tmp_path):
         return %r : tensor<f32>
       }
     }"""))
-    p, d = tmp_path / "p.safetensors", tmp_path / "d.safetensors"
-    safetensors.save(p, {"w": np.array([1, 2, 3, 4], np.float32)})
-    safetensors.save(d, {"i": np.array([1, 3], np.int64)})
+    p, d = save_inputs(tmp_path, {"w": np.array([1, 2, 3, 4], np.float32)},
+                       {"i": np.array([1, 3], np.int64)})
     out = epl_run(model, "--params", p, "--data", d, "--steps", 3,
                   "--save", tmp_path / "w.safetensors")
     np.testing.assert_allclose(losses(out.stdout), [6.0, 5.98, 5.96], rtol=1e-6)

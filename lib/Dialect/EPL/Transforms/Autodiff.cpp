@@ -1447,9 +1447,8 @@ struct EPLAutodiffPass
       micro.setSymName((fn.getSymName() + "_micro_batch").str());
       micro.setPrivate();
       // The step computes its data's statistics on the whole batch and
-      // hands them to every micro-batch. They are tagged inputs: data, so
-      // they get no gradient, and scalars, so splitBatch finds no batch in
-      // them to cut.
+      // hands them to every micro-batch. They are tagged inputs, data that
+      // gets no gradient, which splitBatch does not cut.
       SmallVector<Value> statistics = wholeBatchStatistics(fn);
       takeAsArguments(micro, llvm::map_to_vector(statistics, [&](Value v) {
                         return mapping.lookup(v);
@@ -1464,7 +1463,9 @@ struct EPLAutodiffPass
                         b.getStringAttr(
                             "whole-batch statistic #" +
                             std::to_string(i - fn.getNumArguments())))}));
-      if (failed(splitBatch(micro, microBatches)))
+      if (failed(splitBatch(
+              micro, microBatches,
+              micro.getArguments().drop_front(fn.getNumArguments()))))
         return signalPassFailure();
       StepBuilder gradient(micro);
       if (failed(gradient.run(forward, backwardOps)))

@@ -26,13 +26,17 @@ using namespace mlir::epl;
 namespace {
 class BatchAnalysis {
 public:
-  explicit BatchAnalysis(func::FuncOp fn) : fn(fn) {}
+  /// `whole`: arguments that hold no batch (statistics of the whole
+  /// batch, see `wholeBatchStatistics`), inputs though they are.
+  explicit BatchAnalysis(func::FuncOp fn, ArrayRef<BlockArgument> whole = {})
+      : fn(fn), whole(whole) {}
 
   LogicalResult run() {
     for (BlockArgument arg : fn.getArguments()) {
       StringRef kind = getArgKind(fn, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if ((kind == "input" || kind == "label") && type && type.getRank() > 0)
+      if ((kind == "input" || kind == "label") && type && type.getRank() > 0 &&
+          !llvm::is_contained(whole, arg))
         dims[arg] = 0;
     }
     // Propagate forwards and backwards until nothing changes.
@@ -189,6 +193,7 @@ private:
   }
 
   func::FuncOp fn;
+  ArrayRef<BlockArgument> whole;
   llvm::DenseMap<Value, int64_t> dims;
 };
 
@@ -365,11 +370,12 @@ void unshareLeaves(func::FuncOp fn) {
 }
 } // namespace
 
-LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts) {
+LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts,
+                                    ArrayRef<BlockArgument> wholeBatch) {
   if (failed(verifyUpstreamGapsIn(model, "micro-batches")))
     return failure();
   unshareLeaves(model);
-  BatchAnalysis analysis(model);
+  BatchAnalysis analysis(model, wholeBatch);
   if (failed(analysis.run()))
     return failure();
 
@@ -430,6 +436,16 @@ SmallVector<Value> mlir::epl::wholeBatchStatistics(func::FuncOp model) {
     StringRef kind = getArgKind(model, arg.getArgNumber());
     (kind == "input" || kind == "label" ? unlearned : learned).insert(arg);
   }
+  // Where the batch is: a statistic holds none. Where the batch cannot be
+  // followed, only scalars are taken; splitBatch reports why later.
+  std::optional<BatchAnalysis> batch;
+  {
+    ScopedDiagnosticHandler quiet(model.getContext(),
+                                  [](Diagnostic &) { return success(); });
+    batch.emplace(model);
+    if (failed(batch->run()))
+      batch.reset();
+  }
   SmallVector<Value> candidates;
   for (Operation &op : model.front()) {
     llvm::SetVector<Value> reads(op.getOperands().begin(),
@@ -448,7 +464,8 @@ SmallVector<Value> mlir::epl::wholeBatchStatistics(func::FuncOp model) {
       continue;
     for (Value r : op.getResults())
       if (auto type = dyn_cast<RankedTensorType>(r.getType());
-          type && type.getRank() == 0 && !r.use_empty())
+          type && !r.use_empty() &&
+          (type.getRank() == 0 || (batch && !batch->dimOf(r))))
         candidates.push_back(r);
   }
   // A result computed from the data alone stays each micro-batch's own:

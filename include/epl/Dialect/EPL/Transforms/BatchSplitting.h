@@ -18,14 +18,18 @@ namespace mlir::epl {
 /// stay: a mean over the batch written as a division by the batch size
 /// becomes that micro-batch's contribution to the full batch's mean.
 /// Fails, with an error naming the op, when the batch cannot be followed or
-/// does not divide.
-LogicalResult splitBatch(func::FuncOp model, int64_t parts);
+/// does not divide. The `wholeBatch` arguments are inputs that hold no
+/// batch: statistics of the whole batch (see `wholeBatchStatistics`).
+LogicalResult splitBatch(func::FuncOp model, int64_t parts,
+                         ArrayRef<BlockArgument> wholeBatch = {});
 
 /// The statistics of `model`'s data that micro-batches compute on the
-/// whole batch, before them: scalars reduced from its inputs and labels
-/// alone, no parameter or state in them (how many labels cross-entropy
-/// counts, the ignored ones left out). Each micro-batch divides by the
-/// whole batch's count, as the whole batch does; its own would differ.
+/// whole batch, before them: values reduced over the batch from its inputs
+/// and labels alone, no parameter or state in them (how many labels
+/// cross-entropy counts, the ignored ones left out; the mean and variance
+/// of a batch norm over the inputs). Each micro-batch divides by the whole
+/// batch's count, or normalizes by its statistics, as the whole batch
+/// does; its own would differ.
 /// A result computed from the data alone keeps its statistics per
 /// micro-batch, since the step sums the micro-batches' results.
 SmallVector<Value> wholeBatchStatistics(func::FuncOp model);

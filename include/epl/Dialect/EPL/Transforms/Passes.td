@@ -48,10 +48,11 @@ def EPLAutodiffPass : Pass<"epl-autodiff", "ModuleOp"> {
     (marked `epl.micro_batch`: on several devices each cuts its own shard),
     summing losses and gradients; the sums are the step's results. Constants
     stay, so each micro-batch yields its contribution to the full batch's
-    loss. Scalars reduced from the inputs and labels alone (cross-entropy's
-    count of labels not ignored) are computed by the step on the whole
-    batch and passed to every micro-batch, which divides by the batch's
-    count, not its own. With `communication.gradients_reduce_method = "mean"` the step
+    loss. Values reduced over the batch from the inputs and labels alone
+    (cross-entropy's count of labels not ignored, a batch norm's mean and
+    variance of the inputs) are computed by the step on the whole batch
+    and passed to every micro-batch, which uses the batch's, not its own.
+    With `communication.gradients_reduce_method = "mean"` the step
     equals the full-batch step; with `"sum"` the gradients are M times
     larger (the sum of the micro-batches' own mean gradients, as EPL).
 

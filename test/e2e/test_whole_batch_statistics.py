@@ -1,0 +1,89 @@
+"""Statistics of the data over the whole batch (a batch norm over the
+inputs) under micro-batches: each micro-batch normalizes by the whole
+batch's mean and variance, so accumulating micro-batches (on 1 or more
+ranks) trains exactly like the whole batch, and like PyTorch. Before,
+micro-batching refused the model."""
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import ROOT, epl_run, losses, save_inputs
+
+MODEL = ROOT / "test" / "e2e" / "Inputs" / "input-norm.mlir"
+STEPS = 8
+RTOL = 1e-5
+
+
+def problem(tmp_path):
+    rng = np.random.default_rng(11)
+    params = {"w": rng.standard_normal((4, 2)).astype(np.float32),
+              "b": rng.standard_normal(2).astype(np.float32)}
+    # Features on different scales and offsets: normalizing matters.
+    data = {"x": (rng.standard_normal((8, 4)) * [1, 3, 0.5, 2] + [0, 5, -2, 1])
+                 .astype(np.float32),
+            "y": rng.standard_normal((8, 2)).astype(np.float32)}
+    return (params, data, *save_inputs(tmp_path, params, data))
+
+
+def torch_losses(params, data):
+    norm = torch.nn.BatchNorm1d(4, eps=1e-5, affine=False,
+                                track_running_stats=False)
+    head = torch.nn.Linear(4, 2)
+    with torch.no_grad():
+        head.weight.copy_(torch.from_numpy(params["w"]).T)
+        head.bias.copy_(torch.from_numpy(params["b"]))
+    opt = torch.optim.SGD(head.parameters(), lr=0.05)
+    x, y = torch.from_numpy(data["x"]), torch.from_numpy(data["y"])
+    out = []
+    for _ in range(STEPS):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(head(norm(x)), y)
+        loss.backward()
+        opt.step()
+        out.append(loss.item())
+    return out
+
+
+def two_stages(text):
+    """The statistics and the normalization on stage s0, the head and the
+    loss on s1."""
+    lines, stage = [], 0
+    for line in text.split("\n"):
+        stage |= "%p = linalg.matmul" in line
+        scope = f'epl.scope = #epl.replicate<devices = 1, name = "s{stage}">'
+        line = line.replace("linalg.generic {", f"linalg.generic {{{scope}, ")
+        lines.append(line.replace("linalg.matmul ins", f"linalg.matmul {{{scope}}} ins"))
+    return "\n".join(lines)
+
+
+def run(tmp_path, ranks=1, micro_batches=1, pipeline=False):
+    text = MODEL.read_text().replace(
+        '"optimizer.type" = "sgd",',
+        f'"optimizer.type" = "sgd", "pipeline.num_micro_batch" = {micro_batches},')
+    if pipeline:
+        text = two_stages(text)
+    model = tmp_path / f"m{micro_batches}.mlir"
+    model.write_text(text)
+    _, _, p, d = problem(tmp_path)
+    out = epl_run(model, "--params", p, "--data", d, "--steps", STEPS,
+                  ranks=ranks)
+    return losses(out.stdout)
+
+
+def test_one_rank_equals_pytorch(tmp_path):
+    params, data, _, _ = problem(tmp_path)
+    got = run(tmp_path)
+    assert got[-1] < 0.8 * got[0], "the loss must fall"
+    np.testing.assert_allclose(got, torch_losses(params, data), rtol=RTOL)
+
+
+@pytest.mark.parametrize("ranks,micro_batches,pipeline",
+                         [(1, 2, False), (1, 4, False), (2, 2, False), (2, 2, True)])
+def test_micro_batches_equal_the_whole_batch(tmp_path, ranks, micro_batches, pipeline):
+    """Gradient accumulation, with data parallelism, and as a 2-stage
+    pipeline whose first stage normalizes."""
+    params, data, _, _ = problem(tmp_path)
+    got = run(tmp_path, ranks=ranks, micro_batches=micro_batches, pipeline=pipeline)
+    np.testing.assert_allclose(got, run(tmp_path), rtol=RTOL)
+    np.testing.assert_allclose(got, torch_losses(params, data), rtol=RTOL)
