@@ -429,3 +429,31 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// An input read along its dimension 0 at a shifted position (a window over
+// a shared sequence, no batch in it): the error names the input and what
+// to make it instead.
+#row = affine_map<(b, s) -> (b, s)>
+#shifted = affine_map<(b, s) -> (s + 1)>
+#all = affine_map<(b, s) -> ()>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<4x3xf32> {epl.arg = "input", epl.name = "x"},
+               %seq: tensor<4xf32> {epl.arg = "input", epl.name = "seq"},
+               %w: tensor<f32> {epl.arg = "param"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    // expected-error @+1 {{cannot split the batch: this op does not keep dimension 0 of input 'seq' as a dimension (it is indexed by an expression, or joined along); every input and label is cut into micro-batches along its dimension 0, so one that holds no batch (a mask or positions shared by the examples) is a parameter or a constant instead}}
+    %l = linalg.generic {indexing_maps = [#row, #shifted, #all, #all], iterator_types = ["reduction", "reduction"]}
+        ins(%x, %seq, %w : tensor<4x3xf32>, tensor<4xf32>, tensor<f32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %p: f32, %v: f32, %acc: f32):
+      %m = arith.mulf %a, %p : f32
+      %n = arith.mulf %m, %v : f32
+      %r = arith.addf %acc, %n : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -83,3 +83,36 @@ func.func @model(%i: tensor<3xi64> {epl.arg = "input", epl.name = "i"},
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// A table read through a cast to dynamic rows: the gradient's zeros take
+// the rows' count (a tensor.dim, folded here through the cast), then cast
+// back to the parameter's type through the cast's adjoint.
+// CHECK-LABEL: func.func @model
+// CHECK-SAME: %[[W:[a-z0-9_]+]]: tensor<4xf32>
+// CHECK: %[[N:.*]] = arith.constant {{.*}} 4 : index
+// CHECK: tensor.cast %[[W]] {{.*}}: tensor<4xf32> to tensor<?xf32>
+// CHECK: %[[E:.*]] = tensor.empty(%[[N]]) {{.*}}: tensor<?xf32>
+// CHECK: %[[Z:.*]] = linalg.fill {{.*}} outs(%[[E]] : tensor<?xf32>)
+// CHECK: %[[G:.*]] = epl.scatter_add {{.*}} into %[[Z]]
+// CHECK-SAME: into tensor<?xf32>
+// CHECK: %[[DW:.*]] = tensor.cast %[[G]] {{.*}}: tensor<?xf32> to tensor<4xf32>
+// CHECK: return {{.*}}, %[[DW]]
+func.func @model(%i: tensor<2xi64> {epl.arg = "input", epl.name = "i"},
+                 %w: tensor<4xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %wd = tensor.cast %w : tensor<4xf32> to tensor<?xf32>
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %r = linalg.generic {indexing_maps = [affine_map<(k) -> (k)>, affine_map<(k) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%i : tensor<2xi64>) outs(%f : tensor<f32>) {
+  ^bb0(%a: i64, %acc: f32):
+    %idx = arith.index_cast %a : i64 to index
+    %v = tensor.extract %wd[%idx] : tensor<?xf32>
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}

@@ -86,3 +86,23 @@ module {
     return %db, %dz : tensor<6xf32>, tensor<8x6xf32>
   }
 }
+
+// -----
+
+// A cast to a dynamic size keeps a split of the dimensions it leaves static
+// and makes whole the one it makes dynamic, which cannot be divided.
+module {
+  epl.mesh @mesh ["tensor" = 2]
+  // CHECK-LABEL: func.func @cast_to_dynamic
+  func.func @cast_to_dynamic(%x: tensor<8x16xf32> {epl.sharding = #epl.sharding<@mesh, [["tensor"], []]>},
+                             %y: tensor<8x16xf32> {epl.sharding = #epl.sharding<@mesh, [[], ["tensor"]]>})
+      -> (tensor<?x16xf32>, tensor<?x16xf32>) {
+    // CHECK: %[[G:.*]] = epl.all_gather %{{.*}} on @mesh over ["tensor"] dim 0 : tensor<4x16xf32> -> tensor<8x16xf32>
+    // CHECK: tensor.cast %[[G]] : tensor<8x16xf32> to tensor<?x16xf32>
+    %a = tensor.cast %x : tensor<8x16xf32> to tensor<?x16xf32>
+    // CHECK-NOT: epl.all_gather
+    // CHECK: tensor.cast %{{.*}} : tensor<8x8xf32> to tensor<?x8xf32>
+    %b = tensor.cast %y : tensor<8x16xf32> to tensor<?x16xf32>
+    return %a, %b : tensor<?x16xf32>, tensor<?x16xf32>
+  }
+}

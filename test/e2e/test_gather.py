@@ -48,10 +48,13 @@ def torch_losses(params, data):
     return out
 
 
-def run(tmp_path, *extra, ranks=1, mpi=False, micro_batches=None):
+def run(tmp_path, *extra, ranks=1, mpi=False, micro_batches=None, text=None):
     model = MODEL
+    if text is not None:
+        model = tmp_path / "model.mlir"
+        model.write_text(text)
     if micro_batches:
-        text = MODEL.read_text().replace(
+        text = model.read_text().replace(
             '"optimizer.type" = "momentum",',
             f'"optimizer.type" = "momentum", "pipeline.num_micro_batch" = {micro_batches},')
         model = tmp_path / "micro.mlir"
@@ -107,6 +110,24 @@ def test_a_constraint_on_the_read_tensor_keeps_its_rows(tmp_path):
     _, _, p, d = problem(tmp_path)
     got = epl_run(model, "--params", p, "--data", d, "--steps", STEPS, ranks=2)
     np.testing.assert_allclose(losses(got.stdout), run(tmp_path), rtol=RTOL)
+
+
+@pytest.mark.parametrize("ranks,micro_batches", [(1, None), (2, None), (2, 2)])
+def test_a_table_cast_to_dynamic_rows_trains_like_a_static_one(
+        tmp_path, ranks, micro_batches):
+    """The embedding table read through `tensor.cast` to `tensor<?x6xf32>`
+    (as a frontend with a symbolic vocabulary writes it): its gradient is
+    zeros of the table's runtime size scattered into. Before, epl-autodiff
+    emitted a `tensor.empty` without its dynamic size (invalid IR)."""
+    text = MODEL.read_text().replace(
+        "    // Embedding bag:",
+        "    %embd = tensor.cast %emb : tensor<20x6xf32> to tensor<?x6xf32>\n"
+        "    // Embedding bag:", 1)
+    text = text.replace("tensor.extract %emb[%row, %col] : tensor<20x6xf32>",
+                        "tensor.extract %embd[%row, %col] : tensor<?x6xf32>")
+    assert "%embd[" in text
+    got = run(tmp_path, ranks=ranks, micro_batches=micro_batches, text=text)
+    np.testing.assert_allclose(got, run(tmp_path), rtol=RTOL)
 
 
 def test_minimal_gather_moves(tmp_path):

@@ -564,8 +564,8 @@ static void checkGatherIndices(ModuleOp module) {
          << ":" << fused.getColumn();
     cf::AssertOp::create(b, loc, ok,
                          "an index of a gather (tensor.extract" + where +
-                             ") is out of range: an id or class beyond its "
-                             "table");
+                             ") is out of range: an id or class is negative or "
+                             "past the end of its table");
   }
 }
 

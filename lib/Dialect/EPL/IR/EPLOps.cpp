@@ -545,9 +545,12 @@ FailureOr<SmallVector<Value>> ScatterAddOp::decomposeOperation(OpBuilder &b) {
 FailureOr<ShardingRule> ScatterAddOp::getShardingRule() {
   RankedTensorType updates = getUpdates().getType();
   RankedTensorType dest = getDest().getType();
-  if (!updates.hasStaticShape() || !dest.hasStaticShape())
-    return failure();
   using Kind = ShardingRule::FactorKind;
+  // A dimension of dynamic size cannot be divided: it stays whole (a
+  // table whose rows are `?`).
+  auto kindOf = [](int64_t size, Kind kind) {
+    return ShapedType::isDynamic(size) ? Kind::Whole : kind;
+  };
   ShardingRule rule = ShardingRule::withOperands(getNumOperands());
   // Positions are summed over, except along batching dimensions, where
   // each lands in its own row; where the others land is data, so those
@@ -556,15 +559,15 @@ FailureOr<ShardingRule> ScatterAddOp::getShardingRule() {
   SmallVector<int64_t> updateDims = updateDimsOf(*this);
   ShardingRule::Dims positions(updates.getRank()), into;
   for (auto [d, size] : llvm::enumerate(dest.getShape())) {
-    unsigned f =
-        rule.addFactor(size, updateDims[d] >= 0 ? Kind::Parallel : Kind::Whole);
+    unsigned f = rule.addFactor(
+        size, kindOf(size, updateDims[d] >= 0 ? Kind::Parallel : Kind::Whole));
     into.push_back({f});
     if (updateDims[d] >= 0)
       positions[updateDims[d]] = {f};
   }
   for (auto [u, size] : llvm::enumerate(updates.getShape()))
     if (positions[u].empty())
-      positions[u] = {rule.addFactor(size, Kind::Reduction)};
+      positions[u] = {rule.addFactor(size, kindOf(size, Kind::Reduction))};
   rule.operands[0] = into;
   for (unsigned i = 1; i < getNumOperands(); ++i)
     rule.operands[i] = positions;

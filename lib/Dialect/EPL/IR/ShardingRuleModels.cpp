@@ -322,9 +322,14 @@ struct CastRule
     auto op = cast<tensor::CastOp>(o);
     auto type = dyn_cast<RankedTensorType>(op.getType());
     auto source = dyn_cast<RankedTensorType>(op.getSource().getType());
-    if (!type || !source || !type.hasStaticShape() || !source.hasStaticShape())
+    if (!type || !source)
       return failure();
-    ShardingRule rule = sameDims(op, type, SmallVector<bool>(type.getRank()));
+    // A dimension the cast makes or finds dynamic cannot be divided (a
+    // table cast to `tensor<?x6xf32>`): it stays whole.
+    SmallVector<bool> whole;
+    for (auto [to, from] : llvm::zip_equal(type.getShape(), source.getShape()))
+      whole.push_back(ShapedType::isDynamic(to) || ShapedType::isDynamic(from));
+    ShardingRule rule = sameDims(op, type, whole);
     rule.passesPartial = true;
     return rule;
   }

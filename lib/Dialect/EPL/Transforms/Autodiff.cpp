@@ -169,10 +169,15 @@ private:
 
   /// Adds `contribution` to the gradient of `forward`.
   void accumulate(Value forward, Value contribution);
+  /// Zeros of a static `type`.
   Value zerosLike(Type type);
+  /// Zeros shaped like `like`, its dynamic sizes read off it: a table
+  /// reached through a cast to `tensor<?x...>` still gets its gradient.
+  Value zerosLike(Value like);
+  Value zeroFill(Value empty);
   Value gradientOrZeros(Value forward) {
     Value g = grads.lookup(forward);
-    return g ? g : zerosLike(forward.getType());
+    return g ? g : zerosLike(forward);
   }
   /// Phase of a gradient flowing into `forward`.
   Phase phaseFor(Value forward) const {
@@ -369,11 +374,22 @@ void StepBuilder::analyzeActivity() {
 
 Value StepBuilder::zerosLike(Type type) {
   auto tensor = cast<RankedTensorType>(type);
+  return zeroFill(tensor::EmptyOp::create(b, fn.getLoc(), tensor.getShape(),
+                                          tensor.getElementType()));
+}
+
+Value StepBuilder::zerosLike(Value like) {
   Location loc = fn.getLoc();
-  Value empty = tensor::EmptyOp::create(b, loc, tensor.getShape(),
-                                        tensor.getElementType());
+  return zeroFill(tensor::EmptyOp::create(
+      b, loc, tensor::getMixedSizes(b, loc, like),
+      cast<RankedTensorType>(like.getType()).getElementType()));
+}
+
+Value StepBuilder::zeroFill(Value empty) {
+  Location loc = fn.getLoc();
+  Type element = cast<RankedTensorType>(empty.getType()).getElementType();
   Value zero = arith::ConstantOp::create(
-      b, loc, cast<TypedAttr>(b.getZeroAttr(tensor.getElementType())));
+      b, loc, cast<TypedAttr>(b.getZeroAttr(element)));
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
@@ -476,7 +492,7 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
       })
       .Case([&](tensor::ExtractSliceOp s) {
         tagger.phase = phaseFor(s.getSource());
-        Value zeros = zerosLike(s.getSourceType());
+        Value zeros = zerosLike(s.getSource());
         accumulate(s.getSource(),
                    tensor::InsertSliceOp::create(
                        b, loc, dout(), zeros, s.getMixedOffsets(),
@@ -491,9 +507,9 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
                        s.getMixedSizes(), s.getMixedStrides()));
         tagger.phase = phaseFor(s.getDest());
         accumulate(s.getDest(), tensor::InsertSliceOp::create(
-                                    b, loc, zerosLike(s.getSourceType()),
-                                    dout(), s.getMixedOffsets(),
-                                    s.getMixedSizes(), s.getMixedStrides()));
+                                    b, loc, zerosLike(s.getSource()), dout(),
+                                    s.getMixedOffsets(), s.getMixedSizes(),
+                                    s.getMixedStrides()));
         return success();
       })
       .Case([&](tensor::ConcatOp c) -> LogicalResult {
@@ -1143,7 +1159,7 @@ LogicalResult StepBuilder::gatherAdjoint(const GenericForm &g, Value dout,
     return success();
   }
   auto scatter = ScatterAddOp::create(
-      b, loc, zerosLike(sourceType), contributions.getResult(0),
+      b, loc, zerosLike(source), contributions.getResult(0),
       contributions.getResults().drop_front(), destBatching, updatesBatching);
   accumulate(source, scatter.getResult());
   return success();

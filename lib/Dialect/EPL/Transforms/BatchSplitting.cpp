@@ -110,14 +110,24 @@ private:
     return false;
   }
 
+  bool isArgument(Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner()->getParentOp() == fn;
+  }
+
+  /// Why an input's dimension 0 was taken for the batch, and the way out.
+  static constexpr const char *kHoldsNoBatch =
+      "; every input and label is cut into micro-batches along its "
+      "dimension 0, so one that holds no batch (a mask or positions shared "
+      "by the examples) is a parameter or a constant instead";
+
   /// "input 'mask'", or the value's type when it is no argument.
   std::string describe(Value v) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    if (auto arg = dyn_cast<BlockArgument>(v);
-        arg && arg.getOwner()->getParentOp() == fn) {
-      os << getArgKind(fn, arg.getArgNumber()) << " '"
-         << getArgName(fn, arg.getArgNumber()) << "'";
+    if (isArgument(v)) {
+      unsigned n = cast<BlockArgument>(v).getArgNumber();
+      os << getArgKind(fn, n) << " '" << getArgName(fn, n) << "'";
     } else {
       os << "a value of type " << v.getType();
     }
@@ -143,13 +153,10 @@ private:
         diag << " (read in its body)";
       diag << " along its dimension " << *d;
       first = false;
-      if (auto arg = dyn_cast<BlockArgument>(v))
-        fedArgument |= arg.getOwner()->getParentOp() == fn;
+      fedArgument |= isArgument(v);
     }
     if (fedArgument)
-      diag << "); every input and label is cut into micro-batches along its "
-              "dimension 0, so one that holds no batch (a mask or positions "
-              "shared by the examples) is a parameter or a constant instead";
+      diag << ")" << kHoldsNoBatch;
     else
       diag << "): examples would meet the examples of other micro-batches, "
               "which micro-batches cannot reproduce";
@@ -162,10 +169,17 @@ private:
       std::optional<int64_t> d = dimOf(v);
       if (!d)
         continue;
-      if ((*dims)[*d].empty())
-        return op->emitError("cannot split the batch: this op does not keep "
-                             "it as a dimension (it is indexed by an "
-                             "expression, or joined along)");
+      if ((*dims)[*d].empty()) {
+        InFlightDiagnostic diag =
+            op->emitError()
+            << "cannot split the batch: this op does not keep dimension " << *d
+            << " of " << describe(v)
+            << " as a dimension (it is indexed by an expression, or joined "
+               "along)";
+        if (isArgument(v))
+          diag << kHoldsNoBatch;
+        return diag;
+      }
       if (rule.factorKinds[(*dims)[*d].front()] ==
           ShardingRule::FactorKind::Whole)
         return op->emitError("cannot split the batch: this op needs it "
