@@ -295,6 +295,12 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     pm.addPass(createEPLFuseElementwisePass(fuse));
     EPLEstimateMemoryPassOptions estimate;
     estimate.print = false;
+    // On a GPU under offload, the arguments' device copies come and go
+    // around their uses (epl-copy-arguments-to-device); without it they
+    // stay for the whole step (lowerStep adds them).
+    estimate.argumentsAroundUse =
+        (options.target == Target::CUDA || options.emulateGPU) &&
+        Config::get(module).getString("offload.level") == "v0";
     pm.addPass(createEPLEstimateMemoryPass(estimate));
     if (failed(runPhase(pm, module, "estimating memory")))
       return failure();
@@ -806,7 +812,7 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
     // On a GPU the step's arguments and results are device buffers too
     // (epl-copy-arguments-to-device): a result written over its argument is
     // one, the others each their own. (With offload each lives only around
-    // its uses: the estimate stays the step's own buffers'.)
+    // its uses, which the estimate counted.)
     if (gpu && !offload && stage.estimatedPeakBytes)
       *stage.estimatedPeakBytes += stage.callBytes();
   }

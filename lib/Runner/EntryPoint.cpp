@@ -402,31 +402,10 @@ mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage) {
   }
   // (After the copies into the result buffers: they read too.)
   std::vector<std::pair<size_t, size_t>> inPlace;
-  DenseMap<unsigned, int> feeds;
-  for (auto [r, value] : llvm::enumerate(ret.getOperands())) {
-    auto kind =
-        entry.getResultAttrOfType<StringAttr>(r, EPLDialect::kResultAttrName);
-    auto name =
-        entry.getResultAttrOfType<StringAttr>(r, EPLDialect::kNameAttrName);
-    if (!kind || !name ||
-        (kind.getValue() != "param" && kind.getValue() != "opt_state" &&
-         kind.getValue() != "state"))
-      continue;
-    for (unsigned a = 0; a < entry.getNumArguments(); ++a) {
-      auto argKind =
-          entry.getArgAttrOfType<StringAttr>(a, EPLDialect::kArgAttrName);
-      auto argName =
-          entry.getArgAttrOfType<StringAttr>(a, EPLDialect::kNameAttrName);
-      if (!argKind || argKind.getValue() != kind.getValue() || argName != name)
-        continue;
-      ++feeds[a];
-      if (entry.getArgumentTypes()[a] == entry.getResultTypes()[r] &&
-          mayUpdateInPlace(*body, args[a], mapping.lookupOrDefault(value)))
-        inPlace.push_back({r, a});
-    }
-  }
-  // Two results feeding one argument: neither overwrites it.
-  llvm::erase_if(inPlace, [&](auto pair) { return feeds[pair.second] > 1; });
+  for (auto [r, a] : getArgumentUpdates(entry))
+    if (mayUpdateInPlace(*body, args[a],
+                         mapping.lookupOrDefault(ret.getOperand(r))))
+      inPlace.push_back({r, a});
   // Said in the IR too: on the CPU the step then writes such a result over
   // its argument itself (epl-tie-in-place-arguments), so that the update's
   // kernel reads and writes one buffer instead of two the vectorizer must

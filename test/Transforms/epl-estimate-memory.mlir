@@ -1,5 +1,6 @@
 // RUN: epl-opt %s -split-input-file --epl-estimate-memory | FileCheck %s
 // RUN: epl-opt %s -split-input-file --epl-estimate-memory -o /dev/null | FileCheck %s --check-prefix=PRINT
+// RUN: epl-opt %s -split-input-file --epl-estimate-memory=arguments-around-use=1 -o /dev/null | FileCheck %s --check-prefix=AROUND
 // RUN: epl-opt %S/Inputs/linear.mlir --epl-training-step --epl-estimate-memory -o /dev/null | FileCheck %s --check-prefix=STEP
 // RUN: epl-opt %S/Inputs/linear.mlir --epl-training-step --epl-estimate-memory="print=false" | FileCheck %s --check-prefix=ATTR
 
@@ -192,4 +193,50 @@ func.func @grouped_send(%a: tensor<4x4xf32>) -> tensor<f32> {
       linalg.yield %t : f32
     }
   return %sum : tensor<f32>
+}
+
+// -----
+
+// With arguments-around-use (a GPU step under offload v0), each argument's
+// device copy is a buffer from its first use to its last, and so is a
+// result's from its first write: %a (64) only during the exp, %b (64) and
+// the result %y (64, built in its buffer) from the add on. With %x (128)
+// that is 192 at the exp and 256 at the add; without, 128.
+
+// CHECK-LABEL: func.func @around_use
+// CHECK-SAME: peak = 128 : i64
+// AROUND: memory estimate @around_use: {{.*}} peak buffers 256 B (256 bytes)
+func.func @around_use(%a: tensor<4x4xf32> {epl.arg = "input"},
+                      %b: tensor<4x4xf32> {epl.arg = "input"}) -> tensor<4x4xf32> {
+  %e = tensor.empty() : tensor<4x4xf32>
+  %x = linalg.exp ins(%a : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %f = tensor.empty() : tensor<4x4xf32>
+  %y = linalg.add ins(%x, %b : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// An update written over its argument shares the argument's device copy:
+// %w (64) from the exp to the update, the update's result (built in its
+// buffer) nothing more; the loss (4) from its write on. 64 + 128 (%x) at
+// the exp.
+
+// AROUND: memory estimate @update_over_argument: {{.*}} peak buffers 196 B (196 bytes)
+func.func @update_over_argument(%w: tensor<4x4xf32> {epl.arg = "param", epl.name = "w"})
+    -> (tensor<f32> {epl.result = "loss"},
+        tensor<4x4xf32> {epl.result = "param", epl.name = "w"}) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %x = linalg.exp ins(%w : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %el = tensor.empty() : tensor<f32>
+  %fl = linalg.fill ins(%zero : f32) outs(%el : tensor<f32>) -> tensor<f32>
+  %l = linalg.reduce ins(%x : tensor<4x4xf32>) outs(%fl : tensor<f32>) dimensions = [0, 1]
+    (%in: f32, %acc: f32) {
+      %s = arith.addf %in, %acc : f32
+      linalg.yield %s : f32
+    }
+  %u = tensor.empty() : tensor<4x4xf32>
+  %w2 = linalg.sub ins(%w, %x : tensor<4x4xf32>, tensor<4x4xf32>) outs(%u : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %l, %w2 : tensor<f32>, tensor<4x4xf32>
 }

@@ -400,12 +400,18 @@ def test_bench_gpu_sh_dry_run(tmp_path):
     assert "transformer training step" in out.stdout, out.stdout
 
 
-@pytest.mark.parametrize("name", ["mlp", "transformer", "conv"])
-def test_device_peak_matches_the_estimate(tmp_path, name):
+@pytest.mark.parametrize("name,offload", [("mlp", False), ("transformer", False),
+                                          ("conv", False), ("transformer", True)])
+def test_device_peak_matches_the_estimate(tmp_path, name, offload):
     """The report's device peak (every device buffer, the parameters and
     optimizer state that stay there included) is what epl-estimate-memory
-    plus the step's arguments and results predict."""
+    plus the step's arguments and results predict; with offload v0, each
+    argument's device copy counted from its first use to its last."""
     model = torch_model(tmp_path, name, optimizer="momentum")
+    if offload:
+        config = record(name)["optimizers"]["momentum"]["config"]
+        model.write_text(with_config(model.read_text(),
+                                     {**config, "offload.level": "v0"}))
     artifact = compile_cuda(tmp_path, model)
     report = tmp_path / "report.json"
     exec_cuda(artifact, *data_args(name), "--report", report)

@@ -46,6 +46,31 @@ std::optional<unsigned> mlir::epl::findArgOfKind(FunctionOpInterface fn,
   return std::nullopt;
 }
 
+SmallVector<std::pair<unsigned, unsigned>>
+mlir::epl::getArgumentUpdates(FunctionOpInterface fn) {
+  SmallVector<std::pair<unsigned, unsigned>> updates;
+  DenseMap<unsigned, int> feeds;
+  for (unsigned r = 0; r < fn.getNumResults(); ++r) {
+    auto kind =
+        fn.getResultAttrOfType<StringAttr>(r, EPLDialect::kResultAttrName);
+    auto name =
+        fn.getResultAttrOfType<StringAttr>(r, EPLDialect::kNameAttrName);
+    if (!kind || !name ||
+        !llvm::is_contained({"param", "opt_state", "state"}, kind.getValue()))
+      continue;
+    for (unsigned a = 0; a < fn.getNumArguments(); ++a) {
+      if (getArgKind(fn, a) != kind.getValue() ||
+          fn.getArgAttrOfType<StringAttr>(a, EPLDialect::kNameAttrName) != name)
+        continue;
+      ++feeds[a];
+      if (fn.getArgumentTypes()[a] == fn.getResultTypes()[r])
+        updates.push_back({r, a});
+    }
+  }
+  llvm::erase_if(updates, [&](auto pair) { return feeds[pair.second] > 1; });
+  return updates;
+}
+
 FunctionAttrEdit::FunctionAttrEdit(FunctionOpInterface fn) : fn(fn) {
   SmallVector<DictionaryAttr> dicts;
   fn.getAllArgAttrs(dicts);

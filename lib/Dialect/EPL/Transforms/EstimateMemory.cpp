@@ -70,6 +70,13 @@ int64_t bytesOf(Type type) {
   return tensor.getNumElements() * ((bits + 7) / 8);
 }
 
+/// Whether `op`'s result is a view of its first operand (no copy).
+bool isView(Operation *op) {
+  return isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp,
+             tensor::ExpandShapeOp, tensor::CastOp, tensor::ReshapeOp,
+             ShardingConstraintOp>(op);
+}
+
 /// What one function holds; `peak` is the peak of its own buffers.
 struct Estimate {
   int64_t params = 0, optState = 0, inputs = 0, grads = 0, peak = 0;
@@ -77,13 +84,18 @@ struct Estimate {
 
 class Estimator {
 public:
-  explicit Estimator(ModuleOp module) : symbols(module) {}
+  Estimator(ModuleOp module, bool argumentsAroundUse)
+      : argumentsAroundUse(argumentsAroundUse), symbols(module) {}
 
   /// The peak of the buffers `func` allocates, as the entry (its arguments
   /// read-only, its results live to its end) or as a `callee` (its
   /// arguments its caller's, writable, its results copied into buffers the
   /// caller allocates).
   int64_t peakOf(func::FuncOp func, bool callee);
+
+  /// The entry's arguments and results are buffers of the device, each
+  /// from its first use to its last (see the pass's option).
+  const bool argumentsAroundUse;
 
 private:
   SymbolTable symbols;
@@ -108,6 +120,8 @@ private:
     SmallVector<Value> values;
     /// Lives through the whole function.
     bool pinned = false;
+    /// Lives at least to this position.
+    int64_t until = 0;
   };
 
   void number(Operation *root);
@@ -132,6 +146,9 @@ private:
   }
   /// Copies of strided views that `op` passes to the runtime or a call.
   void contiguousOperands(Operation *op);
+  /// The entry's arguments as buffers from their first use to their last,
+  /// each with the result written over it (`argumentsAroundUse`).
+  void argumentsAroundUse();
 
   Estimator &estimator;
   SymbolTable &symbols;
@@ -143,8 +160,12 @@ private:
   /// absent. An empty tensor gets one at its first write.
   DenseMap<Value, int> bufferOf;
   DenseSet<Value> empties, stridedViews;
-  /// Empty tensors the entry's results are built in.
-  DenseSet<Value> intoResults;
+  /// Empty tensors the entry's results are built in, with the result's
+  /// number.
+  DenseMap<Value, unsigned> intoResults;
+  /// The entry's results written over an argument (a parameter's or an
+  /// optimizer state's update), with that argument's number.
+  DenseMap<unsigned, unsigned> overArgument;
   SmallVector<Buffer> buffers;
   SmallVector<std::pair<int64_t, int64_t>> transients;
 };
@@ -251,9 +272,14 @@ void FunctionReplay::writeInto(Operation *op, Value result, Value dest) {
   if (empties.contains(dest) && !bufferOf.count(dest)) {
     int buffer = newBuffer(dest, pos[op]);
     // The runner's result buffer, not the step's (empty-tensor
-    // elimination in the lowering).
-    if (intoResults.contains(dest))
-      buffers[buffer].bytes = 0;
+    // elimination in the lowering); around use, its device copy (not
+    // padded: epl-copy-arguments-to-device allocates it), unless it is the
+    // copy of the argument the result is written over.
+    if (auto it = intoResults.find(dest); it != intoResults.end())
+      buffers[buffer].bytes =
+          estimator.argumentsAroundUse && !overArgument.count(it->second)
+              ? bytesOf(dest.getType())
+              : 0;
     buffers[buffer].values.push_back(result);
     bufferOf[result] = buffer;
     return;
@@ -303,8 +329,7 @@ void FunctionReplay::visit(Operation *op) {
     stridedViews.insert(slice.getResult());
     return;
   }
-  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::CastOp,
-          tensor::ReshapeOp, ShardingConstraintOp>(op)) {
+  if (isView(op)) {
     alias(op->getResult(0), op->getOperand(0));
     return;
   }
@@ -399,18 +424,72 @@ void FunctionReplay::visit(Operation *op) {
       visitBlock(block);
 }
 
+void FunctionReplay::argumentsAroundUse() {
+  Block &entry = func.getBody().front();
+  Operation *ret = entry.getTerminator();
+  DenseMap<unsigned, unsigned> resultOf;
+  for (auto [r, a] : overArgument)
+    resultOf[a] = r;
+  for (BlockArgument arg : func.getArguments()) {
+    if (!isa<RankedTensorType>(arg.getType()))
+      continue;
+    // The device copy lives around the top-level ops that use the argument
+    // or a view of it (epl-copy-arguments-to-device), and those that write
+    // the result written over it.
+    int64_t first = kEnd, last = -1;
+    auto touch = [&](Operation *user) {
+      Operation *top = entry.findAncestorOpInBlock(*user);
+      first = std::min(first, pos[top]);
+      last = std::max(last, endPos[top]);
+    };
+    SmallVector<Value> worklist{arg};
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      for (Operation *user : v.getUsers()) {
+        if (user == ret)
+          continue;
+        touch(user);
+        if (isView(user))
+          worklist.push_back(user->getResult(0));
+      }
+    }
+    if (auto it = resultOf.find(arg.getArgNumber()); it != resultOf.end()) {
+      Value update = ret->getOperand(it->second);
+      Operation *def = update.getDefiningOp();
+      touch(def && def->getBlock() == &entry ? def : ret);
+      // Not built in the result's buffer: copied there on return.
+      if (!llvm::is_contained(llvm::make_second_range(intoResults), it->second))
+        touch(ret);
+    }
+    if (first == kEnd)
+      continue;
+    buffers.push_back({bytesOf(arg.getType()), first, {}});
+    buffers.back().until = last;
+  }
+  // A result built elsewhere is copied into its own device buffer on
+  // return.
+  for (auto [r, v] : llvm::enumerate(ret->getOperands()))
+    if (!overArgument.count(r) &&
+        !llvm::is_contained(llvm::make_second_range(intoResults), r))
+      transient(ret, bytesOf(v.getType()));
+}
+
 int64_t FunctionReplay::run() {
   number(func);
+  if (!callee && estimator.argumentsAroundUse)
+    for (auto [r, a] : getArgumentUpdates(func))
+      overArgument[r] = a;
   // The entry's results are written into the runner's buffers: a result
   // built in an empty tensor (through destinations and loop inits, as
   // the lowering's empty-tensor elimination traces it) is built in its
   // result buffer.
   if (!callee)
-    for (Value v : func.getBody().front().getTerminator()->getOperands())
-      while (auto result = dyn_cast<OpResult>(v)) {
+    for (auto [r, returned] :
+         llvm::enumerate(func.getBody().front().getTerminator()->getOperands()))
+      for (Value v = returned; auto result = dyn_cast<OpResult>(v);) {
         Operation *def = result.getOwner();
         if (isa<tensor::EmptyOp>(def)) {
-          intoResults.insert(v);
+          intoResults[v] = r;
           break;
         }
         if (def->getParentOp() != func)
@@ -430,11 +509,13 @@ int64_t FunctionReplay::run() {
       if (isa<RankedTensorType>(arg.getType()))
         buffers[newBuffer(arg, 0, 0)].bytes = 0;
   visitBlock(func.getBody().front());
+  if (!callee && estimator.argumentsAroundUse)
+    argumentsAroundUse();
   // (position, +bytes) at each allocation, (position, -bytes) after each
   // last use; frees first at a position.
   SmallVector<std::pair<int64_t, int64_t>> events;
   for (Buffer &buffer : buffers) {
-    int64_t end = buffer.pinned ? kEnd : buffer.alloc;
+    int64_t end = buffer.pinned ? kEnd : std::max(buffer.alloc, buffer.until);
     for (Value v : buffer.values)
       end = std::max(end, lastUse(v));
     events.push_back({buffer.alloc, buffer.bytes});
@@ -536,7 +617,7 @@ struct EPLEstimateMemoryPass
     OwningOpRef<ModuleOp> copy = getOperation().clone();
     if (failed(decomposeAggregatedOps(*copy)))
       return signalPassFailure();
-    Estimator estimator(*copy);
+    Estimator estimator(*copy, argumentsAroundUse);
     SymbolTable originals(getOperation());
     for (func::FuncOp func : copy->getOps<func::FuncOp>()) {
       if (func.isPrivate() || func.isExternal())

@@ -37,6 +37,14 @@ DictionaryAttr getKindAndName(MLIRContext *ctx, StringRef attrName,
 std::optional<unsigned> findArgOfKind(FunctionOpInterface fn, StringRef kind,
                                       StringRef name);
 
+/// The results of a training step `fn` that are the next value of one of
+/// its arguments (a parameter's, model state's or optimizer state's update:
+/// the same kind, `epl.name` and type), as (result, argument) pairs; an
+/// argument two results name has none. The runner may pass one buffer for
+/// both of a pair.
+SmallVector<std::pair<unsigned, unsigned>>
+getArgumentUpdates(FunctionOpInterface fn);
+
 /// The parameter argument named `name`, if any.
 inline std::optional<unsigned> findParamArg(FunctionOpInterface fn,
                                             StringRef name) {

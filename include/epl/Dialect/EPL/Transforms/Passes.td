@@ -1158,6 +1158,13 @@ def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
     the step allocates; the runner holds the arguments). See
     docs/memory.md.
 
+    With `arguments-around-use`, the step's arguments and results are
+    buffers of its peak too, each from the first top-level op that uses it
+    (or a view of it) to the last, an update sharing its argument's: the
+    device copies of a GPU step under `offload.level = "v0"`
+    (`epl-copy-arguments-to-device`), which `epl-run` and `epl-compile` ask
+    for there.
+
     The numbers are attached to the function as `epl.memory_estimate`
     (bytes) and, with `print` (the default), printed one line per function:
     ```
@@ -1173,6 +1180,10 @@ def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
   let options = [
     Option<"print", "print", "bool", /*default=*/"true",
            "Print one line per function to standard output">,
+    Option<"argumentsAroundUse", "arguments-around-use", "bool",
+           /*default=*/"false",
+           "Count the step's arguments and results in its peak, each from "
+           "its first use to its last (a GPU step under offload v0)">,
   ];
 }
 
