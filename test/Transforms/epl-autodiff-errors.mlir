@@ -457,3 +457,38 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A batched input read inside the region of an op that has no sharding
+// rule (scf.if): a micro-batch would read its own rows at the whole
+// batch's positions (row 3 of 2).
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<4x3xf32> {epl.arg = "input", epl.name = "x"},
+               %flag: tensor<i1> {epl.arg = "input", epl.name = "flag"},
+               %w: tensor<f32> {epl.arg = "param"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %c0 = arith.constant 0 : index
+    %c3 = arith.constant 3 : index
+    %cond = tensor.extract %flag[] : tensor<i1>
+    // expected-error @+1 {{cannot split the batch: this op reads input 'x' inside its region, at positions of the whole batch}}
+    %s = scf.if %cond -> f32 {
+      %v = tensor.extract %x[%c3, %c0] : tensor<4x3xf32>
+      scf.yield %v : f32
+    } else {
+      scf.yield %zero : f32
+    }
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [affine_map<(b, j) -> (b, j)>, affine_map<(b, j) -> ()>, affine_map<(b, j) -> ()>],
+                         iterator_types = ["reduction", "reduction"]}
+        ins(%x, %w : tensor<4x3xf32>, tensor<f32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %v: f32, %acc: f32):
+      %m = arith.mulf %a, %v : f32
+      %n = arith.mulf %m, %s : f32
+      %r = arith.addf %acc, %n : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import ROOT, epl_run, losses, save_inputs
+from conftest import BUILD, ROOT, epl_run, losses, save_inputs
+from conftest import run as run_tool
 
 MODEL = ROOT / "test" / "e2e" / "Inputs" / "input-norm.mlir"
 STEPS = 8
@@ -87,3 +88,28 @@ def test_micro_batches_equal_the_whole_batch(tmp_path, ranks, micro_batches, pip
     got = run(tmp_path, ranks=ranks, micro_batches=micro_batches, pipeline=pipeline)
     np.testing.assert_allclose(got, run(tmp_path), rtol=RTOL)
     np.testing.assert_allclose(got, torch_losses(params, data), rtol=RTOL)
+
+
+@pytest.mark.parametrize("cse", [False, True])
+def test_a_fill_shared_by_a_statistic_and_the_batch(tmp_path, cse):
+    """One zero-filled tensor starts both a mean over the features and a
+    score per example (batch 4 = 4 features, as after CSE): the mean is
+    still found to be a whole-batch statistic, and 2 micro-batches equal
+    the whole batch. Before, micro-batching refused the model ("combines
+    each example with a statistic over the whole batch")."""
+    rng = np.random.default_rng(3)
+    p, d = save_inputs(tmp_path, {"w": rng.standard_normal(4).astype(np.float32)},
+                       {"x": rng.standard_normal((4, 4)).astype(np.float32)})
+    text = (ROOT / "test" / "e2e" / "Inputs" / "shared-fill-statistic.mlir").read_text()
+    if cse:
+        text = run_tool([BUILD / "bin" / "epl-opt", "-", "--cse", "--canonicalize"],
+                        input=text).stdout
+    got = {}
+    for micro_batches in (1, 2):
+        model = tmp_path / f"m{micro_batches}.mlir"
+        model.write_text(text.replace('"pipeline.num_micro_batch" = 1',
+                                      f'"pipeline.num_micro_batch" = {micro_batches}'))
+        got[micro_batches] = losses(epl_run(model, "--params", p, "--data", d,
+                                            "--steps", STEPS).stdout)
+    assert got[1][-1] < got[1][0], "the loss must fall"
+    np.testing.assert_allclose(got[2], got[1], rtol=RTOL)

@@ -530,14 +530,14 @@ static LogicalResult bracketMessageGroups(RuntimeAPI &api, ModuleOp module) {
 
 /// A gather's indices are data (class ids, token ids): one out of range
 /// would read another row, or past the buffer. Each `tensor.extract` in a
-/// linalg body with a computed index gets a `cf.assert` that it is in
-/// range, naming where.
+/// linalg body (nested in an `scf.if` there too) with a computed index gets
+/// a `cf.assert` that it is in range, naming where.
 static void checkGatherIndices(ModuleOp module) {
   SmallVector<tensor::ExtractOp> gathers;
   // Gathers are reads in linalg bodies (where epl-autodiff knows them);
   // the loops decomposed ops become index their own bounds already.
   module.walk([&](tensor::ExtractOp e) {
-    if (isa<linalg::LinalgOp>(e->getParentOp()) &&
+    if (e->getParentOfType<linalg::LinalgOp>() &&
         llvm::any_of(e.getIndices(), [](Value i) {
           return !i.getDefiningOp<arith::ConstantOp>();
         }))

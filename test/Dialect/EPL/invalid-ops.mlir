@@ -284,6 +284,16 @@ func.func @scatter_add_batching_pairs(%u: tensor<3xf32>, %i: tensor<3xi64>, %d: 
 
 // -----
 
+// A position along a batching dimension is not checked when the scatter
+// runs: a dynamic size could be smaller than the updates'.
+func.func @scatter_add_batching_dynamic(%u: tensor<4x3xf32>, %i: tensor<4x3xi64>, %d: tensor<?x5xf32>) -> tensor<?x5xf32> {
+  // expected-error @+1 {{'epl.scatter_add' op batching dimension 0 of 'tensor<?x5xf32>' and 0 of 'tensor<4x3xf32>' must have static sizes}}
+  %r = epl.scatter_add %u at (%i) into %d {dest_batching_dims = array<i64: 0>, updates_batching_dims = array<i64: 0>} : tensor<4x3xf32>, tensor<4x3xi64> into tensor<?x5xf32>
+  return %r : tensor<?x5xf32>
+}
+
+// -----
+
 func.func @scatter_add_batching_size(%u: tensor<3xf32>, %i: tensor<3xi64>, %d: tensor<5x4xf32>) -> tensor<5x4xf32> {
   // expected-error @+1 {{'epl.scatter_add' op batching dimension 0 of 'tensor<5x4xf32>' and 0 of 'tensor<3xf32>' differ in size}}
   %r = epl.scatter_add %u at (%i) into %d {dest_batching_dims = array<i64: 0>, updates_batching_dims = array<i64: 0>} : tensor<3xf32>, tensor<3xi64> into tensor<5x4xf32>

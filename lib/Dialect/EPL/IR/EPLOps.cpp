@@ -459,6 +459,12 @@ LogicalResult ScatterAddOp::verify() {
     if (u < 0 || u >= updates.getRank() || !seenUpdates.insert(u).second)
       return emitOpError() << "updates batching dimension " << u
                            << " is not a distinct dimension of " << updates;
+    // Positions along a batching dimension are not checked at run time:
+    // the sizes must be known equal.
+    if (dest.isDynamicDim(d) || updates.isDynamicDim(u))
+      return emitOpError() << "batching dimension " << d << " of " << dest
+                           << " and " << u << " of " << updates
+                           << " must have static sizes";
     if (dest.getDimSize(d) != updates.getDimSize(u))
       return emitOpError() << "batching dimension " << d << " of " << dest
                            << " and " << u << " of " << updates

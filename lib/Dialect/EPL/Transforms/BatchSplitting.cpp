@@ -103,11 +103,32 @@ private:
       if (FailureOr<ShardingRule> rule = iface.getShardingRule();
           succeeded(rule))
         return visitRule(op, *rule);
+    if (isa<func::ReturnOp>(op))
+      return false;
     for (Value v : op->getOperands())
-      if (dimOf(v) && !isa<func::ReturnOp>(op))
+      if (dimOf(v))
         return op->emitError()
                << "cannot split the batch through '" << op->getName() << "'";
+    if (failed(checkBodyReads(op, nullptr)))
+      return failure();
     return false;
+  }
+
+  /// A batched tensor read inside `op`'s regions that `rule` does not
+  /// describe (any, for an op without one): a micro-batch would read its
+  /// own rows at the whole batch's positions.
+  LogicalResult checkBodyReads(Operation *op, const ShardingRule *rule) {
+    llvm::SetVector<Value> reads;
+    for (Region &region : op->getRegions())
+      getUsedValuesDefinedAbove(region, reads);
+    for (Value v : reads)
+      if (dimOf(v) && (!rule || llvm::none_of(rule->captured, [&](auto &c) {
+            return c.first == v;
+          })))
+        return op->emitError()
+               << "cannot split the batch: this op reads " << describe(v)
+               << " inside its region, at positions of the whole batch";
+    return success();
   }
 
   bool isArgument(Value v) {
@@ -164,6 +185,8 @@ private:
   }
 
   FailureOr<bool> visitRule(Operation *op, const ShardingRule &rule) {
+    if (failed(checkBodyReads(op, &rule)))
+      return failure();
     auto values = describedValues(op, rule, /*withUnread=*/true);
     for (auto [v, dims] : values) {
       std::optional<int64_t> d = dimOf(v);
@@ -360,16 +383,37 @@ private:
   llvm::DenseMap<Value, Operation *> origin;
 };
 
-/// Each tensor.empty and constant gets its own copy per use, so that a
-/// value shared by batched and unbatched ops can be retyped for each.
+/// Whether `op` makes a tensor from nothing but scalars: a tensor.empty, a
+/// tensor constant, or a fill of an empty tensor (linalg.fill, or the
+/// generic torch-mlir writes).
+bool isLeaf(Operation *op) {
+  if (isa<tensor::EmptyOp>(op) ||
+      (isa<arith::ConstantOp>(op) &&
+       isa<RankedTensorType>(op->getResult(0).getType())))
+    return true;
+  auto fill = dyn_cast<linalg::LinalgOp>(op);
+  return fill && fill.getNumDpsInits() == 1 &&
+         llvm::none_of(fill.getDpsInputs(),
+                       [](Value v) { return isa<ShapedType>(v.getType()); }) &&
+         fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>() &&
+         !fill.payloadUsesValueFromOperand(fill.getDpsInitOperand(0)) &&
+         llvm::none_of(fill->getRegion(0).getOps(),
+                       [](Operation &op) { return isa<linalg::IndexOp>(op); });
+}
+
+/// Each leaf (see `isLeaf`) gets its own copy per use, so that a value
+/// shared by batched and unbatched ops can be retyped for each; after CSE
+/// one zero-filled tensor<64xf32> may start both a mean over 64 features
+/// and a score per example of a batch of 64.
 void unshareLeaves(func::FuncOp fn) {
   SmallVector<Operation *> leaves;
-  fn.walk([&](Operation *op) {
-    if (op->getParentOp() == fn &&
-        (isa<tensor::EmptyOp>(op) ||
-         (isa<arith::ConstantOp>(op) &&
-          isa<RankedTensorType>(op->getResult(0).getType()))))
-      leaves.push_back(op);
+  for (Operation &op : fn.front())
+    if (isLeaf(&op))
+      leaves.push_back(&op);
+  // Fills before the empty tensors they fill: each copy of a fill then
+  // gets its own empty tensor too.
+  std::stable_partition(leaves.begin(), leaves.end(), [](Operation *op) {
+    return !isa<tensor::EmptyOp, arith::ConstantOp>(op);
   });
   for (Operation *leaf : leaves) {
     SmallVector<OpOperand *> uses;
@@ -443,12 +487,12 @@ LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts,
 }
 
 SmallVector<Value> mlir::epl::wholeBatchStatistics(func::FuncOp model) {
-  // What depends on a parameter or state, and what on nothing else than
-  // the data and constants.
-  llvm::DenseSet<Value> learned, unlearned;
+  unshareLeaves(model);
+  // What depends on a parameter or state, and what on the data.
+  llvm::DenseSet<Value> learned, data;
   for (BlockArgument arg : model.getArguments()) {
     StringRef kind = getArgKind(model, arg.getArgNumber());
-    (kind == "input" || kind == "label" ? unlearned : learned).insert(arg);
+    (kind == "input" || kind == "label" ? data : learned).insert(arg);
   }
   // Where the batch is: a statistic holds none. Where the batch cannot be
   // followed, only scalars are taken; splitBatch reports why later.
@@ -469,9 +513,13 @@ SmallVector<Value> mlir::epl::wholeBatchStatistics(func::FuncOp model) {
     bool fromLearned =
         llvm::any_of(reads, [&](Value v) { return learned.contains(v); });
     bool fromData =
-        llvm::any_of(reads, [&](Value v) { return unlearned.contains(v); });
-    for (Value r : op.getResults())
-      (fromLearned ? learned : unlearned).insert(r);
+        llvm::any_of(reads, [&](Value v) { return data.contains(v); });
+    for (Value r : op.getResults()) {
+      if (fromLearned)
+        learned.insert(r);
+      if (fromData)
+        data.insert(r);
+    }
     auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
     if (fromLearned || !fromData || !linalgOp ||
         linalgOp.getNumReductionLoops() == 0)
@@ -491,7 +539,7 @@ SmallVector<Value> mlir::epl::wholeBatchStatistics(func::FuncOp model) {
   slice.omitUsesFromAbove = false;
   slice.inclusive = true;
   for (Value result : model.front().getTerminator()->getOperands())
-    if (unlearned.contains(result))
+    if (!learned.contains(result))
       (void)getBackwardSlice(result, &perMicroBatch, slice);
   SmallVector<Value> statistics;
   for (Value v : candidates)

@@ -362,7 +362,8 @@ def EPL_ScatterAddOp : EPL_Op<"scatter_add", [
     nothing (the forward gather there had no value). Batching dimensions
     are StableHLO's: the gather they come from read each example's row at
     the example's own position (the label's score in cross-entropy), and a
-    batching dimension has the size of its `updates` dimension.
+    batching dimension has the size of its `updates` dimension, both static
+    (positions along it are not checked when the scatter runs).
 
     ```mlir
     // d(sum_k w[i[k]])/dw: w = [1, 2, 3, 4], i = [1, 3] gives [0, 1, 0, 1].

@@ -32,6 +32,9 @@ LogicalResult splitBatch(func::FuncOp model, int64_t parts,
 /// does; its own would differ.
 /// A result computed from the data alone keeps its statistics per
 /// micro-batch, since the step sums the micro-batches' results.
+/// Gives each empty tensor, tensor constant and fill of `model` one use
+/// first, as `splitBatch` does: one shared by a statistic and a batched
+/// value (after CSE) would hide where the batch is.
 SmallVector<Value> wholeBatchStatistics(func::FuncOp model);
 
 /// Makes each of `statistics` (values of `micro`) an argument of `micro`,
