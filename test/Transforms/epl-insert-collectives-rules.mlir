@@ -106,3 +106,59 @@ module {
     return %a, %b : tensor<?x16xf32>, tensor<?x16xf32>
   }
 }
+
+// -----
+
+// A gradient accumulated into another that is split the other way, both
+// partial sums over "data" (a tied embedding under data x tensor
+// parallelism): the pending sum moves with the split (an all_to_all, which
+// commutes with the sum) and is reduced once, at the end. Before, it was
+// reduced first and could not be made partial again.
+// CHECK-LABEL: func.func @accumulate_across_splits
+// CHECK-NOT: epl.all_reduce
+// CHECK: epl.all_to_all %{{.*}} on @mesh over ["tensor"] split 1 concat 0 : tensor<4x6xf32> -> tensor<8x3xf32>
+// CHECK-NOT: epl.all_reduce
+// CHECK: linalg.generic
+// CHECK: %[[R:.*]] = epl.all_reduce %{{.*}} on @mesh over ["data"] sum : tensor<8x3xf32>
+// CHECK-NEXT: return %[[R]]
+#bvj_d = affine_map<(b, v, j) -> (b, v)>
+#bvj_h = affine_map<(b, v, j) -> (b, j)>
+#bvj_g = affine_map<(b, v, j) -> (j, v)>
+#vj = affine_map<(v, j) -> (v, j)>
+#vj_t = affine_map<(v, j) -> (j, v)>
+#bjv_a = affine_map<(b, j, v) -> (b, j)>
+#bjv_o = affine_map<(b, j, v) -> (b, v)>
+#bjv_g = affine_map<(b, j, v) -> (v, j)>
+module {
+  epl.mesh @mesh ["data" = 2, "tensor" = 2]
+  func.func @accumulate_across_splits(
+      %d: tensor<4x8xf32> {epl.sharding = #epl.sharding<@mesh, [["data"], ["tensor"]]>},
+      %h: tensor<4x6xf32> {epl.sharding = #epl.sharding<@mesh, [["data"], []]>},
+      %a: tensor<4x6xf32> {epl.sharding = #epl.sharding<@mesh, [["data"], ["tensor"]]>},
+      %o: tensor<4x8xf32> {epl.sharding = #epl.sharding<@mesh, [["data"], []]>}) -> tensor<8x6xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e1 = tensor.empty() : tensor<6x8xf32>
+    %z1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<6x8xf32>) -> tensor<6x8xf32>
+    %g1 = linalg.generic {indexing_maps = [#bvj_d, #bvj_h, #bvj_g], iterator_types = ["reduction", "parallel", "parallel"]}
+        ins(%d, %h : tensor<4x8xf32>, tensor<4x6xf32>) outs(%z1 : tensor<6x8xf32>) {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<6x8xf32>
+    %e2 = tensor.empty() : tensor<8x6xf32>
+    %g1t = linalg.generic {indexing_maps = [#vj_t, #vj], iterator_types = ["parallel", "parallel"]}
+        ins(%g1 : tensor<6x8xf32>) outs(%e2 : tensor<8x6xf32>) {
+    ^bb0(%x: f32, %o2: f32):
+      linalg.yield %x : f32
+    } -> tensor<8x6xf32>
+    %g = linalg.generic {indexing_maps = [#bjv_a, #bjv_o, #bjv_g], iterator_types = ["reduction", "parallel", "parallel"]}
+        ins(%a, %o : tensor<4x6xf32>, tensor<4x8xf32>) outs(%g1t : tensor<8x6xf32>) {
+    ^bb0(%x: f32, %y: f32, %acc: f32):
+      %m = arith.mulf %x, %y : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<8x6xf32>
+    return %g : tensor<8x6xf32>
+  }
+}

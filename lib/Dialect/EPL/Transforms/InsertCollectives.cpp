@@ -238,8 +238,11 @@ private:
       return result;
     };
 
-    // 1. Resolve a pending partial value.
-    if (!cur.partial.empty()) {
+    // 1. Resolve a pending partial value, unless it is wanted pending as
+    // it is: what follows moves and slices values, which commutes with
+    // their reduction (a gradient accumulated into one split otherwise).
+    if (!cur.partial.empty() &&
+        (cur.partial != to.partial || cur.kind != to.kind)) {
       AxisList p = cur.partial;
       std::optional<int64_t> scatterDim;
       // Scattered along a dimension the consumer wants split over the
