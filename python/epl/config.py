@@ -66,6 +66,15 @@ def _describe(entry):
     return text
 
 
+def _plain(value):
+    """A numpy scalar (np.float32(0.1), np.int64(2), np.bool_(True)) as the
+    Python number it holds; anything else as it is."""
+    if type(value).__module__ == "numpy" and hasattr(value, "item") and \
+            getattr(value, "shape", None) == ():
+        return value.item()
+    return value
+
+
 def validate(key, value):
     """Checks one key and value; raises ConfigError like the compiler."""
     entry = SCHEMA.get(key)
@@ -84,7 +93,7 @@ def validate(key, value):
     }[kind]
     if not ok:
         raise ConfigError(f'EPL config key "{key}" expects {_describe(entry)}, '
-                          f"got {value!r}")
+                          f"got {value!r} ({type(value).__name__})")
     if kind == "string" and entry["allowed"] and value not in entry["allowed"]:
         raise ConfigError(f'EPL config key "{key}" expects {_describe(entry)}, '
                           f"got {value!r}")
@@ -110,12 +119,19 @@ def validate(key, value):
                           f'{entry["default"]}')
 
 
+# EPL's config sections (EPL's epl/config.py) with no key here: a variable
+# of one (EPL_IO_SLICING) is EPL's, and ignoring it would change nothing
+# without a word.
+_EPL_ONLY_SECTIONS = ("io",)
+
+
 def _check_environment():
-    """An EPL_<SECTION>_... variable of a config section that names no key
-    (a misspelling) would be ignored: it is an error, as an unknown key in
-    the dictionary is."""
+    """An EPL_<SECTION>_... variable of one of EPL's config sections that
+    names no key here (a misspelling, or a key EPL-MLIR does not have) would
+    be ignored: it is an error, as an unknown key in the dictionary is."""
     names = {env_name(key): key for key in SCHEMA}
-    prefixes = tuple({"EPL_" + key.split(".")[0].upper() + "_" for key in SCHEMA})
+    sections = {key.split(".")[0] for key in SCHEMA} | set(_EPL_ONLY_SECTIONS)
+    prefixes = tuple("EPL_" + section.upper() + "_" for section in sections)
     for name in sorted(os.environ):
         if name.startswith(prefixes) and name not in names:
             near = difflib.get_close_matches(name, names, n=1)
@@ -141,6 +157,7 @@ class Config:
                                       f"{message}", e.location) from None
                 self._values[key] = value
         for key, value in (param_dict or {}).items():
+            value = _plain(value)
             validate(key, value)
             self._values[key] = value
 

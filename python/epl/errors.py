@@ -7,12 +7,19 @@ import traceback
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
-def user_location():
-    """'file.py:12' of the innermost frame outside this package."""
+def user_frame():
+    """The innermost frame outside this package (a traceback.FrameSummary),
+    or None."""
     for frame in reversed(traceback.extract_stack()[:-1]):
         if not os.path.abspath(frame.filename).startswith(_PACKAGE):
-            return f"{frame.filename}:{frame.lineno}"
-    return "<unknown>"
+            return frame
+    return None
+
+
+def user_location():
+    """'file.py:12' of the innermost frame outside this package."""
+    frame = user_frame()
+    return f"{frame.filename}:{frame.lineno}" if frame else "<unknown>"
 
 
 class EPLError(Exception):

@@ -19,12 +19,13 @@ The EPL-style API (`epl.replicate`, `epl.split`, `epl.Config`) builds on this.
 """
 
 import itertools
+import json
 import math
 import numbers
 import operator
 
 from . import strategy
-from .errors import DTypeError, ShapeError
+from .errors import DTypeError, ShapeError, user_frame
 
 _FLOAT_TYPES = {"f32", "f64"}
 _DIMS = "ijklmnop"
@@ -252,10 +253,12 @@ class Graph:
         return f" {{{attr}}}" if attr else ""
 
     def emit(self, text, shape, dtype=None):
-        """Appends `text` (with {r} for the result) and returns its value."""
+        """Appends `text` (with {r} for the result) and returns its value.
+        The op (the last in `text`) is located at the user's line, so that
+        the tools' errors name it rather than a line of the module."""
         ssa = self._fresh()
         self._defs[ssa] = len(self.lines)
-        self.lines.append(text.replace("{r}", ssa))
+        self.lines.append(text.replace("{r}", ssa) + _user_loc())
         return Tensor(self, ssa, shape, dtype or self.dtype)
 
     def checkpoint(self, x):
@@ -599,6 +602,15 @@ class Graph:
         lines.append("  }")
         lines.append("}")
         return "\n".join(lines) + "\n"
+
+
+def _user_loc():
+    """` loc("file.py":12:5)`: the user's line as an MLIR location."""
+    frame = user_frame()
+    if frame is None:
+        return ""
+    column = (getattr(frame, "colno", None) or 0) + 1
+    return f" loc({json.dumps(frame.filename)}:{frame.lineno}:{column})"
 
 
 def _config_value(v):

@@ -329,6 +329,21 @@ def test_evaluation_dataset_is_checked_before_training(tmp_path):
     assert str(bad) in line and "[785] F32" in line and "[784] F32" in line
 
 
+def test_evaluation_says_which_samples_it_leaves_out(tmp_path):
+    """The evaluation runs whole batches: 80 samples at a batch of 32 are 64
+    evaluated, and the 16 left are said, not left out in silence."""
+    rng = np.random.default_rng(0)
+    train = write(tmp_path / "train.safetensors", x=np.zeros((64, 784), np.float32),
+                  y=np.zeros((64, 10), np.float32))
+    test = write(tmp_path / "test.safetensors",
+                 x=rng.standard_normal((80, 784)).astype(np.float32),
+                 y=np.eye(10, dtype=np.float32)[rng.integers(0, 10, 80)])
+    out = run([EPL_RUN, MLP, "--dataset", train, "--eval-dataset", test, "--epochs", 1])
+    assert (f"epl-run: warning: the last 16 of the 80 samples of {test} fill no batch "
+            "of 32 and are not evaluated") in out.stderr
+    assert "samples 64" in out.stdout + out.stderr
+
+
 def test_fashion_mnist_example_runs_on_a_slice():
     """examples/fashion_mnist.py end to end on 4 ranks, 1280 training images
     for 1 epoch (the README's full run: 8 epochs, 89.3%)."""

@@ -79,6 +79,20 @@ def test_config_wrong_values_say_what_was_expected(key, value, expected):
         epl.Config({key: value})
 
 
+def test_config_takes_numpy_scalars_as_numbers():
+    """np.float32(0.1) is a number, np.int64(2) an integer, np.bool_ a
+    boolean (values computed with numpy). Before, "expects a number, got
+    0.1"; a value of the wrong kind says its type."""
+    import numpy as np
+    config = epl.Config({"optimizer.lr": np.float32(0.5), "pipeline.num_micro_batch": np.int64(2),
+                         "communication.fp16": np.bool_(True)})
+    assert config["optimizer.lr"] == 0.5 and type(config["optimizer.lr"]) is float
+    assert config["pipeline.num_micro_batch"] == 2 and type(config["pipeline.num_micro_batch"]) is int
+    assert config["communication.fp16"] is True
+    with pytest.raises(epl.ConfigError, match=re.escape("expects an integer, got 2.0 (float)")):
+        epl.Config({"pipeline.num_micro_batch": np.float64(2.0)})
+
+
 @pytest.mark.parametrize("key, value, feature", [
     ("amp.level", "O1", "automatic mixed precision"),
     ("auto.auto_parallel", True, "automatic parallelism"),
@@ -137,6 +151,11 @@ def test_a_misspelled_config_environment_variable_is_an_error(monkeypatch):
         epl.Config()
     monkeypatch.delenv("EPL_OPTIMIZER_TYP")
     assert epl.Config()["optimizer.type"] == "sgd"
+    # A key of EPL's io section, which EPL-MLIR does not have: not ignored.
+    monkeypatch.setenv("EPL_IO_SLICING", "true")
+    with pytest.raises(epl.ConfigError, match="environment variable EPL_IO_SLICING names "
+                                              "no EPL config key"):
+        epl.Config()
 
 
 # --- strategies ----------------------------------------------------------------
@@ -318,6 +337,21 @@ def test_frontend_mistakes_are_errors_at_the_users_line(monkeypatch, build, erro
         build()
     assert message in str(e.value)
     assert f"(at {__file__}:" in str(e.value)
+
+
+def test_compiler_errors_name_the_users_line():
+    """What the compiler finds in the model (here a split that does not
+    divide 5 classes) names the user's line, as the frontend's own errors
+    do. Before, a line of the module epl.train had written, and deleted."""
+    epl.init()
+    x, y = epl.input("x", (8, 6)), epl.label("y", (8, 5))
+    with epl.split(2):
+        logits = epl.layers.Dense(5, name="head")(x)  # marker: split-does-not-divide
+        loss = epl.layers.softmax_cross_entropy(logits, y)
+    with pytest.raises(epl.ToolError) as e:
+        epl.train(loss, steps=1)
+    assert f"{__file__}:{line_of('marker: split-does-not-divide')}:" in str(e.value)
+    assert "does not divide dimension 1 of size 5 of weight 'head/kernel'" in str(e.value)
 
 
 def test_tensorflow_spellings_and_reflected_division(monkeypatch):

@@ -21,6 +21,7 @@
 #include "epl/Runner/CommandLine.h"
 #include "epl/Runner/Compile.h"
 #include "epl/Runner/Dataset.h"
+#include "epl/Runner/Notes.h"
 #include "epl/Runner/Run.h"
 #include "epl/Runtime/Backend.h"
 
@@ -172,6 +173,13 @@ int main(int argc, char **argv) {
                               /*shuffle=*/false, runLine.seed, error);
     if (failed(evalDataset))
       return exitWith(error);
+    // Evaluating by whole batches leaves the last samples out: said, since
+    // the accuracy is then over fewer samples than the file holds.
+    if (int64_t left = evalDataset->numSamples % evalDataset->batchSize)
+      notes() << ::epl::rt::toolName() << ": warning: the last " << left
+              << " of the " << evalDataset->numSamples << " samples of "
+              << evalDatasetFile << " fill no batch of "
+              << evalDataset->batchSize << " and are not evaluated\n";
     run.evalDataset = &*evalDataset;
     run.evaluateEachEpoch = evalEachEpoch;
   }

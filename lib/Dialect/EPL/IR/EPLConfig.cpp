@@ -114,8 +114,10 @@ const ConfigKey kKeys[] = {
      0.0,
      true},
     {"communication.gradients_reduce_method", K::String,
-     "how data-parallel gradients are combined: mean or sum", "\"mean\"",
-     kReduceMethods},
+     "how the gradients of data-parallel replicas and of micro-batches are "
+     "combined: mean, or sum (N replicas and M micro-batches give N x M "
+     "times the mean's gradient, even on one device)",
+     "\"mean\"", kReduceMethods},
     {"cluster.colocate_split_and_replicate", K::Bool,
      "place split and replicate parts of the model on the same devices",
      "false"},
