@@ -89,8 +89,8 @@ module {
 
 // -----
 
-// A cast to a dynamic size keeps a split of the dimensions it leaves static
-// and makes whole the one it makes dynamic, which cannot be divided.
+// A cast to a dynamic size makes its tensor whole: the runtime moves only
+// static shapes, so it is gathered before the cast.
 module {
   epl.mesh @mesh ["tensor" = 2]
   // CHECK-LABEL: func.func @cast_to_dynamic
@@ -100,8 +100,8 @@ module {
     // CHECK: %[[G:.*]] = epl.all_gather %{{.*}} on @mesh over ["tensor"] dim 0 : tensor<4x16xf32> -> tensor<8x16xf32>
     // CHECK: tensor.cast %[[G]] : tensor<8x16xf32> to tensor<?x16xf32>
     %a = tensor.cast %x : tensor<8x16xf32> to tensor<?x16xf32>
-    // CHECK-NOT: epl.all_gather
-    // CHECK: tensor.cast %{{.*}} : tensor<8x8xf32> to tensor<?x8xf32>
+    // CHECK: %[[H:.*]] = epl.all_gather %{{.*}} on @mesh over ["tensor"] dim 1 : tensor<8x8xf32> -> tensor<8x16xf32>
+    // CHECK: tensor.cast %[[H]] : tensor<8x16xf32> to tensor<?x16xf32>
     %b = tensor.cast %y : tensor<8x16xf32> to tensor<?x16xf32>
     return %a, %b : tensor<?x16xf32>, tensor<?x16xf32>
   }
@@ -160,5 +160,26 @@ module {
       linalg.yield %s : f32
     } -> tensor<8x6xf32>
     return %g : tensor<8x6xf32>
+  }
+}
+
+// -----
+
+// The size of a dimension is the global one: a constant where it is static
+// (no gather of a split tensor to ask it).
+module {
+  epl.mesh @mesh ["tensor" = 2]
+  // CHECK-LABEL: func.func @dim_of_split
+  // CHECK-NOT: epl.all_gather
+  // CHECK-DAG: %[[N:.*]] = arith.constant 8 : index
+  // CHECK-DAG: %[[M:.*]] = arith.constant 16 : index
+  // CHECK: return %[[N]], %[[M]]
+  func.func @dim_of_split(%x: tensor<8x16xf32> {epl.sharding = #epl.sharding<@mesh, [[], ["tensor"]]>})
+      -> (index, index) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %n = tensor.dim %x, %c0 : tensor<8x16xf32>
+    %m = tensor.dim %x, %c1 : tensor<8x16xf32>
+    return %n, %m : index, index
   }
 }

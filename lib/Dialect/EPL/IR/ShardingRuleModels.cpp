@@ -324,12 +324,12 @@ struct CastRule
     auto source = dyn_cast<RankedTensorType>(op.getSource().getType());
     if (!type || !source)
       return failure();
-    // A dimension the cast makes or finds dynamic cannot be divided (a
-    // table cast to `tensor<?x6xf32>`): it stays whole.
-    SmallVector<bool> whole;
-    for (auto [to, from] : llvm::zip_equal(type.getShape(), source.getShape()))
-      whole.push_back(ShapedType::isDynamic(to) || ShapedType::isDynamic(from));
-    ShardingRule rule = sameDims(op, type, whole);
+    // A tensor of dynamic shape (a table cast to `tensor<?x6xf32>`) stays
+    // whole: the runtime moves only static shapes, so what it needs
+    // gathered is gathered before the cast.
+    bool dynamic = !type.hasStaticShape() || !source.hasStaticShape();
+    ShardingRule rule =
+        sameDims(op, type, SmallVector<bool>(type.getRank(), dynamic));
     rule.passesPartial = true;
     return rule;
   }

@@ -680,6 +680,26 @@ private:
           op->erase();
           return success();
         })
+        .Case([&](tensor::DimOp d) -> LogicalResult {
+          // The global size: a static one is a constant, a dimension no
+          // device splits has it everywhere (a dynamic one never is split),
+          // and another is asked of the whole tensor.
+          std::optional<int64_t> dim = d.getConstantIndex();
+          if (!layouts.count(d.getSource()))
+            return success();
+          RankedTensorType global = globals.lookup(d.getSource());
+          if (dim && !global.isDynamicDim(*dim)) {
+            b.setInsertionPoint(d);
+            d.replaceAllUsesWith(arith::ConstantIndexOp::create(
+                                     b, d.getLoc(), global.getDimSize(*dim))
+                                     .getResult());
+            d.erase();
+            return success();
+          }
+          if (dim && layouts.lookup(d.getSource()).dims[*dim].empty())
+            return success();
+          return require(op, 0, Layout::replicated(global.getRank()));
+        })
         .Case([&](func::ReturnOp r) -> LogicalResult {
           for (unsigned i = 0; i < r.getNumOperands(); ++i) {
             auto type = dyn_cast<RankedTensorType>(r.getOperand(i).getType());
