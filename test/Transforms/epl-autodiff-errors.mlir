@@ -258,7 +258,7 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
   func.func @f(%x: tensor<4x3xf32> {epl.arg = "input"},
                %w: tensor<4x3xf32> {epl.arg = "param", epl.name = "per_example"}) -> tensor<f32> {
     %e = tensor.empty() : tensor<4x3xf32>
-    // expected-error @+1 {{cannot split the batch: argument 'per_example' meets it here along its dimension 0 (one entry per example), but only inputs and labels are cut into micro-batches}}
+    // expected-error @+1 {{cannot split the batch: param 'per_example' meets it here along its dimension 0 (one entry per example), but only inputs and labels are cut into micro-batches}}
     %h = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
         ins(%x, %w : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>) {
     ^bb0(%a: f32, %b: f32, %o: f32):

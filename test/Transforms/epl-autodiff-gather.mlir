@@ -116,3 +116,29 @@ func.func @model(%i: tensor<2xi64> {epl.arg = "input", epl.name = "i"},
   } -> tensor<f32>
   return %r : tensor<f32>
 }
+
+// -----
+
+// A diagonal: one loop is the position of both dimensions. It is neither's
+// batching dimension (as the sharding rule keeps the table whole): the
+// gradient scatters at two index tensors.
+// CHECK-LABEL: func.func @model
+// CHECK: epl.scatter_add %{{.*}} at (%{{.*}}, %{{.*}}) into
+// CHECK-NOT: batching_dims
+// CHECK-SAME: : tensor<3xf32>, tensor<3xi64>, tensor<3xi64> into tensor<3x3xf32>
+func.func @model(%w: tensor<3x3xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %e3 = tensor.empty() : tensor<3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(k) -> (k)>, affine_map<(k) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%e3 : tensor<3xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%unused: f32, %acc: f32):
+    %k = linalg.index 0 : index
+    %v = tensor.extract %w[%k, %k] : tensor<3x3xf32>
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}

@@ -16,7 +16,7 @@
 
 // CHECK-LABEL: func.func @model
 // CHECK-SAME: %[[Y:[a-z0-9_]+]]: tensor<4xi64>
-// CHECK: %[[STEP_COUNT:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<4xi64>) outs(%{{.*}} : tensor<i64>)
+// CHECK: %[[STEP_COUNT:.*]] = linalg.generic {{.*}} ins(%[[Y]] : tensor<4xi64>) outs(%{{.*}} : tensor<i64>) attrs = {{.*}}epl.phase = #epl.phase<forward>
 // CHECK: scf.for
 // CHECK: call @model_micro_batch({{.*}}, %[[STEP_COUNT]])
 module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {

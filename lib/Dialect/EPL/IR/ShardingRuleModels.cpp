@@ -65,11 +65,11 @@ std::optional<unsigned> positionOf(linalg::LinalgOp op, Value index,
 }
 
 /// The tensors `op`'s body reads from outside it, each with a loop for
-/// every dimension all its reads index at that loop's position. A tensor
-/// used otherwise in the body (its shape read, passed on) stays whole, and
-/// so does one loop placed on two of its dimensions (a diagonal).
+/// every dimension all its reads index at that loop's position
+/// (readPositions). A tensor used otherwise in the body (its shape read,
+/// passed on) stays whole.
 SmallVector<std::pair<Value, ShardingRule::Dims>>
-capturedReads(linalg::LinalgOp op, ArrayRef<int64_t> loopSizes) {
+capturedReads(linalg::LinalgOp op) {
   llvm::SetVector<Value> values;
   getUsedValuesDefinedAbove(op->getRegion(0), values);
   SmallVector<std::pair<Value, ShardingRule::Dims>> captured;
@@ -83,11 +83,10 @@ capturedReads(linalg::LinalgOp op, ArrayRef<int64_t> loopSizes) {
       if (!op->isProperAncestor(use.getOwner()))
         continue;
       auto read = dyn_cast<tensor::ExtractOp>(use.getOwner());
-      for (int64_t d = 0; d < type.getRank(); ++d) {
-        std::optional<unsigned> loop =
-            read ? positionOf(op, read.getIndices()[d], loopSizes,
-                              type.getDimSize(d))
-                 : std::nullopt;
+      SmallVector<std::optional<unsigned>> loops =
+          read ? readPositions(op, read)
+               : SmallVector<std::optional<unsigned>>(type.getRank());
+      for (auto [d, loop] : llvm::enumerate(loops)) {
         if (first && loop)
           dims[d] = {*loop};
         else if (!loop || dims[d] != ShardingRule::Dim{*loop})
@@ -95,12 +94,6 @@ capturedReads(linalg::LinalgOp op, ArrayRef<int64_t> loopSizes) {
       }
       first = false;
     }
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      for (int64_t e = d + 1; e < type.getRank(); ++e)
-        if (!dims[d].empty() && dims[d] == dims[e]) {
-          dims[d].clear();
-          dims[e].clear();
-        }
     captured.push_back({v, std::move(dims)});
   }
   return captured;
@@ -163,7 +156,7 @@ struct StructuredRule
     rule.combiner = combinerOf(op);
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-    rule.captured = capturedReads(op, sizes);
+    rule.captured = capturedReads(op);
     llvm::SmallDenseSet<unsigned> indexed = loopsReadAsNumbers(op, rule);
     for (auto [loop, size] : llvm::enumerate(sizes)) {
       Kind kind = iterators[loop] == utils::IteratorType::parallel
@@ -401,6 +394,22 @@ LogicalResult mlir::epl::verifyUpstreamGaps(Operation *op, StringRef pass) {
   if (auto c = dyn_cast<tensor::CollapseShapeOp>(op))
     return verifyReassociation(c, pass);
   return success();
+}
+
+SmallVector<std::optional<unsigned>>
+mlir::epl::readPositions(linalg::LinalgOp op, tensor::ExtractOp read) {
+  SmallVector<int64_t> loops = op.getStaticLoopRanges();
+  RankedTensorType type = read.getTensor().getType();
+  SmallVector<std::optional<unsigned>> positions;
+  for (auto [d, index] : llvm::enumerate(read.getIndices()))
+    positions.push_back(positionOf(op, index, loops, type.getDimSize(d)));
+  for (size_t d = 0; d < positions.size(); ++d)
+    for (size_t e = d + 1; e < positions.size(); ++e)
+      if (positions[d] && positions[d] == positions[e]) {
+        positions[d].reset();
+        positions[e].reset();
+      }
+  return positions;
 }
 
 LogicalResult mlir::epl::verifyUpstreamGapsIn(Operation *root, StringRef pass) {

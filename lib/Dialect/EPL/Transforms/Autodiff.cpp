@@ -8,6 +8,7 @@
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/IR/EPLOps.h"
+#include "epl/Dialect/EPL/IR/ShardingRule.h"
 #include "epl/Dialect/EPL/Transforms/BatchSplitting.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 #include "epl/Dialect/EPL/Transforms/ScalarDerivatives.h"
@@ -1106,13 +1107,11 @@ LogicalResult StepBuilder::gatherAdjoint(const GenericForm &g, Value dout,
   // shards and splits into micro-batches with the loop.
   SmallVector<int64_t> destBatching, updatesBatching;
   SmallVector<Value> indices;
+  SmallVector<std::optional<unsigned>> positions = readPositions(op, gather);
   for (auto [d, index] : llvm::enumerate(gather.getIndices())) {
-    auto position = index.getDefiningOp<linalg::IndexOp>();
-    if (position && position->getParentOp() == op.getOperation() &&
-        loops[position.getDim()] == sourceType.getDimSize(d) &&
-        !llvm::is_contained(updatesBatching, position.getDim())) {
+    if (positions[d]) {
       destBatching.push_back(d);
-      updatesBatching.push_back(position.getDim());
+      updatesBatching.push_back(*positions[d]);
     } else {
       indices.push_back(index);
     }
@@ -1308,17 +1307,14 @@ LogicalResult StepBuilder::runAccumulating(func::FuncOp micro, int64_t parts,
   Location loc = fn.getLoc();
   // The forward program now lives in `micro`, but for what computes the
   // statistics of the whole batch.
-  llvm::SetVector<Operation *> kept;
-  BackwardSliceOptions slice;
-  slice.omitBlockArguments = true;
-  slice.omitUsesFromAbove = false;
-  slice.inclusive = true;
-  for (Value v : statistics)
-    (void)getBackwardSlice(v, &kept, slice);
+  llvm::SetVector<Operation *> kept = opsComputing(statistics);
   body.getTerminator()->erase();
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (!kept.contains(&op))
       op.erase();
+    else
+      op.setAttr(EPLDialect::kPhaseAttrName,
+                 PhaseAttr::get(op.getContext(), Phase::Forward));
 
   b.setInsertionPointToEnd(&body);
   tagger.phase = Phase::BackwardWeight;
@@ -1463,22 +1459,11 @@ struct EPLAutodiffPass
       micro.setSymName((fn.getSymName() + "_micro_batch").str());
       micro.setPrivate();
       // The step computes its data's statistics on the whole batch and
-      // hands them to every micro-batch. They are tagged inputs, data that
-      // gets no gradient, which splitBatch does not cut.
+      // hands them to every micro-batch.
       SmallVector<Value> statistics = wholeBatchStatistics(fn);
       takeAsArguments(micro, llvm::map_to_vector(statistics, [&](Value v) {
                         return mapping.lookup(v);
                       }));
-      for (unsigned i = fn.getNumArguments(); i < micro.getNumArguments(); ++i)
-        micro.setArgAttrs(
-            i, b.getDictionaryAttr(
-                   {b.getNamedAttr(EPLDialect::kArgAttrName,
-                                   b.getStringAttr("input")),
-                    b.getNamedAttr(
-                        EPLDialect::kNameAttrName,
-                        b.getStringAttr(
-                            "whole-batch statistic #" +
-                            std::to_string(i - fn.getNumArguments())))}));
       if (failed(splitBatch(
               micro, microBatches,
               micro.getArguments().drop_front(fn.getNumArguments()))))

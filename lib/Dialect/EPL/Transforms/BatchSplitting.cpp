@@ -76,14 +76,16 @@ private:
   FailureOr<bool> mark(Operation *op, Value v, int64_t d) {
     // Only inputs and labels are cut into micro-batches; a parameter with
     // one entry per example would need its slice per micro-batch too.
-    if (auto arg = dyn_cast<BlockArgument>(v);
-        arg && arg.getOwner()->getParentOp() == fn && !dims.count(v)) {
-      auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                  EPLDialect::kNameAttrName);
+    if (isArgument(v) && !dims.count(v)) {
+      if (llvm::is_contained(whole, v))
+        return op->emitError()
+               << "cannot split the batch: the " << describe(v)
+               << ", computed on the whole batch, meets it here along its "
+                  "dimension "
+               << d << " as if it held one entry per example";
       return op->emitError()
-             << "cannot split the batch: argument '"
-             << (name ? name.getValue() : StringRef("?"))
-             << "' meets it here along its dimension " << d
+             << "cannot split the batch: " << describe(v)
+             << " meets it here along its dimension " << d
              << " (one entry per example), but only inputs and labels are "
                 "cut into micro-batches";
     }
@@ -533,14 +535,9 @@ SmallVector<Value> mlir::epl::wholeBatchStatistics(func::FuncOp model) {
   // A result computed from the data alone stays each micro-batch's own:
   // the step sums the micro-batches' results, so one computed from a
   // whole-batch statistic would count it once per micro-batch.
-  llvm::SetVector<Operation *> perMicroBatch;
-  BackwardSliceOptions slice;
-  slice.omitBlockArguments = true;
-  slice.omitUsesFromAbove = false;
-  slice.inclusive = true;
-  for (Value result : model.front().getTerminator()->getOperands())
-    if (!learned.contains(result))
-      (void)getBackwardSlice(result, &perMicroBatch, slice);
+  llvm::SetVector<Operation *> perMicroBatch = opsComputing(llvm::to_vector(
+      llvm::make_filter_range(model.front().getTerminator()->getOperands(),
+                              [&](Value r) { return !learned.contains(r); })));
   SmallVector<Value> statistics;
   for (Value v : candidates)
     if (!perMicroBatch.contains(v.getDefiningOp()))
@@ -548,17 +545,34 @@ SmallVector<Value> mlir::epl::wholeBatchStatistics(func::FuncOp model) {
   return statistics;
 }
 
+llvm::SetVector<Operation *> mlir::epl::opsComputing(ArrayRef<Value> values) {
+  llvm::SetVector<Operation *> ops;
+  BackwardSliceOptions slice;
+  slice.omitBlockArguments = true;
+  slice.omitUsesFromAbove = false;
+  slice.inclusive = true;
+  for (Value v : values)
+    (void)getBackwardSlice(v, &ops, slice);
+  return ops;
+}
+
 void mlir::epl::takeAsArguments(func::FuncOp micro,
                                 ArrayRef<Value> statistics) {
   Block &body = micro.front();
-  for (Value v : statistics) {
-    BlockArgument arg = body.addArgument(v.getType(), v.getLoc());
-    v.replaceAllUsesWith(arg);
-  }
+  unsigned first = body.getNumArguments();
+  for (Value v : statistics)
+    v.replaceAllUsesWith(body.addArgument(v.getType(), v.getLoc()));
+  // (The type first: argument attributes are as many as its inputs.)
+  micro.setType(FunctionType::get(micro.getContext(), body.getArgumentTypes(),
+                                  micro.getResultTypes()));
+  // Data that gets no gradient, which splitBatch does not cut.
+  for (unsigned i = 0; i < statistics.size(); ++i)
+    micro.setArgAttrs(first + i,
+                      getKindAndName(micro.getContext(),
+                                     EPLDialect::kArgAttrName, "input",
+                                     kWholeBatchStatistic + std::to_string(i)));
   // What computed them alone is dead now.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (isOpTriviallyDead(&op))
       op.erase();
-  micro.setType(FunctionType::get(micro.getContext(), body.getArgumentTypes(),
-                                  micro.getResultTypes()));
 }

@@ -28,6 +28,12 @@
 
 namespace mlir {
 class DialectRegistry;
+namespace linalg {
+class LinalgOp;
+} // namespace linalg
+namespace tensor {
+class ExtractOp;
+} // namespace tensor
 namespace epl {
 
 struct ShardingRule {
@@ -107,6 +113,16 @@ describedValues(Operation *op, const ShardingRule &rule,
     values.push_back({r, &rule.results[i]});
   return values;
 }
+
+/// For each dimension of the tensor that `read` (a tensor.extract in the
+/// body of `op`) reads, the loop of `op` at whose own position
+/// (`linalg.index`) it reads it, if any: a loop of the dimension's static
+/// size, placed on that dimension alone (a loop on two, a diagonal, is
+/// neither's). One rule for the forward and the backward: a captured
+/// read's dimension is that loop's factor, and a gather's gradient
+/// scatters along it (a batching dimension).
+SmallVector<std::optional<unsigned>> readPositions(linalg::LinalgOp op,
+                                                   tensor::ExtractOp read);
 
 /// Attaches ShardingRuleOpInterface to the upstream ops EPL shards: every
 /// linalg structured op, and tensor's reshapes, slices, concat, pad and

@@ -8,6 +8,7 @@
 #define EPL_DIALECT_EPL_TRANSFORMS_BATCHSPLITTING_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::epl {
 
@@ -38,8 +39,15 @@ LogicalResult splitBatch(func::FuncOp model, int64_t parts,
 SmallVector<Value> wholeBatchStatistics(func::FuncOp model);
 
 /// Makes each of `statistics` (values of `micro`) an argument of `micro`,
-/// appended in order, and erases what only computed them.
+/// appended in order, an input named "whole-batch statistic #i", and
+/// erases what only computed them.
 void takeAsArguments(func::FuncOp micro, ArrayRef<Value> statistics);
+
+/// The name of statistic #i's argument is this and i.
+inline constexpr const char *kWholeBatchStatistic = "whole-batch statistic #";
+
+/// The ops that compute `values`, reads in nested regions included.
+llvm::SetVector<Operation *> opsComputing(ArrayRef<Value> values);
 
 } // namespace mlir::epl
 
