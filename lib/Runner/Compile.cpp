@@ -188,6 +188,14 @@ LogicalResult SourceModule::parse(StringRef path, PhaseTimer &timer,
 /// says why in a diagnostic, which the tools print; one that fails without
 /// any (a bug) still leaves the user a line naming the phase, not a bare
 /// exit status.
+/// Whether the step's arguments live on a GPU only around their uses
+/// (offload v0 on the cuda target, or its emulation), not for the whole
+/// step.
+static bool offloadsArguments(ModuleOp module, const CompileOptions &options) {
+  return (options.target == Target::CUDA || options.emulateGPU) &&
+         Config::get(module).getString("offload.level") == "v0";
+}
+
 static LogicalResult runPhase(PassManager &pm, ModuleOp module,
                               StringRef phase) {
   DiagnosticEngine &engine = module.getContext()->getDiagEngine();
@@ -298,9 +306,7 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     // On a GPU under offload, the arguments' device copies come and go
     // around their uses (epl-copy-arguments-to-device); without it they
     // stay for the whole step (lowerStep adds them).
-    estimate.argumentsAroundUse =
-        (options.target == Target::CUDA || options.emulateGPU) &&
-        Config::get(module).getString("offload.level") == "v0";
+    estimate.argumentsAroundUse = offloadsArguments(module, options);
     pm.addPass(createEPLEstimateMemoryPass(estimate));
     if (failed(runPhase(pm, module, "estimating memory")))
       return failure();
@@ -807,7 +813,7 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
     Stage &stage = step.program.stages[k];
     stage.inPlace = wrapEntryPoint(module, function, k);
     bool gpu = options.target == Target::CUDA || options.emulateGPU;
-    bool offload = Config::get(module).getString("offload.level") == "v0";
+    bool offload = offloadsArguments(module, options);
     stage.residentInPlace = gpu && !offload;
     // On a GPU the step's arguments and results are device buffers too
     // (epl-copy-arguments-to-device): a result written over its argument is

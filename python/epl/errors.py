@@ -2,6 +2,7 @@
 described names the thing at fault and the user's line that caused it."""
 
 import os
+import sys
 import traceback
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
@@ -9,10 +10,12 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 def user_frame():
     """The innermost frame outside this package (a traceback.FrameSummary),
-    or None."""
-    for frame in reversed(traceback.extract_stack()[:-1]):
-        if not os.path.abspath(frame.filename).startswith(_PACKAGE):
-            return frame
+    or None. Called for every op the frontend emits: it walks the frames
+    without reading any source line."""
+    for frame, lineno in traceback.walk_stack(sys._getframe(1)):
+        if not os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE):
+            return traceback.StackSummary.extract([(frame, lineno)],
+                                                  lookup_lines=False)[0]
     return None
 
 

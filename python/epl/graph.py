@@ -19,7 +19,6 @@ The EPL-style API (`epl.replicate`, `epl.split`, `epl.Config`) builds on this.
 """
 
 import itertools
-import json
 import math
 import numbers
 import operator
@@ -610,7 +609,24 @@ def _user_loc():
     if frame is None:
         return ""
     column = (getattr(frame, "colno", None) or 0) + 1
-    return f" loc({json.dumps(frame.filename)}:{frame.lineno}:{column})"
+    return f" loc({_mlir_string(frame.filename)}:{frame.lineno}:{column})"
+
+
+def _mlir_string(text):
+    """`text` as an MLIR string literal: other characters as they are (a
+    path under /home/josé), `"`, the backslash and control characters as
+    two-hex-digit escapes, the kind MLIR's lexer reads; so is a byte of an
+    undecodable file name (Python's surrogate escape)."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:
+            code -= 0xDC00
+        elif ch not in '"\\' and code >= 0x20 and code != 0x7F:
+            out.append(ch)
+            continue
+        out.append(f"\\{code:02X}")
+    return '"' + "".join(out) + '"'
 
 
 def _config_value(v):

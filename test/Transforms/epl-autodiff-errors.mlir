@@ -492,3 +492,25 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A parameter read through a cast to a dynamic size by an op whose loops
+// run over it (an L2 penalty): adjoints are built over static loops.
+module {
+  func.func @f(%w: tensor<4xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %wd = tensor.cast %w : tensor<4xf32> to tensor<?xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    // expected-error @+1 {{epl-autodiff: cannot differentiate an op whose loops run over a dimension of dynamic size; cast its operands to static shapes}}
+    %l = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>], iterator_types = ["reduction"]}
+        ins(%wd : tensor<?xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %m = arith.mulf %a, %a : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

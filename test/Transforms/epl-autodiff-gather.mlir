@@ -119,9 +119,9 @@ func.func @model(%i: tensor<2xi64> {epl.arg = "input", epl.name = "i"},
 
 // -----
 
-// A diagonal: one loop is the position of both dimensions. It is neither's
-// batching dimension (as the sharding rule keeps the table whole): the
-// gradient scatters at two index tensors.
+// A diagonal: one loop is the position of two dimensions (or three). It is
+// no dimension's batching dimension (as the sharding rule keeps the table
+// whole): the gradient scatters at an index tensor per dimension.
 // CHECK-LABEL: func.func @model
 // CHECK: epl.scatter_add %{{.*}} at (%{{.*}}, %{{.*}}) into
 // CHECK-NOT: batching_dims
@@ -137,6 +137,28 @@ func.func @model(%w: tensor<3x3xf32> {epl.arg = "param", epl.name = "w"}) -> ten
   ^bb0(%unused: f32, %acc: f32):
     %k = linalg.index 0 : index
     %v = tensor.extract %w[%k, %k] : tensor<3x3xf32>
+    %s = arith.addf %acc, %v : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %r : tensor<f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @model
+// CHECK: epl.scatter_add %{{.*}} at (%{{.*}}, %{{.*}}, %{{.*}}) into
+// CHECK-SAME: : tensor<3xf32>, tensor<3xi64>, tensor<3xi64>, tensor<3xi64> into tensor<3x3x3xf32>
+func.func @model(%w: tensor<3x3x3xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<f32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+  %e3 = tensor.empty() : tensor<3xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(k) -> (k)>, affine_map<(k) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%e3 : tensor<3xf32>) outs(%f : tensor<f32>) {
+  ^bb0(%unused: f32, %acc: f32):
+    %k = linalg.index 0 : index
+    %v = tensor.extract %w[%k, %k, %k] : tensor<3x3x3xf32>
     %s = arith.addf %acc, %v : f32
     linalg.yield %s : f32
   } -> tensor<f32>

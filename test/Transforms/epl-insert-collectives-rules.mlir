@@ -182,4 +182,13 @@ module {
     %m = tensor.dim %x, %c1 : tensor<8x16xf32>
     return %n, %m : index, index
   }
+  // An index out of range is undefined only where it runs: left as it is.
+  // CHECK-LABEL: func.func @dim_out_of_range
+  // CHECK: tensor.dim %{{.*}}, %{{.*}} : tensor<8x8xf32>
+  func.func @dim_out_of_range(%x: tensor<8x16xf32> {epl.sharding = #epl.sharding<@mesh, [[], ["tensor"]]>})
+      -> index {
+    %c5 = arith.constant 5 : index
+    %n = tensor.dim %x, %c5 : tensor<8x16xf32>
+    return %n : index
+  }
 }

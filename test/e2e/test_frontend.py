@@ -354,6 +354,32 @@ def test_compiler_errors_name_the_users_line():
     assert "does not divide dimension 1 of size 5 of weight 'head/kernel'" in str(e.value)
 
 
+def test_a_script_under_any_path_trains_and_its_errors_name_it(tmp_path):
+    """The location of each op is the user's file: a path with non-ASCII
+    characters, a quote or a backslash is written as MLIR reads it. Before
+    (JSON escapes), a script under /home/josé could not train at all."""
+    folder = tmp_path / 'josé "x" \\ 模型'
+    folder.mkdir()
+    script = folder / "model.py"
+    script.write_text(
+        f"import sys; sys.path.insert(0, {str(ROOT / 'python')!r})\n"
+        "import numpy as np, epl\n"
+        "epl.init()\n"
+        "x, y = epl.input('x', (4, 6)), epl.label('y', (4, 5))\n"
+        "logits = epl.layers.Dense(5, name='head')(x)\n"
+        "loss = epl.layers.softmax_cross_entropy(logits, y)\n"
+        "print(epl.train(loss, steps=1).losses)\n"
+        "with epl.split(2):\n"
+        "    bad = epl.layers.Dense(5, name='split_head')(x)\n"
+        "try:\n"
+        "    epl.train(epl.layers.softmax_cross_entropy(bad, y), steps=1)\n"
+        "except epl.ToolError as e:\n"
+        "    print(e)\n")
+    out = run([sys.executable, script], env={**os.environ, "EPL_BUILD_DIR": str(BUILD)})
+    assert out.stdout.startswith("["), out.stdout
+    assert f"{script}:9:" in out.stdout and "does not divide" in out.stdout, out.stdout
+
+
 def test_tensorflow_spellings_and_reflected_division(monkeypatch):
     monkeypatch.setenv("EPL_BUILD_DIR", "/nonexistent")
     for padding, shape in (("SAME", (2, 4, 4, 2)), ("VALID", (2, 2, 2, 2))):

@@ -403,12 +403,13 @@ mlir::epl::readPositions(linalg::LinalgOp op, tensor::ExtractOp read) {
   SmallVector<std::optional<unsigned>> positions;
   for (auto [d, index] : llvm::enumerate(read.getIndices()))
     positions.push_back(positionOf(op, index, loops, type.getDimSize(d)));
-  for (size_t d = 0; d < positions.size(); ++d)
-    for (size_t e = d + 1; e < positions.size(); ++e)
-      if (positions[d] && positions[d] == positions[e]) {
-        positions[d].reset();
-        positions[e].reset();
-      }
+  llvm::SmallDenseMap<unsigned, int> uses;
+  for (std::optional<unsigned> loop : positions)
+    if (loop)
+      ++uses[*loop];
+  for (std::optional<unsigned> &loop : positions)
+    if (loop && uses[*loop] > 1)
+      loop.reset();
   return positions;
 }
 

@@ -14,7 +14,6 @@
 #include "epl/Dialect/EPL/Transforms/ScalarDerivatives.h"
 #include "epl/Dialect/EPL/Transforms/TrainingStep.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -1165,6 +1164,11 @@ LogicalResult StepBuilder::gatherAdjoint(const GenericForm &g, Value dout,
 }
 
 LogicalResult StepBuilder::genericAdjoint(linalg::GenericOp op) {
+  // Adjoints are built over the op's loops, with static bounds.
+  if (ShapedType::isDynamicShape(op.getStaticLoopRanges()))
+    return op.emitError("epl-autodiff: cannot differentiate an op whose "
+                        "loops run over a dimension of dynamic size; cast "
+                        "its operands to static shapes");
   FailureOr<GenericForm> form = analyzeGeneric(op);
   if (failed(form))
     return failure();

@@ -77,12 +77,6 @@ private:
     // Only inputs and labels are cut into micro-batches; a parameter with
     // one entry per example would need its slice per micro-batch too.
     if (isArgument(v) && !dims.count(v)) {
-      if (llvm::is_contained(whole, v))
-        return op->emitError()
-               << "cannot split the batch: the " << describe(v)
-               << ", computed on the whole batch, meets it here along its "
-                  "dimension "
-               << d << " as if it held one entry per example";
       return op->emitError()
              << "cannot split the batch: " << describe(v)
              << " meets it here along its dimension " << d

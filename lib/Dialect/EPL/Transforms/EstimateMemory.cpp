@@ -446,8 +446,12 @@ void FunctionReplay::argumentsAroundUse() {
     while (!worklist.empty()) {
       Value v = worklist.pop_back_val();
       for (Operation *user : v.getUsers()) {
-        if (user == ret)
+        // Returned as it is: copied to the device for the whole step.
+        if (user == ret) {
+          first = 0;
+          last = kEnd;
           continue;
+        }
         touch(user);
         if (isView(user))
           worklist.push_back(user->getResult(0));

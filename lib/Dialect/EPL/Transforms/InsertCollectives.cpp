@@ -688,6 +688,10 @@ private:
           if (!layouts.count(d.getSource()))
             return success();
           RankedTensorType global = globals.lookup(d.getSource());
+          // (An index out of range is undefined only if it runs: left.)
+          if (dim && (*dim < 0 || *dim >= global.getRank()))
+            return success();
+          const Layout &layout = layouts.lookup(d.getSource());
           if (dim && !global.isDynamicDim(*dim)) {
             b.setInsertionPoint(d);
             d.replaceAllUsesWith(arith::ConstantIndexOp::create(
@@ -696,7 +700,9 @@ private:
             d.erase();
             return success();
           }
-          if (dim && layouts.lookup(d.getSource()).dims[*dim].empty())
+          if (dim ? layout.dims[*dim].empty()
+                  : llvm::all_of(layout.dims,
+                                 [](const AxisList &a) { return a.empty(); }))
             return success();
           return require(op, 0, Layout::replicated(global.getRank()));
         })
