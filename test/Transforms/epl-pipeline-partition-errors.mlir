@@ -1,14 +1,17 @@
 // RUN: epl-opt %s --split-input-file --epl-parallelize=devices=2 -verify-diagnostics
 
-// Pipeline stages cannot share a parameter (tied weights across stages).
+// Pipeline stages cannot share a parameter (tied weights across stages):
+// said at the op that reads it on the second stage, with a note at the
+// first's.
 module {
-  // expected-error @+1 {{epl-pipeline-partition: parameter 'w' is used on stage devices 0 and 1; pipeline stages cannot share a parameter}}
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
                    %w: tensor<4x4xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<8x4xf32>
     %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+    // expected-note @+1 {{read here on stage device 0}}
     %a = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "a">} ins(%x, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%z : tensor<8x4xf32>) -> tensor<8x4xf32>
+    // expected-error @+1 {{epl-pipeline-partition: parameter 'w' is used on stage devices 0 and 1; pipeline stages cannot share a parameter}}
     %b = linalg.matmul {epl.scope = #epl.replicate<devices = 1, name = "b">} ins(%a, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%z : tensor<8x4xf32>) -> tensor<8x4xf32>
     %es = tensor.empty() : tensor<f32>
     %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>

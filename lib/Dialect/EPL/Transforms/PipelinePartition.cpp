@@ -370,13 +370,32 @@ LogicalResult Partitioner::rejectSharedParameters(
     auto &devices = devicesOfArg[arg.getArgNumber()];
     if (getArgKind(fn, arg.getArgNumber()) != "param" || devices.size() < 2)
       continue;
-    auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                EPLDialect::kNameAttrName);
-    return fn.emitError() << "epl-pipeline-partition: parameter '"
-                          << (name ? name.getValue() : StringRef("?"))
-                          << "' is used on stage devices " << devices[0]
-                          << " and " << devices[1]
-                          << "; pipeline stages cannot share a parameter";
+    // Said at the ops that read it on each device, the forward's first
+    // (the model's lines), where they are found.
+    SmallVector<Operation *, 2> readers(2, nullptr);
+    for (auto &[key, piece] : pieces)
+      for (Operation *op : piece.ops) {
+        auto *slot = llvm::find(devices, deviceOf(key.stage));
+        if (slot == devices.begin() + 2 || slot == devices.end() ||
+            readers[slot - devices.begin()])
+          continue;
+        bool reads = false;
+        op->walk([&](Operation *nested) {
+          reads |= llvm::is_contained(nested->getOperands(), arg);
+        });
+        if (reads)
+          readers[slot - devices.begin()] = op;
+      }
+    InFlightDiagnostic diag =
+        (readers[1] ? readers[1]->emitError() : fn.emitError())
+        << "epl-pipeline-partition: parameter '"
+        << getArgName(fn, arg.getArgNumber()) << "' is used on stage devices "
+        << devices[0] << " and " << devices[1]
+        << "; pipeline stages cannot share a parameter";
+    if (readers[0])
+      diag.attachNote(readers[0]->getLoc())
+          << "read here on stage device " << devices[0];
+    return diag;
   }
   return success();
 }
