@@ -49,6 +49,10 @@ public:
         changed |= *step;
       }
     }
+    // Reads inside regions, once, against where the batch finally is.
+    for (Operation &op : fn.front())
+      if (failed(checkBodyReads(&op)))
+        return failure();
     return success();
   }
 
@@ -105,22 +109,25 @@ private:
       if (dimOf(v))
         return op->emitError()
                << "cannot split the batch through '" << op->getName() << "'";
-    if (failed(checkBodyReads(op, nullptr)))
-      return failure();
     return false;
   }
 
-  /// A batched tensor read inside `op`'s regions that `rule` does not
-  /// describe (any, for an op without one): a micro-batch would read its
-  /// own rows at the whole batch's positions.
-  LogicalResult checkBodyReads(Operation *op, const ShardingRule *rule) {
+  /// A batched tensor read inside `op`'s regions that its sharding rule
+  /// does not describe (any, for an op without one): a micro-batch would
+  /// read its own rows at the whole batch's positions.
+  LogicalResult checkBodyReads(Operation *op) {
+    if (op->getNumRegions() == 0)
+      return success();
+    FailureOr<ShardingRule> rule = failure();
+    if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
+      rule = iface.getShardingRule();
     llvm::SetVector<Value> reads;
     for (Region &region : op->getRegions())
       getUsedValuesDefinedAbove(region, reads);
     for (Value v : reads)
-      if (dimOf(v) && (!rule || llvm::none_of(rule->captured, [&](auto &c) {
-            return c.first == v;
-          })))
+      if (dimOf(v) && (failed(rule) ||
+                       llvm::none_of(rule->captured,
+                                     [&](auto &c) { return c.first == v; })))
         return op->emitError()
                << "cannot split the batch: this op reads " << describe(v)
                << " inside its region, at positions of the whole batch";
@@ -181,8 +188,6 @@ private:
   }
 
   FailureOr<bool> visitRule(Operation *op, const ShardingRule &rule) {
-    if (failed(checkBodyReads(op, &rule)))
-      return failure();
     auto values = describedValues(op, rule, /*withUnread=*/true);
     for (auto [v, dims] : values) {
       std::optional<int64_t> d = dimOf(v);
@@ -561,10 +566,10 @@ void mlir::epl::takeAsArguments(func::FuncOp micro,
                                   micro.getResultTypes()));
   // Data that gets no gradient, which splitBatch does not cut.
   for (unsigned i = 0; i < statistics.size(); ++i)
-    micro.setArgAttrs(first + i,
-                      getKindAndName(micro.getContext(),
-                                     EPLDialect::kArgAttrName, "input",
-                                     kWholeBatchStatistic + std::to_string(i)));
+    micro.setArgAttrs(
+        first + i,
+        getKindAndName(micro.getContext(), EPLDialect::kArgAttrName, "input",
+                       "whole-batch statistic #" + std::to_string(i)));
   // What computed them alone is dead now.
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
     if (isOpTriviallyDead(&op))

@@ -430,6 +430,9 @@ void FunctionReplay::argumentsAroundUse() {
   DenseMap<unsigned, unsigned> resultOf;
   for (auto [r, a] : overArgument)
     resultOf[a] = r;
+  DenseSet<unsigned> builtInPlace;
+  for (auto [empty, r] : intoResults)
+    builtInPlace.insert(r);
   for (BlockArgument arg : func.getArguments()) {
     if (!isa<RankedTensorType>(arg.getType()))
       continue;
@@ -462,7 +465,7 @@ void FunctionReplay::argumentsAroundUse() {
       Operation *def = update.getDefiningOp();
       touch(def && def->getBlock() == &entry ? def : ret);
       // Not built in the result's buffer: copied there on return.
-      if (!llvm::is_contained(llvm::make_second_range(intoResults), it->second))
+      if (!builtInPlace.contains(it->second))
         touch(ret);
     }
     if (first == kEnd)
@@ -473,8 +476,7 @@ void FunctionReplay::argumentsAroundUse() {
   // A result built elsewhere is copied into its own device buffer on
   // return.
   for (auto [r, v] : llvm::enumerate(ret->getOperands()))
-    if (!overArgument.count(r) &&
-        !llvm::is_contained(llvm::make_second_range(intoResults), r))
+    if (!overArgument.count(r) && !builtInPlace.contains(r))
       transient(ret, bytesOf(v.getType()));
 }
 

@@ -43,9 +43,6 @@ SmallVector<Value> wholeBatchStatistics(func::FuncOp model);
 /// erases what only computed them.
 void takeAsArguments(func::FuncOp micro, ArrayRef<Value> statistics);
 
-/// The name of statistic #i's argument is this and i.
-inline constexpr const char *kWholeBatchStatistic = "whole-batch statistic #";
-
 /// The ops that compute `values`, reads in nested regions included.
 llvm::SetVector<Operation *> opsComputing(ArrayRef<Value> values);
 
