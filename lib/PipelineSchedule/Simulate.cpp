@@ -290,6 +290,28 @@ FailureOr<Simulation> mlir::epl::pipeline::simulate(const Program &program,
   return simulation;
 }
 
+/// Whether the receive at `recvAt` (device, index) gets what it expects
+/// from the send at `sendAt` that an untagged transport matches it with;
+/// else fills `error`, saying `why` the tags do not tell them apart.
+static llvm::LogicalResult checkUntaggedMatch(const Program &program,
+                                              std::pair<int64_t, size_t> sendAt,
+                                              std::pair<int64_t, size_t> recvAt,
+                                              const char *why,
+                                              std::string &error) {
+  auto [sendDevice, sendIndex] = sendAt;
+  auto [recvDevice, recvIndex] = recvAt;
+  const Event &send = program.devices[sendDevice][sendIndex];
+  const Event &recv = program.devices[recvDevice][recvIndex];
+  if (send.tag == recv.tag && send.action == recv.action)
+    return llvm::success();
+  error = llvm::formatv("device {0}, event {1}: {2} would get the message of "
+                        "event {3} of device {4}, {5} (tag {6}): {7}",
+                        recvDevice, recvIndex, describe(recv), sendIndex,
+                        sendDevice, toString(send.action), send.tag, why)
+              .str();
+  return failure();
+}
+
 llvm::LogicalResult
 mlir::epl::pipeline::checkGroupedRendezvous(const Program &program,
                                             std::string &error) {
@@ -350,19 +372,11 @@ mlir::epl::pipeline::checkGroupedRendezvous(const Program &program,
         mine.push_back({d, end});
         if (theirs.size() <= k)
           continue;
-        auto [sendDevice, sendIndex] = isSend ? mine[k] : theirs[k];
-        auto [recvDevice, recvIndex] = isSend ? theirs[k] : mine[k];
-        const Event &send = program.devices[sendDevice][sendIndex];
-        const Event &recv = program.devices[recvDevice][recvIndex];
-        if (send.tag == recv.tag && send.action == recv.action)
-          continue;
-        error = llvm::formatv("device {0}, event {1}: {2} would get the "
-                              "message of event {3} of device {4}, {5} (tag "
-                              "{6}): messages between two GPUs carry no tag",
-                              recvDevice, recvIndex, describe(recv), sendIndex,
-                              sendDevice, toString(send.action), send.tag)
-                    .str();
-        return failure();
+        if (failed(checkUntaggedMatch(program, isSend ? mine[k] : theirs[k],
+                                      isSend ? theirs[k] : mine[k],
+                                      "messages between two GPUs carry no tag",
+                                      error)))
+          return failure();
       }
     }
   }
@@ -382,6 +396,32 @@ mlir::epl::pipeline::checkGroupedRendezvous(const Program &program,
           "forever: " +
           llvm::join(waits, "; ");
   return failure();
+}
+
+llvm::LogicalResult
+mlir::epl::pipeline::checkInOrderPerDirection(const Program &program,
+                                              std::string &error) {
+  using Pair = std::pair<int64_t, int64_t>;
+  // Per (sender, receiver): the sends and the receives, (device, index),
+  // in program order; the k-th of each meet.
+  std::map<Pair, std::vector<std::pair<int64_t, size_t>>> sends, receives;
+  for (auto [d, events] : llvm::enumerate(program.devices))
+    for (auto [i, e] : llvm::enumerate(events)) {
+      int64_t device = d;
+      if (e.kind == Event::Kind::Send)
+        sends[{device, e.peer}].push_back({device, i});
+      else if (e.kind == Event::Kind::Recv)
+        receives[{e.peer, device}].push_back({device, i});
+    }
+  for (auto &[pair, recvs] : receives) {
+    const auto &sent = sends[pair];
+    for (size_t k = 0; k < recvs.size() && k < sent.size(); ++k)
+      if (failed(checkUntaggedMatch(program, sent[k], recvs[k],
+                                    "a channel between two GPUs carries no tag",
+                                    error)))
+        return failure();
+  }
+  return llvm::success();
 }
 
 void mlir::epl::pipeline::print(const Simulation &simulation,

@@ -293,8 +293,9 @@ void epl::rt::releaseResidentBuffers(const void *begin, const void *end) {
 }
 
 void epl::rt::synchronizeDevice() {
+  // The step's sends on side streams too: each is done once received.
   if (cuda::bound())
-    cuda::synchronize();
+    cuda::synchronizeAll();
 }
 
 bool epl::rt::pinHostBuffer(void *ptr, size_t bytes) {
@@ -305,6 +306,8 @@ void epl::rt::unpinHostBuffer(void *ptr) { cuda::unpin(ptr); }
 
 void detail::leaveRank() {
   finishProgram();
+  if (cuda::bound())
+    cuda::synchronizeAll();
   releaseResidentBuffers(nullptr, reinterpret_cast<const void *>(UINTPTR_MAX));
   delete current;
   current = nullptr;
@@ -822,6 +825,16 @@ void _mlir_ciface_epl_rt_message_group_end(void) {
   current->messageGroup = nullptr;
 }
 
+void _mlir_ciface_epl_rt_open_channel(EplUnrankedMemRef *groupDesc,
+                                      int64_t peer) {
+  const Group &group = resolveGroup(groupDesc, "open_channel");
+  if (peer < 0 || peer >= group.size() || peer == group.index)
+    fatalError("open_channel: peer " + std::to_string(peer) +
+               " is not another device of the group " + group.describe());
+  if (Communicator *comm = communicatorFor(group))
+    comm->openChannel(static_cast<int>(peer));
+}
+
 void _mlir_ciface_epl_rt_action_begin(int32_t phase, int64_t microBatch,
                                       int64_t stage) {
   // On a GPU, the action's time is the device's: what came before is done.
@@ -936,7 +949,7 @@ void _mlir_memref_to_llvm_free(void *ptr) {
       deviceBlocks().erase(it);
       block.second->currentBytes -= static_cast<int64_t>(block.first);
     }
-    cuda::release(ptr);
+    cuda::release(ptr, block.first);
     return;
   }
   auto *header = static_cast<BlockHeader *>(ptr) - 1;

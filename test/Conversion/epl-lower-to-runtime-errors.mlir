@@ -131,7 +131,7 @@ func.func @two(%x: tensor<4xf32>) {
 
 // A pipeline's messages go in groups or not at all.
 epl.mesh @pp ["stage" = 2]
-// expected-error @+1 {{'epl.pipeline' op groups 1 of its 2 messages: a pipeline's messages go in groups or not at all}}
+// expected-error @+1 {{'epl.pipeline' op groups 1 of its 2 messages: a pipeline's messages all go in groups, all directly, or all staged}}
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
 func.func @stage0(%x: tensor<4xf32>) {
   %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
@@ -177,3 +177,68 @@ func.func @stage1() {
   return
 }
 func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// Direct messages outside a pipeline: nothing checks their order.
+epl.mesh @pp ["stage" = 2]
+func.func @f(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'epl.send' op is direct outside the stage programs of an epl.pipeline, where nothing checks that its channel gets its messages in order}}
+  epl.send %x on @pp over ["stage"] to 1 direct : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A channel carries no tag: the receives must take each direction's
+// messages in the order they were sent.
+epl.mesh @pp ["stage" = 2]
+// expected-error @+1 {{'epl.pipeline' op has direct messages that would not go as channels move them (untagged, in the order sent, per direction): device 1, event 0: }}
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 2
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 tag 0 direct : tensor<4xf32>
+  %b = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %b on @pp over ["stage"] to 1 tag 2 direct : tensor<4xf32>
+  return
+}
+func.func @stage1() {
+  %b = epl.recv on @pp over ["stage"] from 0 tag 2 direct : tensor<4xf32>
+  %a = epl.recv on @pp over ["stage"] from 0 tag 0 direct : tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// A pipeline's messages go directly all or none.
+epl.mesh @pp ["stage" = 2]
+// expected-error @+1 {{'epl.pipeline' op sends 1 directly of its 2 messages: a pipeline's messages all go in groups, all directly, or all staged}}
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 direct : tensor<4xf32>
+  return
+}
+func.func @stage1() {
+  %a = epl.recv on @pp over ["stage"] from 0 : tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+
+// -----
+
+// A direct message in a region of a copy of a stage program (the runners'
+// wrappers): its channel would open when the program starts, its message
+// maybe never go.
+epl.mesh @pp ["stage" = 2]
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0() { return }
+func.func @stage1() { return }
+func.func @wrapper(%x: tensor<4xf32>, %c: i1) {
+  scf.if %c {
+    // expected-error @+1 {{'epl.send' op is direct in a region; a device's channels open when its program starts, and its direct messages are in the program's body}}
+    epl.send %x on @pp over ["stage"] to 1 direct : tensor<4xf32>
+  }
+  return
+}

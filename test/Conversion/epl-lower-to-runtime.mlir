@@ -1,4 +1,5 @@
 // RUN: epl-opt %s --epl-lower-to-runtime --split-input-file | FileCheck %s
+// RUN: epl-opt %s --epl-lower-to-runtime=gpu=1 --split-input-file | FileCheck %s --check-prefix=GPU
 
 // Device groups are constant descriptors: [mesh id, mesh rank, sizes...,
 // number of axes, axes...]; meshes disappear once nothing uses them.
@@ -255,4 +256,85 @@ func.func @gather(%t: tensor<5xf32>, %ids: tensor<3xindex>, %o: tensor<3xf32>) -
 func.func @not_a_gather(%t: tensor<5xf32>, %i: index) -> f32 {
   %v = tensor.extract %t[%i] : tensor<5xf32>
   return %v : f32
+}
+
+// -----
+
+// Direct messages (a pipeline's stage programs whose messages the pass
+// checks arrive in the order sent, per direction) go over channels, which
+// each program opens first thing, to its peers in ascending order. A
+// direct send reads its buffer when its receive takes it: a value the
+// program may write by then (a later action writes its argument in place,
+// or the value is an action's argument passed through, whose buffer
+// another value shares) is sent as a copy on a GPU; one only read after is
+// not. (The CPU backends copy at the send.)
+epl.mesh @pp ["stage" = 3]
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1, @stage2] strategy "PreferForward" micro_batches 1
+
+// CHECK-LABEL: func @stage0
+// CHECK-NEXT: memref.get_global
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT: call @epl_rt_open_channel(%{{.*}}, %[[ONE]])
+// CHECK-NOT: memref.copy
+// CHECK: call @epl_rt_send_f32
+func.func @stage0(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %a = func.call @fwd(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 tag 0 direct : tensor<4xf32>
+  %g = epl.recv on @pp over ["stage"] from 1 tag 1 direct : tensor<4xf32>
+  %b = func.call @bwd(%a, %g) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 0>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %b : tensor<4xf32>
+}
+// CHECK-LABEL: func @stage1
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @epl_rt_open_channel(%{{.*}}, %[[ZERO]])
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-NEXT: call @epl_rt_open_channel(%{{.*}}, %[[TWO]])
+// CHECK-NOT: memref.copy
+// CHECK: return
+// GPU-LABEL: func @stage1
+// GPU: call @epl_rt_recv_f32
+// GPU: memref.copy
+// GPU: call @epl_rt_send_f32
+// GPU: call @epl_rt_recv_f32
+// GPU-NOT: memref.copy
+// GPU: call @epl_rt_send_f32
+func.func @stage1() {
+  %a = epl.recv on @pp over ["stage"] from 0 tag 0 direct : tensor<4xf32>
+  %h = func.call @fwd(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %h on @pp over ["stage"] to 2 tag 2 direct : tensor<4xf32>
+  %g = epl.recv on @pp over ["stage"] from 2 tag 3 direct : tensor<4xf32>
+  %b = func.call @bwd_in_place(%h, %g) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 1>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  epl.send %b on @pp over ["stage"] to 0 tag 1 direct : tensor<4xf32>
+  return
+}
+// CHECK-LABEL: func @stage2
+// CHECK: call @epl_rt_open_channel
+// GPU-LABEL: func @stage2
+// GPU: call @epl_rt_recv_f32
+// GPU: memref.copy
+// GPU: call @epl_rt_send_f32
+func.func @stage2() {
+  %a = epl.recv on @pp over ["stage"] from 1 tag 2 direct : tensor<4xf32>
+  %p = func.call @pass(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 2>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %p on @pp over ["stage"] to 1 tag 3 direct : tensor<4xf32>
+  return
+}
+func.func private @fwd(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %y = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+func.func private @bwd(%a: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %y = linalg.mul ins(%a, %g : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+// Writes its first argument's buffer (in place, as its last use).
+func.func private @bwd_in_place(%a: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+  %y = linalg.mul ins(%a, %g : tensor<4xf32>, tensor<4xf32>) outs(%a : tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+func.func private @pass(%a: tensor<4xf32>) -> tensor<4xf32> {
+  return %a : tensor<4xf32>
 }

@@ -164,15 +164,20 @@ TEST(PipelineSchedule, EveryActionOnceOnItsDevice) {
           Simulation sim = run(strategy, shape, {1, 2, 3, 0.5});
           EXPECT_EQ(sim.busy.size(), size_t(p));
           // On GPUs (NCCL's untagged, rendezvous messages, grouped): every
-          // schedule but interleaved 1F1B's, whose messages stay on the host.
+          // schedule but interleaved 1F1B's, whose messages go over
+          // channels (untagged, sends not waiting): every schedule's
+          // messages arrive in the order sent, per direction.
           std::string error;
-          llvm::LogicalResult grouped =
-              checkGroupedRendezvous(withCommunication(schedule, shape), error);
+          Program program = withCommunication(schedule, shape);
+          llvm::LogicalResult grouped = checkGroupedRendezvous(program, error);
           if (strategy != Strategy::Interleaved1F1B || v == 1) {
             EXPECT_TRUE(llvm::succeeded(grouped)) << error;
           } else if (p > 1) {
             EXPECT_TRUE(llvm::failed(grouped));
           }
+          error.clear();
+          EXPECT_TRUE(llvm::succeeded(checkInOrderPerDirection(program, error)))
+              << error;
         }
 }
 
@@ -441,6 +446,13 @@ TEST(PipelineSimulate, Prints) {
                   "     3         24          3   11.1%               4\n");
 }
 
+/// The error checkInOrderPerDirection fails `program` with, or "".
+std::string channelError(const Program &program) {
+  std::string error;
+  (void)checkInOrderPerDirection(program, error);
+  return error;
+}
+
 /// The error checkGroupedRendezvous fails `program` with, or "".
 std::string rendezvousError(const Program &program) {
   std::string error;
@@ -488,4 +500,12 @@ TEST(PipelineRendezvous, MessagesOfOnePairInTheirOrder) {
             "device 0 (tag 4) would get the message of event 1 of device 0, "
             "F(stage 0, micro-batch 0) (tag 0): messages between two GPUs "
             "carry no tag");
+  // Nor does a channel.
+  EXPECT_EQ(channelError(program),
+            "device 1, event 0: the receive of F(stage 2, micro-batch 0) from "
+            "device 0 (tag 4) would get the message of event 1 of device 0, "
+            "F(stage 0, micro-batch 0) (tag 0): a channel between two GPUs "
+            "carries no tag");
+  std::swap(program.devices[1][0], program.devices[1][1]);
+  EXPECT_EQ(channelError(program), "");
 }

@@ -283,7 +283,8 @@
 // CHECK: return
 
 // Messages go in groups (on GPUs, NCCL's) where the programs finish so:
-// every schedule but interleaved 1F1B, whose messages stay ungrouped.
+// every schedule but interleaved 1F1B, whose messages go directly, over
+// channels (each direction's received in the order sent).
 // GROUPED: epl.send {{.*}} grouped :
 // GROUPED: epl.recv {{.*}} grouped :
 // GROUPED: strategy "PreferForward"
@@ -291,5 +292,8 @@
 // GROUPED: strategy "PreferBackward"
 // GROUPED: epl.send {{.*}} grouped :
 // GROUPED: strategy "ZeroBubbleH1"
+// GROUPED-NOT: grouped
+// GROUPED: epl.send {{.*}} direct :
+// GROUPED: epl.recv {{.*}} direct :
 // GROUPED-NOT: grouped
 // GROUPED: strategy "Interleaved1F1B"

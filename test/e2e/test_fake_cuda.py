@@ -193,15 +193,17 @@ def test_pipeline_messages_go_between_gpus(tmp_path, strategy):
     """4 stages on 4 GPUs: activations and gradients go from GPU to GPU in
     NCCL groups (no tags; a send waits for its receive), which the compiler
     checked finish for GPipe, 1F1B and ZB-H1: the CPU run's losses and
-    parameters. Interleaved 1F1B's would not (its sends need streams of
-    their own), so its messages are staged through the host."""
+    parameters. Interleaved 1F1B's would not (its sends must not hold up
+    the next computation): they go over channels, a send on a stream of its
+    own, in the order the compiler checked each direction receives them."""
     from test_pipeline import model
     virtual = 2 if strategy == "Interleaved1F1B" else 1
     sent = train_pipeline(tmp_path, model(4 * virtual, 8, strategy, virtual),
                           ranks=4)
     # Per step, 8 micro-batches' activations and gradients between each of
-    # the 3 pairs of neighbours.
-    assert sent == (0 if virtual > 1 else 4 * 8 * 2 * 3)
+    # the 3 pairs of neighbours (of 4 * 2 - 1 pairs of stages when
+    # interleaved).
+    assert sent == 4 * 8 * 2 * (4 * virtual - 1)
 
 
 @pytest.mark.parametrize("kind", ["data", "split"])
@@ -211,6 +213,19 @@ def test_pipeline_messages_between_gpus_compose(tmp_path, kind):
     NCCL within them."""
     from test_pipeline import model
     assert train_pipeline(tmp_path, model(2, 4, kind=kind), ranks=4) > 0
+
+
+def test_interleaved_channels_compose_with_data_parallelism(tmp_path):
+    """Interleaved 1F1B on 2 stage devices x 2 replicas: each replica's
+    stage devices open their channels (both directions: the last stage's
+    activations wrap around to the first device), beside the NCCL
+    communicators the replicas all-reduce over; the CPU run's numbers."""
+    from test_pipeline import model
+    sent = train_pipeline(tmp_path, model(4, 4, "Interleaved1F1B", 2, kind="data"),
+                          ranks=4)
+    # Per step and replica, 4 micro-batches' activations and gradients
+    # between the 3 pairs of neighbouring stages.
+    assert sent == 4 * 2 * 4 * 2 * 3
 
 
 def test_nccl_ranks_on_other_machines_have_their_own_gpus(tmp_path):
@@ -236,20 +251,27 @@ def test_nccl_ranks_on_other_machines_have_their_own_gpus(tmp_path):
 
 def test_pipeline_stage_with_nothing_on_it_over_nccl(tmp_path):
     """A stage device with nothing to run or send: the others' messages go
-    through the host (it never makes the stage group's NCCL communicator,
-    which is made when first needed) and the run equals the CPU's."""
+    over channels between their two GPUs (it opens none, and nobody makes
+    the stage group's NCCL communicator, which it would never join) and the
+    run equals the CPU's."""
     out = nccl_equals_cpu(tmp_path, ROOT / "test/e2e/Inputs/pipeline-stage-gap.mlir",
                           ["--steps", 4, "--seed", 3], ranks=3)
-    # No communicator was made (the fake NCCL reports from its first).
-    assert "fake NCCL" not in out.stderr
+    counts = re.findall(r"fake NCCL: (\d+) point-to-point messages sent", out.stderr)
+    # Per step and micro-batch, two activations one way, two gradients back.
+    assert sum(int(c) for c in counts) == 4 * 2 * 4
 
 
-def test_pipeline_messages_between_gpus_under_mpirun(tmp_path):
-    """A stage per process: the groups' members meet across processes."""
+@pytest.mark.parametrize("strategy", ["PreferBackward", "Interleaved1F1B"])
+def test_pipeline_messages_between_gpus_under_mpirun(tmp_path, strategy):
+    """A stage per process: the groups' members meet across processes (and
+    so do the channels' ends, their ids handed over through MPI)."""
     if not MPIRUN:
         pytest.skip("mpirun is not installed")
     from test_pipeline import model
-    assert train_pipeline(tmp_path, model(2, 4), ranks=2, mpi=True) > 0
+    virtual = 2 if strategy == "Interleaved1F1B" else 1
+    sent = train_pipeline(tmp_path, model(2 * virtual, 4, strategy, virtual),
+                          ranks=2, mpi=True)
+    assert sent == 4 * 4 * 2 * (2 * virtual - 1)
 
 
 def test_offload_v0_lowers_the_device_peak(tmp_path):
@@ -346,8 +368,8 @@ def test_gpu_work_that_never_finishes_is_an_error(tmp_path):
               expect_ok=False, env=env)
     assert out.returncode == 1, out.stderr
     assert ("CUDA: the GPU's work has not finished after 2 s (a collective "
-            "whose other ranks never joined it, or a kernel that does not "
-            "end); see --timeout") in out.stderr
+            "whose other ranks never joined it, a message nobody receives, "
+            "or a kernel that does not end); see --timeout") in out.stderr
     assert time.monotonic() - start < 60
 
 

@@ -74,7 +74,9 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
            "runtime)">,
     Option<"gpu", "gpu", "bool", /*default=*/"false",
            "The step is lowered for GPUs (or their emulation): "
-           "offload.level is honoured; for the CPU it is an error">,
+           "offload.level is honoured (for the CPU it is an error), and a "
+           "direct send the program may write before its receive takes it "
+           "sends a copy (a CPU backend copies at the send)">,
   ];
   let statistics = [
     Statistic<"numCollectives", "collectives",

@@ -111,6 +111,16 @@ llvm::FailureOr<Simulation> simulate(const Program &program, const Costs &costs,
 llvm::LogicalResult checkGroupedRendezvous(const Program &program,
                                            std::string &error);
 
+/// Checks that a program simulate() runs also gets the right messages over
+/// channels, as the GPU runtime moves `direct` messages: a channel per
+/// direction between two devices carries no tag, so the k-th receive of a
+/// device from a peer gets the k-th message the peer sent it, whatever
+/// their tags. (Sends do not wait on a channel, as simulate() runs them.)
+/// Fails, filling `error`, for a receive that would get another stream's
+/// message.
+llvm::LogicalResult checkInOrderPerDirection(const Program &program,
+                                             std::string &error);
+
 /// A few lines for users: the makespan, then per device its busy and idle
 /// time, bubble fraction (idle / makespan) and peak micro-batches in flight.
 void print(const Simulation &simulation, llvm::raw_ostream &os);

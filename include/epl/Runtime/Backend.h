@@ -87,6 +87,10 @@ public:
   /// receives (threads, MPI, staged through the host) need do nothing.
   virtual void beginMessages() {}
   virtual void endMessages() {}
+  /// Lets the messages to and from `peer` outside groups go directly
+  /// between the devices (epl_rt_open_channel); a rendezvous of the two.
+  /// Backends whose sends do not wait need do nothing.
+  virtual void openChannel(int peer) {}
   virtual void barrier() = 0;
 };
 

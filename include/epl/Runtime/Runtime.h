@@ -100,6 +100,17 @@ EPL_RT_DECLARE_COLLECTIVES(f16)
 void _mlir_ciface_epl_rt_message_group_begin(void);
 void _mlir_ciface_epl_rt_message_group_end(void);
 
+/// Lets this device's sends to and receives from `peer` (an index in the
+/// group) go directly between the devices, where the transport can: on
+/// GPUs with NCCL, sends then run on a stream of their own (a send is done
+/// only when its receive takes it, and must not hold up the device's next
+/// computation) and each pair's messages arrive in the order they were
+/// sent, whatever their tags. Both devices open their channel, opening
+/// them in ascending order of peer (so that the pairs meet in one global
+/// order); a pipeline's stage programs open theirs first thing. Once open,
+/// calls again do nothing; on other transports nothing at all.
+void _mlir_ciface_epl_rt_open_channel(EplUnrankedMemRef *group, int64_t peer);
+
 /// Returns once every device of the group has called it.
 void _mlir_ciface_epl_rt_barrier(EplUnrankedMemRef *group);
 

@@ -22,6 +22,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <set>
+
 #define DEBUG_TYPE "epl-lower-to-runtime"
 
 namespace mlir::epl {
@@ -244,7 +246,78 @@ static LogicalResult widenNarrowIntegers(IRRewriter &b, Operation *op) {
   return success();
 }
 
-FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
+/// Whether `value` (a callee's argument, or a view of one) is only read:
+/// an input of destination-style ops, an element or size read, a send.
+static bool onlyRead(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<tensor::ExtractOp, tensor::DimOp, SendOp>(user))
+      continue;
+    if (auto dps = dyn_cast<DestinationStyleOpInterface>(user);
+        dps && dps.isDpsInput(&use))
+      continue;
+    if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+            tensor::CollapseShapeOp, tensor::CastOp>(user) &&
+        onlyRead(user->getResult(0)))
+      continue;
+    return false;
+  }
+  return true;
+}
+
+/// Whether nothing writes the buffer `send` sends once it has sent it: a
+/// direct send reads it later (on a GPU when its receive takes it). True
+/// when the value is an action's result of its own (not one of its
+/// arguments, or a view of one, whose buffer another value shares) and
+/// what uses it after the send only reads it (bufferization writes a
+/// tensor's buffer in place only at its last use, by an op that writes).
+static bool unwrittenAfter(SendOp send) {
+  Value value = send.getInput();
+  auto call = value.getDefiningOp<func::CallOp>();
+  auto callee = call ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+                           call, call.getCalleeAttr())
+                     : func::FuncOp();
+  if (!callee || callee.isExternal())
+    return false;
+  unsigned r = cast<OpResult>(value).getResultNumber();
+  WalkResult fresh = callee.walk([&](func::ReturnOp ret) {
+    Value x = ret.getOperand(r);
+    while (Operation *def = x.getDefiningOp()) {
+      if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+               tensor::CollapseShapeOp, tensor::CastOp>(def))
+        break;
+      x = def->getOperand(0);
+    }
+    return isa<BlockArgument>(x) ? WalkResult::interrupt()
+                                 : WalkResult::advance();
+  });
+  if (fresh.wasInterrupted())
+    return false;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == send.getOperation() ||
+        (user->getBlock() == send->getBlock() && user->isBeforeInBlock(send)))
+      continue;
+    if (user->getBlock() != send->getBlock())
+      return false;
+    if (isa<SendOp>(user))
+      continue;
+    auto later = dyn_cast<func::CallOp>(user);
+    auto laterCallee = later
+                           ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+                                 later, later.getCalleeAttr())
+                           : func::FuncOp();
+    if (!laterCallee || laterCallee.isExternal() ||
+        !onlyRead(laterCallee.getArgument(use.getOperandNumber())))
+      return false;
+  }
+  return true;
+}
+
+/// `gpu`: a direct send reads its buffer when its receive takes it (on the
+/// CPU backends, at the send).
+FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op,
+                         bool gpu) {
   auto groupOp = cast<CollectiveOpInterface>(op);
   rewriter.setInsertionPoint(op);
   Lowering l(api, rewriter, op, groupOp);
@@ -343,9 +416,22 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op) {
                 l.function("send", type.getElementType());
             if (failed(fn))
               return failure();
+            Value buffer = l.readBuffer(send.getInput());
+            // A direct send reads its buffer when its receive takes it:
+            // one the program may write by then goes as a copy.
+            if (gpu && send.getDirect() && !unwrittenAfter(send)) {
+              Value copy = l.allocate(type);
+              memref::CopyOp::create(b, l.loc,
+                                     bufferization::ToBufferOp::create(
+                                         b, l.loc,
+                                         cast<MemRefType>(copy.getType()),
+                                         send.getInput(), /*read_only=*/true),
+                                     copy);
+              buffer = RuntimeAPI::unranked(b, l.loc, copy);
+            }
             api.call(b, l.loc, *fn,
-                     {l.readBuffer(send.getInput()), l.groupDesc(),
-                      l.i64(send.getPeer()), l.i64(send.getTag())});
+                     {buffer, l.groupDesc(), l.i64(send.getPeer()),
+                      l.i64(send.getTag())});
             b.eraseOp(op);
             return success();
           })
@@ -408,46 +494,122 @@ void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
 /// Grouped messages complete together, untagged and each send waiting for
 /// its receive (NCCL's, on GPUs): a program whose groups would wait for
 /// each other, or whose receives would get another stream's message, must
-/// not get here, wherever `grouped` came from. So grouped messages must be
-/// in a pipeline's stage programs, whose groups (the runs between actions)
-/// are simulated as NCCL moves them (checkGroupedRendezvous), as
-/// epl-pipeline-partition does before it groups them. (In a module with a
+/// not get here, wherever `grouped` came from. Direct messages go over
+/// channels that carry no tag: a receive that would get another stream's
+/// message must not get here either. So grouped and direct messages must be
+/// in a pipeline's stage programs, which are simulated as the transport
+/// moves them (checkMessageGroups, checkChannels), as
+/// epl-pipeline-partition does before it marks them. (In a module with a
 /// pipeline, other functions may hold copies of its stage programs: the
 /// runners' entry wrappers.)
-static LogicalResult verifyMessageGroups(ModuleOp module) {
+static LogicalResult verifyMessageKinds(ModuleOp module) {
   auto pipelines = llvm::to_vector(module.getOps<PipelineOp>());
   if (pipelines.empty()) {
-    WalkResult walked = module.walk([&](Operation *op) {
-      if (!isGroupedMessage(op))
-        return WalkResult::advance();
-      op->emitOpError() << "is grouped outside the stage programs of an "
-                           "epl.pipeline, where nothing checks that its group "
-                           "finishes";
-      return WalkResult::interrupt();
-    });
+    WalkResult walked =
+        module.walk([&](Operation *op) {
+          if (!isGroupedMessage(op) && !isDirectMessage(op))
+            return WalkResult::advance();
+          op->emitOpError()
+              << "is " << (isGroupedMessage(op) ? "grouped" : "direct")
+              << " outside the stage programs of an epl.pipeline, "
+                 "where nothing checks that its "
+              << (isGroupedMessage(op) ? "group finishes"
+                                       : "channel gets its messages in order");
+          return WalkResult::interrupt();
+        });
     return failure(walked.wasInterrupted());
   }
   for (PipelineOp pipeline : pipelines) {
     SmallVector<func::FuncOp> programs = pipeline.getStageFunctions();
-    int64_t messages = 0, grouped = 0;
+    int64_t messages = 0, grouped = 0, direct = 0;
     for (func::FuncOp program : programs)
       program.walk([&](Operation *op) {
         messages += isa<SendOp, RecvOp>(op);
         grouped += isGroupedMessage(op);
+        direct += isDirectMessage(op);
       });
-    if (!grouped)
+    if (!grouped && !direct)
       continue;
-    if (grouped != messages)
-      return pipeline.emitOpError()
-             << "groups " << grouped << " of its " << messages
-             << " messages: a pipeline's messages go in groups or not at all";
+    if (grouped != messages && direct != messages) {
+      InFlightDiagnostic d = pipeline.emitOpError();
+      if (grouped)
+        d << "groups " << grouped;
+      if (grouped && direct)
+        d << " and ";
+      if (direct)
+        d << "sends " << direct << " directly";
+      return d << " of its " << messages
+               << " messages: a pipeline's messages all go in groups, all "
+                  "directly, or all staged";
+    }
     std::string error;
-    if (failed(checkMessageGroups(programs, virtualStagesOf(programs), error)))
+    if (grouped &&
+        failed(checkMessageGroups(programs, virtualStagesOf(programs), error)))
       return pipeline.emitOpError()
              << "has grouped messages that would not go as NCCL moves them "
                 "(untagged, each send waiting for its receive, in groups "
                 "between actions): "
              << error;
+    if (direct &&
+        failed(checkChannels(programs, virtualStagesOf(programs), error)))
+      return pipeline.emitOpError()
+             << "has direct messages that would not go as channels move them "
+                "(untagged, in the order sent, per direction): "
+             << error;
+  }
+  return success();
+}
+
+/// Opens, first thing in each function with direct messages (a stage
+/// program, or the runner's wrapper of one), the channels to the peers
+/// they go to and come from, in ascending order: every device runs its
+/// program each step, and opening its pairs in one global order, both
+/// members of each, no two devices wait for each other. Fails on a direct
+/// message in a region or over a second device group.
+static LogicalResult openChannels(RuntimeAPI &api, ModuleOp module) {
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal())
+      continue;
+    Operation *first = nullptr;
+    std::set<int64_t> peers;
+    WalkResult walked = fn.walk([&](Operation *op) {
+      if (!isDirectMessage(op))
+        return WalkResult::advance();
+      auto message = cast<CollectiveOpInterface>(op);
+      if (op->getParentOp() != fn) {
+        op->emitOpError() << "is direct in a region; a device's channels "
+                             "open when its program starts, and its direct "
+                             "messages are in the program's body";
+        return WalkResult::interrupt();
+      }
+      if (first &&
+          (cast<CollectiveOpInterface>(first).getMeshAttr() !=
+               message.getMeshAttr() ||
+           cast<CollectiveOpInterface>(first).getAxes() != message.getAxes())) {
+        op->emitOpError() << "is direct over another device group than the "
+                             "direct message at "
+                          << first->getLoc()
+                          << "; a program's channels are over one";
+        return WalkResult::interrupt();
+      }
+      first = first ? first : op;
+      peers.insert(isa<SendOp>(op) ? cast<SendOp>(op).getPeer()
+                                   : cast<RecvOp>(op).getPeer());
+      return WalkResult::advance();
+    });
+    if (walked.wasInterrupted())
+      return failure();
+    if (!first)
+      continue;
+    auto group = cast<CollectiveOpInterface>(first);
+    OpBuilder b = OpBuilder::atBlockBegin(&fn.front());
+    Location loc = fn.getLoc();
+    Value desc =
+        api.groupDescriptor(b, loc, group.getMeshOp(), group.getAxes());
+    for (int64_t peer : peers)
+      api.call(
+          b, loc, RuntimeAPI::function("open_channel"),
+          {desc, arith::ConstantIntOp::create(b, loc, b.getI64Type(), peer)});
   }
   return success();
 }
@@ -455,7 +617,7 @@ static LogicalResult verifyMessageGroups(ModuleOp module) {
 /// Brackets each run of `grouped` sends and receives (adjacent, nothing
 /// that does work between them) with message_group_begin/end. Fails on an
 /// op that would split the grouped messages between two actions, which
-/// verifyMessageGroups simulated as one group, into two, and on a group
+/// verifyMessageKinds simulated as one group, into two, and on a group
 /// whose messages go over two device groups (NCCL would post them one
 /// after the other).
 static LogicalResult bracketMessageGroups(RuntimeAPI &api, ModuleOp module) {
@@ -625,8 +787,9 @@ struct EPLLowerToRuntimePass
             gpu, [&] { return module.emitError(getArgument()) << ": "; })))
       return signalPassFailure();
     RuntimeAPI api(module);
-    if (failed(verifyMessageGroups(module)) ||
-        failed(bracketMessageGroups(api, module)))
+    if (failed(verifyMessageKinds(module)) ||
+        failed(bracketMessageGroups(api, module)) ||
+        failed(openChannels(api, module)))
       return signalPassFailure();
     SmallVector<Operation *> ops;
     module.walk([&](CollectiveOpInterface op) { ops.push_back(op); });
@@ -635,7 +798,7 @@ struct EPLLowerToRuntimePass
     for (Operation *op : ops) {
       if (failed(widenNarrowIntegers(rewriter, op)))
         return signalPassFailure();
-      FailureOr<int64_t> transposes = lower(api, rewriter, op);
+      FailureOr<int64_t> transposes = lower(api, rewriter, op, gpu);
       if (failed(transposes))
         return signalPassFailure();
       ++numCollectives;

@@ -17,6 +17,7 @@
 #include <cublas_v2.h>
 #include <cuda.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -42,6 +43,11 @@ struct Driver {
   X(cuCtxSetCurrent)                                                           \
   X(cuStreamCreate)                                                            \
   X(cuStreamQuery)                                                             \
+  X(cuStreamWaitEvent)                                                         \
+  X(cuEventCreate)                                                             \
+  X(cuEventRecord)                                                             \
+  X(cuEventQuery)                                                              \
+  X(cuEventDestroy)                                                            \
   X(cuMemAllocAsync)                                                           \
   X(cuMemFreeAsync)                                                            \
   X(cuDeviceGetDefaultMemPool)                                                 \
@@ -142,6 +148,15 @@ struct RankDevice {
   CUcontext context = nullptr;
   CUstream stream = nullptr;
   cublasHandle_t handle = nullptr;
+  std::vector<CUstream> sideStreams;
+  /// Buffer ranges side streams read, until their event.
+  struct SideRead {
+    uintptr_t begin, end;
+    CUevent done;
+  };
+  std::vector<SideRead> sideReads;
+  /// Buffers release() keeps until no side read overlaps them.
+  std::vector<std::pair<uintptr_t, uintptr_t>> keptFrees;
 };
 thread_local RankDevice rankDevice;
 
@@ -243,12 +258,75 @@ void *cuda::allocate(size_t bytes) {
   return reinterpret_cast<void *>(ptr);
 }
 
-void cuda::release(void *ptr) {
+namespace {
+template <typename T, typename Pred>
+void eraseIf(std::vector<T> &v, Pred pred) {
+  v.erase(std::remove_if(v.begin(), v.end(), pred), v.end());
+}
+
+/// Forgets the side reads that are done and frees the kept buffers no
+/// side read overlaps any more.
+void reapSideReads(RankDevice &d) {
+  eraseIf(d.sideReads, [](const RankDevice::SideRead &r) {
+    CUresult q = driver().cuEventQuery(r.done);
+    if (q == CUDA_ERROR_NOT_READY)
+      return false;
+    check(q, "a send on a side stream");
+    check(driver().cuEventDestroy(r.done), "cuEventDestroy");
+    return true;
+  });
+  eraseIf(d.keptFrees, [&](const std::pair<uintptr_t, uintptr_t> &f) {
+    for (const RankDevice::SideRead &r : d.sideReads)
+      if (r.begin < f.second && f.first < r.end)
+        return false;
+    check(driver().cuMemFreeAsync(f.first, d.stream), "cuMemFreeAsync");
+    return true;
+  });
+}
+} // namespace
+
+void cuda::release(void *ptr, size_t bytes) {
   // In stream order: the kernels before it may still read the buffer, and
-  // everything that uses a rank's buffers is on its one stream.
-  check(driver().cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(ptr),
-                                device().stream),
-        "cuMemFreeAsync");
+  // every kernel, copy and collective is on the rank's one stream. Only a
+  // side stream's send may read it later: then it is kept until that is
+  // done (a wait here would hold up the rank until the peer receives).
+  RankDevice &d = device();
+  reapSideReads(d);
+  auto begin = reinterpret_cast<uintptr_t>(ptr);
+  for (const RankDevice::SideRead &r : d.sideReads)
+    if (r.begin < begin + bytes && begin < r.end) {
+      d.keptFrees.push_back({begin, begin + bytes});
+      return;
+    }
+  check(driver().cuMemFreeAsync(begin, d.stream), "cuMemFreeAsync");
+}
+
+void *cuda::newSideStream() {
+  RankDevice &d = device();
+  CUstream s;
+  check(driver().cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  d.sideStreams.push_back(s);
+  return s;
+}
+
+void cuda::sideStreamFollowsRank(void *side) {
+  RankDevice &d = device();
+  CUevent e;
+  check(driver().cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  check(driver().cuEventRecord(e, d.stream), "cuEventRecord");
+  check(driver().cuStreamWaitEvent(static_cast<CUstream>(side), e, 0),
+        "cuStreamWaitEvent");
+  // The wait keeps what it needs of the event.
+  check(driver().cuEventDestroy(e), "cuEventDestroy");
+}
+
+void cuda::readBySideStream(const void *ptr, size_t bytes, void *side) {
+  CUevent e;
+  check(driver().cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+  check(driver().cuEventRecord(e, static_cast<CUstream>(side)),
+        "cuEventRecord");
+  auto begin = reinterpret_cast<uintptr_t>(ptr);
+  device().sideReads.push_back({begin, begin + bytes, e});
 }
 
 void cuda::copy(void *dst, const void *src, size_t bytes) {
@@ -277,11 +355,12 @@ void *cuda::stream() { return device().stream; }
 
 int cuda::deviceCount() { return driver().devices; }
 
-void cuda::synchronize() {
-  // Polled, not cuStreamSynchronize: a kernel that never finishes (an NCCL
-  // collective whose peer died or never joined) would block the rank for
-  // good, and the run must end with an error instead.
-  CUstream stream = device().stream;
+namespace {
+/// Waits for `stream`, polled, not cuStreamSynchronize: a kernel that
+/// never finishes (an NCCL collective whose peer died or never joined, a
+/// send nobody receives) would block the rank for good, and the run must
+/// end with an error instead.
+void waitFor(CUstream stream) {
   double timeout = timeoutSeconds.load();
   auto start = std::chrono::steady_clock::now();
   for (int polls = 0;; ++polls) {
@@ -295,12 +374,24 @@ void cuda::synchronize() {
     if (waited.count() > timeout)
       fatalError("CUDA: the GPU's work has not finished after " +
                  formatSeconds(timeout) +
-                 " (a collective whose other ranks never joined it, or a "
-                 "kernel that does not end); see --timeout");
+                 " (a collective whose other ranks never joined it, a "
+                 "message nobody receives, or a kernel that does not end); "
+                 "see --timeout");
     // Spin while the work is short (a step's copy), then let the core go.
     if (polls > 1000)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+}
+} // namespace
+
+void cuda::synchronize() { waitFor(device().stream); }
+
+void cuda::synchronizeAll() {
+  RankDevice &d = device();
+  waitFor(d.stream);
+  for (CUstream side : d.sideStreams)
+    waitFor(side);
+  reapSideReads(d);
 }
 
 namespace {

@@ -43,9 +43,11 @@ void bindRank(int rank);
 /// Whether the calling rank is bound to a GPU.
 bool bound();
 
-/// Device memory of the calling rank's GPU.
+/// Device memory of the calling rank's GPU. `release` frees the `bytes` at
+/// `ptr` in the rank's stream order, once no side stream reads them any
+/// more (readBySideStream): until then it keeps them, without waiting.
 void *allocate(size_t bytes);
-void release(void *ptr);
+void release(void *ptr, size_t bytes);
 
 /// Copies `bytes` between any two buffers (host or device: addresses are
 /// unified) in the rank's stream order, and waits for it.
@@ -64,6 +66,25 @@ void synchronize();
 
 /// The rank's stream (a CUstream), for libraries that take one.
 void *stream();
+
+/// A new stream of the calling rank's GPU beside the rank's own, for work
+/// that must not hold up the rank's kernels: a pipeline message's send,
+/// which NCCL finishes only when the peer receives it. Lives as long as the
+/// rank's binding.
+void *newSideStream();
+
+/// Makes side stream `side` run what is queued from now on only after what
+/// the rank's stream holds so far (the kernels that wrote a send's buffer).
+void sideStreamFollowsRank(void *side);
+
+/// Notes that what `side` holds so far reads [ptr, ptr + bytes): a buffer
+/// it lies in is freed (release) only once that is done.
+void readBySideStream(const void *ptr, size_t bytes, void *side);
+
+/// Waits for the rank's stream and its side streams, frees the buffers
+/// release() kept for them, and ends the run with an error after
+/// setTimeout's seconds: the end of a step, whose sends must all be taken.
+void synchronizeAll();
 
 /// The GPUs the driver sees (0 without a driver).
 int deviceCount();

@@ -9,8 +9,15 @@
 // kernels. Sends and receives of a message group (a pipeline's `grouped`
 // messages, which the compiler checked arrive between each pair of ranks
 // in the order they are sent, and finish when each group waits for all its
-// messages) go from device to device as one NCCL group; NCCL has no tags,
-// so the others go through the host, matched by tag.
+// messages) go from device to device as one NCCL group. Messages outside
+// groups go from device to device over a peer's channel once the program
+// opened it (epl_rt_open_channel: a pipeline whose messages the compiler
+// checked arrive, per direction, in the order they are sent): a
+// communicator of the two members per direction, so that a send waiting
+// for its receive holds up neither the other direction nor the group's
+// collectives, with the sends on a side stream of their own, so that it
+// holds up no computation either. NCCL has no tags, so the other messages
+// go through the host, matched by tag.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +25,8 @@
 #include "Library.h"
 
 #include <nccl.h>
+
+#include <map>
 
 using namespace epl::rt;
 
@@ -139,10 +148,52 @@ public:
     communicator();
     grouping = true;
   }
+  void openChannel(int peer) override {
+    Channel &c = channels[peer];
+    if (c.sends)
+      return;
+    // The lower member makes the ids of both directions' communicators and
+    // hands them to the other through the host (whose sends do not wait);
+    // both join them in the same order.
+    bool low = index < peer;
+    ncclUniqueId ids[2];
+    static_assert(sizeof(ids) % sizeof(int64_t) == 0);
+    constexpr size_t words = sizeof(ids) / sizeof(int64_t);
+    constexpr int64_t kChannelTag = 4095;
+    if (low) {
+      check(nccl().ncclGetUniqueId(&ids[0]), "ncclGetUniqueId");
+      check(nccl().ncclGetUniqueId(&ids[1]), "ncclGetUniqueId");
+      host.send(ids, words, EPL_RT_I64, peer, kChannelTag);
+    } else {
+      host.recv(ids, words, EPL_RT_I64, peer, kChannelTag);
+    }
+    // ids[0]: low to high, ids[1]: high to low; the sender is member 0.
+    ncclComm_t lowToHigh, highToLow;
+    check(nccl().ncclCommInitRank(&lowToHigh, 2, ids[0], low ? 0 : 1),
+          "opening a channel (ncclCommInitRank)");
+    check(nccl().ncclCommInitRank(&highToLow, 2, ids[1], low ? 1 : 0),
+          "opening a channel (ncclCommInitRank)");
+    c.sends = low ? lowToHigh : highToLow;
+    c.receives = low ? highToLow : lowToHigh;
+    c.sideStream = cuda::newSideStream();
+  }
   void send(const void *in, size_t count, EplDType dtype, int peer,
             int64_t tag) override {
-    if (!grouping)
-      return staged().send(in, count, dtype, peer, tag);
+    if (!grouping) {
+      auto open = channels.find(peer);
+      if (open == channels.end())
+        return staged().send(in, count, dtype, peer, tag);
+      // After the kernels that wrote `in`, on the side stream; `in` is
+      // freed only once the receive has taken it (cuda::release).
+      Channel &c = open->second;
+      auto *side = static_cast<CUstream_st *>(c.sideStream);
+      cuda::sideStreamFollowsRank(side);
+      check(nccl().ncclSend(in, count, ncclType(dtype), /*peer=*/1, c.sends,
+                            side),
+            "send");
+      cuda::readBySideStream(in, count * dtypeSize(dtype), side);
+      return;
+    }
     // NCCL reads `in` when the group goes, at its end: the runtime holds
     // back the program's frees until then, and between a group's messages
     // the program writes nothing (the lowering checks).
@@ -150,8 +201,16 @@ public:
   }
   void recv(void *out, size_t count, EplDType dtype, int peer,
             int64_t tag) override {
-    if (!grouping)
-      return staged().recv(out, count, dtype, peer, tag);
+    if (!grouping) {
+      auto open = channels.find(peer);
+      if (open == channels.end())
+        return staged().recv(out, count, dtype, peer, tag);
+      // In the rank's stream: what reads `out` comes after it.
+      check(nccl().ncclRecv(out, count, ncclType(dtype), /*peer=*/0,
+                            open->second.receives, stream()),
+            "recv");
+      return;
+    }
     messages.push_back({false, out, count, dtype, peer});
   }
   void endMessages() override {
@@ -215,6 +274,14 @@ private:
   };
   bool grouping = false;
   std::vector<Message> messages;
+  /// Per peer with an open channel: the communicators (of two members,
+  /// the sender member 0) of the messages to it and from it, and the side
+  /// stream the sends go on.
+  struct Channel {
+    ncclComm_t sends = nullptr, receives = nullptr;
+    void *sideStream = nullptr;
+  };
+  std::map<int, Channel> channels;
 };
 } // namespace
 

@@ -21,7 +21,7 @@ bool cuda::available(std::string &why) {
 void cuda::bindRank(int) { unavailable(); }
 bool cuda::bound() { return false; }
 void *cuda::allocate(size_t) { unavailable(); }
-void cuda::release(void *) { unavailable(); }
+void cuda::release(void *, size_t) { unavailable(); }
 void cuda::copy(void *, const void *, size_t) { unavailable(); }
 void cuda::setTF32(bool) {}
 void cuda::setTimeout(double) {}
@@ -29,6 +29,10 @@ bool cuda::pin(void *, size_t) { return false; }
 void cuda::unpin(void *) {}
 void cuda::synchronize() { unavailable(); }
 void *cuda::stream() { unavailable(); }
+void *cuda::newSideStream() { unavailable(); }
+void cuda::sideStreamFollowsRank(void *) { unavailable(); }
+void cuda::readBySideStream(const void *, size_t, void *) { unavailable(); }
+void cuda::synchronizeAll() { unavailable(); }
 int cuda::deviceCount() { return 0; }
 std::unique_ptr<Communicator> cuda::ncclFor(Communicator &, const Group &,
                                             std::string &why) {

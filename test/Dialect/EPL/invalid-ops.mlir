@@ -323,3 +323,12 @@ func.func @scatter_add_type(%u: tensor<3xf16>, %i: tensor<3xi64>, %d: tensor<5xf
   %r = epl.scatter_add %u at (%i) into %d : tensor<3xf16>, tensor<3xi64> into tensor<5xf32>
   return %r : tensor<5xf32>
 }
+
+// -----
+
+epl.mesh @mesh ["stage" = 2]
+func.func @f(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'epl.send' op is both grouped and direct; a message goes in a group or over its peer's channel}}
+  epl.send %x on @mesh over ["stage"] to 1 grouped direct : tensor<8xf32>
+  return
+}

@@ -80,6 +80,10 @@ func.func @send_recv(%x: tensor<8x512xf32>) -> tensor<8x512xf32> {
   epl.send %x on @pipe over ["stage"] to 1 tag 3 grouped : tensor<8x512xf32>
   // CHECK: epl.recv on @pipe over ["stage"] from 0 grouped : tensor<8x512xf32>
   %2 = epl.recv on @pipe over ["stage"] from 0 grouped : tensor<8x512xf32>
+  // CHECK: epl.send %{{.*}} on @pipe over ["stage"] to 1 tag 2 direct : tensor<8x512xf32>
+  epl.send %x on @pipe over ["stage"] to 1 tag 2 direct : tensor<8x512xf32>
+  // CHECK: epl.recv on @pipe over ["stage"] from 0 tag 2 direct : tensor<8x512xf32>
+  %3 = epl.recv on @pipe over ["stage"] from 0 tag 2 direct : tensor<8x512xf32>
   return %1 : tensor<8x512xf32>
 }
 

@@ -36,6 +36,15 @@ bool eplFakeCudaIsCurrentStream(const void *stream);
 void eplFakeCudaBeginDeviceWork();
 void eplFakeCudaEndDeviceWork();
 
+/// Work the fake cannot run at once, as it does the rest: an NCCL send
+/// outside a group, done only when its receive takes it. `stream` is busy
+/// (cuStreamQuery, events recorded on it) until `done(arg)` returns true,
+/// and freeing a buffer overlapping [ptr, ptr + bytes) before then fails,
+/// as on a GPU the send would read freed memory. `done` is called from the
+/// stream's thread, with no lock of the driver held.
+void eplFakeCudaAddPendingWork(const void *stream, const void *ptr,
+                               size_t bytes, bool (*done)(void *), void *arg);
+
 /// Reports a misuse of the fake's API as the real library would fail, then
 /// ends the process with exit code 86 (a bug in the runtime).
 [[noreturn]] void eplFakeCudaFail(const char *library, const char *message);

@@ -8,7 +8,10 @@
 // belongs to a context, launches respect the grid and block limits, copies
 // and frees name live device buffers, and device memory is only touched by
 // device work (FakeCuda.h). Work runs at once, in the calling thread, so
-// every stream is always idle, except in a stream that hangs.
+// every stream is always idle, except in a stream that hangs and one that
+// holds pending work (an NCCL send waiting for its receive,
+// eplFakeCudaAddPendingWork): events recorded on it are done when that is,
+// and a stream made to wait for such an event waits in the calling thread.
 //
 // EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES=N: the kernel launched after the first
 // N (counted over the process) never finishes, as a kernel waiting for a
@@ -55,9 +58,41 @@ struct Context {
   /// failed (CUDA_ERROR_ASSERT: the context is unusable, as on a GPU).
   CUresult failed = CUDA_SUCCESS;
 };
+/// Work done when `done(arg)` says so (eplFakeCudaAddPendingWork).
+struct Pending {
+  uintptr_t begin, end;
+  bool (*done)(void *);
+  void *arg;
+  bool finished = false;
+  bool poll() {
+    if (!finished && done(arg))
+      finished = true;
+    return finished;
+  }
+};
 struct Stream {
   Context *context;
   bool hung = false;
+  std::vector<std::shared_ptr<Pending>> pending;
+  /// Forgets the pending work that is done; whether all of it is.
+  bool poll() {
+    pending.erase(std::remove_if(pending.begin(), pending.end(),
+                                 [](auto &p) { return p->poll(); }),
+                  pending.end());
+    return pending.empty();
+  }
+};
+/// What was on a stream when the event was recorded.
+struct Event {
+  Context *context;
+  bool hung = false;
+  std::vector<std::shared_ptr<Pending>> pending;
+  bool poll() {
+    for (auto &p : pending)
+      if (!p->poll())
+        return false;
+    return true;
+  }
 };
 struct Module {
   std::string name;
@@ -173,6 +208,30 @@ Driver &driver() {
 
 thread_local Context *current = nullptr;
 
+/// Pending work by context (each one's used by one rank's thread).
+std::mutex pendingMutex;
+std::map<Context *, std::vector<std::weak_ptr<Pending>>> pendingReads;
+
+/// Whether unfinished pending work of the current context reads
+/// [begin, end).
+bool pendingReadOverlaps(uintptr_t begin, uintptr_t end) {
+  std::vector<std::shared_ptr<Pending>> live;
+  {
+    std::lock_guard<std::mutex> lock(pendingMutex);
+    auto &reads = pendingReads[current];
+    reads.erase(std::remove_if(reads.begin(), reads.end(),
+                               [](auto &w) { return w.expired(); }),
+                reads.end());
+    for (auto &w : reads)
+      if (auto p = w.lock())
+        live.push_back(p);
+  }
+  for (auto &p : live)
+    if (p->begin < end && begin < p->end && !p->poll())
+      return true;
+  return false;
+}
+
 struct sigaction previousSegv;
 
 /// A fault in the arena outside device work: host code touched a device
@@ -287,6 +346,16 @@ void eplFakeCudaEndDeviceWork() {
   std::lock_guard<std::mutex> lock(d.mutex);
   if (--d.arena.working == 0)
     mprotect(d.arena.base, d.arena.size, PROT_NONE);
+}
+
+void eplFakeCudaAddPendingWork(const void *stream, const void *ptr,
+                               size_t bytes, bool (*done)(void *), void *arg) {
+  auto *s = reinterpret_cast<Stream *>(const_cast<void *>(stream));
+  auto begin = reinterpret_cast<uintptr_t>(ptr);
+  auto p = std::make_shared<Pending>(Pending{begin, begin + bytes, done, arg});
+  s->pending.push_back(p);
+  std::lock_guard<std::mutex> lock(pendingMutex);
+  pendingReads[current].push_back(p);
 }
 
 void eplFakeCudaFail(const char *library, const char *message) {
@@ -433,15 +502,81 @@ Stream *streamOf(CUstream stream) { return reinterpret_cast<Stream *>(stream); }
 CUresult cuStreamSynchronize(CUstream stream) {
   if (CUresult r = checkStream(stream))
     return r;
-  while (streamOf(stream)->hung)
-    pause();
+  while (streamOf(stream)->hung || !streamOf(stream)->poll())
+    usleep(100);
   return CUDA_SUCCESS;
 }
 
 CUresult cuStreamQuery(CUstream stream) {
   if (CUresult r = checkStream(stream))
     return r;
-  return streamOf(stream)->hung ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+  Stream &s = *streamOf(stream);
+  return s.hung || !s.poll() ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+CUresult cuEventCreate(CUevent *event, unsigned int flags) {
+  if (CUresult r = needContext())
+    return r;
+  if (flags & ~unsigned(CU_EVENT_DISABLE_TIMING))
+    return CUDA_ERROR_INVALID_VALUE;
+  *event = reinterpret_cast<CUevent>(new Event{current});
+  return CUDA_SUCCESS;
+}
+
+Event *eventOf(CUevent event) { return reinterpret_cast<Event *>(event); }
+
+CUresult cuEventRecord(CUevent event, CUstream stream) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  Event *e = eventOf(event);
+  if (!e || e->context != current)
+    return CUDA_ERROR_INVALID_HANDLE;
+  Stream &s = *streamOf(stream);
+  s.poll();
+  e->hung = s.hung;
+  e->pending = s.pending;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventQuery(CUevent event) {
+  if (CUresult r = needContext())
+    return r;
+  Event *e = eventOf(event);
+  if (!e || e->context != current)
+    return CUDA_ERROR_INVALID_HANDLE;
+  return e->hung || !e->poll() ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(CUevent event) {
+  if (CUresult r = needContext())
+    return r;
+  Event *e = eventOf(event);
+  if (!e || e->context != current)
+    return CUDA_ERROR_INVALID_HANDLE;
+  delete e;
+  return CUDA_SUCCESS;
+}
+
+/// Work runs when it is queued, so what `stream` runs next must wait here
+/// until the event's work is done (a stream waiting for a hung one hangs).
+CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  Event *e = eventOf(event);
+  if (!e || e->context != current || flags)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (e->hung) {
+    streamOf(stream)->hung = true;
+    return CUDA_SUCCESS;
+  }
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!e->poll()) {
+    if (std::chrono::steady_clock::now() > until)
+      eplFakeCudaFail("driver", "a stream waited a minute for an event whose "
+                                "work never finished");
+    usleep(100);
+  }
+  return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice device) {
@@ -476,6 +611,18 @@ CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
   if (CUresult r = checkStream(stream))
     return r;
   Driver &d = driver();
+  size_t bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(d.mutex);
+    auto it = d.arena.live.find(ptr);
+    if (it == d.arena.live.end())
+      return CUDA_ERROR_INVALID_VALUE;
+    bytes = it->second.size;
+  }
+  if (pendingReadOverlaps(ptr, ptr + bytes))
+    eplFakeCudaFail("driver", "a buffer was freed while an NCCL send on "
+                              "another stream still reads it (on a GPU the "
+                              "send would read freed memory)");
   std::lock_guard<std::mutex> lock(d.mutex);
   return d.arena.release(ptr) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }

@@ -12,7 +12,13 @@
 // point-to-point calls are used) involve only their two members: as with
 // NCCL, a member's messages to a peer arrive in the order it sent them, with
 // no tags, and a send is done only when its receive takes it, so a group
-// returns when all its messages are matched. Buffers must be device buffers
+// returns when all its messages are matched. A send outside a group (as the
+// runtime's channels post them, on a stream of their own) is posted at once
+// and done when its receive takes it: its stream is busy until then
+// (eplFakeCudaAddPendingWork), its buffer may not be freed, and in one
+// process the receive checks that nothing wrote the buffer in between (on
+// a GPU the send reads it only then). A receive outside a group waits for
+// its message. Buffers must be device buffers
 // of the member's GPU (the fake driver's). Members that do not all arrive
 // within a minute end the process with a message (a mismatched program, or
 // groups of messages that wait for each other), never a hang.
@@ -55,6 +61,11 @@ struct Send {
   size_t offset, bytes;
   uint64_t seq;
   int taken;
+  /// Sends outside groups: the sender's process and buffer, and a checksum
+  /// of what the buffer held when it was posted.
+  pid_t pid;
+  uintptr_t source;
+  uint64_t checksum;
 };
 
 /// The shared segment: this header, then a slot per member.
@@ -68,6 +79,10 @@ struct Header {
   uint64_t generation;
   int numSends[kMaxMembers];
   Send sends[kMaxMembers][kMaxSends];
+  /// Each member's sends outside groups not yet reclaimed (taken ones go
+  /// when the member posts the next).
+  int numPosted[kMaxMembers];
+  Send posted[kMaxMembers][kMaxSends];
 };
 
 struct Comm {
@@ -77,6 +92,9 @@ struct Comm {
   /// Messages this member has sent to and received from each member.
   std::vector<uint64_t> sent = std::vector<uint64_t>(kMaxMembers),
                         received = std::vector<uint64_t>(kMaxMembers);
+  /// Which kind of messages this member's slot holds: the fake keeps a
+  /// communicator's grouped and ungrouped messages apart.
+  bool grouped = false, ungrouped = false;
   char *slot(int member) const {
     return slots + size_t(member) * header->slotBytes;
   }
@@ -237,21 +255,164 @@ struct Pending {
 thread_local int groupDepth = 0;
 thread_local std::vector<Pending> pending;
 
-/// A send or receive, checked, into the open group.
+std::atomic<int> nextId{0};
+/// Sends this process made (EPL_FAKE_CUDA_REPORT prints it at exit).
+std::atomic<unsigned long> messagesSent{0};
+
+uint64_t checksum(const void *data, size_t bytes) {
+  uint64_t h = 1469598103934665603ull; // FNV-1a
+  for (size_t i = 0; i < bytes; ++i)
+    h = (h ^ static_cast<const unsigned char *>(data)[i]) * 1099511628211ull;
+  return h;
+}
+
+void useSlotFor(Comm &c, bool grouped) {
+  (grouped ? c.grouped : c.ungrouped) = true;
+  if (c.grouped && c.ungrouped)
+    fail("a communicator with messages both in and outside groups (the "
+         "runtime keeps them on communicators of their own)");
+}
+
+/// A posted send outside a group, until the sender sees it taken.
+struct Ticket {
+  Comm *comm;
+  int peer;
+  uint64_t seq;
+};
+
+/// Whether the posted send of `ticket` has been taken (or reclaimed).
+bool taken(void *arg) {
+  auto *t = static_cast<Ticket *>(arg);
+  Header &h = *t->comm->header;
+  pthread_mutex_lock(&h.mutex);
+  bool done = true;
+  int me = t->comm->rank;
+  for (int k = 0; k < h.numPosted[me]; ++k) {
+    const Send &m = h.posted[me][k];
+    if (m.peer == t->peer && m.seq == t->seq)
+      done = m.taken != 0;
+  }
+  pthread_mutex_unlock(&h.mutex);
+  if (done)
+    delete t;
+  return done;
+}
+
+/// A send outside a group: posted in the member's slot at once, done
+/// (for its stream) when the peer's receive takes it.
+ncclResult_t post(const Pending &op, cudaStream_t stream) {
+  Comm &c = *commOf(op.comm);
+  Header &h = *c.header;
+  useSlotFor(c, false);
+  pthread_mutex_lock(&h.mutex);
+  int me = c.rank;
+  size_t offset = 0;
+  // The taken sends go; the new one takes the first gap that fits (posted
+  // sends are few: a pipeline's messages in flight to one peer).
+  waitLocked(
+      h,
+      [&] {
+        int n = 0;
+        for (int k = 0; k < h.numPosted[me]; ++k)
+          if (!h.posted[me][k].taken)
+            h.posted[me][n++] = h.posted[me][k];
+        h.numPosted[me] = n;
+        if (n == kMaxSends)
+          return false;
+        std::vector<std::pair<size_t, size_t>> used;
+        for (int k = 0; k < n; ++k)
+          used.push_back({h.posted[me][k].offset,
+                          h.posted[me][k].offset + h.posted[me][k].bytes});
+        std::sort(used.begin(), used.end());
+        offset = 0;
+        for (auto [begin, end] : used) {
+          if (begin >= offset + op.bytes)
+            break;
+          offset = std::max(offset, end);
+        }
+        return offset + op.bytes <= h.slotBytes;
+      },
+      "sends outside groups fill the fake's slot and none is received "
+      "(EPL_FAKE_NCCL_SLOT_MB)");
+  uint64_t sum = 0;
+  {
+    epl::fake::DeviceWork work;
+    std::memcpy(c.slot(me) + offset, op.sendBuffer, op.bytes);
+    sum = checksum(op.sendBuffer, op.bytes);
+  }
+  uint64_t seq = c.sent[op.peer]++;
+  h.posted[me][h.numPosted[me]++] = {op.peer,
+                                     offset,
+                                     op.bytes,
+                                     seq,
+                                     0,
+                                     getpid(),
+                                     reinterpret_cast<uintptr_t>(op.sendBuffer),
+                                     sum};
+  pthread_cond_broadcast(&h.arrived);
+  pthread_mutex_unlock(&h.mutex);
+  ++messagesSent;
+  eplFakeCudaAddPendingWork(stream, op.sendBuffer, op.bytes, &taken,
+                            new Ticket{&c, op.peer, seq});
+  return ncclSuccess;
+}
+
+/// A receive outside a group: waits for the next message of its peer to
+/// this member and takes it.
+ncclResult_t take(const Pending &op) {
+  Comm &c = *commOf(op.comm);
+  Header &h = *c.header;
+  useSlotFor(c, false);
+  std::vector<char> data;
+  pthread_mutex_lock(&h.mutex);
+  uint64_t seq = c.received[op.peer]++;
+  Send *message = nullptr;
+  waitLocked(
+      h,
+      [&] {
+        for (int k = 0; k < h.numPosted[op.peer] && !message; ++k) {
+          Send &m = h.posted[op.peer][k];
+          if (m.peer == c.rank && m.seq == seq && !m.taken)
+            message = &m;
+        }
+        return message != nullptr;
+      },
+      "a receive outside a group whose send never came (mismatched "
+      "messages, or devices waiting for each other)");
+  if (message->bytes != op.bytes)
+    fail("a receive of another size than its send");
+  {
+    epl::fake::DeviceWork work;
+    if (message->pid == getpid() &&
+        checksum(reinterpret_cast<const void *>(message->source),
+                 message->bytes) != message->checksum)
+      fail("the buffer of a send outside a group was written before its "
+           "receive took it (on a GPU the send reads it only then)");
+  }
+  const char *from = c.slot(op.peer) + message->offset;
+  data.assign(from, from + message->bytes);
+  message->taken = 1;
+  pthread_cond_broadcast(&h.arrived);
+  pthread_mutex_unlock(&h.mutex);
+  epl::fake::DeviceWork work;
+  if (!data.empty())
+    std::memcpy(op.recvBuffer, data.data(), data.size());
+  return ncclSuccess;
+}
+
+/// A send or receive, checked: into the open group, else posted or taken
+/// at once.
 ncclResult_t queue(const Pending &op, cudaStream_t stream) {
-  if (!groupDepth)
-    return ncclInvalidUsage; // the fake runs point-to-point in groups only
   Comm *c = commOf(op.comm);
   if (!c || !eplFakeCudaIsCurrentStream(stream) ||
       !deviceBuffer(op.send ? op.sendBuffer : op.recvBuffer, op.bytes) ||
       op.peer < 0 || op.peer >= c->header->size)
     return ncclInvalidArgument;
+  if (!groupDepth)
+    return op.send ? post(op, stream) : take(op);
   pending.push_back(op);
   return ncclSuccess;
 }
-std::atomic<int> nextId{0};
-/// Sends this process made (EPL_FAKE_CUDA_REPORT prints it at exit).
-std::atomic<unsigned long> messagesSent{0};
 } // namespace
 
 extern "C" {
@@ -451,6 +612,7 @@ ncclResult_t ncclGroupEnd() {
       return ncclInvalidUsage;
   Comm &c = *commOf(ops.front().comm);
   Header &h = *c.header;
+  useSlotFor(c, true);
   std::vector<Send> sends;
   size_t offset = 0;
   {
@@ -461,7 +623,8 @@ ncclResult_t ncclGroupEnd() {
       if (sends.size() == kMaxSends || offset + op.bytes > h.slotBytes)
         fail("a group of sends larger than the fake's slot");
       std::memcpy(c.slot(c.rank) + offset, op.sendBuffer, op.bytes);
-      sends.push_back({op.peer, offset, op.bytes, c.sent[op.peer]++, 0});
+      sends.push_back(
+          {op.peer, offset, op.bytes, c.sent[op.peer]++, 0, 0, 0, 0});
       ++messagesSent;
       offset += op.bytes;
     }

@@ -10,7 +10,10 @@
 // in order between two members, and a send done only once its receive
 // takes it. Here two members (threads on two fake GPUs) check each rule,
 // including that sends posted alone where each waits for the other's
-// receive end the program with a message instead of finishing.
+// receive end the program with a message instead of finishing. Sends
+// outside groups (the runtime's channels) keep their stream busy until
+// taken, and their buffers may be neither freed nor written until then:
+// the fake must say so, or a runtime doing it would pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +22,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <thread>
@@ -134,5 +139,78 @@ TEST(FakeNcclDeathTest, SendsWaitingForEachOtherEndTheProgram) {
               "fake NCCL: a send or receive whose peer did not match it in "
               "time \\(mismatched messages, or groups of them waiting for "
               "each other\\)");
+}
+// A send outside a group is posted at once and done when taken: its
+// stream is busy until then; receives outside groups take a peer's
+// messages in the order it sent them.
+TEST(FakeNccl, SendsOutsideGroupsAreDoneWhenTaken) {
+  std::atomic<bool> posted{false};
+  onTwoGPUs([&](Member &m) {
+    if (m.rank == 0) {
+      ASSERT_EQ(ncclSend(m.upload({10}), 1, ncclFloat32, 1, m.comm, m.stream),
+                ncclSuccess);
+      ASSERT_EQ(ncclSend(m.upload({20}), 1, ncclFloat32, 1, m.comm, m.stream),
+                ncclSuccess);
+      EXPECT_EQ(cuStreamQuery(m.stream), CUDA_ERROR_NOT_READY);
+      CUevent sent;
+      ASSERT_EQ(cuEventCreate(&sent, CU_EVENT_DISABLE_TIMING), CUDA_SUCCESS);
+      ASSERT_EQ(cuEventRecord(sent, m.stream), CUDA_SUCCESS);
+      EXPECT_EQ(cuEventQuery(sent), CUDA_ERROR_NOT_READY);
+      posted = true;
+      EXPECT_EQ(cuStreamSynchronize(m.stream), CUDA_SUCCESS);
+      EXPECT_EQ(cuEventQuery(sent), CUDA_SUCCESS);
+      EXPECT_EQ(cuEventDestroy(sent), CUDA_SUCCESS);
+    } else {
+      while (!posted)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      float *first = m.upload({0}), *second = m.upload({0});
+      ASSERT_EQ(ncclRecv(first, 1, ncclFloat32, 0, m.comm, m.stream),
+                ncclSuccess);
+      ASSERT_EQ(ncclRecv(second, 1, ncclFloat32, 0, m.comm, m.stream),
+                ncclSuccess);
+      EXPECT_EQ(m.download(first, 1), std::vector<float>{10});
+      EXPECT_EQ(m.download(second, 1), std::vector<float>{20});
+    }
+  });
+}
+
+// On a GPU a send outside a group reads its buffer when its receive takes
+// it: writing the buffer before then would send what was written.
+TEST(FakeNcclDeathTest, WritingASentBufferBeforeItIsTakenEndsTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::atomic<bool> written{false};
+  EXPECT_EXIT(onTwoGPUs([&](Member &m) {
+                if (m.rank == 0) {
+                  float *out = m.upload({1});
+                  ncclSend(out, 1, ncclFloat32, 1, m.comm, m.stream);
+                  float two = 2;
+                  cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(out),
+                                reinterpret_cast<CUdeviceptr>(&two), sizeof two,
+                                m.stream);
+                  written = true;
+                } else {
+                  while (!written)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                  ncclRecv(m.upload({0}), 1, ncclFloat32, 0, m.comm, m.stream);
+                }
+              }),
+              testing::ExitedWithCode(86),
+              "fake NCCL: the buffer of a send outside a group was written "
+              "before its receive took it");
+}
+
+// ... and freeing it would send freed memory.
+TEST(FakeNcclDeathTest, FreeingASentBufferBeforeItIsTakenEndsTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(onTwoGPUs([&](Member &m) {
+                if (m.rank == 1)
+                  return;
+                float *out = m.upload({1});
+                ncclSend(out, 1, ncclFloat32, 1, m.comm, m.stream);
+                cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(out), m.stream);
+              }),
+              testing::ExitedWithCode(86),
+              "fake driver: a buffer was freed while an NCCL send on another "
+              "stream still reads it");
 }
 } // namespace

@@ -422,6 +422,32 @@ LogicalResult RecvOp::verifySymbolUses(SymbolTableCollection &) {
   return checkGroupIndex(*this, getMeshAttr(), getAxes(), getPeer(), "peer");
 }
 
+/// A message goes in a group or over a channel, not both.
+static LogicalResult verifyMessageKind(Operation *op, bool grouped,
+                                       bool direct) {
+  if (grouped && direct)
+    return op->emitOpError()
+           << "is both grouped and direct; a message goes in a group or over "
+              "its peer's channel";
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyMessageKind(*this, getGrouped(), getDirect());
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyMessageKind(*this, getGrouped(), getDirect());
+}
+
+bool mlir::epl::isDirectMessage(Operation *op) {
+  if (auto send = dyn_cast<SendOp>(op))
+    return send.getDirect();
+  if (auto recv = dyn_cast<RecvOp>(op))
+    return recv.getDirect();
+  return false;
+}
+
 LogicalResult GroupIndexOp::verifySymbolUses(SymbolTableCollection &) {
   return failure(failed(verifyGroup(*this, getMeshAttr(), getAxes())));
 }

@@ -672,9 +672,51 @@ Partitioner::writeStageProgram(int64_t device,
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   // Values of each micro-batch this device has made or received.
   std::vector<llvm::DenseMap<Value, Value>> valuesByMicroBatch(microBatches);
+  // Where each device runs each piece of each micro-batch, so that an
+  // action's receives from a device come in the order that device sent
+  // them: by the action that made the value there, then by tag, as the
+  // sends go (a channel carries no tag; see epl.send's `direct`).
+  std::map<std::tuple<int64_t, Phase, int64_t>, size_t> positionOf;
+  for (const std::vector<pipeline::Action> &onDevice : schedule)
+    for (auto [i, a] : llvm::enumerate(onDevice))
+      positionOf[{a.virtualStage, phaseOf(a.kind), a.microBatch}] = i;
   for (const pipeline::Action &action : actions) {
     Piece &piece = pieces.at({action.virtualStage, phaseOf(action.kind)});
     auto &local = valuesByMicroBatch[action.microBatch];
+    // The inputs other devices make, received first, in their order.
+    struct Incoming {
+      int64_t from, position, tag;
+      Value value;
+    };
+    SmallVector<Incoming> incoming;
+    for (Value v : piece.inputs) {
+      if (v == loop.getInductionVar() || local.lookup(v))
+        continue;
+      if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body)
+        continue;
+      std::optional<PieceKey> from = pieceOf(v);
+      if (!from || deviceOf(from->stage) == device ||
+          llvm::any_of(incoming,
+                       [&](const Incoming &i) { return i.value == v; }))
+        continue;
+      auto made =
+          positionOf.find({from->stage, from->phase, action.microBatch});
+      int64_t position = made == positionOf.end() ? -1 : made->second;
+      incoming.push_back(
+          {deviceOf(from->stage), position, transfers.lookup(v), v});
+    }
+    llvm::stable_sort(incoming, [](const Incoming &a, const Incoming &b) {
+      return std::tie(a.from, a.position, a.tag) <
+             std::tie(b.from, b.position, b.tag);
+    });
+    for (const Incoming &in : incoming) {
+      Value v = in.value;
+      auto recv = RecvOp::create(pb, v.getLoc(), v.getType(), meshRef,
+                                 stageAxes, pb.getI64IntegerAttr(in.from),
+                                 pb.getI64IntegerAttr(in.tag));
+      expected[{in.from, device, in.tag}].push_back(action.microBatch);
+      local[v] = recv.getResult();
+    }
     SmallVector<Value> args;
     for (Value v : piece.inputs) {
       if (v == loop.getInductionVar()) {
@@ -696,39 +738,37 @@ Partitioner::writeStageProgram(int64_t device,
         args.push_back(outer.lookup(v));
         continue;
       }
-      if (deviceOf(from->stage) == device)
-        return fn.emitError()
-               << "epl-pipeline-partition: the schedule runs "
-               << stringifyPhase(piece.key.phase) << " of micro-batch "
-               << action.microBatch << " on stage " << piece.key.stage
-               << " before " << stringifyPhase(from->phase) << " of stage "
-               << from->stage << " that it needs";
-      auto recv =
-          RecvOp::create(pb, v.getLoc(), v.getType(), meshRef, stageAxes,
-                         pb.getI64IntegerAttr(deviceOf(from->stage)),
-                         pb.getI64IntegerAttr(transfers.lookup(v)));
-      expected[{deviceOf(from->stage), device, transfers.lookup(v)}].push_back(
-          action.microBatch);
-      local[v] = recv.getResult();
-      args.push_back(recv.getResult());
+      return fn.emitError()
+             << "epl-pipeline-partition: the schedule runs "
+             << stringifyPhase(piece.key.phase) << " of micro-batch "
+             << action.microBatch << " on stage " << piece.key.stage
+             << " before " << stringifyPhase(from->phase) << " of stage "
+             << from->stage << " that it needs";
     }
     auto call = func::CallOp::create(pb, fn.getLoc(), piece.function, args);
     call->setAttr(EPLDialect::kActionAttrName,
                   ActionAttr::get(ctx, piece.key.phase, action.microBatch,
                                   piece.key.stage));
     auto yield = cast<scf::YieldOp>(body->getTerminator());
+    // The sends, to each device by tag.
+    SmallVector<std::tuple<int64_t, int64_t, Value, Value>> outgoing;
     for (auto [v, r] : llvm::zip(piece.outputs, call.getResults())) {
       local[v] = r;
       for (auto [k, y] : llvm::enumerate(yield.getOperands()))
         if (y == v)
           acc[k] = r;
       if (auto readersOf = readers.find(v); readersOf != readers.end())
-        for (int64_t to : readersOf->second) {
-          SendOp::create(pb, v.getLoc(), r, meshRef, stageAxes,
-                         pb.getI64IntegerAttr(to),
-                         pb.getI64IntegerAttr(transfers.lookup(v)));
-          sent[{device, to, transfers.lookup(v)}].push_back(action.microBatch);
-        }
+        for (int64_t to : readersOf->second)
+          outgoing.push_back({to, transfers.lookup(v), v, r});
+    }
+    llvm::stable_sort(outgoing, [](const auto &a, const auto &b) {
+      return std::tie(std::get<0>(a), std::get<1>(a)) <
+             std::tie(std::get<0>(b), std::get<1>(b));
+    });
+    for (auto [to, tag, v, r] : outgoing) {
+      SendOp::create(pb, v.getLoc(), r, meshRef, stageAxes,
+                     pb.getI64IntegerAttr(to), pb.getI64IntegerAttr(tag));
+      sent[{device, to, tag}].push_back(action.microBatch);
     }
   }
 
@@ -802,17 +842,20 @@ LogicalResult Partitioner::checkProgram() {
 }
 
 void Partitioner::groupMessages() {
-  // Every schedule but interleaved 1F1B's passes (its sends need streams of
-  // their own: docs/gpu.md); the others stay staged on GPUs.
+  // Every schedule but interleaved 1F1B's passes the group check; its
+  // sends must not hold up the next computation, and go over channels
+  // (docs/gpu.md). What passes neither stays staged through the host on
+  // GPUs.
   std::string whyNot;
-  if (failed(checkMessageGroups(programs, numStages, whyNot)))
+  bool grouped = succeeded(checkMessageGroups(programs, numStages, whyNot));
+  if (!grouped && failed(checkChannels(programs, numStages, whyNot)))
     return;
   for (func::FuncOp program : programs)
-    program.walk([](Operation *op) {
+    program.walk([&](Operation *op) {
       if (auto send = dyn_cast<SendOp>(op))
-        send.setGrouped(true);
+        grouped ? send.setGrouped(true) : send.setDirect(true);
       else if (auto recv = dyn_cast<RecvOp>(op))
-        recv.setGrouped(true);
+        grouped ? recv.setGrouped(true) : recv.setDirect(true);
     });
 }
 

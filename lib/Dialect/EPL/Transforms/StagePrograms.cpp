@@ -96,31 +96,66 @@ int64_t mlir::epl::virtualStagesOf(ArrayRef<func::FuncOp> stagePrograms) {
   return stages;
 }
 
+/// Fails, saying so in `os`, on a message of `program` nested in a region,
+/// which the simulator does not read.
+static LogicalResult checkMessagesInBody(func::FuncOp program,
+                                         llvm::raw_ostream &os) {
+  Operation *nested = nullptr;
+  program.walk([&](Operation *op) {
+    if (isa<SendOp, RecvOp>(op) && op->getParentOp() != program && !nested)
+      nested = op;
+  });
+  if (!nested)
+    return success();
+  os << "stage program @" << program.getSymName() << " has a message in "
+     << "a region (" << nested->getName() << " at " << nested->getLoc() << ")";
+  return failure();
+}
+
+/// Reads the programs as a schedule and simulates them, then checks them
+/// as `transport` moves messages.
+static LogicalResult simulateOver(
+    ArrayRef<func::FuncOp> stagePrograms, int64_t virtualStages,
+    std::string &error,
+    function_ref<LogicalResult(const pipeline::Program &, std::string &)>
+        transport) {
+  FailureOr<pipeline::Program> sim =
+      readStagePrograms(stagePrograms, virtualStages);
+  if (failed(sim)) {
+    error += "its stage programs do not read as a schedule";
+    return failure();
+  }
+  if (failed(pipeline::simulate(*sim, pipeline::Costs(), error)) ||
+      failed(transport(*sim, error)))
+    return failure();
+  return success();
+}
+
+LogicalResult mlir::epl::checkChannels(ArrayRef<func::FuncOp> stagePrograms,
+                                       int64_t virtualStages,
+                                       std::string &error) {
+  llvm::raw_string_ostream os(error);
+  for (func::FuncOp program : stagePrograms)
+    if (failed(checkMessagesInBody(program, os)))
+      return failure();
+  return simulateOver(stagePrograms, virtualStages, error,
+                      pipeline::checkInOrderPerDirection);
+}
+
 LogicalResult
 mlir::epl::checkMessageGroups(ArrayRef<func::FuncOp> stagePrograms,
                               int64_t virtualStages, std::string &error) {
   llvm::raw_string_ostream os(error);
   for (func::FuncOp program : stagePrograms) {
     bool messages = false;
-    Operation *nested = nullptr;
-    program.walk([&](Operation *op) {
-      if (!isa<SendOp, RecvOp>(op))
-        return;
-      messages = true;
-      if (op->getParentOp() != program && !nested)
-        nested = op;
-    });
+    program.walk([&](Operation *op) { messages |= isa<SendOp, RecvOp>(op); });
     if (!messages) {
       os << "stage program @" << program.getSymName()
          << " sends and receives nothing";
       return failure();
     }
-    if (nested) {
-      os << "stage program @" << program.getSymName() << " has a message in "
-         << "a region (" << nested->getName() << " at " << nested->getLoc()
-         << ")";
+    if (failed(checkMessagesInBody(program, os)))
       return failure();
-    }
     // `after`: what ended the current run before its next message.
     Operation *after = nullptr;
     bool inRun = false;
@@ -142,14 +177,6 @@ mlir::epl::checkMessageGroups(ArrayRef<func::FuncOp> stagePrograms,
       }
     }
   }
-  FailureOr<pipeline::Program> sim =
-      readStagePrograms(stagePrograms, virtualStages);
-  if (failed(sim)) {
-    os << "its stage programs do not read as a schedule";
-    return failure();
-  }
-  if (failed(pipeline::simulate(*sim, pipeline::Costs(), error)) ||
-      failed(pipeline::checkGroupedRendezvous(*sim, error)))
-    return failure();
-  return success();
+  return simulateOver(stagePrograms, virtualStages, error,
+                      pipeline::checkGroupedRendezvous);
 }

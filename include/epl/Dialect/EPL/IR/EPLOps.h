@@ -30,6 +30,9 @@ namespace mlir::epl {
 /// Whether `op` is a `grouped` epl.send or epl.recv.
 bool isGroupedMessage(Operation *op);
 
+/// Whether `op` is a `direct` epl.send or epl.recv.
+bool isDirectMessage(Operation *op);
+
 /// Whether `op` may sit between the messages of one group (see
 /// `epl.send`): it does nothing at run time (a constant, an empty tensor),
 /// so nothing reads a received value before the group is done.

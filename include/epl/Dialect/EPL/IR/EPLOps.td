@@ -269,20 +269,32 @@ def EPL_SendOp : EPL_CollectiveOp<"send", [
     that it has checked finish so, every receive getting the message it
     expects (see `checkGroupedRendezvous`).
 
+    `direct`: the send goes over a channel to its peer, which the device
+    opens when its program starts: the messages of each direction between
+    two devices arrive in the order they were sent, whatever their tags,
+    and a send does not hold up the sender (on GPUs with NCCL it runs on a
+    stream of its own and is done when the receiver takes it, so the
+    messages go from device to device). epl-pipeline-partition marks so the
+    messages of stage programs it does not group (interleaved 1F1B's) once
+    it has checked that each direction receives its messages in the order
+    they are sent (see `checkInOrderPerDirection`).
+
     ```mlir
     epl.mesh @mesh ["stage" = 2, "data" = 2]
     epl.send %act on @mesh over ["stage"] to 1 : tensor<8x512xf32>
     epl.send %act on @mesh over ["stage"] to 1 grouped : tensor<8x512xf32>
+    epl.send %act on @mesh over ["stage"] to 1 tag 2 direct : tensor<8x512xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes, I64Attr:$peer,
                        DefaultValuedAttr<I64Attr, "0">:$tag,
-                       UnitAttr:$grouped);
+                       UnitAttr:$grouped, UnitAttr:$direct);
   let assemblyFormat = [{
     $input `on` $mesh `over` $axes `to` $peer (`tag` $tag^)?
-    (`grouped` $grouped^)? attr-dict `:` type($input)
+    (`grouped` $grouped^)? (`direct` $direct^)? attr-dict `:` type($input)
   }];
+  let hasVerifier = 1;
 }
 
 // Receiving consumes a message: a write, so that an unused recv is not
@@ -295,22 +307,25 @@ def EPL_RecvOp : EPL_CollectiveOp<"recv", [
     (see `epl.send`) whose linear index within the group is `peer`, matching
     the sender's `tag`. `grouped`: as for `epl.send`, the receive completes
     with the sends and receives right around it, and its result is there
-    once they all are.
+    once they all are. `direct`: as for `epl.send`, the receive takes the
+    next message of its peer's channel to this device.
 
     ```mlir
     epl.mesh @mesh ["stage" = 2, "data" = 2]
     %act = epl.recv on @mesh over ["stage"] from 0 : tensor<8x512xf32>
     %act = epl.recv on @mesh over ["stage"] from 0 grouped : tensor<8x512xf32>
+    %act = epl.recv on @mesh over ["stage"] from 0 tag 2 direct : tensor<8x512xf32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
                        I64Attr:$peer, DefaultValuedAttr<I64Attr, "0">:$tag,
-                       UnitAttr:$grouped);
+                       UnitAttr:$grouped, UnitAttr:$direct);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     `on` $mesh `over` $axes `from` $peer (`tag` $tag^)?
-    (`grouped` $grouped^)? attr-dict `:` type($result)
+    (`grouped` $grouped^)? (`direct` $direct^)? attr-dict `:` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -41,6 +41,14 @@ int64_t virtualStagesOf(ArrayRef<func::FuncOp> stagePrograms);
 LogicalResult checkMessageGroups(ArrayRef<func::FuncOp> stagePrograms,
                                  int64_t virtualStages, std::string &error);
 
+/// Whether the messages of a pipeline's stage programs may go over
+/// channels (`direct`, docs/gpu.md): each program messages only in its
+/// body, not in a region (its channels open when it starts, and the
+/// simulator reads the body), and the programs finish under simulate()
+/// and checkInOrderPerDirection. Fails with `error` saying why not.
+LogicalResult checkChannels(ArrayRef<func::FuncOp> stagePrograms,
+                            int64_t virtualStages, std::string &error);
+
 } // namespace mlir::epl
 
 #endif // EPL_DIALECT_EPL_TRANSFORMS_STAGEPROGRAMS_H
