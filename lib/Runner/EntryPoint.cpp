@@ -368,6 +368,10 @@ mlir::epl::wrapEntryPoint(ModuleOp module, func::FuncOp entry, size_t stage) {
                                       b.getFunctionType(inputs, {}));
   wrapper->setAttr(LLVM::LLVMDialect::getEmitCWrapperAttrName(),
                    b.getUnitAttr());
+  // Its messages are the entry's (epl-lower-to-runtime checks a stage
+  // program's grouped and direct messages).
+  wrapper->setAttr(EPLDialect::kWrapsAttrName,
+                   FlatSymbolRefAttr::get(entry.getSymNameAttr()));
   Block *body = wrapper.addEntryBlock();
   b.setInsertionPointToStart(body);
 

@@ -306,6 +306,8 @@ void epl::rt::unpinHostBuffer(void *ptr) { cuda::unpin(ptr); }
 
 void detail::leaveRank() {
   finishProgram();
+  // Sends still on side streams read buffers about to go (a run that ends
+  // early, between steps: the runner waits for each step).
   if (cuda::bound())
     cuda::synchronizeAll();
   releaseResidentBuffers(nullptr, reinterpret_cast<const void *>(UINTPTR_MAX));

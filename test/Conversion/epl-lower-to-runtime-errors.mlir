@@ -31,7 +31,7 @@ func.func @f(%x: tensor<4xi8>) -> tensor<4xi8> {
 // their groups finish.
 epl.mesh @pp ["stage" = 2]
 func.func @relay(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'epl.recv' op is grouped outside the stage programs of an epl.pipeline, where nothing checks that its group finishes}}
+  // expected-error @+1 {{'epl.recv' op is grouped outside the stage programs of an epl.pipeline (and a runner's copies of them), where nothing checks that its group finishes}}
   %r = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
   epl.send %r on @pp over ["stage"] to 1 grouped : tensor<4xf32>
   return %r : tensor<4xf32>
@@ -88,7 +88,7 @@ epl.mesh @pp ["stage" = 2]
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
 func.func @stage0() { return }
 func.func @stage1() { return }
-func.func @entry(%x: tensor<4xf32>) {
+func.func @entry(%x: tensor<4xf32>) attributes {epl.wraps = @stage0} {
   epl.send %x on @pp over ["stage"] to 1 grouped : tensor<4xf32>
   // expected-error @+1 {{'epl.all_reduce' op sits between grouped messages with no action between them (from epl.send at}}
   %y = epl.all_reduce %x on @pp over ["stage"] sum : tensor<4xf32>
@@ -105,7 +105,7 @@ epl.mesh @pp ["stage" = 2]
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
 func.func @stage0() { return }
 func.func @stage1() { return }
-func.func @relay() {
+func.func @relay() attributes {epl.wraps = @stage0} {
   %r = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
   // expected-error @+1 {{'epl.send' op sends what a receive of its own group gets, which is there only when the group is done}}
   epl.send %r on @pp over ["stage"] to 1 grouped : tensor<4xf32>
@@ -120,7 +120,7 @@ epl.mesh @m ["stage" = 2, "x" = 2]
 epl.pipeline @model on @m over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
 func.func @stage0() { return }
 func.func @stage1() { return }
-func.func @two(%x: tensor<4xf32>) {
+func.func @two(%x: tensor<4xf32>) attributes {epl.wraps = @stage0} {
   epl.send %x on @m over ["stage"] to 1 grouped : tensor<4xf32>
   // expected-error @+1 {{'epl.send' op is grouped with messages over another device group (from}}
   epl.send %x on @m over ["x"] to 1 grouped : tensor<4xf32>
@@ -183,7 +183,7 @@ func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
 // Direct messages outside a pipeline: nothing checks their order.
 epl.mesh @pp ["stage" = 2]
 func.func @f(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'epl.send' op is direct outside the stage programs of an epl.pipeline, where nothing checks that its channel gets its messages in order}}
+  // expected-error @+1 {{'epl.send' op is direct outside the stage programs of an epl.pipeline (and a runner's copies of them), where nothing checks that its channel gets its messages in order}}
   epl.send %x on @pp over ["stage"] to 1 direct : tensor<4xf32>
   return
 }
@@ -235,10 +235,24 @@ epl.mesh @pp ["stage" = 2]
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
 func.func @stage0() { return }
 func.func @stage1() { return }
-func.func @wrapper(%x: tensor<4xf32>, %c: i1) {
+func.func @wrapper(%x: tensor<4xf32>, %c: i1) attributes {epl.wraps = @stage0} {
   scf.if %c {
     // expected-error @+1 {{'epl.send' op is direct in a region; a device's channels open when its program starts, and its direct messages are in the program's body}}
     epl.send %x on @pp over ["stage"] to 1 direct : tensor<4xf32>
   }
+  return
+}
+
+// -----
+
+// Outside the stage programs and the runners' copies of them (which say
+// whose they are: epl.wraps), nothing checks a direct message's order.
+epl.mesh @pp ["stage" = 2]
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0() { return }
+func.func @stage1() { return }
+func.func @other(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'epl.send' op is direct outside the stage programs of an epl.pipeline (and a runner's copies of them), where nothing checks that its channel gets its messages in order}}
+  epl.send %x on @pp over ["stage"] to 1 direct : tensor<4xf32>
   return
 }

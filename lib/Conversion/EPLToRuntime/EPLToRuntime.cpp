@@ -246,31 +246,65 @@ static LogicalResult widenNarrowIntegers(IRRewriter &b, Operation *op) {
   return success();
 }
 
-/// Whether `value` (a callee's argument, or a view of one) is only read:
-/// an input of destination-style ops, an element or size read, a send.
+/// Whether `op` makes a view of its first operand (the same buffer).
+static bool isView(Operation *op) {
+  return isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+             tensor::CollapseShapeOp, tensor::CastOp, tensor::ReshapeOp>(op);
+}
+
+/// Whether the use only reads the buffer: an input of a destination-style
+/// op, an element or size read, a send, the source of a copy into a
+/// result. (Not a collective: its output may be bufferized over its input.)
+static bool readsOnly(OpOperand &use) {
+  Operation *user = use.getOwner();
+  if (isa<tensor::ExtractOp, tensor::DimOp, SendOp>(user))
+    return true;
+  if (auto m = dyn_cast<bufferization::MaterializeInDestinationOp>(user))
+    return &use == &m.getSourceMutable();
+  auto dps = dyn_cast<DestinationStyleOpInterface>(user);
+  return dps && dps.isDpsInput(&use);
+}
+
+/// Whether `value` (a callee's argument) and its views are only read.
 static bool onlyRead(Value value) {
   for (OpOperand &use : value.getUses()) {
-    Operation *user = use.getOwner();
-    if (isa<tensor::ExtractOp, tensor::DimOp, SendOp>(user))
+    if (readsOnly(use))
       continue;
-    if (auto dps = dyn_cast<DestinationStyleOpInterface>(user);
-        dps && dps.isDpsInput(&use))
-      continue;
-    if (isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-            tensor::CollapseShapeOp, tensor::CastOp>(user) &&
-        onlyRead(user->getResult(0)))
+    if (isView(use.getOwner()) && onlyRead(use.getOwner()->getResult(0)))
       continue;
     return false;
   }
   return true;
 }
 
+/// Whether `value` (what a callee returns) lies in a buffer of its own: made
+/// by destination-style ops, and views of them, from an empty tensor. Not
+/// an argument's buffer, which the caller's value shares, written in place
+/// (`outs(%arg)`, an insert into it) or not, nor what another call, a loop
+/// or an unknown op yields.
+static bool inFreshBuffer(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (isa<tensor::EmptyOp, bufferization::AllocTensorOp>(def))
+      return true;
+    if (isView(def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    auto dps = dyn_cast<DestinationStyleOpInterface>(def);
+    if (!dps)
+      return false;
+    value = dps.getTiedOpOperand(cast<OpResult>(value))->get();
+  }
+  return false;
+}
+
 /// Whether nothing writes the buffer `send` sends once it has sent it: a
 /// direct send reads it later (on a GPU when its receive takes it). True
-/// when the value is an action's result of its own (not one of its
-/// arguments, or a view of one, whose buffer another value shares) and
-/// what uses it after the send only reads it (bufferization writes a
-/// tensor's buffer in place only at its last use, by an op that writes).
+/// when the value is an action's result in a buffer of its own, and every
+/// use of it and of its views (wherever they were taken) after the send
+/// only reads it: what bufferization writes in place is a destination
+/// operand (`outs`, an insert's destination) or a call's argument its
+/// callee writes, which these are not.
 static bool unwrittenAfter(SendOp send) {
   Value value = send.getInput();
   auto call = value.getDefiningOp<func::CallOp>();
@@ -281,36 +315,38 @@ static bool unwrittenAfter(SendOp send) {
     return false;
   unsigned r = cast<OpResult>(value).getResultNumber();
   WalkResult fresh = callee.walk([&](func::ReturnOp ret) {
-    Value x = ret.getOperand(r);
-    while (Operation *def = x.getDefiningOp()) {
-      if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-               tensor::CollapseShapeOp, tensor::CastOp>(def))
-        break;
-      x = def->getOperand(0);
-    }
-    return isa<BlockArgument>(x) ? WalkResult::interrupt()
-                                 : WalkResult::advance();
+    return inFreshBuffer(ret.getOperand(r)) ? WalkResult::advance()
+                                            : WalkResult::interrupt();
   });
   if (fresh.wasInterrupted())
     return false;
-  for (OpOperand &use : value.getUses()) {
-    Operation *user = use.getOwner();
-    if (user == send.getOperation() ||
-        (user->getBlock() == send->getBlock() && user->isBeforeInBlock(send)))
-      continue;
-    if (user->getBlock() != send->getBlock())
-      return false;
-    if (isa<SendOp>(user))
-      continue;
-    auto later = dyn_cast<func::CallOp>(user);
-    auto laterCallee = later
-                           ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-                                 later, later.getCalleeAttr())
-                           : func::FuncOp();
-    if (!laterCallee || laterCallee.isExternal() ||
-        !onlyRead(laterCallee.getArgument(use.getOperandNumber())))
-      return false;
-  }
+  Block *block = send->getBlock();
+  SmallVector<Value> aliases = {value};
+  for (size_t i = 0; i < aliases.size(); ++i)
+    for (OpOperand &use : aliases[i].getUses()) {
+      Operation *user = use.getOwner();
+      if (isView(user)) {
+        aliases.push_back(user->getResult(0));
+        continue;
+      }
+      // What ran before the send (in its block, or in an op there).
+      Operation *inBlock = block->findAncestorOpInBlock(*user);
+      if (user == send.getOperation() ||
+          (inBlock && inBlock->isBeforeInBlock(send)))
+        continue;
+      if (!inBlock || inBlock != user)
+        return false; // in a region after the send
+      if (readsOnly(use))
+        continue;
+      auto later = dyn_cast<func::CallOp>(user);
+      auto laterCallee =
+          later ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+                      later, later.getCalleeAttr())
+                : func::FuncOp();
+      if (!laterCallee || laterCallee.isExternal() ||
+          !onlyRead(laterCallee.getArgument(use.getOperandNumber())))
+        return false;
+    }
   return true;
 }
 
@@ -499,25 +535,35 @@ void lowerAction(RuntimeAPI &api, func::CallOp call, ActionAttr action) {
 /// message must not get here either. So grouped and direct messages must be
 /// in a pipeline's stage programs, which are simulated as the transport
 /// moves them (checkMessageGroups, checkChannels), as
-/// epl-pipeline-partition does before it marks them. (In a module with a
-/// pipeline, other functions may hold copies of its stage programs: the
-/// runners' entry wrappers.)
+/// epl-pipeline-partition does before it marks them; or in a copy of one,
+/// a runner's entry wrapper, which says whose (`epl.wraps`).
 static LogicalResult verifyMessageKinds(ModuleOp module) {
   auto pipelines = llvm::to_vector(module.getOps<PipelineOp>());
-  if (pipelines.empty()) {
-    WalkResult walked =
-        module.walk([&](Operation *op) {
-          if (!isGroupedMessage(op) && !isDirectMessage(op))
-            return WalkResult::advance();
-          op->emitOpError()
-              << "is " << (isGroupedMessage(op) ? "grouped" : "direct")
-              << " outside the stage programs of an epl.pipeline, "
-                 "where nothing checks that its "
-              << (isGroupedMessage(op) ? "group finishes"
-                                       : "channel gets its messages in order");
-          return WalkResult::interrupt();
-        });
-    return failure(walked.wasInterrupted());
+  llvm::DenseSet<StringAttr> stagePrograms;
+  for (PipelineOp pipeline : pipelines)
+    for (func::FuncOp program : pipeline.getStageFunctions())
+      stagePrograms.insert(program.getSymNameAttr());
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto wraps =
+        fn->getAttrOfType<FlatSymbolRefAttr>(EPLDialect::kWrapsAttrName);
+    if (stagePrograms.contains(fn.getSymNameAttr()) ||
+        (wraps && stagePrograms.contains(wraps.getAttr())))
+      continue;
+    WalkResult walked = fn.walk([&](Operation *op) {
+      if (!isGroupedMessage(op) && !isDirectMessage(op))
+        return WalkResult::advance();
+      op->emitOpError() << "is "
+                        << (isGroupedMessage(op) ? "grouped" : "direct")
+                        << " outside the stage programs of an epl.pipeline "
+                           "(and a runner's copies of them), where nothing "
+                           "checks that its "
+                        << (isGroupedMessage(op)
+                                ? "group finishes"
+                                : "channel gets its messages in order");
+      return WalkResult::interrupt();
+    });
+    if (walked.wasInterrupted())
+      return failure();
   }
   for (PipelineOp pipeline : pipelines) {
     SmallVector<func::FuncOp> programs = pipeline.getStageFunctions();
@@ -848,7 +894,10 @@ struct EPLLowerToRuntimePass
         edit.result(i) = NamedAttrList(withoutEPL(fn.getResultAttrDict(i)));
       edit.apply();
     }
-    // Which stage function each device runs is the runner's business too.
+    // Which stage function each device runs is the runner's business too,
+    // and which one a wrapper holds.
+    for (auto fn : module.getOps<func::FuncOp>())
+      fn->removeAttr(EPLDialect::kWrapsAttrName);
     for (PipelineOp pipeline :
          llvm::make_early_inc_range(module.getOps<PipelineOp>()))
       pipeline.erase();

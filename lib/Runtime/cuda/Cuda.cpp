@@ -43,6 +43,7 @@ struct Driver {
   X(cuCtxSetCurrent)                                                           \
   X(cuStreamCreate)                                                            \
   X(cuStreamQuery)                                                             \
+  X(cuStreamDestroy)                                                           \
   X(cuStreamWaitEvent)                                                         \
   X(cuEventCreate)                                                             \
   X(cuEventRecord)                                                             \
@@ -392,6 +393,16 @@ void cuda::synchronizeAll() {
   for (CUstream side : d.sideStreams)
     waitFor(side);
   reapSideReads(d);
+}
+
+void cuda::deleteSideStream(void *side) {
+  RankDevice &d = device();
+  auto stream = static_cast<CUstream>(side);
+  waitFor(stream);
+  reapSideReads(d);
+  d.sideStreams.erase(
+      std::find(d.sideStreams.begin(), d.sideStreams.end(), stream));
+  check(driver().cuStreamDestroy(stream), "cuStreamDestroy");
 }
 
 namespace {

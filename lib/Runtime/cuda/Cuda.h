@@ -73,6 +73,9 @@ void *stream();
 /// rank's binding.
 void *newSideStream();
 
+/// Waits for side stream `side` and destroys it.
+void deleteSideStream(void *side);
+
 /// Makes side stream `side` run what is queued from now on only after what
 /// the rank's stream holds so far (the kernels that wrote a send's buffer).
 void sideStreamFollowsRank(void *side);

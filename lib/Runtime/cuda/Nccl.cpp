@@ -101,6 +101,13 @@ class NcclCommunicator final : public Communicator {
 public:
   NcclCommunicator(Communicator &host, const Group &group)
       : host(host), size(group.size()), index(group.index) {}
+  ~NcclCommunicator() override {
+    // The rank leaves its run (its side streams are done by then): a rank
+    // that runs again gets channels of its own.
+    for (auto &[peer, c] : channels)
+      if (c.sideStream)
+        cuda::deleteSideStream(c.sideStream);
+  }
 
   void allReduce(const void *in, void *out, size_t count, EplDType dtype,
                  EplReduction kind) override {
@@ -159,6 +166,8 @@ public:
     ncclUniqueId ids[2];
     static_assert(sizeof(ids) % sizeof(int64_t) == 0);
     constexpr size_t words = sizeof(ids) / sizeof(int64_t);
+    // Program tags are the partition's (2 per stage) and no message of the
+    // pair is in flight when its channel opens, first thing in a program.
     constexpr int64_t kChannelTag = 4095;
     if (low) {
       check(nccl().ncclGetUniqueId(&ids[0]), "ncclGetUniqueId");
@@ -176,6 +185,17 @@ public:
     c.sends = low ? lowToHigh : highToLow;
     c.receives = low ? highToLow : lowToHigh;
     c.sideStream = cuda::newSideStream();
+    // NCCL connects two ranks at their first message, a rendezvous: here,
+    // in the opening's order, not at a program's first send, which must
+    // not wait. One element each way, low to high first.
+    void *probe = cuda::allocate(sizeof(float));
+    for (ncclComm_t comm : {lowToHigh, highToLow})
+      check(comm == c.sends
+                ? nccl().ncclSend(probe, 1, ncclFloat32, 1, comm, stream())
+                : nccl().ncclRecv(probe, 1, ncclFloat32, 0, comm, stream()),
+            "opening a channel (its first message)");
+    cuda::synchronize();
+    cuda::release(probe, sizeof(float));
   }
   void send(const void *in, size_t count, EplDType dtype, int peer,
             int64_t tag) override {

@@ -30,6 +30,7 @@ void cuda::unpin(void *) {}
 void cuda::synchronize() { unavailable(); }
 void *cuda::stream() { unavailable(); }
 void *cuda::newSideStream() { unavailable(); }
+void cuda::deleteSideStream(void *) { unavailable(); }
 void cuda::sideStreamFollowsRank(void *) { unavailable(); }
 void cuda::readBySideStream(const void *, size_t, void *) { unavailable(); }
 void cuda::synchronizeAll() { unavailable(); }

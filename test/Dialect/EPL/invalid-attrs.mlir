@@ -33,7 +33,7 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id', 'epl.origin', 'epl.micro_batch', 'epl.stage', 'epl.action', 'epl.checkpoint', 'epl.shardings', 'epl.loop_axes', 'epl.host' (on a memref.global) or 'epl.memory_estimate' (on a function)}}
+  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id', 'epl.origin', 'epl.micro_batch', 'epl.stage', 'epl.action', 'epl.checkpoint', 'epl.shardings', 'epl.loop_axes', 'epl.host' (on a memref.global), 'epl.memory_estimate' or 'epl.wraps' (on a function)}}
   %0 = arith.addf %x, %x {epl.scopes = #epl.split<devices = 2>} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
@@ -342,3 +342,8 @@ func.func @f(%m: tensor<4xf32> {epl.arg = "state", epl.name = "bn/mean"})
   %0 = tensor.empty() : tensor<f32>
   return %0, %m, %m : tensor<f32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'epl.wraps' expects the symbol of the function a function wraps, on a function, got 1 : i64}}
+func.func @f() attributes {epl.wraps = 1} { return }

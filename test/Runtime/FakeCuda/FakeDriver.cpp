@@ -499,6 +499,17 @@ CUresult cuStreamCreate(CUstream *stream, unsigned int flags) {
 
 Stream *streamOf(CUstream stream) { return reinterpret_cast<Stream *>(stream); }
 
+CUresult cuStreamDestroy_v2(CUstream stream) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  // What it holds still runs (CUDA lets it finish); the fake's is done.
+  if (!streamOf(stream)->poll())
+    eplFakeCudaFail("driver", "a stream destroyed while its NCCL send "
+                              "waits for its receive");
+  delete streamOf(stream);
+  return CUDA_SUCCESS;
+}
+
 CUresult cuStreamSynchronize(CUstream stream) {
   if (CUresult r = checkStream(stream))
     return r;

@@ -466,6 +466,15 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kWrapsAttrName) {
+    if (!isa<FunctionOpInterface>(op) ||
+        !isa<FlatSymbolRefAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' expects the symbol of the function a "
+                                "function wraps, on a function, got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown EPL attribute '" << name
                          << "' on an operation; expected '" << kConfigAttrName
                          << "' (on the module), '" << kScopeAttrName << "', '"
@@ -474,8 +483,9 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                          << "', '" << kStageAttrName << "', '"
                          << kActionAttrName << "', '" << kCheckpointAttrName
                          << "', 'epl.shardings', 'epl.loop_axes', '"
-                         << kHostGlobalAttrName << "' (on a memref.global) or '"
-                         << kMemoryEstimateAttrName << "' (on a function)";
+                         << kHostGlobalAttrName << "' (on a memref.global), '"
+                         << kMemoryEstimateAttrName << "' or '"
+                         << kWrapsAttrName << "' (on a function)";
 }
 
 /// The attributes arguments and results share: `epl.name`, `epl.sharding`

@@ -122,6 +122,11 @@ def EPL_Dialect : Dialect {
     /// result there directly (epl-tie-in-place-arguments).
     static constexpr ::llvm::StringLiteral kInPlaceOfAttrName =
         "epl.in_place_of";
+    /// On the function a runner calls for a step (its entry wrapper): the
+    /// function whose body it holds, a stage program of an `epl.pipeline`
+    /// or the step function. epl-lower-to-runtime checks a wrapper's
+    /// grouped and direct messages as those of the program it wraps.
+    static constexpr ::llvm::StringLiteral kWrapsAttrName = "epl.wraps";
     /// The mesh axis epl-plan makes for pipeline stages.
     static constexpr ::llvm::StringLiteral kStageAxisName = "stage";
 
