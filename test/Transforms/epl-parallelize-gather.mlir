@@ -101,3 +101,41 @@ module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 1.0e
     return %loss : tensor<f32>
   }
 }
+
+// -----
+
+// The example's own position as IR is written before canonicalization
+// (`+ 0`, a round trip through i64): still the position, nothing gathered.
+// CHECK-LABEL: func.func @position_as_written
+// CHECK-NOT: epl.all_gather
+// CHECK: epl.scatter_add {{.*}} {dest_batching_dims = array<i64: 0>, {{.*}}updates_batching_dims = array<i64: 0>} : tensor<2xf32>, tensor<2xi64> into tensor<2x4xf32>
+// CHECK-NOT: epl.all_gather
+module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 1.0e-01 : f64}} {
+  func.func @position_as_written(%labels: tensor<4xi64> {epl.arg = "label", epl.name = "labels"},
+                   %w: tensor<4x4xf32> {epl.arg = "param", epl.name = "w"},
+                   %x: tensor<4x4xf32> {epl.arg = "input", epl.name = "x"})
+      -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %eh = tensor.empty() : tensor<4x4xf32>
+    %fh = linalg.fill ins(%zero : f32) outs(%eh : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %scores = linalg.matmul ins(%x, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%fh : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %e0 = tensor.empty() : tensor<f32>
+    %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+    %loss = linalg.generic {
+        indexing_maps = [affine_map<(b) -> (b)>, affine_map<(b) -> ()>],
+        iterator_types = ["reduction"]}
+        ins(%labels : tensor<4xi64>) outs(%f0 : tensor<f32>) {
+    ^bb0(%label: i64, %acc: f32):
+      %b = linalg.index 0 : index
+      %c0 = arith.constant 0 : index
+      %b0 = arith.addi %b, %c0 : index
+      %b64 = arith.index_cast %b0 : index to i64
+      %row = arith.index_cast %b64 : i64 to index
+      %col = arith.index_cast %label : i64 to index
+      %v = tensor.extract %scores[%row, %col] : tensor<4x4xf32>
+      %s = arith.subf %acc, %v : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    return %loss : tensor<f32>
+  }
+}

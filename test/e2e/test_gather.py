@@ -143,6 +143,32 @@ def test_a_table_cast_to_dynamic_rows_trains_like_a_static_one(
     np.testing.assert_allclose(got, run(tmp_path), rtol=RTOL)
 
 
+@pytest.mark.parametrize("ranks,micro_batches", [(1, None), (2, None), (2, 2)])
+def test_a_position_as_written_is_the_position(tmp_path, ranks, micro_batches):
+    """The label gather's row written as IR is before canonicalization,
+    the loop's position plus 0 through i64 and back: still the example's
+    own row, so each rank and micro-batch reads its own rows and nothing is
+    gathered (before, the scores and labels were gathered whole: correct,
+    slower); PyTorch's losses."""
+    text = MODEL.read_text().replace(
+        "      %row = linalg.index 0 : index",
+        "      %pos = linalg.index 0 : index\n"
+        "      %c0 = arith.constant 0 : index\n"
+        "      %pos0 = arith.addi %pos, %c0 : index\n"
+        "      %pos64 = arith.index_cast %pos0 : index to i64\n"
+        "      %row = arith.index_cast %pos64 : i64 to index", 1)
+    assert "%pos64" in text
+    params, data, _, _ = problem(tmp_path)
+    got = run(tmp_path, "--report", tmp_path / "report.json", ranks=ranks,
+              micro_batches=micro_batches, text=text)
+    np.testing.assert_allclose(got, torch_losses(params, data), rtol=RTOL)
+    if ranks > 1:
+        import json
+        report = json.loads((tmp_path / "report.json").read_text())
+        kinds = {c["kind"] for c in report["collectives"]}
+        assert kinds == {"all_reduce"}, kinds
+
+
 def test_minimal_gather_moves(tmp_path):
     """loss = sum_k w[i[k]], w = [1, 2, 3, 4], i = [1, 3]: 6, then 5.98
     after one SGD step at lr 0.01 (each gathered element's gradient is 1)."""

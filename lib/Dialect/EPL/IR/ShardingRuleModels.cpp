@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
@@ -53,11 +54,57 @@ ShardingRule::Dims dimsOf(AffineMap map) {
   return dims;
 }
 
+/// The operand `def` passes on unchanged as a position below `size`, if
+/// any: `+ 0`, `- 0`, `* 1`, and casts between index and an integer type
+/// that holds it (IR as written, before canonicalization).
+Value identitySource(Operation *def, int64_t size) {
+  auto isConstant = [](Value v, int64_t c) {
+    APInt value;
+    return matchPattern(v, m_ConstantInt(&value)) && value == c;
+  };
+  if (isa<arith::AddIOp, arith::SubIOp>(def) &&
+      isConstant(def->getOperand(1), 0))
+    return def->getOperand(0);
+  if (isa<arith::AddIOp>(def) && isConstant(def->getOperand(0), 0))
+    return def->getOperand(1);
+  if (isa<arith::MulIOp>(def) && isConstant(def->getOperand(1), 1))
+    return def->getOperand(0);
+  if (isa<arith::MulIOp>(def) && isConstant(def->getOperand(0), 1))
+    return def->getOperand(1);
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp>(def)) {
+    // Index is 64 bits here; a narrower integer must hold size - 1 (a
+    // signed one as a non-negative value).
+    unsigned width = 64;
+    for (Type t : {def->getOperand(0).getType(), def->getResult(0).getType()})
+      if (auto integer = dyn_cast<IntegerType>(t))
+        width = std::min(width, integer.getWidth());
+    unsigned bits = isa<arith::IndexCastOp>(def) ? width - 1 : width;
+    if (bits >= 63 || size <= (int64_t(1) << bits))
+      return def->getOperand(0);
+  }
+  return {};
+}
+
+/// `index` without the identities (identitySource) it went through.
+Value withoutIdentities(Value index, int64_t size) {
+  while (Operation *def = index.getDefiningOp()) {
+    Value source = identitySource(def, size);
+    if (!source)
+      break;
+    index = source;
+  }
+  return index;
+}
+
 /// The loop `index` is the position of, if it is a `linalg.index` of `op`
-/// over a loop as long as `size` (a dimension read at that position).
+/// over a loop as long as `size` (a dimension read at that position),
+/// possibly through identities (withoutIdentities).
 std::optional<unsigned> positionOf(linalg::LinalgOp op, Value index,
                                    ArrayRef<int64_t> loopSizes, int64_t size) {
-  auto position = index.getDefiningOp<linalg::IndexOp>();
+  if (ShapedType::isDynamic(size))
+    return std::nullopt;
+  auto position =
+      withoutIdentities(index, size).getDefiningOp<linalg::IndexOp>();
   if (!position || position->getParentOp() != op.getOperation() ||
       ShapedType::isDynamic(size) || loopSizes[position.getDim()] != size)
     return std::nullopt;
@@ -105,11 +152,18 @@ capturedReads(linalg::LinalgOp op) {
 llvm::SmallDenseSet<unsigned> loopsReadAsNumbers(linalg::LinalgOp op,
                                                  const ShardingRule &rule) {
   llvm::SmallDenseSet<unsigned> loops;
-  op->walk([&](linalg::IndexOp index) {
-    if (index->getParentOp() != op.getOperation())
-      return;
-    for (OpOperand &use : index->getUses()) {
-      auto read = dyn_cast<tensor::ExtractOp>(use.getOwner());
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  // Whether `value` (the index, or what an identity made of it) is only a
+  // position of a dimension `dim` shards.
+  std::function<bool(Value, unsigned)> onlyPosition = [&](Value value,
+                                                          unsigned dim) {
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
+      if (user->getNumResults() == 1 &&
+          identitySource(user, sizes[dim]) == value &&
+          onlyPosition(user->getResult(0), dim))
+        continue;
+      auto read = dyn_cast<tensor::ExtractOp>(user);
       const auto *entry =
           read ? llvm::find_if(
                      rule.captured,
@@ -117,10 +171,15 @@ llvm::SmallDenseSet<unsigned> loopsReadAsNumbers(linalg::LinalgOp op,
                : rule.captured.end();
       if (!read || use.getOperandNumber() == 0 ||
           entry == rule.captured.end() ||
-          entry->second[use.getOperandNumber() - 1] !=
-              ShardingRule::Dim{static_cast<unsigned>(index.getDim())})
-        loops.insert(index.getDim());
+          entry->second[use.getOperandNumber() - 1] != ShardingRule::Dim{dim})
+        return false;
     }
+    return true;
+  };
+  op->walk([&](linalg::IndexOp index) {
+    if (index->getParentOp() == op.getOperation() &&
+        !onlyPosition(index, index.getDim()))
+      loops.insert(index.getDim());
   });
   return loops;
 }
