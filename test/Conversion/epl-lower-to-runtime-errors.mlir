@@ -84,31 +84,83 @@ func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
 
 // -----
 
+// A runner's copy of a stage program (epl.wraps) with its messages, and
+// an op between two of them.
 epl.mesh @pp ["stage" = 2]
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
-func.func @stage0() { return }
-func.func @stage1() { return }
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  %g = epl.recv on @pp over ["stage"] from 1 tag 1 grouped : tensor<4xf32>
+  %b = func.call @f(%g) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+func.func @stage1() {
+  %a = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
+  %b = func.call @f(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %b on @pp over ["stage"] to 0 tag 1 grouped : tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
 func.func @entry(%x: tensor<4xf32>) attributes {epl.wraps = @stage0} {
   epl.send %x on @pp over ["stage"] to 1 grouped : tensor<4xf32>
   // expected-error @+1 {{'epl.all_reduce' op sits between grouped messages with no action between them (from epl.send at}}
   %y = epl.all_reduce %x on @pp over ["stage"] sum : tensor<4xf32>
-  %r = epl.recv on @pp over ["stage"] from 1 grouped : tensor<4xf32>
+  %r = epl.recv on @pp over ["stage"] from 1 tag 1 grouped : tensor<4xf32>
   return
 }
 
 // -----
 
-// A module with a pipeline (whose stage programs are checked) and a
-// function of its own relaying what it receives in one group: the relayed
-// value is there only when the group is done.
+// A copy whose messages are not the program's: nothing checked them.
 epl.mesh @pp ["stage" = 2]
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
-func.func @stage0() { return }
-func.func @stage1() { return }
-func.func @relay() attributes {epl.wraps = @stage0} {
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  // expected-note @+1 {{the program's message 1}}
+  %g = epl.recv on @pp over ["stage"] from 1 tag 1 grouped : tensor<4xf32>
+  %b = func.call @f(%g) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+func.func @stage1() {
+  %a = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
+  %b = func.call @f(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %b on @pp over ["stage"] to 0 tag 1 grouped : tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+func.func @entry(%x: tensor<4xf32>) attributes {epl.wraps = @stage0} {
+  epl.send %x on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  // expected-error @+1 {{@entry wraps @stage0 (epl.wraps) but its message 1 is not the program's}}
+  %r = epl.recv on @pp over ["stage"] from 1 tag 2 grouped : tensor<4xf32>
+  return
+}
+
+// -----
+
+// A copy of a stage program relaying what it receives in one group: the
+// relayed value is there only when the group is done.
+epl.mesh @pp ["stage" = 2]
+epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  %g = epl.recv on @pp over ["stage"] from 1 tag 1 grouped : tensor<4xf32>
+  %b = func.call @f(%g) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+func.func @stage1() {
+  %a = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
+  %b = func.call @f(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %b on @pp over ["stage"] to 0 tag 1 grouped : tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
+func.func @relay() attributes {epl.wraps = @stage1} {
   %r = epl.recv on @pp over ["stage"] from 0 grouped : tensor<4xf32>
   // expected-error @+1 {{'epl.send' op sends what a receive of its own group gets, which is there only when the group is done}}
-  epl.send %r on @pp over ["stage"] to 1 grouped : tensor<4xf32>
+  epl.send %r on @pp over ["stage"] to 0 tag 1 grouped : tensor<4xf32>
   return
 }
 
@@ -118,14 +170,20 @@ func.func @relay() attributes {epl.wraps = @stage0} {
 // group of their own.
 epl.mesh @m ["stage" = 2, "x" = 2]
 epl.pipeline @model on @m over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
-func.func @stage0() { return }
-func.func @stage1() { return }
-func.func @two(%x: tensor<4xf32>) attributes {epl.wraps = @stage0} {
-  epl.send %x on @m over ["stage"] to 1 grouped : tensor<4xf32>
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @m over ["stage"] to 1 grouped : tensor<4xf32>
   // expected-error @+1 {{'epl.send' op is grouped with messages over another device group (from}}
-  epl.send %x on @m over ["x"] to 1 grouped : tensor<4xf32>
+  epl.send %a on @m over ["x"] to 1 tag 2 grouped : tensor<4xf32>
   return
 }
+func.func @stage1() {
+  %a = epl.recv on @m over ["stage"] from 0 grouped : tensor<4xf32>
+  %b = epl.recv on @m over ["x"] from 0 tag 2 grouped : tensor<4xf32>
+  %c = func.call @f(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
 
 // -----
 
@@ -233,8 +291,17 @@ func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
 // maybe never go.
 epl.mesh @pp ["stage" = 2]
 epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
-func.func @stage0() { return }
-func.func @stage1() { return }
+func.func @stage0(%x: tensor<4xf32>) {
+  %a = func.call @f(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @pp over ["stage"] to 1 direct : tensor<4xf32>
+  return
+}
+func.func @stage1() {
+  %a = epl.recv on @pp over ["stage"] from 0 direct : tensor<4xf32>
+  %b = func.call @f(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+func.func private @f(%x: tensor<4xf32>) -> tensor<4xf32>
 func.func @wrapper(%x: tensor<4xf32>, %c: i1) attributes {epl.wraps = @stage0} {
   scf.if %c {
     // expected-error @+1 {{'epl.send' op is direct in a region; a device's channels open when its program starts, and its direct messages are in the program's body}}

@@ -263,49 +263,45 @@ func.func @not_a_gather(%t: tensor<5xf32>, %i: index) -> f32 {
 // Direct messages (a pipeline's stage programs whose messages the pass
 // checks arrive in the order sent, per direction) go over channels, which
 // each program opens first thing, to its peers in ascending order. A
-// direct send reads its buffer when its receive takes it: a value the
-// program may write by then (a later action writes its argument in place,
-// or the value shares an argument's buffer: passed through, or written in
-// place by the action that made it) is sent as a copy on a GPU; one in a
-// buffer of its own and only read after is not. (The CPU backends copy at
-// the send.)
+// direct send reads its buffer when its receive takes it: on a GPU it
+// sends a copy of its own, which nothing else writes (the CPU backends
+// copy at the send).
 epl.mesh @pp ["stage" = 3]
-epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1, @stage2] strategy "PreferForward" micro_batches 1
+epl.pipeline @model on @pp over "stage" stages [@direct0, @direct1, @direct2] strategy "PreferForward" micro_batches 1
 
-// CHECK-LABEL: func @stage0
+// CHECK-LABEL: func @direct0
 // CHECK-NEXT: memref.get_global
 // CHECK-NEXT: memref.cast
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-NEXT: call @epl_rt_open_channel(%{{.*}}, %[[ONE]])
 // CHECK-NOT: memref.copy
 // CHECK: call @epl_rt_send_f32
-// GPU-LABEL: func @stage0
-// GPU-NOT: memref.copy
+// GPU-LABEL: func @direct0
+// GPU: memref.copy
+// GPU-NEXT: memref.cast
 // GPU: call @epl_rt_send_f32
-// GPU-NOT: memref.copy
-// GPU: return
-func.func @stage0(%x: tensor<4xf32>) -> tensor<4xf32> {
+func.func @direct0(%x: tensor<4xf32>) -> tensor<4xf32> {
   %a = func.call @fwd(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
   epl.send %a on @pp over ["stage"] to 1 tag 0 direct : tensor<4xf32>
   %g = epl.recv on @pp over ["stage"] from 1 tag 1 direct : tensor<4xf32>
   %b = func.call @bwd(%a, %g) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 0>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %b : tensor<4xf32>
 }
-// CHECK-LABEL: func @stage1
+// CHECK-LABEL: func @direct1
 // CHECK: %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK-NEXT: call @epl_rt_open_channel(%{{.*}}, %[[ZERO]])
 // CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : i64
 // CHECK-NEXT: call @epl_rt_open_channel(%{{.*}}, %[[TWO]])
 // CHECK-NOT: memref.copy
 // CHECK: return
-// GPU-LABEL: func @stage1
+// GPU-LABEL: func @direct1
 // GPU: call @epl_rt_recv_f32
 // GPU: memref.copy
 // GPU: call @epl_rt_send_f32
 // GPU: call @epl_rt_recv_f32
 // GPU: memref.copy
 // GPU: call @epl_rt_send_f32
-func.func @stage1() {
+func.func @direct1() {
   %a = epl.recv on @pp over ["stage"] from 0 tag 0 direct : tensor<4xf32>
   %h = func.call @fwd(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
   epl.send %h on @pp over ["stage"] to 2 tag 2 direct : tensor<4xf32>
@@ -314,13 +310,13 @@ func.func @stage1() {
   epl.send %b on @pp over ["stage"] to 0 tag 1 direct : tensor<4xf32>
   return
 }
-// CHECK-LABEL: func @stage2
+// CHECK-LABEL: func @direct2
 // CHECK: call @epl_rt_open_channel
-// GPU-LABEL: func @stage2
+// GPU-LABEL: func @direct2
 // GPU: call @epl_rt_recv_f32
 // GPU: memref.copy
 // GPU: call @epl_rt_send_f32
-func.func @stage2() {
+func.func @direct2() {
   %a = epl.recv on @pp over ["stage"] from 1 tag 2 direct : tensor<4xf32>
   %p = func.call @pass(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 2>} : (tensor<4xf32>) -> tensor<4xf32>
   epl.send %p on @pp over ["stage"] to 1 tag 3 direct : tensor<4xf32>
@@ -343,61 +339,4 @@ func.func private @bwd_in_place(%a: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<
 }
 func.func private @pass(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
-}
-
-// -----
-
-// What the copy decision must see: a view of the sent value taken before
-// the send and written after it (stage0), and a value made in place over
-// what the device received, which the next action writes (stage1).
-// GPU-LABEL: func @stage0
-// GPU: memref.copy
-// GPU-NEXT: memref.cast
-// GPU: call @epl_rt_send_f32
-// GPU-LABEL: func @stage1
-// GPU: memref.copy
-// GPU-NEXT: memref.cast
-// GPU: call @epl_rt_send_f32
-epl.mesh @pp ["stage" = 2]
-epl.pipeline @model on @pp over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
-
-func.func @stage0(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %a = func.call @fwd(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
-  %v = tensor.expand_shape %a [[0, 1]] output_shape [2, 2] : tensor<4xf32> into tensor<2x2xf32>
-  epl.send %a on @pp over ["stage"] to 1 tag 0 direct : tensor<4xf32>
-  %g = epl.recv on @pp over ["stage"] from 1 tag 1 direct : tensor<4xf32>
-  %w = func.call @fill2(%v) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 0>} : (tensor<2x2xf32>) -> tensor<2x2xf32>
-  %b = func.call @bwd(%g, %g) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 0>} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
-  return %b : tensor<4xf32>
-}
-func.func @stage1() {
-  %a = epl.recv on @pp over ["stage"] from 0 tag 0 direct : tensor<4xf32>
-  %h = func.call @inplace(%a) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
-  epl.send %h on @pp over ["stage"] to 0 tag 1 direct : tensor<4xf32>
-  %z = func.call @fill(%a) {epl.action = #epl.action<phase = backward_input, micro_batch = 0, stage = 1>} : (tensor<4xf32>) -> tensor<4xf32>
-  return
-}
-func.func private @fwd(%x: tensor<4xf32>) -> tensor<4xf32> {
-  %e = tensor.empty() : tensor<4xf32>
-  %y = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-  return %y : tensor<4xf32>
-}
-func.func private @bwd(%a: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
-  %e = tensor.empty() : tensor<4xf32>
-  %y = linalg.mul ins(%a, %g : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-  return %y : tensor<4xf32>
-}
-func.func private @inplace(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %y = linalg.exp ins(%a : tensor<4xf32>) outs(%a : tensor<4xf32>) -> tensor<4xf32>
-  return %y : tensor<4xf32>
-}
-func.func private @fill(%a: tensor<4xf32>) -> tensor<4xf32> {
-  %c = arith.constant 0.0 : f32
-  %y = linalg.fill ins(%c : f32) outs(%a : tensor<4xf32>) -> tensor<4xf32>
-  return %y : tensor<4xf32>
-}
-func.func private @fill2(%a: tensor<2x2xf32>) -> tensor<2x2xf32> {
-  %c = arith.constant 0.0 : f32
-  %y = linalg.fill ins(%c : f32) outs(%a : tensor<2x2xf32>) -> tensor<2x2xf32>
-  return %y : tensor<2x2xf32>
 }

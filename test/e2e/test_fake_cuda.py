@@ -217,6 +217,23 @@ def test_pipeline_messages_between_gpus_compose(tmp_path, kind):
     assert train_pipeline(tmp_path, model(2, 4, kind=kind), ranks=4) > 0
 
 
+def test_interleaved_skip_goes_between_gpus(tmp_path):
+    """Interleaved 1F1B on 2 stage devices, stage 3 adding stage 0's
+    output: the skip's gradient comes back from stage 3 before those of
+    the stages between, so device 0 receives it before it needs it, in the
+    order device 1 sends (a channel has no tags). Every message goes over
+    a channel (before, the order did not hold and all were staged through
+    host memory, with nothing said), and the run equals the CPU's."""
+    from test_pipeline import model
+    sent = train_pipeline(tmp_path, model(4, 4, "Interleaved1F1B", 2, skip=(0, 3)),
+                          ranks=2)
+    # Per step and micro-batch, 3 activations between neighbouring stages
+    # (stage 0's goes to device 1 once, for stages 1 and 3) and 4 gradients
+    # back (the skip's too); a first message each way when the channel
+    # opens.
+    assert sent == 4 * 4 * (3 + 4) + 2
+
+
 def test_interleaved_channels_compose_with_data_parallelism(tmp_path):
     """Interleaved 1F1B on 2 stage devices x 2 replicas: each replica's
     stage devices open their channels (both directions: the last stage's

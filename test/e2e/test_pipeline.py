@@ -24,10 +24,11 @@ STRATEGIES = ["PreferForward", "PreferBackward", "PreferBackwardOptimizer",
 
 
 def model(scopes, micro_batches, strategy="PreferBackward", virtual=1, kind="pipeline",
-          batch=BATCH, width=8, features=6, config=()):
+          batch=BATCH, width=8, features=6, config=(), skip=None):
     """`scopes` named stages of Dense layers (EPL's consecutive replicate
     scopes); with kind "split" each stage is a Megatron pair in a named
-    split(2). `config`: more keys, as pairs."""
+    split(2). `config`: more keys, as pairs. `skip` = (a, b): stage b adds
+    stage a's output to its own (a skip connection across stages)."""
     epl.init(epl.Config({"optimizer.type": "adam", "optimizer.lr": 0.01,
                          "pipeline.num_micro_batch": micro_batches,
                          "pipeline.strategy": strategy,
@@ -44,6 +45,10 @@ def model(scopes, micro_batches, strategy="PreferBackward", virtual=1, kind="pip
             devices = 2 if kind == "data" else 1
             with epl.replicate(device_count=devices, name=f"stage_{s}"):
                 h = epl.layers.Dense(width, activation="tanh", name=f"fc{s}")(h)
+                if skip and s == skip[1]:
+                    h = epl.layers.add(h, saved)
+        if skip and s == skip[0]:
+            saved = h
     logits = epl.layers.Dense(4, name="head")(h)
     return epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y))
 

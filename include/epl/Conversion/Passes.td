@@ -75,8 +75,8 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
     Option<"gpu", "gpu", "bool", /*default=*/"false",
            "The step is lowered for GPUs (or their emulation): "
            "offload.level is honoured (for the CPU it is an error), and a "
-           "direct send the program may write before its receive takes it "
-           "sends a copy (a CPU backend copies at the send)">,
+           "direct send sends a copy of its own, which the GPU reads when "
+           "the receive takes it (a CPU backend copies at the send)">,
   ];
   let statistics = [
     Statistic<"numCollectives", "collectives",

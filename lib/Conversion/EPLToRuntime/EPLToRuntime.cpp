@@ -246,110 +246,6 @@ static LogicalResult widenNarrowIntegers(IRRewriter &b, Operation *op) {
   return success();
 }
 
-/// Whether `op` makes a view of its first operand (the same buffer).
-static bool isView(Operation *op) {
-  return isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-             tensor::CollapseShapeOp, tensor::CastOp, tensor::ReshapeOp>(op);
-}
-
-/// Whether the use only reads the buffer: an input of a destination-style
-/// op, an element or size read, a send, the source of a copy into a
-/// result. (Not a collective: its output may be bufferized over its input.)
-static bool readsOnly(OpOperand &use) {
-  Operation *user = use.getOwner();
-  if (isa<tensor::ExtractOp, tensor::DimOp, SendOp>(user))
-    return true;
-  if (auto m = dyn_cast<bufferization::MaterializeInDestinationOp>(user))
-    return &use == &m.getSourceMutable();
-  auto dps = dyn_cast<DestinationStyleOpInterface>(user);
-  return dps && dps.isDpsInput(&use);
-}
-
-/// Whether `value` (a callee's argument) and its views are only read.
-static bool onlyRead(Value value) {
-  for (OpOperand &use : value.getUses()) {
-    if (readsOnly(use))
-      continue;
-    if (isView(use.getOwner()) && onlyRead(use.getOwner()->getResult(0)))
-      continue;
-    return false;
-  }
-  return true;
-}
-
-/// Whether `value` (what a callee returns) lies in a buffer of its own: made
-/// by destination-style ops, and views of them, from an empty tensor. Not
-/// an argument's buffer, which the caller's value shares, written in place
-/// (`outs(%arg)`, an insert into it) or not, nor what another call, a loop
-/// or an unknown op yields.
-static bool inFreshBuffer(Value value) {
-  while (Operation *def = value.getDefiningOp()) {
-    if (isa<tensor::EmptyOp, bufferization::AllocTensorOp>(def))
-      return true;
-    if (isView(def)) {
-      value = def->getOperand(0);
-      continue;
-    }
-    auto dps = dyn_cast<DestinationStyleOpInterface>(def);
-    if (!dps)
-      return false;
-    value = dps.getTiedOpOperand(cast<OpResult>(value))->get();
-  }
-  return false;
-}
-
-/// Whether nothing writes the buffer `send` sends once it has sent it: a
-/// direct send reads it later (on a GPU when its receive takes it). True
-/// when the value is an action's result in a buffer of its own, and every
-/// use of it and of its views (wherever they were taken) after the send
-/// only reads it: what bufferization writes in place is a destination
-/// operand (`outs`, an insert's destination) or a call's argument its
-/// callee writes, which these are not.
-static bool unwrittenAfter(SendOp send) {
-  Value value = send.getInput();
-  auto call = value.getDefiningOp<func::CallOp>();
-  auto callee = call ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-                           call, call.getCalleeAttr())
-                     : func::FuncOp();
-  if (!callee || callee.isExternal())
-    return false;
-  unsigned r = cast<OpResult>(value).getResultNumber();
-  WalkResult fresh = callee.walk([&](func::ReturnOp ret) {
-    return inFreshBuffer(ret.getOperand(r)) ? WalkResult::advance()
-                                            : WalkResult::interrupt();
-  });
-  if (fresh.wasInterrupted())
-    return false;
-  Block *block = send->getBlock();
-  SmallVector<Value> aliases = {value};
-  for (size_t i = 0; i < aliases.size(); ++i)
-    for (OpOperand &use : aliases[i].getUses()) {
-      Operation *user = use.getOwner();
-      if (isView(user)) {
-        aliases.push_back(user->getResult(0));
-        continue;
-      }
-      // What ran before the send (in its block, or in an op there).
-      Operation *inBlock = block->findAncestorOpInBlock(*user);
-      if (user == send.getOperation() ||
-          (inBlock && inBlock->isBeforeInBlock(send)))
-        continue;
-      if (!inBlock || inBlock != user)
-        return false; // in a region after the send
-      if (readsOnly(use))
-        continue;
-      auto later = dyn_cast<func::CallOp>(user);
-      auto laterCallee =
-          later ? SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
-                      later, later.getCalleeAttr())
-                : func::FuncOp();
-      if (!laterCallee || laterCallee.isExternal() ||
-          !onlyRead(laterCallee.getArgument(use.getOperandNumber())))
-        return false;
-    }
-  return true;
-}
-
 /// `gpu`: a direct send reads its buffer when its receive takes it (on the
 /// CPU backends, at the send).
 FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op,
@@ -453,9 +349,12 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op,
             if (failed(fn))
               return failure();
             Value buffer = l.readBuffer(send.getInput());
-            // A direct send reads its buffer when its receive takes it:
-            // one the program may write by then goes as a copy.
-            if (gpu && send.getDirect() && !unwrittenAfter(send)) {
+            // A direct send reads its buffer when its receive takes it, and
+            // what the program does by then may write it: bufferization's
+            // in-place decisions, and rewrites after this one, share
+            // buffers no analysis here sees (through calls, loops,
+            // selects, folded copies). It sends a copy of its own.
+            if (gpu && send.getDirect()) {
               Value copy = l.allocate(type);
               memref::CopyOp::create(b, l.loc,
                                      bufferization::ToBufferOp::create(
@@ -543,25 +442,62 @@ static LogicalResult verifyMessageKinds(ModuleOp module) {
   for (PipelineOp pipeline : pipelines)
     for (func::FuncOp program : pipeline.getStageFunctions())
       stagePrograms.insert(program.getSymNameAttr());
+  // The messages of `fn`, in order.
+  auto messagesOf = [](func::FuncOp fn) {
+    SmallVector<Operation *> messages;
+    fn.walk([&](Operation *op) {
+      if (isa<SendOp, RecvOp>(op))
+        messages.push_back(op);
+    });
+    return messages;
+  };
+  // Whether two messages are one (a wrapper's copy of a program's).
+  auto sameMessage = [](Operation *a, Operation *b) {
+    return a->getName() == b->getName() &&
+           a->getDiscardableAttrDictionary() ==
+               b->getDiscardableAttrDictionary() &&
+           a->getPropertiesAsAttribute() == b->getPropertiesAsAttribute() &&
+           a->getOperandTypes() == b->getOperandTypes() &&
+           a->getResultTypes() == b->getResultTypes();
+  };
   for (auto fn : module.getOps<func::FuncOp>()) {
+    if (stagePrograms.contains(fn.getSymNameAttr()))
+      continue;
     auto wraps =
         fn->getAttrOfType<FlatSymbolRefAttr>(EPLDialect::kWrapsAttrName);
-    if (stagePrograms.contains(fn.getSymNameAttr()) ||
-        (wraps && stagePrograms.contains(wraps.getAttr())))
+    if (wraps && stagePrograms.contains(wraps.getAttr())) {
+      // A copy: its messages must be the program's, which were checked.
+      auto program = module.lookupSymbol<func::FuncOp>(wraps.getAttr());
+      SmallVector<Operation *> ours = messagesOf(fn),
+                               theirs = messagesOf(program);
+      for (size_t i = 0; i < std::max(ours.size(), theirs.size()); ++i) {
+        if (i < ours.size() && i < theirs.size() &&
+            sameMessage(ours[i], theirs[i]))
+          continue;
+        InFlightDiagnostic d =
+            (i < ours.size() ? ours[i] : fn.getOperation())->emitError()
+            << "@" << fn.getSymName() << " wraps @" << program.getSymName()
+            << " (epl.wraps) but its message " << i << " is not the "
+            << "program's";
+        if (i < theirs.size())
+          d.attachNote(theirs[i]->getLoc()) << "the program's message " << i;
+        return failure();
+      }
       continue;
-    WalkResult walked = fn.walk([&](Operation *op) {
-      if (!isGroupedMessage(op) && !isDirectMessage(op))
-        return WalkResult::advance();
-      op->emitOpError() << "is "
-                        << (isGroupedMessage(op) ? "grouped" : "direct")
-                        << " outside the stage programs of an epl.pipeline "
-                           "(and a runner's copies of them), where nothing "
-                           "checks that its "
-                        << (isGroupedMessage(op)
-                                ? "group finishes"
-                                : "channel gets its messages in order");
-      return WalkResult::interrupt();
-    });
+    }
+    WalkResult walked =
+        fn.walk([&](Operation *op) {
+          if (!isGroupedMessage(op) && !isDirectMessage(op))
+            return WalkResult::advance();
+          op->emitOpError()
+              << "is " << (isGroupedMessage(op) ? "grouped" : "direct")
+              << " outside the stage programs of an epl.pipeline "
+                 "(and a runner's copies of them), where nothing "
+                 "checks that its "
+              << (isGroupedMessage(op) ? "group finishes"
+                                       : "channel gets its messages in order");
+          return WalkResult::interrupt();
+        });
     if (walked.wasInterrupted())
       return failure();
   }

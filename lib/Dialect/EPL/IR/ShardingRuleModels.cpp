@@ -78,6 +78,8 @@ Value identitySource(Operation *def, int64_t size) {
     for (Type t : {def->getOperand(0).getType(), def->getResult(0).getType()})
       if (auto integer = dyn_cast<IntegerType>(t))
         width = std::min(width, integer.getWidth());
+    if (width == 0)
+      return {};
     unsigned bits = isa<arith::IndexCastOp>(def) ? width - 1 : width;
     if (bits >= 63 || size <= (int64_t(1) << bits))
       return def->getOperand(0);

@@ -185,6 +185,12 @@ private:
   /// them: messages match in FIFO order, so the two must agree.
   std::map<std::tuple<int64_t, int64_t, int64_t>, SmallVector<int64_t>> sent,
       expected;
+  /// Per (sender, receiver): the messages (value, micro-batch) in the
+  /// order the sender sends them. The receiver takes them in that order
+  /// too, each when it first needs it or one after it, so that a channel
+  /// without tags delivers each where it is expected (epl.send `direct`).
+  std::map<std::pair<int64_t, int64_t>, std::deque<std::pair<Value, int64_t>>>
+      inSendOrder;
   /// Each device's schedule, and the program it became.
   std::vector<std::vector<pipeline::Action>> schedule;
   SmallVector<func::FuncOp> programs;
@@ -672,50 +678,37 @@ Partitioner::writeStageProgram(int64_t device,
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   // Values of each micro-batch this device has made or received.
   std::vector<llvm::DenseMap<Value, Value>> valuesByMicroBatch(microBatches);
-  // Where each device runs each piece of each micro-batch, so that an
-  // action's receives from a device come in the order that device sent
-  // them: by the action that made the value there, then by tag, as the
-  // sends go (a channel carries no tag; see epl.send's `direct`).
-  std::map<std::tuple<int64_t, Phase, int64_t>, size_t> positionOf;
-  for (const std::vector<pipeline::Action> &onDevice : schedule)
-    for (auto [i, a] : llvm::enumerate(onDevice))
-      positionOf[{a.virtualStage, phaseOf(a.kind), a.microBatch}] = i;
   for (const pipeline::Action &action : actions) {
     Piece &piece = pieces.at({action.virtualStage, phaseOf(action.kind)});
     auto &local = valuesByMicroBatch[action.microBatch];
-    // The inputs other devices make, received first, in their order.
-    struct Incoming {
-      int64_t from, position, tag;
-      Value value;
-    };
-    SmallVector<Incoming> incoming;
+    // The inputs other devices make, received first: from each sender,
+    // every message it sent this device up to the one needed, in its
+    // order (kept for the actions that need them later).
     for (Value v : piece.inputs) {
       if (v == loop.getInductionVar() || local.lookup(v))
         continue;
       if (auto arg = dyn_cast<BlockArgument>(v); arg && arg.getOwner() == body)
         continue;
       std::optional<PieceKey> from = pieceOf(v);
-      if (!from || deviceOf(from->stage) == device ||
-          llvm::any_of(incoming,
-                       [&](const Incoming &i) { return i.value == v; }))
+      if (!from || deviceOf(from->stage) == device)
         continue;
-      auto made =
-          positionOf.find({from->stage, from->phase, action.microBatch});
-      int64_t position = made == positionOf.end() ? -1 : made->second;
-      incoming.push_back(
-          {deviceOf(from->stage), position, transfers.lookup(v), v});
-    }
-    llvm::stable_sort(incoming, [](const Incoming &a, const Incoming &b) {
-      return std::tie(a.from, a.position, a.tag) <
-             std::tie(b.from, b.position, b.tag);
-    });
-    for (const Incoming &in : incoming) {
-      Value v = in.value;
-      auto recv = RecvOp::create(pb, v.getLoc(), v.getType(), meshRef,
-                                 stageAxes, pb.getI64IntegerAttr(in.from),
-                                 pb.getI64IntegerAttr(in.tag));
-      expected[{in.from, device, in.tag}].push_back(action.microBatch);
-      local[v] = recv.getResult();
+      int64_t sender = deviceOf(from->stage);
+      auto &queue = inSendOrder[{sender, device}];
+      std::pair<Value, int64_t> wanted{v, action.microBatch};
+      if (llvm::find(queue, wanted) == queue.end())
+        continue; // reported below, or by the order check after
+      while (!queue.empty()) {
+        auto [sentValue, mb] = queue.front();
+        queue.pop_front();
+        int64_t tag = transfers.lookup(sentValue);
+        auto recv = RecvOp::create(
+            pb, sentValue.getLoc(), sentValue.getType(), meshRef, stageAxes,
+            pb.getI64IntegerAttr(sender), pb.getI64IntegerAttr(tag));
+        expected[{sender, device, tag}].push_back(mb);
+        valuesByMicroBatch[mb][sentValue] = recv.getResult();
+        if (std::make_pair(sentValue, mb) == wanted)
+          break;
+      }
     }
     SmallVector<Value> args;
     for (Value v : piece.inputs) {
@@ -815,6 +808,23 @@ LogicalResult Partitioner::writeStagePrograms() {
   if (failed(built))
     return fn.emitError() << "epl-pipeline-partition: " << error;
   schedule = std::move(*built);
+  // Each action sends its values to each device by tag (writeStageProgram).
+  for (int64_t d = 0; d < numDevices; ++d)
+    for (const pipeline::Action &action : schedule[d]) {
+      const Piece &piece =
+          pieces.at({action.virtualStage, phaseOf(action.kind)});
+      SmallVector<std::tuple<int64_t, int64_t, Value>> outgoing;
+      for (Value v : piece.outputs)
+        if (auto readersOf = readers.find(v); readersOf != readers.end())
+          for (int64_t to : readersOf->second)
+            outgoing.push_back({to, transfers.lookup(v), v});
+      llvm::stable_sort(outgoing, [](const auto &a, const auto &b) {
+        return std::tie(std::get<0>(a), std::get<1>(a)) <
+               std::tie(std::get<0>(b), std::get<1>(b));
+      });
+      for (auto [to, tag, v] : outgoing)
+        inSendOrder[{d, to}].push_back({v, action.microBatch});
+    }
   for (int64_t d = 0; d < numDevices; ++d) {
     FailureOr<func::FuncOp> program = writeStageProgram(d, schedule[d]);
     if (failed(program))
