@@ -246,8 +246,9 @@ static LogicalResult widenNarrowIntegers(IRRewriter &b, Operation *op) {
   return success();
 }
 
-/// `gpu`: a direct send reads its buffer when its receive takes it (on the
-/// CPU backends, at the send).
+/// Replaces `op` with its runtime calls and returns the number of
+/// transposes added, or failure. `gpu`: a direct send's buffer is read
+/// when its receive takes it (on the CPU backends, at the send).
 FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op,
                          bool gpu) {
   auto groupOp = cast<CollectiveOpInterface>(op);
