@@ -689,6 +689,14 @@ void recordPointToPoint(Event::Kind kind, const Group &group, int64_t peer,
   currentStats().events.push_back(e);
 }
 
+/// Whether a message's tag says it is direct (EPL_RT_DIRECT_TAG), which
+/// it then drops: the stream is the rest.
+bool takeDirect(int64_t &tag) {
+  bool direct = tag & EPL_RT_DIRECT_TAG;
+  tag &= ~EPL_RT_DIRECT_TAG;
+  return direct;
+}
+
 template <EplDType DT>
 void send(EplUnrankedMemRef *in, EplUnrankedMemRef *groupDesc, int64_t peer,
           int64_t tag) {
@@ -702,8 +710,11 @@ void send(EplUnrankedMemRef *in, EplUnrankedMemRef *groupDesc, int64_t peer,
   int64_t bytes = i.numElements() * es;
   record(op, group, bytes);
   int64_t begin = nowNanoseconds();
-  messagesFor(group, op)->send(i.base, i.numElements(), DT,
-                               static_cast<int>(peer), tag);
+  Communicator *comm = messagesFor(group, op);
+  if (takeDirect(tag))
+    comm->sendDirect(i.base, i.numElements(), DT, static_cast<int>(peer), tag);
+  else
+    comm->send(i.base, i.numElements(), DT, static_cast<int>(peer), tag);
   recordPointToPoint(Event::Kind::Send, group, peer, tag, bytes, begin);
 }
 
@@ -722,8 +733,11 @@ void recv(EplUnrankedMemRef *out, EplUnrankedMemRef *groupDesc, int64_t peer,
   // The wait: from asking until the message is in `out` (in a message
   // group on a GPU, the group's end waits, and ends its last receive's).
   int64_t begin = nowNanoseconds();
-  messagesFor(group, op)->recv(o.base, o.numElements(), DT,
-                               static_cast<int>(peer), tag);
+  Communicator *comm = messagesFor(group, op);
+  if (takeDirect(tag))
+    comm->recvDirect(o.base, o.numElements(), DT, static_cast<int>(peer), tag);
+  else
+    comm->recv(o.base, o.numElements(), DT, static_cast<int>(peer), tag);
   recordPointToPoint(Event::Kind::RecvWait, group, peer, tag, bytes, begin);
   if (current && current->inMessageGroup)
     current->groupLastReceive = currentStats().events.size() - 1;

@@ -275,7 +275,9 @@ epl.pipeline @model on @pp over "stage" stages [@direct0, @direct1, @direct2] st
 // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i64
 // CHECK-NEXT: call @epl_rt_open_channel(%{{.*}}, %[[ONE]])
 // CHECK-NOT: memref.copy
-// CHECK: call @epl_rt_send_f32
+// A direct message's tag says so (EPL_RT_DIRECT_TAG, 1 << 62 over tag 0).
+// CHECK: %[[DIRECT:.*]] = arith.constant 4611686018427387904 : i64
+// CHECK-NEXT: call @epl_rt_send_f32(%{{.*}}, %{{.*}}, %{{.*}}, %[[DIRECT]])
 // GPU-LABEL: func @direct0
 // GPU: memref.copy
 // GPU-NEXT: memref.cast

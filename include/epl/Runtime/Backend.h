@@ -87,10 +87,19 @@ public:
   /// receives (threads, MPI, staged through the host) need do nothing.
   virtual void beginMessages() {}
   virtual void endMessages() {}
-  /// Lets the messages to and from `peer` outside groups go directly
-  /// between the devices (epl_rt_open_channel); a rendezvous of the two.
-  /// Backends whose sends do not wait need do nothing.
+  /// Lets the `direct` messages to and from `peer` go directly between the
+  /// devices (epl_rt_open_channel); a rendezvous of the two. Backends
+  /// whose sends do not wait need do nothing, and move direct messages as
+  /// the others.
   virtual void openChannel(int peer) {}
+  virtual void sendDirect(const void *in, size_t count, EplDType dtype,
+                          int peer, int64_t tag) {
+    send(in, count, dtype, peer, tag);
+  }
+  virtual void recvDirect(void *out, size_t count, EplDType dtype, int peer,
+                          int64_t tag) {
+    recv(out, count, dtype, peer, tag);
+  }
   virtual void barrier() = 0;
 };
 

@@ -53,6 +53,10 @@ typedef enum {
   EPL_RT_F16 = 4
 } EplDType;
 
+/* Point-to-point (send, recv below): a `direct` message's tag carries this
+ * bit (epl_rt_open_channel); the stream is the tag without it. */
+#define EPL_RT_DIRECT_TAG (INT64_C(1) << 62)
+
 /* Collectives on contiguous buffers. `in` and `out` may not alias.
  *   all_reduce:      out = reduce over the group of in            (same size)
  *   all_gather:      out = concat(in of device 0, ..., device g-1) (g x in)

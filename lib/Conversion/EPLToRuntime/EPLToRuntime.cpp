@@ -246,6 +246,11 @@ static LogicalResult widenNarrowIntegers(IRRewriter &b, Operation *op) {
   return success();
 }
 
+/// The tag the runtime gets: a direct message's says so (its channel).
+static int64_t messageTag(int64_t tag, bool direct) {
+  return direct ? tag | EPL_RT_DIRECT_TAG : tag;
+}
+
 /// Replaces `op` with its runtime calls and returns the number of
 /// transposes added, or failure. `gpu`: a direct send's buffer is read
 /// when its receive takes it (on the CPU backends, at the send).
@@ -356,7 +361,7 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op,
             // buffers no analysis here sees (through calls, loops,
             // selects, folded copies). It sends a copy of its own.
             if (gpu && send.getDirect()) {
-              Value copy = l.allocate(type);
+              Value copy = l.allocate(type, send.getInput());
               memref::CopyOp::create(b, l.loc,
                                      bufferization::ToBufferOp::create(
                                          b, l.loc,
@@ -367,7 +372,7 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op,
             }
             api.call(b, l.loc, *fn,
                      {buffer, l.groupDesc(), l.i64(send.getPeer()),
-                      l.i64(send.getTag())});
+                      l.i64(messageTag(send.getTag(), send.getDirect()))});
             b.eraseOp(op);
             return success();
           })
@@ -380,7 +385,8 @@ FailureOr<int64_t> lower(RuntimeAPI &api, IRRewriter &rewriter, Operation *op,
             Value out = l.allocate(type);
             api.call(b, l.loc, *fn,
                      {RuntimeAPI::unranked(b, l.loc, out), l.groupDesc(),
-                      l.i64(recv.getPeer()), l.i64(recv.getTag())});
+                      l.i64(recv.getPeer()),
+                      l.i64(messageTag(recv.getTag(), recv.getDirect()))});
             b.replaceOp(op, l.toTensor(out));
             return success();
           })

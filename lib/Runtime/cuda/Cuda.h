@@ -115,7 +115,9 @@ std::unique_ptr<Communicator> stageThroughHost(Communicator &host,
 /// GPUs (each member on a GPU of its own), bootstrapped through `host`;
 /// null with `why` where NCCL is not installed. Messages (send, recv) in a
 /// message group (beginMessages) go from device to device as one NCCL
-/// group, untagged; the others go through the host, matched by tag.
+/// group, untagged; direct ones (sendDirect, recvDirect) over the peer's
+/// channel (openChannel), untagged; the others go through the host,
+/// matched by tag.
 std::unique_ptr<Communicator> ncclFor(Communicator &host, const Group &group,
                                       std::string &why);
 

@@ -9,10 +9,11 @@
 // kernels. Sends and receives of a message group (a pipeline's `grouped`
 // messages, which the compiler checked arrive between each pair of ranks
 // in the order they are sent, and finish when each group waits for all its
-// messages) go from device to device as one NCCL group. Messages outside
-// groups go from device to device over a peer's channel once the program
-// opened it (epl_rt_open_channel: a pipeline whose messages the compiler
-// checked arrive, per direction, in the order they are sent): a
+// messages) go from device to device as one NCCL group. Direct messages
+// (sendDirect, recvDirect: a pipeline's `direct` messages, which the
+// compiler checked arrive, per direction, in the order they are sent) go
+// from device to device over the peer's channel, which the program opened
+// first (epl_rt_open_channel): a
 // communicator of the two members per direction, so that a send waiting
 // for its receive holds up neither the other direction nor the group's
 // collectives, with the sends on a side stream of their own, so that it
@@ -199,21 +200,8 @@ public:
   }
   void send(const void *in, size_t count, EplDType dtype, int peer,
             int64_t tag) override {
-    if (!grouping) {
-      auto open = channels.find(peer);
-      if (open == channels.end())
-        return staged().send(in, count, dtype, peer, tag);
-      // After the kernels that wrote `in`, on the side stream; `in` is
-      // freed only once the receive has taken it (cuda::release).
-      Channel &c = open->second;
-      auto *side = static_cast<CUstream_st *>(c.sideStream);
-      cuda::sideStreamFollowsRank(side);
-      check(nccl().ncclSend(in, count, ncclType(dtype), /*peer=*/1, c.sends,
-                            side),
-            "send");
-      cuda::readBySideStream(in, count * dtypeSize(dtype), side);
-      return;
-    }
+    if (!grouping)
+      return staged().send(in, count, dtype, peer, tag);
     // NCCL reads `in` when the group goes, at its end: the runtime holds
     // back the program's frees until then, and between a group's messages
     // the program writes nothing (the lowering checks).
@@ -221,17 +209,28 @@ public:
   }
   void recv(void *out, size_t count, EplDType dtype, int peer,
             int64_t tag) override {
-    if (!grouping) {
-      auto open = channels.find(peer);
-      if (open == channels.end())
-        return staged().recv(out, count, dtype, peer, tag);
-      // In the rank's stream: what reads `out` comes after it.
-      check(nccl().ncclRecv(out, count, ncclType(dtype), /*peer=*/0,
-                            open->second.receives, stream()),
-            "recv");
-      return;
-    }
+    if (!grouping)
+      return staged().recv(out, count, dtype, peer, tag);
     messages.push_back({false, out, count, dtype, peer});
+  }
+  void sendDirect(const void *in, size_t count, EplDType dtype, int peer,
+                  int64_t tag) override {
+    // After the kernels that wrote `in`, on the side stream; `in` is freed
+    // only once the receive has taken it (cuda::release).
+    Channel &c = channel(peer, "send");
+    auto *side = static_cast<CUstream_st *>(c.sideStream);
+    cuda::sideStreamFollowsRank(side);
+    check(
+        nccl().ncclSend(in, count, ncclType(dtype), /*peer=*/1, c.sends, side),
+        "send");
+    cuda::readBySideStream(in, count * dtypeSize(dtype), side);
+  }
+  void recvDirect(void *out, size_t count, EplDType dtype, int peer,
+                  int64_t tag) override {
+    // In the rank's stream: what reads `out` comes after it.
+    check(nccl().ncclRecv(out, count, ncclType(dtype), /*peer=*/0,
+                          channel(peer, "recv").receives, stream()),
+          "recv");
   }
   void endMessages() override {
     grouping = false;
@@ -254,6 +253,24 @@ public:
   }
 
 private:
+  /// Per peer with an open channel: the communicators (of two members,
+  /// the sender member 0) of the messages to it and from it, and the side
+  /// stream the sends go on.
+  struct Channel {
+    ncclComm_t sends = nullptr, receives = nullptr;
+    void *sideStream = nullptr;
+  };
+  std::map<int, Channel> channels;
+  /// The open channel to `peer`, which a direct message needs.
+  Channel &channel(int peer, const char *op) {
+    auto open = channels.find(peer);
+    if (open == channels.end() || !open->second.sends)
+      fatalError(std::string(op) + ": a direct message to or from device " +
+                 std::to_string(peer) +
+                 " of the group before its channel opened "
+                 "(epl_rt_open_channel)");
+    return open->second;
+  }
   /// The group's NCCL communicator, made when the group first needs it (a
   /// collective or a message group), which every member then does: ranks
   /// that only message through the host, or not at all (a pipeline stage
@@ -294,14 +311,6 @@ private:
   };
   bool grouping = false;
   std::vector<Message> messages;
-  /// Per peer with an open channel: the communicators (of two members,
-  /// the sender member 0) of the messages to it and from it, and the side
-  /// stream the sends go on.
-  struct Channel {
-    ncclComm_t sends = nullptr, receives = nullptr;
-    void *sideStream = nullptr;
-  };
-  std::map<int, Channel> channels;
 };
 } // namespace
 

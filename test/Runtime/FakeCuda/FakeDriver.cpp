@@ -534,13 +534,17 @@ CUresult cuEventCreate(CUevent *event, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 
-Event *eventOf(CUevent event) { return reinterpret_cast<Event *>(event); }
+/// The event, if it is one of the current context's.
+Event *eventOf(CUevent event) {
+  auto *e = reinterpret_cast<Event *>(event);
+  return e && e->context == current ? e : nullptr;
+}
 
 CUresult cuEventRecord(CUevent event, CUstream stream) {
   if (CUresult r = checkStream(stream))
     return r;
   Event *e = eventOf(event);
-  if (!e || e->context != current)
+  if (!e)
     return CUDA_ERROR_INVALID_HANDLE;
   Stream &s = *streamOf(stream);
   s.poll();
@@ -553,7 +557,7 @@ CUresult cuEventQuery(CUevent event) {
   if (CUresult r = needContext())
     return r;
   Event *e = eventOf(event);
-  if (!e || e->context != current)
+  if (!e)
     return CUDA_ERROR_INVALID_HANDLE;
   return e->hung || !e->poll() ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
@@ -562,7 +566,7 @@ CUresult cuEventDestroy_v2(CUevent event) {
   if (CUresult r = needContext())
     return r;
   Event *e = eventOf(event);
-  if (!e || e->context != current)
+  if (!e)
     return CUDA_ERROR_INVALID_HANDLE;
   delete e;
   return CUDA_SUCCESS;
@@ -574,7 +578,7 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
   if (CUresult r = checkStream(stream))
     return r;
   Event *e = eventOf(event);
-  if (!e || e->context != current || flags)
+  if (!e || flags)
     return CUDA_ERROR_INVALID_HANDLE;
   if (e->hung) {
     streamOf(stream)->hung = true;

@@ -148,12 +148,21 @@ ShardingConstraintOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // Message groups
 //===----------------------------------------------------------------------===//
 
+/// Whether `op` is a send or receive with unit attribute `flag` (the two
+/// name theirs alike).
+static bool messageHas(Operation *op, StringRef flag) {
+  if (!isa<SendOp, RecvOp>(op))
+    return false;
+  std::optional<Attribute> value = op->getInherentAttr(flag);
+  return value && *value;
+}
+
 bool mlir::epl::isGroupedMessage(Operation *op) {
-  if (auto send = dyn_cast<SendOp>(op))
-    return send.getGrouped();
-  if (auto recv = dyn_cast<RecvOp>(op))
-    return recv.getGrouped();
-  return false;
+  return messageHas(op, "grouped");
+}
+
+bool mlir::epl::isDirectMessage(Operation *op) {
+  return messageHas(op, "direct");
 }
 
 bool mlir::epl::isInertBetweenMessages(Operation *op) {
@@ -438,14 +447,6 @@ LogicalResult SendOp::verify() {
 
 LogicalResult RecvOp::verify() {
   return verifyMessageKind(*this, getGrouped(), getDirect());
-}
-
-bool mlir::epl::isDirectMessage(Operation *op) {
-  if (auto send = dyn_cast<SendOp>(op))
-    return send.getDirect();
-  if (auto recv = dyn_cast<RecvOp>(op))
-    return recv.getDirect();
-  return false;
 }
 
 LogicalResult GroupIndexOp::verifySymbolUses(SymbolTableCollection &) {

@@ -130,6 +130,9 @@ private:
   LogicalResult writeStagePrograms();
   FailureOr<func::FuncOp> writeStageProgram(int64_t device,
                                             ArrayRef<pipeline::Action> actions);
+  /// What an action of `piece` sends, in order: (device, value), to each
+  /// device by tag.
+  SmallVector<std::pair<int64_t, Value>> sendsOf(const Piece &piece);
   LogicalResult checkProgram();
   void groupMessages();
 
@@ -743,23 +746,15 @@ Partitioner::writeStageProgram(int64_t device,
                   ActionAttr::get(ctx, piece.key.phase, action.microBatch,
                                   piece.key.stage));
     auto yield = cast<scf::YieldOp>(body->getTerminator());
-    // The sends, to each device by tag.
-    SmallVector<std::tuple<int64_t, int64_t, Value, Value>> outgoing;
     for (auto [v, r] : llvm::zip(piece.outputs, call.getResults())) {
       local[v] = r;
       for (auto [k, y] : llvm::enumerate(yield.getOperands()))
         if (y == v)
           acc[k] = r;
-      if (auto readersOf = readers.find(v); readersOf != readers.end())
-        for (int64_t to : readersOf->second)
-          outgoing.push_back({to, transfers.lookup(v), v, r});
     }
-    llvm::stable_sort(outgoing, [](const auto &a, const auto &b) {
-      return std::tie(std::get<0>(a), std::get<1>(a)) <
-             std::tie(std::get<0>(b), std::get<1>(b));
-    });
-    for (auto [to, tag, v, r] : outgoing) {
-      SendOp::create(pb, v.getLoc(), r, meshRef, stageAxes,
+    for (auto [to, v] : sendsOf(piece)) {
+      int64_t tag = transfers.lookup(v);
+      SendOp::create(pb, v.getLoc(), local.lookup(v), meshRef, stageAxes,
                      pb.getI64IntegerAttr(to), pb.getI64IntegerAttr(tag));
       sent[{device, to, tag}].push_back(action.microBatch);
     }
@@ -793,6 +788,20 @@ Partitioner::writeStageProgram(int64_t device,
   return program;
 }
 
+SmallVector<std::pair<int64_t, Value>>
+Partitioner::sendsOf(const Piece &piece) {
+  SmallVector<std::pair<int64_t, Value>> sends;
+  for (Value v : piece.outputs)
+    if (auto readersOf = readers.find(v); readersOf != readers.end())
+      for (int64_t to : readersOf->second)
+        sends.push_back({to, v});
+  llvm::stable_sort(sends, [&](const auto &a, const auto &b) {
+    return std::make_pair(a.first, transfers.lookup(a.second)) <
+           std::make_pair(b.first, transfers.lookup(b.second));
+  });
+  return sends;
+}
+
 LogicalResult Partitioner::writeStagePrograms() {
   std::string error;
   StringRef strategyName = config.getString("pipeline.strategy");
@@ -808,23 +817,11 @@ LogicalResult Partitioner::writeStagePrograms() {
   if (failed(built))
     return fn.emitError() << "epl-pipeline-partition: " << error;
   schedule = std::move(*built);
-  // Each action sends its values to each device by tag (writeStageProgram).
   for (int64_t d = 0; d < numDevices; ++d)
-    for (const pipeline::Action &action : schedule[d]) {
-      const Piece &piece =
-          pieces.at({action.virtualStage, phaseOf(action.kind)});
-      SmallVector<std::tuple<int64_t, int64_t, Value>> outgoing;
-      for (Value v : piece.outputs)
-        if (auto readersOf = readers.find(v); readersOf != readers.end())
-          for (int64_t to : readersOf->second)
-            outgoing.push_back({to, transfers.lookup(v), v});
-      llvm::stable_sort(outgoing, [](const auto &a, const auto &b) {
-        return std::tie(std::get<0>(a), std::get<1>(a)) <
-               std::tie(std::get<0>(b), std::get<1>(b));
-      });
-      for (auto [to, tag, v] : outgoing)
+    for (const pipeline::Action &action : schedule[d])
+      for (auto [to, v] :
+           sendsOf(pieces.at({action.virtualStage, phaseOf(action.kind)})))
         inSendOrder[{d, to}].push_back({v, action.microBatch});
-    }
   for (int64_t d = 0; d < numDevices; ++d) {
     FailureOr<func::FuncOp> program = writeStageProgram(d, schedule[d]);
     if (failed(program))
