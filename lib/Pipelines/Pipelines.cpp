@@ -21,6 +21,9 @@ using namespace mlir;
 using namespace mlir::epl;
 
 void mlir::epl::addTensorRewrites(OpPassManager &pm, bool blas, bool gpu) {
+  // A scatter-add's rows become GPU threads of their own.
+  if (gpu)
+    pm.addPass(createEPLParallelizeScattersPass());
   pm.addPass(createEPLDecomposeAggregatesPass());
   // A strided convolution's input gradient skips the stride's zeros.
   pm.addPass(createEPLSplitStridedWindowsPass());

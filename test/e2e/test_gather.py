@@ -216,3 +216,28 @@ def test_an_index_out_of_range_is_one_error_line(tmp_path, ranks):
     assert re.search(r"the model's assertion failed in step 1: \"an index of a gather \(tensor.extract "
                      r"at .*gather-classifier.mlir:\d+:\d+\) is out of range", out.stderr), out.stderr
 
+
+
+@pytest.mark.parametrize("ranks,dynamic", [(1, False), (2, False), (1, True)])
+def test_gpu_kernels_scatter_each_row_on_its_own_thread(tmp_path, ranks, dynamic):
+    """On the GPU target both gradients scatter one row per thread
+    (epl-parallelize-scatters: the embedding table's columns, the scores'
+    examples), each row's updates added in the CPU's order: the emulated
+    kernels train to the CPU's parameters bit for bit, with the table's
+    rows static or dynamic."""
+    text = MODEL.read_text()
+    if dynamic:
+        text = text.replace(
+            "    // Embedding bag:",
+            "    %embd = tensor.cast %emb : tensor<20x6xf32> to tensor<?x6xf32>\n"
+            "    // Embedding bag:", 1)
+        text = text.replace("tensor.extract %emb[%row, %col] : tensor<20x6xf32>",
+                            "tensor.extract %embd[%row, %col] : tensor<?x6xf32>")
+    saved = {}
+    for tag, extra in (("cpu", ()), ("gpu", ("--emulate-gpu",))):
+        save = tmp_path / f"{tag}.safetensors"
+        run(tmp_path, "--save", save, *extra, ranks=ranks, text=text)
+        saved[tag] = safetensors.load(save)
+    assert saved["gpu"].keys() == saved["cpu"].keys()
+    for name, value in saved["cpu"].items():
+        np.testing.assert_array_equal(saved["gpu"][name], value, err_msg=name)

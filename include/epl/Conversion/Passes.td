@@ -166,6 +166,9 @@ def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
     buffer access left on the host that cannot move into a kernel (its
     value used by the host, or an allocation or call beside it).
 
+    A bufferized `scf.forall` (a scatter-add's independent rows, see
+    epl-parallelize-scatters) becomes a launch of one thread per iteration,
+    flattened like a linalg op's points, each running its iteration's body.
     Other code that reads or writes buffers (the loops `epl.scatter_add`
     decomposes into: a gradient scattered into the rows its gather read,
     where two ids may name one row) runs as a launch of one thread, in its
@@ -203,6 +206,8 @@ def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numLaunches", "launches", "Linalg ops turned into launches">,
+    Statistic<"numParallel", "parallel",
+              "Parallel loops (scf.forall) turned into launches">,
     Statistic<"numSequential", "sequential",
               "Host loop nests run as one GPU thread">,
     Statistic<"numConstants", "constants",

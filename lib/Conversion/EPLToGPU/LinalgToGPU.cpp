@@ -46,6 +46,72 @@ LogicalResult checkBody(linalg::LinalgOp op, bool allowHostCalls) {
   return failure(walk.wasInterrupted());
 }
 
+/// A launch of one thread per point of a loop nest of `sizes` (static
+/// where known), flattened onto blocks of `threadsPerBlock` x-threads, the
+/// innermost loop fastest, with a guard for the last block; `b` is left in
+/// the guard and `point` holds the thread's indices. Null, and nothing
+/// made, where the nest has no points.
+gpu::LaunchOp createFlatLaunch(OpBuilder &b, Location loc,
+                               ArrayRef<int64_t> staticSizes,
+                               ArrayRef<Value> sizes, int64_t threadsPerBlock,
+                               SmallVectorImpl<Value> &point) {
+  std::optional<int64_t> staticPoints = 1;
+  for (int64_t size : staticSizes)
+    staticPoints = ShapedType::isDynamic(size)
+                       ? std::nullopt
+                       : std::optional(*staticPoints * size);
+  if (staticPoints == 0)
+    return nullptr;
+  auto constant = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  int64_t threads =
+      staticPoints ? std::min(*staticPoints, threadsPerBlock) : threadsPerBlock;
+  Value blockSize = constant(threads);
+  Value points, blocks;
+  if (staticPoints) {
+    points = constant(*staticPoints);
+    blocks = constant(llvm::divideCeil(*staticPoints, threads));
+  } else {
+    points = constant(1);
+    for (Value size : sizes)
+      points = arith::MulIOp::create(b, loc, points, size);
+    // At least one block: CUDA refuses an empty grid, and the guard below
+    // leaves its threads idle.
+    blocks = arith::MaxUIOp::create(
+        b, loc, arith::CeilDivUIOp::create(b, loc, points, blockSize),
+        constant(1));
+  }
+  Value one = constant(1);
+  auto launch =
+      gpu::LaunchOp::create(b, loc, blocks, one, one, blockSize, one, one);
+
+  b.setInsertionPointToStart(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value linear = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, blockSize),
+      launch.getThreadIds().x);
+  Value inside =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, points);
+  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  b.setInsertionPoint(guard.thenYield());
+
+  // The innermost loop varies fastest.
+  point.assign(sizes.size(), Value());
+  Value rest = linear;
+  for (int64_t d = sizes.size() - 1; d >= 0; --d) {
+    // The guard keeps the outermost index within its loop.
+    if (d == 0) {
+      point[d] = rest;
+      break;
+    }
+    point[d] = arith::RemUIOp::create(b, loc, rest, sizes[d]);
+    rest = arith::DivUIOp::create(b, loc, rest, sizes[d]);
+  }
+  return launch;
+}
+
 /// `op` as a launch of one thread per point of its parallel loops (all of
 /// them flattened onto blocks of `threadsPerBlock` x-threads, the innermost
 /// loop fastest, so that neighbouring threads touch neighbouring elements);
@@ -96,60 +162,22 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
   SmallVector<int64_t> staticSizes = op.getStaticLoopRanges();
 
   // Every point of the parallel loops is one thread.
-  std::optional<int64_t> staticPoints = 1;
-  for (unsigned d : parallel)
-    staticPoints = ShapedType::isDynamic(staticSizes[d])
-                       ? std::nullopt
-                       : std::optional(*staticPoints * staticSizes[d]);
-  if (staticPoints == 0) {
+  SmallVector<int64_t> staticParallel;
+  SmallVector<Value> parallelSizes;
+  for (unsigned d : parallel) {
+    staticParallel.push_back(staticSizes[d]);
+    parallelSizes.push_back(sizes[d]);
+  }
+  SmallVector<Value> points;
+  gpu::LaunchOp launch = createFlatLaunch(b, loc, staticParallel, parallelSizes,
+                                          threadsPerBlock, points);
+  if (!launch) {
     op->erase();
     return success();
   }
-  auto constant = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  int64_t threads =
-      staticPoints ? std::min(*staticPoints, threadsPerBlock) : threadsPerBlock;
-  Value blockSize = constant(threads);
-  Value points, blocks;
-  if (staticPoints) {
-    points = constant(*staticPoints);
-    blocks = constant(llvm::divideCeil(*staticPoints, threads));
-  } else {
-    points = constant(1);
-    for (unsigned d : parallel)
-      points = arith::MulIOp::create(b, loc, points, sizes[d]);
-    // At least one block: CUDA refuses an empty grid, and the guard below
-    // leaves its threads idle.
-    blocks = arith::MaxUIOp::create(
-        b, loc, arith::CeilDivUIOp::create(b, loc, points, blockSize),
-        constant(1));
-  }
-  Value one = constant(1);
-  auto launch =
-      gpu::LaunchOp::create(b, loc, blocks, one, one, blockSize, one, one);
-
-  b.setInsertionPointToStart(&launch.getBody().front());
-  Value linear = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, blockSize),
-      launch.getThreadIds().x);
-  Value inside =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, linear, points);
-  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
-
-  // The thread's point: the innermost parallel loop varies fastest.
   SmallVector<Value> ivs(iterators.size());
-  Value rest = linear;
-  for (unsigned d : llvm::reverse(parallel)) {
-    // The guard keeps the outermost index within its loop.
-    if (d == parallel.front()) {
-      ivs[d] = rest;
-      break;
-    }
-    ivs[d] = arith::RemUIOp::create(b, loc, rest, sizes[d]);
-    rest = arith::DivUIOp::create(b, loc, rest, sizes[d]);
-  }
+  for (auto [d, point] : llvm::zip(parallel, points))
+    ivs[d] = point;
 
   auto indices = [&](OpBuilder &builder, OpOperand &operand) {
     return *affine::expandAffineMap(builder, loc,
@@ -234,8 +262,6 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
     if (!point)
       memref::StoreOp::create(b, loc, *result++, init.get(), indices(b, init));
 
-  b.setInsertionPointToEnd(&launch.getBody().front());
-  gpu::TerminatorOp::create(b, loc);
   op->erase();
   return success();
 }
@@ -292,6 +318,70 @@ rangeFrom(Operation *first, bool allowHostCalls,
     if (op == last)
       return range;
   }
+}
+
+/// A bufferized `scf.forall` (a scatter-add's rows,
+/// epl-parallelize-scatters) as a launch of one thread per iteration, each
+/// running the iteration's body. Its iterations are independent by the
+/// op's definition. False, and nothing changed, where the body cannot move
+/// into a kernel: then its buffer accesses run as one thread, like any
+/// other host loop.
+bool convertForallToLaunch(scf::ForallOp forall, int64_t threadsPerBlock,
+                           bool allowHostCalls) {
+  if (forall.getNumResults() != 0)
+    return false;
+  for (Operation &op : forall.getBody()->without_terminator())
+    if (!movable(&op, allowHostCalls))
+      return false;
+  OpBuilder b(forall);
+  Location loc = forall.getLoc();
+  SmallVector<OpFoldResult> lbs = forall.getMixedLowerBound();
+  SmallVector<OpFoldResult> ubs = forall.getMixedUpperBound();
+  SmallVector<OpFoldResult> steps = forall.getMixedStep();
+  // Iteration counts, ceil((ub - lb) / step), the step being positive.
+  SmallVector<int64_t> staticCounts;
+  SmallVector<Value> counts;
+  for (auto [lb, ub, step] : llvm::zip(lbs, ubs, steps)) {
+    std::optional<int64_t> l = getConstantIntValue(lb),
+                           u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (l && u && s) {
+      int64_t count = std::max<int64_t>(0, llvm::divideCeil(*u - *l, *s));
+      staticCounts.push_back(count);
+      counts.push_back(arith::ConstantIndexOp::create(b, loc, count));
+      continue;
+    }
+    staticCounts.push_back(ShapedType::kDynamic);
+    Value lower = getValueOrCreateConstantIndexOp(b, loc, lb);
+    Value upper = getValueOrCreateConstantIndexOp(b, loc, ub);
+    Value span = arith::SubIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, upper, lower), lower);
+    counts.push_back(arith::CeilDivUIOp::create(
+        b, loc, span, getValueOrCreateConstantIndexOp(b, loc, step)));
+  }
+  SmallVector<Value> point;
+  gpu::LaunchOp launch =
+      createFlatLaunch(b, loc, staticCounts, counts, threadsPerBlock, point);
+  if (launch) {
+    Block *body = forall.getBody();
+    for (auto [iv, p, lb, step] :
+         llvm::zip(forall.getInductionVars(), point, lbs, steps)) {
+      // iv = lb + p * step
+      Value at = p;
+      if (!isConstantIntValue(step, 1))
+        at = arith::MulIOp::create(
+            b, loc, at, getValueOrCreateConstantIndexOp(b, loc, step));
+      if (!isZeroInteger(lb))
+        at = arith::AddIOp::create(
+            b, loc, getValueOrCreateConstantIndexOp(b, loc, lb), at);
+      iv.replaceAllUsesWith(at);
+    }
+    Operation *yield = b.getInsertionBlock()->getTerminator();
+    for (Operation &op : llvm::make_early_inc_range(body->without_terminator()))
+      op.moveBefore(yield);
+  }
+  forall->erase();
+  return true;
 }
 
 /// Whether `op` is nested in a GPU launch or kernel.
@@ -360,6 +450,18 @@ struct EPLLinalgToGPUPass
         return signalPassFailure();
       ++numLaunches;
     }
+
+    // A loop whose iterations are independent (a scatter-add's rows): one
+    // thread per iteration, outermost loops first.
+    SmallVector<scf::ForallOp> foralls;
+    module.walk<WalkOrder::PreOrder>([&](scf::ForallOp forall) {
+      if (!onDevice(forall))
+        foralls.push_back(forall);
+    });
+    for (scf::ForallOp forall : foralls)
+      if (!onDevice(forall) &&
+          convertForallToLaunch(forall, threadsPerBlock, allowHostCalls))
+        ++numParallel;
 
     // Whatever else reads or writes a buffer (the loops a scatter-add
     // decomposes into) runs as one GPU thread, in its order: the outermost

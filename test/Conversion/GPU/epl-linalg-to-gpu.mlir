@@ -148,6 +148,88 @@ func.func @scatter(%g: memref<4xf32>, %ids: memref<4xindex>, %table: memref<10xf
 
 // -----
 
+// A scatter-add's independent rows (epl-parallelize-scatters), bufferized:
+// one thread per row (600 rows, three blocks of 256), each running its
+// row's loop in order.
+// CHECK-LABEL: func.func @scatter_rows
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG: %[[C600:.*]] = arith.constant 600 : index
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C3]], %{{.*}}) threads(%[[TX:[a-z0-9_]+]], %{{.*}}, %{{.*}}) in (%{{.*}} = %[[C256]],
+// CHECK: %[[BASE:.*]] = arith.muli %[[BX]], %[[C256]]
+// CHECK: %[[ROW:.*]] = arith.addi %[[BASE]], %[[TX]]
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[ROW]], %[[C600]]
+// CHECK: scf.if %[[IN]]
+// CHECK: memref.subview %arg2[%[[ROW]], 0]
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK: gpu.terminator
+// CHECK-NOT: scf.forall
+func.func @scatter_rows(%g: memref<600x4xf32>, %ids: memref<600x4xindex>, %table: memref<600x10xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.forall (%r) in (600) {
+    %row = memref.subview %table[%r, 0] [1, 10] [1, 1]
+        : memref<600x10xf32> to memref<10xf32, strided<[1], offset: ?>>
+    scf.for %i = %c0 to %c4 step %c1 {
+      %col = memref.load %ids[%r, %i] : memref<600x4xindex>
+      %v = memref.load %g[%r, %i] : memref<600x4xf32>
+      %old = memref.load %row[%col] : memref<10xf32, strided<[1], offset: ?>>
+      %new = arith.addf %old, %v : f32
+      memref.store %new, %row[%col] : memref<10xf32, strided<[1], offset: ?>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Iterations from a lower bound with a step, of a dynamic count: thread t
+// runs iteration 2 + 3 * t of ceil((n - 2) / 3).
+// CHECK-LABEL: func.func @strided_rows
+// CHECK: %[[C2:.*]] = arith.constant 2 : index
+// CHECK: %[[HI:.*]] = arith.maxsi %arg1, %[[C2]]
+// CHECK: %[[SPAN:.*]] = arith.subi %[[HI]], %[[C2]]
+// CHECK: %[[C3:.*]] = arith.constant 3 : index
+// CHECK: %[[N:.*]] = arith.ceildivui %[[SPAN]], %[[C3]]
+// CHECK: gpu.launch
+// CHECK: %[[T:.*]] = arith.addi
+// CHECK: arith.cmpi ult, %[[T]], %{{.*}}
+// CHECK: %[[S:.*]] = arith.muli %[[T]], %{{.*}}
+// CHECK: %[[I:.*]] = arith.addi %{{.*}}, %[[S]]
+// CHECK: memref.store %{{.*}}, %arg0[%[[I]]]
+func.func @strided_rows(%out: memref<?xf32>, %n: index) {
+  %one = arith.constant 1.0 : f32
+  scf.forall (%i) = (2) to (%n) step (3) {
+    memref.store %one, %out[%i] : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// A body that allocates cannot move into a kernel: the loop stays on the
+// host, and each iteration's buffer accesses run as one thread.
+// CHECK-LABEL: func.func @allocating_rows
+// CHECK: scf.forall
+// CHECK: memref.alloc
+// CHECK: gpu.launch
+func.func @allocating_rows(%out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  scf.forall (%i) in (8) {
+    %t = memref.alloc() : memref<1xf32>
+    memref.store %one, %t[%c0] : memref<1xf32>
+    %v = memref.load %t[%c0] : memref<1xf32>
+    memref.store %v, %out[%i] : memref<8xf32>
+    memref.dealloc %t : memref<1xf32>
+  }
+  return
+}
+
+// -----
+
 // A one-element scatter-add folds to straight-line code: a scalar loaded,
 // computed on and stored back. All of it runs as one thread; the buffer
 // freed in the middle (at its last use) is freed after the launch.

@@ -602,6 +602,54 @@ def EPLDecomposeAggregatesPass : Pass<"epl-decompose-aggregates"> {
   ];
 }
 
+def EPLParallelizeScattersPass : Pass<"epl-parallelize-scatters"> {
+  let summary = "Runs a scatter-add's batching rows in parallel";
+  let description = [{
+    A scatter-add with batching dimensions (the gradient of an embedding
+    lookup, of cross-entropy's label pick) adds the updates of each
+    position along them into the destination's own row along them, and
+    into no other: the rows are independent. This pass makes that
+    explicit, so that the GPU lowering runs one thread per row instead of
+    one thread for the whole scatter: an `scf.forall` over the batching
+    dimensions whose iterations each scatter their slice of the updates,
+    without batching dimensions, into their slice of the destination.
+    Within a row the updates are added in the order of the positions, as
+    before, so the result is the same bit for bit.
+
+    ```mlir
+    %dl = epl.scatter_add %minus_ones at (%labels) into %zeros
+            {dest_batching_dims = array<i64: 0>,
+             updates_batching_dims = array<i64: 0>}
+            : tensor<8xf32>, tensor<8xi64> into tensor<8x4xf32>
+    ```
+    becomes
+
+    ```mlir
+    %dl = scf.forall (%b) in (8) shared_outs(%out = %zeros) -> tensor<8x4xf32> {
+      %row = tensor.extract_slice %out[%b, 0] [1, 4] [1, 1]
+               : tensor<8x4xf32> to tensor<4xf32>
+      %label = tensor.extract_slice %labels[%b] [1] [1]
+                 : tensor<8xi64> to tensor<i64>
+      %update = tensor.extract_slice %minus_ones[%b] [1] [1]
+                  : tensor<8xf32> to tensor<f32>
+      %sum = epl.scatter_add %update at (%label) into %row
+               : tensor<f32>, tensor<i64> into tensor<4xf32>
+      scf.forall.in_parallel {
+        tensor.parallel_insert_slice %sum into %out[%b, 0] [1, 4] [1, 1]
+          : tensor<4xf32> into tensor<8x4xf32>
+      }
+    }
+    ```
+
+    The GPU lowerings run it before `epl-decompose-aggregates`; the CPU's
+    has no use for it (one core scatters a row at a time anyway).
+  }];
+  let dependentDialects = [
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def EPLSplitStridedWindowsPass : Pass<"epl-split-strided-windows"> {
   let summary = "Splits a contraction over a stride-spread input into one contraction per phase";
   let description = [{
