@@ -296,11 +296,9 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     // too: decomposed aggregates, the patches convolutions read through
     // BLAS, and what fusion leaves (the lowering's first steps, run here so
     // the estimate sees them).
-    addTensorRewrites(pm, options.blas,
-                      options.target == Target::CUDA || options.emulateGPU);
-    EPLFuseElementwisePassOptions fuse;
-    fuse.keepContractions = options.blas;
-    pm.addPass(createEPLFuseElementwisePass(fuse));
+    bool gpu = options.target == Target::CUDA || options.emulateGPU;
+    addTensorRewrites(pm, options.blas, gpu);
+    addKernelFormation(pm, options.blas, gpu);
     EPLEstimateMemoryPassOptions estimate;
     estimate.print = false;
     // On a GPU under offload, the arguments' device copies come and go

@@ -1,5 +1,6 @@
 // RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise --split-input-file | FileCheck %s
 // RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="keep-contractions=false" --split-input-file | FileCheck %s --check-prefix=LOOPS
+// RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="min-reduction-threads=16" --split-input-file | FileCheck %s --check-prefix=GPU
 
 // A softmax decomposes into max, exp(x - max), sum and division: the
 // exponentials are computed in the sum's loop, which also yields them for
@@ -14,6 +15,16 @@
 // CHECK: linalg.generic {{.*}} ins(%[[ES]]#0, %[[ES]]#1 :
 // CHECK: arith.divf
 // CHECK-NOT: linalg.generic
+// On a GPU, with fewer rows (8) than min-reduction-threads, the
+// exponentials the division reads too are a kernel of their own: fused,
+// 8 threads would write all 128; the sum reads them.
+// GPU-LABEL: func.func @softmax
+// GPU: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<8x16xf32>)
+// GPU: %[[E:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0, %[[MAX]] : tensor<8x16xf32>, tensor<8xf32>)
+// GPU: math.exp
+// GPU: %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[E]] : tensor<8x16xf32>)
+// GPU: linalg.generic {{.*}} ins(%[[E]], %[[S]] :
+// GPU: arith.divf
 func.func @softmax(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %e = tensor.empty() : tensor<8x16xf32>
   %y = linalg.softmax dimension(1) ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>

@@ -7,6 +7,7 @@ PyTorch's (recorded when the models were exported) and the CPU path's, on
 one rank and on several."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -14,8 +15,8 @@ import pytest
 import epl
 import epl.safetensors
 
-from conftest import ROOT, epl_run, losses
-from test_torch_mlir import INPUTS, RTOL, record, train
+from conftest import ROOT, epl_run, losses, run
+from test_torch_mlir import EPL_OPT, INPUTS, RTOL, record, train
 
 EXAMPLES = ROOT / "examples"
 
@@ -55,6 +56,35 @@ def test_gpu_kernels_run_pipeline_stages(tmp_path):
     gpu = losses(epl_run(model, "--steps", 3, "--emulate-gpu", ranks=2).stdout)
     assert len(gpu) == 3
     np.testing.assert_allclose(gpu, cpu, rtol=1e-6)
+
+
+def test_long_reductions_split_over_threads_train_like_the_cpu(tmp_path):
+    """A batch of 4096 through narrow layers: the loss's sum over the batch
+    and each bias's gradient are long reductions with few results, which
+    the GPU lowering splits over many threads (epl-split-reductions), the
+    partial sums combined by further split reductions. Added in another
+    order, they must train to the CPU's losses and parameters within float
+    rounding."""
+    from test_memory_estimate import mlp
+    model = tmp_path / "wide-batch.mlir"
+    model.write_text(mlp(4096, (32, 16, 10), **{"optimizer.lr": 0.1}))
+    lowered = run([EPL_OPT, model, "--epl-training-step",
+                   "--epl-lower-to-cpu=emulate-gpu=1",
+                   "--mlir-print-ir-after=epl-split-reductions",
+                   "-o", os.devnull]).stderr
+    # The loss and three bias gradients at least, each split into parts.
+    assert lowered.count("tensor.expand_shape") >= 4, lowered[-2000:]
+    runs = {}
+    for tag, extra in (("cpu", ()), ("gpu", ("--emulate-gpu",))):
+        save = tmp_path / f"{tag}.safetensors"
+        out = epl_run(model, "--steps", 3, "--save", save, *extra)
+        runs[tag] = (losses(out.stdout), epl.safetensors.load(save))
+    (cpu, cpu_params), (gpu, gpu_params) = runs["cpu"], runs["gpu"]
+    assert len(gpu) == 3 and gpu[-1] < gpu[0]
+    np.testing.assert_allclose(gpu, cpu, rtol=1e-5)
+    for name, value in cpu_params.items():
+        np.testing.assert_allclose(gpu_params[name], value, rtol=1e-4, atol=1e-6,
+                                   err_msg=name)
 
 
 def test_emulate_gpu_needs_the_runtime_gemm():

@@ -25,9 +25,9 @@ namespace {
 /// the fused op and replace it everywhere: computed once, stored once.
 struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
   FuseProducer(MLIRContext *ctx, bool keepContractions,
-               llvm::Statistic &numFused)
+               int64_t minReductionThreads, llvm::Statistic &numFused)
       : OpRewritePattern(ctx), keepContractions(keepContractions),
-        numFused(numFused) {}
+        minReductionThreads(minReductionThreads), numFused(numFused) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
@@ -56,7 +56,7 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
 
   /// Whether fusing through `operand` computes nothing twice and keeps the
   /// IR valid.
-  static bool fusable(OpOperand &operand) {
+  bool fusable(OpOperand &operand) const {
     auto consumer = cast<linalg::GenericOp>(operand.getOwner());
     auto producer = operand.get().getDefiningOp<linalg::GenericOp>();
     if (!producer)
@@ -77,6 +77,12 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
     for (Operation *user : producer->getUsers()) {
       if (user == consumer)
         continue;
+      // Read elsewhere too, the producer's result would be written in the
+      // reduction's loops, by as few GPU threads as the reduction has
+      // results (a bias's gradient: a few hundred).
+      if (consumer.getNumReductionLoops() > 0 &&
+          parallelPoints(consumer) < minReductionThreads)
+        return false;
       Operation *ancestor = block->findAncestorOpInBlock(*user);
       if (!ancestor || !consumer->isBeforeInBlock(ancestor))
         return false;
@@ -84,7 +90,23 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
     return true;
   }
 
+  /// The points of `op`'s parallel loops (the largest count where one is
+  /// dynamic).
+  static int64_t parallelPoints(linalg::GenericOp op) {
+    int64_t points = 1;
+    for (auto [size, iterator] :
+         llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray())) {
+      if (iterator != utils::IteratorType::parallel)
+        continue;
+      if (ShapedType::isDynamic(size))
+        return std::numeric_limits<int64_t>::max();
+      points *= size;
+    }
+    return points;
+  }
+
   bool keepContractions;
+  int64_t minReductionThreads;
   llvm::Statistic &numFused;
 };
 
@@ -153,7 +175,8 @@ struct EPLFuseElementwisePass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseProducer>(&getContext(), keepContractions, numFused);
+    patterns.add<FuseProducer>(&getContext(), keepContractions,
+                               minReductionThreads, numFused);
     patterns.add<ReadFilledScalar>(&getContext(), keepContractions,
                                    numScalarReads);
     // One operand per value read the same way (`x * x` of a producer reads

@@ -650,6 +650,67 @@ def EPLParallelizeScattersPass : Pass<"epl-parallelize-scatters"> {
   ];
 }
 
+def EPLSplitReductionsPass : Pass<"epl-split-reductions"> {
+  let summary = "Splits a long reduction over few results into parts reduced in parallel";
+  let description = [{
+    On a GPU each result of a reduction is one thread, which runs the
+    reduction's loop: a loss's sum over the batch is one thread over every
+    example, a bias's gradient a few hundred threads over batch and
+    sequence. This pass splits such a reduction, where it has fewer than
+    `target-threads` results, into `ratio` parts, value `r` of the
+    reduction in part `r mod ratio` (neighbouring threads read neighbouring
+    values), reduced in parallel into partial results that a second
+    reduction combines, itself split again while it is long. The ratio
+    gives about `target-threads` threads in all, each reducing at least
+    `min-per-thread` values, and divides the reduction's length (a length
+    with no such divisor is left whole). Several reduction loops are made
+    one first where they are neighbours in every operand.
+
+    The split is upstream's `linalg::splitReduction`; this pass picks what
+    to split and by how much. It splits a `linalg.generic` on tensors with
+    one result and static loops whose body combines each value into the
+    accumulator with one operation of a neutral element (a sum, a product,
+    a maximum) and does not read its position; contractions cuBLAS runs
+    (`epl-matmul-to-runtime`) stay whole. A maximum is exact; a sum or
+    product is added in another order, as every GPU library does, and
+    differs from the CPU's in its last bits.
+
+    ```mlir
+    // The sum of 65536 values: one thread.
+    %s = linalg.generic {indexing_maps = [affine_map<(r) -> (r)>, affine_map<(r) -> ()>],
+                         iterator_types = ["reduction"]}
+        ins(%x : tensor<65536xf32>) outs(%zero : tensor<f32>) {...}
+    ```
+    becomes, with `target-threads=4096 min-per-thread=16`, 4096 threads
+    each summing 16 values, 256 threads summing 16 of those, 16 threads
+    summing 16, and one thread summing the last 16:
+
+    ```mlir
+    %x2 = tensor.expand_shape %x [[0, 1]] output_shape [16, 4096]
+            : tensor<65536xf32> into tensor<16x4096xf32>
+    %p = linalg.generic {indexing_maps = [affine_map<(j, k) -> (j, k)>, affine_map<(j, k) -> (k)>],
+                         iterator_types = ["reduction", "parallel"]}
+        ins(%x2 : tensor<16x4096xf32>) outs(%zeros : tensor<4096xf32>) {...}
+    ...
+    ```
+  }];
+  let options = [
+    Option<"targetThreads", "target-threads", "int64_t", /*default=*/"65536",
+           "Split reductions with fewer results than this, into about this "
+           "many threads">,
+    Option<"minPerThread", "min-per-thread", "int64_t", /*default=*/"16",
+           "Values each thread reduces at least">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numSplit", "split", "Reductions split">,
+  ];
+}
+
 def EPLSplitStridedWindowsPass : Pass<"epl-split-strided-windows"> {
   let summary = "Splits a contraction over a stride-spread input into one contraction per phase";
   let description = [{
@@ -798,6 +859,13 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
     The arithmetic is unchanged, op for op: fused and unfused steps compute
     the same bits.
 
+    On a GPU each result of a reduction is a thread, so a producer other
+    ops read too stays out of a reduction with fewer results than
+    `min-reduction-threads`: fused, its whole result would be written by
+    those few threads (a ReLU's gradient, 4096x16, by the 16 threads of its
+    bias's gradient), and the reduction could not be split
+    (`epl-split-reductions`). It is then a kernel of its own.
+
     A consumer that reads a tensor of one repeated scalar (a `linalg.fill`,
     or its generic form) where the producer cannot fuse (ReLU's `max(h, 0)`
     whose zeros are also the init of the matmul before it) reads the scalar
@@ -823,6 +891,11 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
   let options = [
     Option<"keepContractions", "keep-contractions", "bool", /*default=*/"true",
            "Do not fuse into contractions, which BLAS runs">,
+    Option<"minReductionThreads", "min-reduction-threads", "int64_t",
+           /*default=*/"0",
+           "Do not fuse a producer other ops read too into a reduction with "
+           "fewer results than this (on a GPU: its result would be written "
+           "by that few threads)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
   let statistics = [

@@ -1,0 +1,130 @@
+// RUN: epl-opt %s --epl-split-reductions="target-threads=4096" --split-input-file | FileCheck %s
+// RUN: not epl-opt %s --epl-split-reductions="target-threads=0" 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not epl-opt %s --epl-split-reductions="min-per-thread=1" 2>&1 | FileCheck %s --check-prefix=CHUNK
+
+// THREADS: epl-split-reductions: target-threads must be at least 1, not 0
+// CHUNK: epl-split-reductions: min-per-thread must be at least 2, not 1
+
+// A sum of 65536 values into one result: 4096 threads of 16 values (value
+// r in part r mod 4096: neighbouring threads read neighbouring values),
+// then the 4096 partial sums split again (256 threads, 16 threads), and
+// one thread sums the last 16 into the original accumulator.
+// CHECK-LABEL: func.func @total
+// CHECK-SAME: (%[[X:.*]]: tensor<65536xf32>, %[[Z:.*]]: tensor<f32>)
+// CHECK: %[[X2:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0, 1]] output_shape [16, 4096]
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[P0:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<4096xf32>)
+// CHECK: %[[S0:.*]] = linalg.generic {indexing_maps = [#[[ID2:.*]], #[[INNER:.*]]], iterator_types = ["reduction", "parallel"]} ins(%[[X2]] : tensor<16x4096xf32>) outs(%[[P0]] : tensor<4096xf32>)
+// CHECK: tensor.expand_shape %[[S0]] {{\[\[}}0, 1]] output_shape [16, 256]
+// CHECK: %[[S1:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} {{.*}} outs(%{{.*}} : tensor<256xf32>)
+// CHECK: tensor.expand_shape %[[S1]] {{\[\[}}0, 1]] output_shape [16, 16]
+// CHECK: %[[S2:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} {{.*}} outs(%{{.*}} : tensor<16xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[S2]] : tensor<16xf32>) outs(%[[Z]] : tensor<f32>)
+// CHECK: return %[[S]]
+func.func @total(%x: tensor<65536xf32>, %z: tensor<f32>) -> tensor<f32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(r) -> (r)>, affine_map<(r) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%x : tensor<65536xf32>) outs(%z : tensor<f32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
+}
+
+// -----
+
+// A bias's gradient over batch and sequence: the two reduction loops become
+// one (4096 values for each of 64 results), split in 64 (64 x 64 threads,
+// the result's dimension fastest), the body's square included.
+// CHECK-LABEL: func.func @bias_gradient
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<32x128x64xf32> into tensor<4096x64xf32>
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[C]] {{\[\[}}0, 1], [2]] output_shape [64, 64, 64]
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[E]] : tensor<64x64x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} {{.*}} outs(%{{.*}} : tensor<4x64xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} {{.*}} outs(%arg1 : tensor<64xf32>)
+#m3 = affine_map<(b, s, n) -> (b, s, n)>
+#n3 = affine_map<(b, s, n) -> (n)>
+func.func @bias_gradient(%x: tensor<32x128x64xf32>, %z: tensor<64xf32>) -> tensor<64xf32> {
+  %s = linalg.generic {indexing_maps = [#m3, #n3], iterator_types = ["reduction", "reduction", "parallel"]}
+      ins(%x : tensor<32x128x64xf32>) outs(%z : tensor<64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %a : f32
+    %t = arith.addf %o, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<64xf32>
+  return %s : tensor<64xf32>
+}
+
+// -----
+
+// A maximum along rows: the parts start from -inf; the new parallel loop
+// is just inside the reduction's, so thread (row, k) reads row[j * 256 + k].
+// CHECK-LABEL: func.func @row_max
+// CHECK: tensor.expand_shape %arg0 {{\[\[}}0], [1, 2]] output_shape [4, 16, 256]
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "reduction", "parallel"]} {{.*}} outs(%{{.*}} : tensor<4x256xf32>)
+// CHECK: arith.maximumf
+func.func @row_max(%x: tensor<4x4096xf32>, %z: tensor<4xf32>) -> tensor<4xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(p, r) -> (p, r)>, affine_map<(p, r) -> (p)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<4x4096xf32>) outs(%z : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.maximumf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// Left whole: enough results for the threads; a length with no divisor
+// (4099 is prime); a body that reads its position; a GEMM, which cuBLAS
+// runs; short reductions.
+// CHECK-LABEL: func.func @left_whole
+// CHECK-NOT: tensor.expand_shape
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: return
+func.func @left_whole(%many: tensor<4096x64xf32>, %z4096: tensor<4096xf32>,
+                      %prime: tensor<4099xf32>, %z: tensor<f32>,
+                      %a: tensor<8x512xf32>, %b: tensor<512x8xf32>, %c: tensor<8x8xf32>,
+                      %short: tensor<16xf32>, %long: tensor<65536xf32>)
+    -> (tensor<4096xf32>, tensor<f32>, tensor<f32>, tensor<8x8xf32>, tensor<f32>) {
+  %rows = linalg.generic {indexing_maps = [affine_map<(p, r) -> (p, r)>, affine_map<(p, r) -> (p)>],
+                          iterator_types = ["parallel", "reduction"]}
+      ins(%many : tensor<4096x64xf32>) outs(%z4096 : tensor<4096xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.addf %x, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<4096xf32>
+  %p = linalg.generic {indexing_maps = [affine_map<(r) -> (r)>, affine_map<(r) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%prime : tensor<4099xf32>) outs(%z : tensor<f32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.addf %x, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<f32>
+  %i = linalg.generic {indexing_maps = [affine_map<(r) -> (r)>, affine_map<(r) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%long : tensor<65536xf32>) outs(%z : tensor<f32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = linalg.index 0 : index
+    %ri = arith.index_cast %r : index to i32
+    %rf = arith.sitofp %ri : i32 to f32
+    %w = arith.mulf %x, %rf : f32
+    %t = arith.addf %w, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<f32>
+  %mm = linalg.matmul ins(%a, %b : tensor<8x512xf32>, tensor<512x8xf32>)
+                      outs(%c : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(r) -> (r)>, affine_map<(r) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%short : tensor<16xf32>) outs(%z : tensor<f32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.addf %x, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<f32>
+  return %rows, %p, %i, %mm, %s : tensor<4096xf32>, tensor<f32>, tensor<f32>, tensor<8x8xf32>, tensor<f32>
+}
