@@ -82,7 +82,8 @@ func.func @row_max(%x: tensor<4x4096xf32>, %z: tensor<4xf32>) -> tensor<4xf32> {
 
 // Left whole: enough results for the threads; a length with no divisor
 // (4099 is prime); a body that reads its position; a GEMM, which cuBLAS
-// runs; short reductions.
+// runs; short reductions; no results at all; an index maximum (upstream
+// has no valid neutral constant for it).
 // CHECK-LABEL: func.func @left_whole
 // CHECK-NOT: tensor.expand_shape
 // CHECK-NOT: tensor.collapse_shape
@@ -90,8 +91,11 @@ func.func @row_max(%x: tensor<4x4096xf32>, %z: tensor<4xf32>) -> tensor<4xf32> {
 func.func @left_whole(%many: tensor<4096x64xf32>, %z4096: tensor<4096xf32>,
                       %prime: tensor<4099xf32>, %z: tensor<f32>,
                       %a: tensor<8x512xf32>, %b: tensor<512x8xf32>, %c: tensor<8x8xf32>,
-                      %short: tensor<16xf32>, %long: tensor<65536xf32>)
-    -> (tensor<4096xf32>, tensor<f32>, tensor<f32>, tensor<8x8xf32>, tensor<f32>) {
+                      %short: tensor<16xf32>, %long: tensor<65536xf32>,
+                      %none: tensor<0x4096xf32>, %znone: tensor<0xf32>,
+                      %ids: tensor<4096xindex>, %zid: tensor<index>)
+    -> (tensor<4096xf32>, tensor<f32>, tensor<f32>, tensor<8x8xf32>, tensor<f32>,
+        tensor<0xf32>, tensor<index>) {
   %rows = linalg.generic {indexing_maps = [affine_map<(p, r) -> (p, r)>, affine_map<(p, r) -> (p)>],
                           iterator_types = ["parallel", "reduction"]}
       ins(%many : tensor<4096x64xf32>) outs(%z4096 : tensor<4096xf32>) {
@@ -126,5 +130,20 @@ func.func @left_whole(%many: tensor<4096x64xf32>, %z4096: tensor<4096xf32>,
     %t = arith.addf %x, %o : f32
     linalg.yield %t : f32
   } -> tensor<f32>
-  return %rows, %p, %i, %mm, %s : tensor<4096xf32>, tensor<f32>, tensor<f32>, tensor<8x8xf32>, tensor<f32>
+  %n = linalg.generic {indexing_maps = [affine_map<(p, r) -> (p, r)>, affine_map<(p, r) -> (p)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%none : tensor<0x4096xf32>) outs(%znone : tensor<0xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %t = arith.addf %x, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<0xf32>
+  %m = linalg.generic {indexing_maps = [affine_map<(r) -> (r)>, affine_map<(r) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%ids : tensor<4096xindex>) outs(%zid : tensor<index>) {
+  ^bb0(%x: index, %o: index):
+    %t = arith.maxsi %x, %o : index
+    linalg.yield %t : index
+  } -> tensor<index>
+  return %rows, %p, %i, %mm, %s, %n, %m
+      : tensor<4096xf32>, tensor<f32>, tensor<f32>, tensor<8x8xf32>, tensor<f32>, tensor<0xf32>, tensor<index>
 }

@@ -168,7 +168,11 @@ def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
 
     A bufferized `scf.forall` (a scatter-add's independent rows, see
     epl-parallelize-scatters) becomes a launch of one thread per iteration,
-    flattened like a linalg op's points, each running its iteration's body.
+    flattened like a linalg op's points, each running its iteration's body
+    (a loop nested in it runs in the thread). One whose body cannot move
+    into a kernel (it allocates, calls the host, or holds a linalg op,
+    launched by then) stays a host loop, each iteration's buffer accesses
+    a launch of one thread.
     Other code that reads or writes buffers (the loops `epl.scatter_add`
     decomposes into: a gradient scattered into the rows its gather read,
     where two ids may name one row) runs as a launch of one thread, in its

@@ -56,10 +56,13 @@ gpu::LaunchOp createFlatLaunch(OpBuilder &b, Location loc,
                                ArrayRef<Value> sizes, int64_t threadsPerBlock,
                                SmallVectorImpl<Value> &point) {
   std::optional<int64_t> staticPoints = 1;
-  for (int64_t size : staticSizes)
-    staticPoints = ShapedType::isDynamic(size)
-                       ? std::nullopt
-                       : std::optional(*staticPoints * size);
+  for (int64_t size : staticSizes) {
+    // One dynamic size makes the count dynamic, whatever follows it.
+    if (!staticPoints || ShapedType::isDynamic(size))
+      staticPoints = std::nullopt;
+    else
+      *staticPoints *= size;
+  }
   if (staticPoints == 0)
     return nullptr;
   auto constant = [&](int64_t v) {
@@ -346,7 +349,7 @@ bool convertForallToLaunch(scf::ForallOp forall, int64_t threadsPerBlock,
                            u = getConstantIntValue(ub),
                            s = getConstantIntValue(step);
     if (l && u && s) {
-      int64_t count = std::max<int64_t>(0, llvm::divideCeil(*u - *l, *s));
+      int64_t count = *u <= *l ? 0 : llvm::divideCeilSigned(*u - *l, *s);
       staticCounts.push_back(count);
       counts.push_back(arith::ConstantIndexOp::create(b, loc, count));
       continue;

@@ -209,6 +209,45 @@ func.func @strided_rows(%out: memref<?xf32>, %n: index) {
 
 // -----
 
+// A dynamic size then a static one: n * 4 threads, however many blocks
+// that makes (before, the static size alone was counted: one block of 4).
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK: %[[N:.*]] = memref.dim %arg0, %c0
+// CHECK: %[[C256:.*]] = arith.constant 256 : index
+// CHECK: %[[PN:.*]] = arith.muli %{{.*}}, %[[N]]
+// CHECK: %[[P:.*]] = arith.muli %[[PN]], %c4
+// CHECK: %[[B:.*]] = arith.ceildivui %[[P]], %[[C256]]
+// CHECK: %[[G:.*]] = arith.maxui %[[B]]
+// CHECK: gpu.launch blocks(%{{.*}}) in (%{{.*}} = %[[G]], %{{.*}}) threads(%{{.*}}) in (%{{.*}} = %[[C256]],
+// CHECK: arith.cmpi ult, %{{.*}}, %[[P]]
+func.func @dynamic_rows(%a: memref<?x4xf32>, %out: memref<?x4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<?x4xf32>) outs(%out : memref<?x4xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+// A loop with no iterations (its upper bound below its lower one) is no
+// launch.
+// CHECK-LABEL: func.func @no_iterations
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @no_iterations(%out: memref<16xf32>) {
+  %one = arith.constant 1.0 : f32
+  scf.forall (%i) = (10) to (2) step (3) {
+    memref.store %one, %out[%i] : memref<16xf32>
+  }
+  return
+}
+
+// -----
+
 // A body that allocates cannot move into a kernel: the loop stays on the
 // host, and each iteration's buffer accesses run as one thread.
 // CHECK-LABEL: func.func @allocating_rows

@@ -130,6 +130,17 @@ func.func @scatter_add(%u: tensor<3x2xf32>, %i: tensor<3x2xi64>, %j: tensor<3x2x
   return %r : tensor<5x4xf32>
 }
 
+// Every dimension a batching one: no index tensors (a row of
+// epl-parallelize-scatters whose destination is the batching dimensions).
+// CHECK-LABEL: func.func @scatter_add_all_batching
+// CHECK: epl.scatter_add %{{.*}} at () into %{{.*}} {dest_batching_dims = array<i64: 0>, updates_batching_dims = array<i64: 0>} : tensor<3xf32> into tensor<3xf32>
+func.func @scatter_add_all_batching(%u: tensor<3xf32>, %d: tensor<3xf32>) -> tensor<3xf32> {
+  %r = epl.scatter_add %u at () into %d
+         {dest_batching_dims = array<i64: 0>, updates_batching_dims = array<i64: 0>}
+         : tensor<3xf32> into tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
 // Row b of %d gets %u[b] at column %i[b] (batching dimension 0).
 // CHECK-LABEL: func.func @scatter_add_batching
 // CHECK: epl.scatter_add %{{.*}} at (%{{.*}}) into %{{.*}} {dest_batching_dims = array<i64: 0>, updates_batching_dims = array<i64: 0>} : tensor<3xf32>, tensor<3xi64> into tensor<3x4xf32>

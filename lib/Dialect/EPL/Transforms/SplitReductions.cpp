@@ -47,6 +47,9 @@ std::optional<SmallVector<unsigned>> splittableReduction(linalg::GenericOp op) {
       ShapedType::isDynamicShape(op.getStaticLoopRanges()) ||
       !op.getBody()->getOps<linalg::IndexOp>().empty() || isGemm(op))
     return std::nullopt;
+  // (Upstream's neutral element of an index maximum is no valid constant.)
+  if (!isa<FloatType, IntegerType>(op.getRegionOutputArgs()[0].getType()))
+    return std::nullopt;
   SmallVector<Operation *> combiners;
   if (!matchReduction(op.getRegionOutputArgs(), 0, combiners) ||
       combiners.size() != 1 || !arith::getNeutralElement(combiners.front()))
@@ -82,7 +85,7 @@ struct EPLSplitReductionsPass
   /// each reducing at least `minPerThread` values, and a divisor of
   /// `reduced` (1: not split).
   int64_t ratioFor(int64_t points, int64_t reduced) const {
-    if (points >= targetThreads)
+    if (points == 0 || points >= targetThreads)
       return 1;
     int64_t limit = std::min<int64_t>(llvm::divideCeil(targetThreads, points),
                                       reduced / minPerThread);

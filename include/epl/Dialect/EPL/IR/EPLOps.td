@@ -408,7 +408,7 @@ def EPL_ScatterAddOp : EPL_Op<"scatter_add", [
   let results = (outs RankedTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
     $updates `at` ` ` `(` $indices `)` `into` $dest attr-dict `:` type($updates)
-    `,` type($indices) `into` type($dest)
+    (`,` type($indices)^)? `into` type($dest)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

@@ -671,9 +671,10 @@ def EPLSplitReductionsPass : Pass<"epl-split-reductions"> {
     one result and static loops whose body combines each value into the
     accumulator with one operation of a neutral element (a sum, a product,
     a maximum) and does not read its position; contractions cuBLAS runs
-    (`epl-matmul-to-runtime`) stay whole. A maximum is exact; a sum or
-    product is added in another order, as every GPU library does, and
-    differs from the CPU's in its last bits.
+    (`epl-matmul-to-runtime`) stay whole, and so does a reduction of
+    `index` values. Integer reductions and `arith.maximumf`/`minimumf` are
+    exact; a float sum or product is computed in another order, as every
+    GPU library does, and differs from the CPU's in its last bits.
 
     ```mlir
     // The sum of 65536 values: one thread.
