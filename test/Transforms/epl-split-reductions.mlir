@@ -34,13 +34,13 @@ func.func @total(%x: tensor<65536xf32>, %z: tensor<f32>) -> tensor<f32> {
 
 // -----
 
-// A bias's gradient over batch and sequence: the two reduction loops become
-// one (4096 values for each of 64 results), split in 64 (64 x 64 threads,
-// the result's dimension fastest), the body's square included.
+// A bias's gradient over batch (32) and sequence (128): the loop with the
+// most parts is split, the sequence in 64 (4096 threads of 64 values, the
+// result's dimension fastest), the body's square included; the 64 parts
+// of each result are then combined 16 at a time (256 threads), then 4.
 // CHECK-LABEL: func.func @bias_gradient
-// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0, 1], [2]] : tensor<32x128x64xf32> into tensor<4096x64xf32>
-// CHECK: %[[E:.*]] = tensor.expand_shape %[[C]] {{\[\[}}0, 1], [2]] output_shape [64, 64, 64]
-// CHECK: %[[P:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} ins(%[[E]] : tensor<64x64x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %arg0 {{\[\[}}0], [1, 2], [3]] output_shape [32, 2, 64, 64]
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[ALL:.*]], #[[PART:.*]]], iterator_types = ["reduction", "reduction", "parallel", "parallel"]} ins(%[[E]] : tensor<32x2x64x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel"]} {{.*}} outs(%{{.*}} : tensor<4x64xf32>)
@@ -56,6 +56,27 @@ func.func @bias_gradient(%x: tensor<32x128x64xf32>, %z: tensor<64xf32>) -> tenso
     linalg.yield %t : f32
   } -> tensor<64xf32>
   return %s : tensor<64xf32>
+}
+
+// -----
+
+// Batch norm's mean as torch writes it: a keep-dim sum over batch, height
+// and width. The unit dimensions go first; the batch (the loop with the
+// most parts, 32) is split, 2048 threads each summing a 16x16 plane.
+// CHECK-LABEL: func.func @batch_norm_mean
+// CHECK: %[[Z:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1, 2, 3]] : tensor<1x64x1x1xf32> into tensor<64xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "reduction", "reduction"]} {{.*}} outs(%{{.*}} : tensor<32x64xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]} {{.*}} outs(%[[Z]] : tensor<64xf32>)
+// CHECK: tensor.expand_shape %[[S]] {{\[\[}}0, 1, 2, 3]] output_shape [1, 64, 1, 1]
+func.func @batch_norm_mean(%x: tensor<32x64x16x16xf32>, %z: tensor<1x64x1x1xf32>) -> tensor<1x64x1x1xf32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(n, c, h, w) -> (n, c, h, w)>, affine_map<(n, c, h, w) -> (0, c, 0, 0)>],
+                       iterator_types = ["reduction", "parallel", "reduction", "reduction"]}
+      ins(%x : tensor<32x64x16x16xf32>) outs(%z : tensor<1x64x1x1xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %t = arith.addf %a, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<1x64x1x1xf32>
+  return %s : tensor<1x64x1x1xf32>
 }
 
 // -----

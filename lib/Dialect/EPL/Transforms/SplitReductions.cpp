@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Linalg/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::epl {
@@ -33,17 +34,25 @@ bool isGemm(linalg::LinalgOp op) {
          !dims->k.empty();
 }
 
+/// Whether every operand of `op` is read through a projected permutation
+/// of its loops, or (`unitDims`) also at 0 along some dimensions (a
+/// keep-dim reduction's result, `(n, c, h, w) -> (0, c, 0, 0)`).
+bool readsProjections(linalg::GenericOp op, bool unitDims) {
+  return llvm::all_of(op.getIndexingMapsArray(), [&](AffineMap map) {
+    return map.isProjectedPermutation(unitDims);
+  });
+}
+
 /// The loops `op` reduces over, if splitting them is exact up to the
 /// order of the combiner's operations: one result, on tensors, static
-/// loops, read through projected permutations, a body that does not read
-/// its position and combines each value into its accumulator with one
-/// operation that has a neutral element (a sum, a product, a max).
-std::optional<SmallVector<unsigned>> splittableReduction(linalg::GenericOp op) {
+/// loops, read through projected permutations (`unitDims`: or at 0 along
+/// unit dimensions), a body that does not read its position and combines
+/// each value into its accumulator with one operation that has a neutral
+/// element (a sum, a product, a max).
+std::optional<SmallVector<unsigned>> splittableReduction(linalg::GenericOp op,
+                                                         bool unitDims) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() == 0 ||
-      !llvm::all_of(
-          op.getIndexingMapsArray(),
-          [](AffineMap map) { return map.isProjectedPermutation(); }) ||
+      op.getNumReductionLoops() == 0 || !readsProjections(op, unitDims) ||
       ShapedType::isDynamicShape(op.getStaticLoopRanges()) ||
       !op.getBody()->getOps<linalg::IndexOp>().empty() || isGemm(op))
     return std::nullopt;
@@ -57,6 +66,103 @@ std::optional<SmallVector<unsigned>> splittableReduction(linalg::GenericOp op) {
   SmallVector<unsigned> dims;
   op.getReductionDims(dims);
   return dims;
+}
+
+/// `op`, a reduction with one result, its reduction loop `d` split into
+/// `ratio` parts: value `r` of the loop goes to part `r mod ratio`. The
+/// first op reduces each part, the loop made an outer reduction loop of
+/// size / ratio and an inner parallel one of `ratio` (neighbouring threads
+/// read neighbouring values), into partial results starting from
+/// `neutral`, the part their dimension `index` (where the loop's place is
+/// among the result's); the second combines the parts into `op`'s result
+/// with `combiner`.
+std::pair<linalg::GenericOp, linalg::GenericOp>
+splitLoop(RewriterBase &rewriter, linalg::GenericOp op, unsigned d,
+          int64_t ratio, Operation *combiner, TypedAttr neutral) {
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  unsigned loops = op.getNumLoops() + 1;
+  auto dim = [&](unsigned old) {
+    return getAffineDimExpr(old <= d ? old : old + 1, ctx);
+  };
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    Value value = input->get();
+    SmallVector<AffineExpr> exprs;
+    SmallVector<int64_t> shape;
+    SmallVector<ReassociationIndices> groups;
+    bool expands = false;
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      unsigned old = cast<AffineDimExpr>(e).getPosition();
+      int64_t size = cast<RankedTensorType>(value.getType()).getDimSize(i);
+      int64_t next = shape.size();
+      if (old == d) {
+        shape.append({size / ratio, ratio});
+        exprs.append({dim(d), getAffineDimExpr(d + 1, ctx)});
+        groups.push_back({next, next + 1});
+        expands = true;
+        continue;
+      }
+      shape.push_back(size);
+      exprs.push_back(dim(old));
+      groups.push_back({next});
+    }
+    if (expands)
+      value = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get(shape, getElementTypeOrSelf(value.getType())),
+          value, groups);
+    inputs.push_back(value);
+    maps.push_back(AffineMap::get(loops, 0, exprs, ctx));
+  }
+
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap resultMap = op.getMatchingIndexingMap(init);
+  auto resultType = cast<RankedTensorType>(init->get().getType());
+  unsigned index = llvm::count_if(resultMap.getResults(), [&](AffineExpr e) {
+    return cast<AffineDimExpr>(e).getPosition() < d;
+  });
+  SmallVector<int64_t> partShape(resultType.getShape());
+  partShape.insert(partShape.begin() + index, ratio);
+  SmallVector<AffineExpr> partExprs;
+  for (AffineExpr e : resultMap.getResults())
+    partExprs.push_back(dim(cast<AffineDimExpr>(e).getPosition()));
+  partExprs.insert(partExprs.begin() + index, getAffineDimExpr(d + 1, ctx));
+  maps.push_back(AffineMap::get(loops, 0, partExprs, ctx));
+  Value empty = tensor::EmptyOp::create(rewriter, loc, partShape,
+                                        resultType.getElementType());
+  Value start = arith::ConstantOp::create(rewriter, loc, neutral);
+  Value filled =
+      linalg::FillOp::create(rewriter, loc, start, empty).getResult(0);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators.insert(iterators.begin() + d + 1, utils::IteratorType::parallel);
+  auto parts = linalg::GenericOp::create(rewriter, loc, filled.getType(),
+                                         inputs, filled, maps, iterators);
+  rewriter.cloneRegionBefore(op.getRegion(), parts.getRegion(),
+                             parts.getRegion().begin());
+
+  unsigned rank = partShape.size();
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> combineIterators;
+  for (unsigned i = 0; i < rank; ++i) {
+    combineIterators.push_back(i == index ? utils::IteratorType::reduction
+                                          : utils::IteratorType::parallel);
+    if (i != index)
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+  }
+  auto combine = linalg::GenericOp::create(
+      rewriter, loc, op->getResultTypes(), parts.getResult(0), init->get(),
+      {AffineMap::getMultiDimIdentityMap(rank, ctx),
+       AffineMap::get(rank, 0, outExprs, ctx)},
+      combineIterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        Operation *combined = b.clone(*combiner);
+        combined->setOperands({args[0], args[1]});
+        linalg::YieldOp::create(b, l, combined->getResult(0));
+      });
+  rewriter.replaceOp(op, combine.getResults());
+  return {parts, combine};
 }
 
 struct EPLSplitReductionsPass
@@ -80,91 +186,70 @@ struct EPLSplitReductionsPass
     return success();
   }
 
-  /// How many parts to split a reduction of `reduced` values at each of
-  /// `points` results into: enough for `targetThreads` threads in all,
-  /// each reducing at least `minPerThread` values, and a divisor of
-  /// `reduced` (1: not split).
-  int64_t ratioFor(int64_t points, int64_t reduced) const {
-    if (points == 0 || points >= targetThreads)
-      return 1;
-    int64_t limit = std::min<int64_t>(llvm::divideCeil(targetThreads, points),
-                                      reduced / minPerThread);
-    for (int64_t ratio = limit; ratio > 1; --ratio)
-      if (reduced % ratio == 0)
-        return ratio;
-    return 1;
-  }
-
-  /// Splits `op` if it is worth it; the op combining the parts, itself a
-  /// reduction, is tried next.
-  void split(IRRewriter &rewriter, linalg::GenericOp op,
-             SmallVectorImpl<linalg::GenericOp> &worklist) {
-    std::optional<SmallVector<unsigned>> reduction = splittableReduction(op);
-    if (!reduction)
-      return;
+  /// The reduction loop of `op` to split, and into how many parts: about
+  /// `targetThreads` threads in all, each reducing at least
+  /// `minPerThread` values, the parts a divisor of the loop's size (the
+  /// loop with the most parts; of equals the innermost, along memory).
+  /// Nothing where no loop splits into `kMinParts` parts.
+  std::optional<std::pair<unsigned, int64_t>>
+  choose(linalg::GenericOp op, ArrayRef<unsigned> reduction) const {
+    // Fewer parts save less than the combining launch costs.
+    constexpr int64_t kMinParts = 4;
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     int64_t points = 1, reduced = 1;
     for (auto [d, size] : llvm::enumerate(sizes))
-      (llvm::is_contained(*reduction, d) ? reduced : points) *= size;
-    int64_t ratio = ratioFor(points, reduced);
-    if (ratio == 1)
+      (llvm::is_contained(reduction, d) ? reduced : points) *= size;
+    if (points == 0 || points >= targetThreads)
+      return std::nullopt;
+    int64_t limit = std::min<int64_t>(llvm::divideCeil(targetThreads, points),
+                                      reduced / minPerThread);
+    std::optional<std::pair<unsigned, int64_t>> best;
+    for (unsigned d : reduction) {
+      int64_t parts = std::min(limit, sizes[d]);
+      while (parts >= kMinParts && sizes[d] % parts != 0)
+        --parts;
+      if (parts >= kMinParts && (!best || parts >= best->second))
+        best = {d, parts};
+    }
+    return best;
+  }
+
+  /// Splits `op` if it is worth it; the parts and the op combining them,
+  /// themselves reductions, are tried next.
+  void split(IRRewriter &rewriter, linalg::GenericOp op,
+             SmallVectorImpl<linalg::GenericOp> &worklist) {
+    std::optional<SmallVector<unsigned>> reduction =
+        splittableReduction(op, /*unitDims=*/true);
+    if (!reduction || !choose(op, *reduction))
       return;
 
-    linalg::LinalgOp target = op;
     rewriter.setInsertionPoint(op);
-    // Several reduction loops (a bias's gradient over batch and sequence)
-    // become one where they are neighbours in every operand.
-    if (reduction->size() > 1) {
-      ReassociationIndices group(reduction->begin(), reduction->end());
-      bool consecutive =
-          llvm::all_of(llvm::seq<size_t>(1, group.size()),
-                       [&](size_t i) { return group[i] == group[i - 1] + 1; });
-      if (!consecutive ||
-          !linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), group))
+    // A keep-dim reduction (torch's `sum(x, [0, 2, 3], keepdim=True)`, batch
+    // norm's statistics) reads and writes its unit dimensions at 0: they
+    // go first (upstream's dropUnitDims, reshaping the operands).
+    if (!readsProjections(op, /*unitDims=*/false)) {
+      FailureOr<linalg::DropUnitDimsResult> dropped =
+          linalg::dropUnitDims(rewriter, op, linalg::ControlDropUnitDims());
+      if (failed(dropped))
         return;
-      SmallVector<ReassociationIndices> loops;
-      for (int64_t d = 0, e = sizes.size(); d < e; ++d) {
-        if (d == group.front())
-          loops.push_back(group);
-        else if (!llvm::is_contained(group, d))
-          loops.push_back({d});
-      }
-      FailureOr<linalg::CollapseResult> collapsed =
-          linalg::collapseOpIterationDims(op, loops, rewriter);
-      if (failed(collapsed))
+      rewriter.replaceOp(op, dropped->replacements);
+      op = cast<linalg::GenericOp>(dropped->resultOp.getOperation());
+      reduction = splittableReduction(op, /*unitDims=*/false);
+      if (!reduction)
         return;
-      rewriter.replaceOp(op, collapsed->results);
-      target = collapsed->collapsedOp;
     }
-
-    // The new parallel loop takes the reduction loop's place, just inside
-    // it (a value's part is its position modulo the ratio): neighbouring
-    // threads read neighbouring values where the reduction runs along
-    // memory, and the partial results are laid out in the loops' order.
-    SmallVector<unsigned> reductionDims;
-    target.getReductionDims(reductionDims);
-    unsigned d = reductionDims.front();
-    AffineMap resultMap =
-        target.getMatchingIndexingMap(target.getDpsInitOperand(0));
-    unsigned index = llvm::count_if(resultMap.getResults(), [&](AffineExpr e) {
-      auto dim = dyn_cast<AffineDimExpr>(e);
-      return dim && dim.getPosition() < d;
-    });
-    auto control = [&](linalg::LinalgOp) {
-      return linalg::SplitReductionOptions{ratio, index,
-                                           /*innerParallel=*/true};
-    };
-    FailureOr<linalg::SplitReductionResult> result =
-        linalg::splitReduction(rewriter, target, control);
-    if (failed(result)) {
-      target->emitOpError("epl-split-reductions: could not split this "
-                          "reduction, which it found splittable");
-      return signalPassFailure();
-    }
+    std::optional<std::pair<unsigned, int64_t>> chosen = choose(op, *reduction);
+    if (!chosen)
+      return;
+    rewriter.setInsertionPoint(op);
+    SmallVector<Operation *> combiners;
+    matchReduction(op.getRegionOutputArgs(), 0, combiners);
+    auto [parts, combine] =
+        splitLoop(rewriter, op, chosen->first, chosen->second,
+                  combiners.front(), *arith::getNeutralElement(combiners[0]));
     ++numSplit;
-    if (auto combining =
-            dyn_cast<linalg::GenericOp>(*result->resultCombiningLinalgOp))
-      worklist.push_back(combining);
+    worklist.push_back(parts);
+    worklist.push_back(combine);
   }
 
   void runOnOperation() override {

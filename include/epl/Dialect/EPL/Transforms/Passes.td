@@ -657,20 +657,23 @@ def EPLSplitReductionsPass : Pass<"epl-split-reductions"> {
     reduction's loop: a loss's sum over the batch is one thread over every
     example, a bias's gradient a few hundred threads over batch and
     sequence. This pass splits such a reduction, where it has fewer than
-    `target-threads` results, into `ratio` parts, value `r` of the
-    reduction in part `r mod ratio` (neighbouring threads read neighbouring
-    values), reduced in parallel into partial results that a second
-    reduction combines, itself split again while it is long. The ratio
-    gives about `target-threads` threads in all, each reducing at least
-    `min-per-thread` values, and divides the reduction's length (a length
-    with no such divisor is left whole). Several reduction loops are made
-    one first where they are neighbours in every operand.
+    `target-threads` results, along one of its reduction loops into
+    parts: value `r` of the loop goes to part `r mod parts` (neighbouring
+    threads read neighbouring values). The parts are reduced in parallel
+    into partial results, which a second reduction combines; both are
+    split again while they are long. The loop and the number of parts give
+    about `target-threads` threads in all, each reducing at least
+    `min-per-thread` values, the parts a divisor of the loop's size (of
+    the loops, the one with the most parts; a reduction with no loop of at
+    least 4 parts is left whole). A keep-dim reduction
+    (`(n, c, h, w) -> (0, c, 0, 0)`, batch norm's statistics as torch
+    writes them) has its unit dimensions dropped first (upstream's
+    `linalg::dropUnitDims`).
 
-    The split is upstream's `linalg::splitReduction`; this pass picks what
-    to split and by how much. It splits a `linalg.generic` on tensors with
-    one result and static loops whose body combines each value into the
-    accumulator with one operation of a neutral element (a sum, a product,
-    a maximum) and does not read its position; contractions cuBLAS runs
+    It splits a `linalg.generic` on tensors with one result and static
+    loops whose body combines each value into the accumulator with one
+    operation of a neutral element (a sum, a product, a maximum) and does
+    not read its position; contractions cuBLAS runs
     (`epl-matmul-to-runtime`) stay whole, and so does a reduction of
     `index` values. Integer reductions and `arith.maximumf`/`minimumf` are
     exact; a float sum or product is computed in another order, as every
