@@ -52,25 +52,37 @@ bool mayBeWritten(Value buffer, Operation *upload) {
   return false;
 }
 
-/// The first and last ops of `block` that use one of `values` or a view of
-/// it, if every use is in `block` or nested in it.
+/// The first and last ops of `block` that use one of `values` or a buffer
+/// that may alias it, if every use is in `block` or nested in it and no
+/// alias leaves a region.
 std::optional<std::pair<Operation *, Operation *>>
 useSpan(ArrayRef<Value> values, Block &block) {
   Operation *first = nullptr, *last = nullptr;
   SmallVector<Value> worklist(values);
+  DenseSet<Value> seen;
   while (!worklist.empty()) {
     Value v = worklist.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
     for (Operation *user : v.getUsers()) {
       Operation *at = block.findAncestorOpInBlock(*user);
       if (!at)
+        return std::nullopt;
+      // Yielded, the buffer is a result of the op around: its uses are not
+      // followed (the copy lives for the whole function instead).
+      if (user->hasTrait<OpTrait::IsTerminator>() && user != at)
         return std::nullopt;
       if (!first || at->isBeforeInBlock(first))
         first = at;
       if (!last || last->isBeforeInBlock(at))
         last = at;
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
-          view && view.getViewSource() == v)
-        worklist.append(user->result_begin(), user->result_end());
+      // Any buffer an op makes from it may alias it: a view, and also
+      // what is no view to MLIR (memref.transpose, which
+      // epl-matmul-to-runtime makes for a GEMM operand read transposed;
+      // arith.select of two buffers).
+      for (Value result : user->getResults())
+        if (isa<BaseMemRefType>(result.getType()))
+          worklist.push_back(result);
     }
   }
   if (!first || last->hasTrait<OpTrait::IsTerminator>())
