@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Conversion/Passes.h"
+#include "epl/Support/TextKey.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "llvm/ADT/StringMap.h"
@@ -20,13 +21,7 @@ namespace {
 /// A kernel's text without its name: equal for kernels that compute the same
 /// thing (one layer's ops in every block of a transformer).
 std::string bodyKey(gpu::GPUFuncOp kernel) {
-  std::string key;
-  llvm::raw_string_ostream os(key);
-  // A local scope: a kernel is isolated from above, and numbering the
-  // values of the whole module for each kernel would be quadratic.
-  OpPrintingFlags flags;
-  flags.printGenericOpForm().useLocalScope();
-  kernel->print(os, flags);
+  std::string key = epl::textKey(kernel);
   // Without its name (printed once, as the symbol attribute).
   std::string name = "\"" + kernel.getName().str() + "\"";
   if (size_t at = key.find(name); at != std::string::npos)

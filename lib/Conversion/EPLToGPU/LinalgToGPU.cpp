@@ -431,6 +431,17 @@ struct EPLLinalgToGPUPass
           get, get.getNameAttr());
       if (global && global->hasAttr(epl::EPLDialect::kHostGlobalAttrName))
         return;
+      // Read in a nested block (a loop's body, a branch that may yield
+      // it), the constant is copied once, at the function's start, and
+      // lives for the function.
+      Block *home = get->getBlock();
+      if (auto function = get->getParentOfType<FunctionOpInterface>()) {
+        Block &entry = function.getFunctionBody().front();
+        if (home != &entry) {
+          get->moveBefore(&entry, entry.begin());
+          home = &entry;
+        }
+      }
       OpBuilder b(get);
       b.setInsertionPointAfter(get);
       auto device =
@@ -438,8 +449,13 @@ struct EPLLinalgToGPUPass
       get.getResult().replaceAllUsesWith(device);
       gpu::MemcpyOp::create(b, get.getLoc(), Type(), ValueRange(), device,
                             get.getResult());
-      b.setInsertionPoint(get->getBlock()->getTerminator());
-      memref::DeallocOp::create(b, get.getLoc(), device);
+      // Freed where the function returns, unless it returns the copy.
+      Operation *end = home->getTerminator();
+      if (end->hasTrait<OpTrait::ReturnLike>() &&
+          !llvm::is_contained(end->getOperands(), device)) {
+        b.setInsertionPoint(end);
+        memref::DeallocOp::create(b, get.getLoc(), device);
+      }
       ++numConstants;
     });
 

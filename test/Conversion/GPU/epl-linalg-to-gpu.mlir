@@ -294,3 +294,29 @@ func.func @scalar_scatter(%ids: memref<1xi64>, %g: memref<1xf32>, %table: memref
   memref.store %new, %table[%row] : memref<4xf32>
   return
 }
+
+// -----
+
+// A constant read in a branch that yields it: copied to the device once,
+// at the function's start, and freed where the function returns (before,
+// at the end of the branch, before its reader).
+// CHECK-LABEL: func.func @constant_in_branch
+// CHECK-NEXT: %[[G:.*]] = memref.get_global @k
+// CHECK-NEXT: %[[D:.*]] = memref.alloc()
+// CHECK-NEXT: gpu.memcpy %[[D]], %[[G]]
+// CHECK: scf.if
+// CHECK-NEXT: scf.yield %[[D]]
+// CHECK: gpu.launch
+// CHECK: memref.dealloc %[[D]]
+// CHECK-NEXT: return
+memref.global "private" constant @k : memref<4xf32> = dense<3.0>
+func.func @constant_in_branch(%c: i1, %a: memref<4xf32>, %out: memref<4xf32>) {
+  %r = scf.if %c -> memref<4xf32> {
+    %g = memref.get_global @k : memref<4xf32>
+    scf.yield %g : memref<4xf32>
+  } else {
+    scf.yield %a : memref<4xf32>
+  }
+  linalg.copy ins(%r : memref<4xf32>) outs(%out : memref<4xf32>)
+  return
+}

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Support/TextKey.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -164,11 +165,7 @@ struct EPLOutlineKernelsPass
       // Identical ops (the same layer in every block of a transformer, a
       // gradient's repeated accumulations) share one kernel: code and
       // compile time grow with the distinct ops, not with depth.
-      std::string key;
-      {
-        llvm::raw_string_ostream os(key);
-        kernel->print(os, OpPrintingFlags().useLocalScope());
-      }
+      std::string key = textKey(kernel);
       auto [it, inserted] = kernels.try_emplace(key, kernel);
       if (inserted) {
         kernel.setName((kKernelPrefix + Twine(next++)).str());
