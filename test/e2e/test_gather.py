@@ -201,17 +201,18 @@ def test_minimal_gather_moves(tmp_path):
     np.testing.assert_allclose(w, [1, 1.97, 3, 3.97], rtol=1e-6)
 
 
-@pytest.mark.parametrize("ranks", [1, 2])
-def test_an_index_out_of_range_is_one_error_line(tmp_path, ranks):
+@pytest.mark.parametrize("ranks,extra", [(1, ()), (2, ()), (1, ("--emulate-gpu",))])
+def test_an_index_out_of_range_is_one_error_line(tmp_path, ranks, extra):
     """Labels counted from 1 (4 classes: 1..4) would read the next row's
-    log-probability; the gather's index check ends the run naming it."""
+    log-probability; the gather's index check ends the run naming it (in
+    the emulated GPU kernels, a call of the runtime's check)."""
     _, data, p, _ = problem(tmp_path)
     data = dict(data, labels=data["labels"] + 1)
     data["labels"][0] = 4
     bad = tmp_path / "bad.safetensors"
     safetensors.save(bad, data)
-    out = epl_run(MODEL, "--params", p, "--data", bad, "--steps", 2, ranks=ranks,
-                  expect_ok=False)
+    out = epl_run(MODEL, "--params", p, "--data", bad, "--steps", 2, *extra,
+                  ranks=ranks, expect_ok=False)
     assert out.returncode == 1, out.stderr
     assert re.search(r"the model's assertion failed in step 1: \"an index of a gather \(tensor.extract "
                      r"at .*gather-classifier.mlir:\d+:\d+\) is out of range", out.stderr), out.stderr

@@ -158,7 +158,7 @@ def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
     (device group descriptors the runtime reads) stay on the host.
 
     Errors name the op: a body that calls a host function (unless
-    `allow-host-calls`, for kernels run on the host by
+    `allow-host-calls` and the runtime's, for kernels run on the host by
     epl-gpu-kernels-to-host; on a GPU, a gather's bounds check stays a
     `cf.assert`, see epl-lower-to-runtime's `device-assertions`), a result
     that several threads would write (not indexed by every parallel loop,
@@ -199,8 +199,8 @@ def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
     Option<"threadsPerBlock", "threads-per-block", "int64_t",
            /*default=*/"256", "Threads in each block (1 to 1024)">,
     Option<"allowHostCalls", "allow-host-calls", "bool", /*default=*/"false",
-           "Let kernels call host functions (only for kernels that run on "
-           "the host: epl-gpu-kernels-to-host)">,
+           "Let kernels call the runtime's host functions (epl_rt_*; only "
+           "for kernels that run on the host: epl-gpu-kernels-to-host)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

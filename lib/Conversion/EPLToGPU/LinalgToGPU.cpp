@@ -19,11 +19,21 @@ namespace mlir::epl {
 using namespace mlir;
 
 namespace {
+/// Whether a kernel may make `call`: with `allowHostCalls` (kernels run on
+/// the host, --emulate-gpu), a call of the runtime (a gather's bounds
+/// check); nothing else, so that the emulated kernels are the GPU's.
+bool callable(CallOpInterface call, bool allowHostCalls) {
+  auto callee = dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee());
+  return allowHostCalls && callee &&
+         callee.getLeafReference().getValue().starts_with("epl_rt_");
+}
+
 /// What a kernel's body cannot do: call a host function (the runtime), or
 /// read a tensor (nothing but buffers lives on the device).
 LogicalResult checkBody(linalg::LinalgOp op, bool allowHostCalls) {
   WalkResult walk = op->walk([&](Operation *inner) {
-    if (auto call = dyn_cast<CallOpInterface>(inner); call && !allowHostCalls) {
+    if (auto call = dyn_cast<CallOpInterface>(inner);
+        call && !callable(call, allowHostCalls)) {
       auto diag = op.emitOpError()
                   << "cannot run as a GPU kernel: its body calls a host "
                      "function";
@@ -143,7 +153,9 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
     perPoint.push_back(llvm::any_of(
         reduction, [&](unsigned d) { return map.isFunctionOfDim(d); }));
     for (unsigned d : parallel)
-      if (!map.isFunctionOfDim(d))
+      // (A loop of one point has one thread: a keep-dim result reads it
+      // at 0.)
+      if (!map.isFunctionOfDim(d) && op.getStaticLoopRanges()[d] != 1)
         return op.emitOpError("cannot run as a GPU kernel: result ")
                << init.getOperandNumber() - op.getNumDpsInputs()
                << " is not indexed by parallel loop d" << d
@@ -275,7 +287,8 @@ bool movable(Operation *op, bool allowHostCalls) {
   if (op->hasTrait<OpTrait::IsTerminator>())
     return false;
   WalkResult walk = op->walk([&](Operation *inner) {
-    if ((isa<CallOpInterface>(inner) && !allowHostCalls) ||
+    auto call = dyn_cast<CallOpInterface>(inner);
+    if ((call && !callable(call, allowHostCalls)) ||
         isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
             gpu::LaunchOp>(inner) ||
         (inner->hasTrait<OpTrait::ReturnLike>() && !isa<scf::YieldOp>(inner)))

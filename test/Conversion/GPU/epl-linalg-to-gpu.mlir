@@ -320,3 +320,21 @@ func.func @constant_in_branch(%c: i1, %a: memref<4xf32>, %out: memref<4xf32>) {
   linalg.copy ins(%r : memref<4xf32>) outs(%out : memref<4xf32>)
   return
 }
+
+// -----
+
+// A parallel loop of one point need not index the result: a keep-dim
+// result reads it at 0, and its one thread writes each element.
+// CHECK-LABEL: func.func @unit_parallel_loop
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %arg1[%c0{{.*}}, %{{.*}}]
+func.func @unit_parallel_loop(%a: memref<1x8xf32>, %b: memref<1x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(b, c) -> (b, c)>, affine_map<(b, c) -> (0, c)>],
+                  iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<1x8xf32>) outs(%b : memref<1x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = arith.mulf %x, %x : f32
+    linalg.yield %r : f32
+  }
+  return
+}
