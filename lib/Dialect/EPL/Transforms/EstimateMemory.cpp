@@ -456,7 +456,9 @@ void FunctionReplay::argumentsAroundUse() {
           continue;
         }
         touch(user);
-        if (isView(user))
+        // A select of two arguments is one of their buffers: each device
+        // copy lives until the select's last reader.
+        if (isView(user) || isa<arith::SelectOp>(user))
           worklist.push_back(user->getResult(0));
       }
     }
