@@ -71,17 +71,19 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
     for (OpOperand &other : consumer->getOpOperands())
       if (&other != &operand && other.get().getDefiningOp() == producer)
         return false;
+    // Read elsewhere too, the producer's result would be written in the
+    // reduction's loops, by as few GPU threads as the reduction has results
+    // (a bias's gradient: a few hundred).
+    bool sharedIntoNarrowReduction =
+        consumer.getNumReductionLoops() > 0 &&
+        parallelPoints(consumer) < minReductionThreads;
     // The fused op stands where the consumer was: the producer's other
     // users must come after it.
     Block *block = consumer->getBlock();
     for (Operation *user : producer->getUsers()) {
       if (user == consumer)
         continue;
-      // Read elsewhere too, the producer's result would be written in the
-      // reduction's loops, by as few GPU threads as the reduction has
-      // results (a bias's gradient: a few hundred).
-      if (consumer.getNumReductionLoops() > 0 &&
-          parallelPoints(consumer) < minReductionThreads)
+      if (sharedIntoNarrowReduction)
         return false;
       Operation *ancestor = block->findAncestorOpInBlock(*user);
       if (!ancestor || !consumer->isBeforeInBlock(ancestor))

@@ -219,7 +219,10 @@ struct EPLSplitReductionsPass
              SmallVectorImpl<linalg::GenericOp> &worklist) {
     std::optional<SmallVector<unsigned>> reduction =
         splittableReduction(op, /*unitDims=*/true);
-    if (!reduction || !choose(op, *reduction))
+    if (!reduction)
+      return;
+    std::optional<std::pair<unsigned, int64_t>> chosen = choose(op, *reduction);
+    if (!chosen)
       return;
 
     rewriter.setInsertionPoint(op);
@@ -233,14 +236,13 @@ struct EPLSplitReductionsPass
         return;
       rewriter.replaceOp(op, dropped->replacements);
       op = cast<linalg::GenericOp>(dropped->resultOp.getOperation());
+      // (Its loops are renumbered, unit ones gone.)
       reduction = splittableReduction(op, /*unitDims=*/false);
-      if (!reduction)
+      chosen = reduction ? choose(op, *reduction) : std::nullopt;
+      if (!chosen)
         return;
+      rewriter.setInsertionPoint(op);
     }
-    std::optional<std::pair<unsigned, int64_t>> chosen = choose(op, *reduction);
-    if (!chosen)
-      return;
-    rewriter.setInsertionPoint(op);
     SmallVector<Operation *> combiners;
     matchReduction(op.getRegionOutputArgs(), 0, combiners);
     auto [parts, combine] =
