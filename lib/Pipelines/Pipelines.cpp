@@ -37,18 +37,18 @@ void mlir::epl::addTensorRewrites(OpPassManager &pm, bool blas, bool gpu) {
   }
 }
 
-void mlir::epl::addKernelFormation(OpPassManager &pm, bool blas, bool gpu) {
-  // On a GPU a reduction's results are its threads: a loss's sum would be
-  // one thread. Long reductions with few results are split, and nothing
-  // they cannot split is fused into them.
+void mlir::epl::addKernelFormation(OpPassManager &pm, bool blas) {
+  // A reduction's results are its threads (a GPU's, or a CPU rank's), and
+  // each adds its values one after another: a loss's sum would be one
+  // thread, and drift from the exact sum as the batch grows. Long
+  // reductions with few results are split, and nothing they cannot split
+  // is fused into them.
   EPLSplitReductionsPassOptions split;
   EPLFuseElementwisePassOptions fuse;
   fuse.keepContractions = blas;
-  if (gpu)
-    fuse.minReductionThreads = split.targetThreads;
+  fuse.minReductionThreads = split.targetThreads;
   pm.addPass(createEPLFuseElementwisePass(fuse));
-  if (gpu)
-    pm.addPass(createEPLSplitReductionsPass(split));
+  pm.addPass(createEPLSplitReductionsPass(split));
 }
 
 /// The lowering's steps on tensors, and bufferization: the same for every
@@ -61,7 +61,7 @@ static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
   runtime.deviceAssertions = deviceAssertions;
   runtime.gpu = gpu;
   pm.addPass(createEPLLowerToRuntimePass(runtime));
-  addKernelFormation(pm, blas, gpu);
+  addKernelFormation(pm, blas);
   // epl-run's entry wrappers hold the step's body and write its results
   // into the runner's buffers; what is left of the step is dead.
   pm.addPass(createSymbolDCEPass());

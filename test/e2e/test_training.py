@@ -391,3 +391,61 @@ def test_gradient_accumulation_like_pytorch(tmp_path, method):
         opt.step()
         theirs.append(total)
     np.testing.assert_allclose(ours, theirs, rtol=RTOL)
+
+
+# --- long sums ------------------------------------------------------------------
+
+def test_sums_over_a_large_batch_are_as_accurate_as_pytorchs(tmp_path):
+    """A batch of 65536: the loss's mean and the biases' gradients are sums
+    of 65536 terms. Added one after another in f32 they drift ~4e-6 from
+    the exact (float64) sums; PyTorch's CPU sums in a cascade stay near
+    1e-7, and so must ours (epl-split-reductions sums in parts)."""
+    import epl
+
+    batch = 65536
+    epl.init(epl.Config({"optimizer.type": "sgd", "optimizer.lr": 1.0}))
+    x, y = epl.input("x", (batch, 32)), epl.label("y", (batch, 10))
+    h = epl.layers.Dense(64, activation="relu", name="fc0")(x)
+    logits = epl.layers.Dense(10, name="head")(h)
+    model = tmp_path / "model.mlir"
+    model.write_text(epl.to_mlir(epl.layers.softmax_cross_entropy(logits, y)))
+
+    rng = np.random.default_rng(0)
+    # Zero biases and lr 1: the step writes minus each bias's gradient
+    # exactly.
+    params = {"fc0/kernel": rng.normal(0, 0.2, (32, 64)), "fc0/bias": np.zeros(64),
+              "head/kernel": rng.normal(0, 0.2, (64, 10)), "head/bias": np.zeros(10)}
+    params = {k: v.astype(np.float32) for k, v in params.items()}
+    data = {"x": rng.standard_normal((batch, 32)).astype(np.float32),
+            "y": np.eye(10, dtype=np.float32)[rng.integers(0, 10, batch)]}
+    p, d = tmp_path / "p.safetensors", tmp_path / "d.safetensors"
+    safetensors.save(p, params)
+    safetensors.save(d, data)
+    out = epl_run(model, "--params", p, "--data", d, "--steps", 1,
+                  "--save", tmp_path / "after.safetensors")
+    ours_loss = losses(out.stdout)[0]
+    ours = safetensors.load(tmp_path / "after.safetensors")
+
+    def step(dtype):
+        w = {k: torch.tensor(v, dtype=dtype, requires_grad=True) for k, v in params.items()}
+        h = torch.relu(torch.tensor(data["x"], dtype=dtype) @ w["fc0/kernel"] + w["fc0/bias"])
+        logits = h @ w["head/kernel"] + w["head/bias"]
+        loss = -(torch.tensor(data["y"], dtype=dtype)
+                 * torch.log_softmax(logits, -1)).sum(-1).mean()
+        loss.backward()
+        return loss.item(), {k: w[k].grad.numpy().astype(np.float64) for k in w}
+
+    exact_loss, exact = step(torch.float64)
+    torch_loss, torch32 = step(torch.float32)
+
+    def error(grads, name):
+        return np.abs(grads[name] - exact[name]).max() / np.abs(exact[name]).max()
+
+    loss_error = abs(ours_loss - exact_loss) / exact_loss
+    torch_error = abs(torch_loss - exact_loss) / exact_loss
+    assert loss_error < 2e-7, f"loss {loss_error:.2e} off (PyTorch f32: {torch_error:.2e})"
+    for name in ("fc0/bias", "head/bias"):
+        grads = {name: -ours[name].astype(np.float64)}
+        assert error(grads, name) < 2e-7, (
+            f"{name} gradient {error(grads, name):.2e} off "
+            f"(PyTorch f32: {error(torch32, name):.2e})")

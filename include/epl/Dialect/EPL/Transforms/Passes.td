@@ -653,10 +653,14 @@ def EPLParallelizeScattersPass : Pass<"epl-parallelize-scatters"> {
 def EPLSplitReductionsPass : Pass<"epl-split-reductions"> {
   let summary = "Splits a long reduction over few results into parts reduced in parallel";
   let description = [{
-    On a GPU each result of a reduction is one thread, which runs the
-    reduction's loop: a loss's sum over the batch is one thread over every
-    example, a bias's gradient a few hundred threads over batch and
-    sequence. This pass splits such a reduction, where it has fewer than
+    Each result of a reduction is one thread (of a GPU, or of a CPU rank's
+    threads), which runs the reduction's loop, adding one value after
+    another: a loss's sum over the batch is one thread over every example,
+    a bias's gradient a few hundred threads over batch and sequence. Slow
+    on a GPU, and inexact anywhere: a float sum of n values added in turn
+    drifts from the exact sum about as n grows (~4e-6 relative at 65536,
+    where PyTorch's cascade sums stay near 1e-7). This pass splits such a
+    reduction, where it has fewer than
     `target-threads` results, along one of its reduction loops into
     parts: value `r` of the loop goes to part `r mod parts` (neighbouring
     threads read neighbouring values). The parts are reduced in parallel
@@ -676,8 +680,10 @@ def EPLSplitReductionsPass : Pass<"epl-split-reductions"> {
     not read its position; contractions cuBLAS runs
     (`epl-matmul-to-runtime`) stay whole, and so does a reduction of
     `index` values. Integer reductions and `arith.maximumf`/`minimumf` are
-    exact; a float sum or product is computed in another order, as every
-    GPU library does, and differs from the CPU's in its last bits.
+    exact; a float sum or product is computed in another order, a tree of
+    parts of at least `min-per-thread` values, whose rounding error grows
+    with the parts' sizes and the tree's depth rather than with the
+    reduction's length. Every lowering (CPU and GPU) runs it after fusion.
 
     ```mlir
     // The sum of 65536 values: one thread.
@@ -863,12 +869,13 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
     The arithmetic is unchanged, op for op: fused and unfused steps compute
     the same bits.
 
-    On a GPU each result of a reduction is a thread, so a producer other
-    ops read too stays out of a reduction with fewer results than
+    Each result of a reduction is a thread, so a producer other ops read
+    too stays out of a reduction with fewer results than
     `min-reduction-threads`: fused, its whole result would be written by
     those few threads (a ReLU's gradient, 4096x16, by the 16 threads of its
     bias's gradient), and the reduction could not be split
-    (`epl-split-reductions`). It is then a kernel of its own.
+    (`epl-split-reductions`, which every lowering runs next). It is then a
+    kernel of its own.
 
     A consumer that reads a tensor of one repeated scalar (a `linalg.fill`,
     or its generic form) where the producer cannot fuse (ReLU's `max(h, 0)`
