@@ -21,6 +21,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <set>
@@ -146,10 +147,12 @@ FailureOr<Simulation> mlir::epl::pipeline::simulate(const Program &program,
             .str();
     return failure();
   };
-  if (costs.forward < 0 || costs.backwardInput < 0 ||
-      costs.backwardWeight < 0 || costs.send < 0) {
-    error = llvm::formatv("costs cannot be negative: F {0}, B {1}, W {2}, "
-                          "send {3}",
+  // (NaN compares false: `!(c >= 0)` refuses it too.)
+  auto usable = [](double c) { return c >= 0 && std::isfinite(c); };
+  if (!usable(costs.forward) || !usable(costs.backwardInput) ||
+      !usable(costs.backwardWeight) || !usable(costs.send)) {
+    error = llvm::formatv("costs must be finite and not negative: F {0}, B "
+                          "{1}, W {2}, send {3}",
                           costs.forward, costs.backwardInput,
                           costs.backwardWeight, costs.send)
                 .str();

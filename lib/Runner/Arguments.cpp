@@ -93,12 +93,17 @@ bool isFromParamsFile(const EntryArg &arg) {
 /// Resuming is lenient (a file of parameters alone fine-tunes with a fresh
 /// optimizer), but never silent where a checkpoint is incomplete: says
 /// which optimizer state starts afresh and which tensors of the file
-/// nothing reads (another optimizer's state, a misspelled name).
-void warnAboutCheckpoint(const Program &program,
-                         const std::optional<SafetensorsFile> &file,
-                         const std::string &path) {
+/// nothing reads (another optimizer's state, a misspelled name). Part of
+/// the optimizer's state is an error: resumed beside fresh state, it would
+/// not be PyTorch's (Adam's moments with the step count restarted, fresh
+/// moments at a resumed count), and PyTorch's load_state_dict refuses a
+/// state that does not cover the optimizer's parameters too.
+llvm::LogicalResult checkCheckpoint(const Program &program,
+                                    const std::optional<SafetensorsFile> &file,
+                                    const std::string &path,
+                                    std::string &error) {
   if (!file)
-    return;
+    return llvm::success();
   std::vector<std::string> fresh, freshModel, unused;
   size_t optState = 0;
   for (const EntryArg &arg : program.args) {
@@ -119,21 +124,25 @@ void warnAboutCheckpoint(const Program &program,
   std::string warning = ::epl::rt::toolName() + ": warning: ";
   // A file of parameters alone (pretrained weights, a frontend's initial
   // values) starts a fresh optimizer as PyTorch's load_state_dict does:
-  // nothing to say. Beside another optimizer's state, in one line; a
-  // checkpoint that lacks some of its state, by name.
+  // nothing to say; beside another optimizer's state, a line.
   if (!fresh.empty() && fresh.size() == optState && !unused.empty())
     notes() << warning << path << " has no optimizer state (none of its "
             << optState << " tensors: " << someNames(fresh, 3)
             << "); it starts afresh\n";
-  else if (!fresh.empty() && fresh.size() < optState)
-    notes() << warning << path << " has no optimizer state " << someNames(fresh)
-            << "; it starts afresh\n";
+  else if (!fresh.empty() && fresh.size() < optState) {
+    error = path + " holds part of the optimizer's state, not " +
+            someNames(fresh) +
+            ": resume from a whole checkpoint, or give the parameters alone "
+            "(a fresh optimizer)";
+    return llvm::failure();
+  }
   if (!freshModel.empty())
     notes() << warning << path << " has no model state "
             << someNames(freshModel) << "; it starts from its initial value\n";
   if (!unused.empty())
     notes() << warning << "@" << program.name << " reads nothing of " << path
             << " named " << someNames(unused) << "\n";
+  return llvm::success();
 }
 } // namespace
 
@@ -236,7 +245,9 @@ mlir::epl::prepareArguments(const Program &program,
       return llvm::failure();
     values.push_back(std::move(*value));
   }
-  warnAboutCheckpoint(program, *params, sources.paramsFile);
+  if (llvm::failed(
+          checkCheckpoint(program, *params, sources.paramsFile, error)))
+    return llvm::failure();
   // A tensor of the data file nothing reads is a misspelled input or a
   // parameter given in the wrong file (its seeded value is used instead).
   if (*data) {

@@ -6,7 +6,9 @@
 
 #include "epl/Support/Safetensors.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MathExtras.h"
@@ -112,6 +114,55 @@ bool mlir::epl::jsonNestsDeeperThan(StringRef json, int maxDepth) {
   return false;
 }
 
+/// The first name the top-level object of `json` (valid JSON) gives twice,
+/// unescaped: llvm::json keeps the last, where the format (and the
+/// safetensors library) refuses the file.
+static std::optional<std::string> repeatedKey(StringRef json) {
+  llvm::StringSet<> keys;
+  int depth = 0;
+  size_t start = 0;
+  bool inString = false, escaped = false;
+  for (size_t i = 0, e = json.size(); i < e; ++i) {
+    char c = json[i];
+    if (!inString) {
+      if (c == '"') {
+        inString = true;
+        start = i;
+      } else if (c == '[' || c == '{') {
+        ++depth;
+      } else if (c == ']' || c == '}') {
+        --depth;
+      }
+      continue;
+    }
+    if (escaped) {
+      escaped = false;
+      continue;
+    }
+    if (c == '\\') {
+      escaped = true;
+      continue;
+    }
+    if (c != '"')
+      continue;
+    inString = false;
+    // A string of the top-level object followed by ':' is one of its keys.
+    size_t next = json.find_first_not_of(" \t\r\n", i + 1);
+    if (depth != 1 || next == StringRef::npos || json[next] != ':')
+      continue;
+    llvm::Expected<llvm::json::Value> key =
+        llvm::json::parse(json.slice(start, i + 1));
+    if (!key) {
+      llvm::consumeError(key.takeError());
+      continue;
+    }
+    std::string name = key->getAsString()->str();
+    if (!keys.insert(name).second)
+      return name;
+  }
+  return std::nullopt;
+}
+
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 mlir::epl::readWholeFile(StringRef path) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
@@ -158,6 +209,8 @@ llvm::Expected<Header> readHeader(StringRef path) {
                      "header is not JSON: " + llvm::toString(json.takeError()));
   if (!json->getAsObject())
     return malformed(path, "header is not a JSON object");
+  if (std::optional<std::string> name = repeatedKey(header))
+    return malformed(path, "header names '" + *name + "' twice");
   return Header{std::move(*buffer), std::move(*json), data};
 }
 
@@ -190,6 +243,11 @@ llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
   StringRef data = header->data;
 
   SafetensorsFile file;
+  struct Extent {
+    int64_t begin, end;
+    StringRef name;
+  };
+  std::vector<Extent> extents;
   for (const auto &entry : *object) {
     StringRef name = entry.first;
     if (name == "__metadata__") {
@@ -245,6 +303,20 @@ llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
                  " bytes but shape and dtype need " + llvm::Twine(expected));
     tensor.data.assign(data.begin() + *begin, data.begin() + *end);
     file.tensors.push_back(std::move(tensor));
+    if (*end > *begin)
+      extents.push_back({*begin, *end, name});
+  }
+  // Two tensors over the same bytes would each read the other's data.
+  llvm::sort(extents, [](const Extent &a, const Extent &b) {
+    return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+  });
+  for (size_t i = 1; i < extents.size(); ++i) {
+    const Extent &a = extents[i - 1], &b = extents[i];
+    if (b.begin < a.end)
+      return malformed(path, "tensors '" + a.name + "' and '" + b.name +
+                                 "' share bytes " + llvm::Twine(b.begin) +
+                                 " to " + llvm::Twine(std::min(a.end, b.end)) +
+                                 " of the data section");
   }
   return file;
 }

@@ -201,3 +201,16 @@ module attributes {epl.config = {"pipeline.strategy" = "PreferForward"}} {
     return %y : tensor<8x12xf32>
   }
 }
+
+// -----
+
+// A training step already built (epl-training-step run twice).
+module {
+  // expected-error @+1 {{epl-plan: @model is a training step already (result 1 is epl.result = "param"); epl-plan, epl-training-step and epl-parallelize take the model, which returns its loss: run them once}}
+  func.func @model(%x: tensor<4x2xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<2xf32> {epl.arg = "param", epl.name = "w"})
+      -> (tensor<f32> {epl.result = "loss"}, tensor<2xf32> {epl.result = "param", epl.name = "w"}) {
+    %c = arith.constant dense<0.0> : tensor<f32>
+    return %c, %w : tensor<f32>, tensor<2xf32>
+  }
+}

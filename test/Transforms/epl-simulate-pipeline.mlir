@@ -2,9 +2,13 @@
 // RUN: epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-parallelize=devices=4 --epl-simulate-pipeline="forward=1 backward-input=1 backward-weight=1" -o /dev/null | FileCheck %s --check-prefix=SPLIT
 // RUN: epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-parallelize=devices=4 --epl-simulate-pipeline="forward=0.5 backward-input=1 backward-weight=0" -o /dev/null | FileCheck %s --check-prefix=CHUNKS
 // RUN: not epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-simulate-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNPARTITIONED
+// RUN: not epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-parallelize=devices=4 --epl-simulate-pipeline=forward=nan -o /dev/null 2>&1 | FileCheck %s --check-prefix=NAN
+// RUN: not epl-opt %S/Inputs/four-stages.mlir -split-input-file --epl-parallelize=devices=4 --epl-simulate-pipeline=backward-weight=inf -o /dev/null 2>&1 | FileCheck %s --check-prefix=INF
 
 // Forgetting to partition is an error, not an empty report.
 // UNPARTITIONED: error: epl-simulate-pipeline: the module has no epl.pipeline to simulate; partition a model with stages first
+// NAN: error: epl-simulate-pipeline: costs must be finite and not negative: F nan, B 1.00, W 1.00, send 0.00
+// INF: error: epl-simulate-pipeline: costs must be finite and not negative: F 1.00, B 1.00, W INF, send 0.00
 
 // The simulator on the stage programs epl-pipeline-partition writes for
 // p = 4 stage devices and m = 8 micro-batches reproduces the closed forms.

@@ -16,6 +16,7 @@
 #include "epl/Runner/Compile.h"
 #include "epl/Runner/Run.h"
 #include "epl/Runtime/Backend.h"
+#include "epl/Support/Signals.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
@@ -71,7 +72,9 @@ int exitWith(const std::string &error) {
 } // namespace
 
 int main(int argc, char **argv) {
+  IgnoredInterrupts ignored;
   llvm::InitLLVM initLLVM(argc, argv);
+  ignored.restore();
   ::epl::rt::setToolName("epl-compile");
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();

@@ -15,6 +15,7 @@
 #include "epl/Runner/Artifact.h"
 #include "epl/Runner/CommandLine.h"
 #include "epl/Runtime/Backend.h"
+#include "epl/Support/Signals.h"
 #include "epl/Version.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -43,7 +44,9 @@ cl::opt<bool> printManifest("print-manifest",
 } // namespace
 
 int main(int argc, char **argv) {
+  IgnoredInterrupts ignored;
   llvm::InitLLVM initLLVM(argc, argv);
+  ignored.restore();
   // A reader of the step lines that goes away (`| head`) must not end the
   // run before its checkpoint is written: printing fails quietly instead.
   std::signal(SIGPIPE, SIG_IGN);

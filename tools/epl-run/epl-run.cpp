@@ -24,6 +24,7 @@
 #include "epl/Runner/Notes.h"
 #include "epl/Runner/Run.h"
 #include "epl/Runtime/Backend.h"
+#include "epl/Support/Signals.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/CommandLine.h"
@@ -81,7 +82,9 @@ int exitWith(const std::string &error) {
 } // namespace
 
 int main(int argc, char **argv) {
+  IgnoredInterrupts ignored;
   llvm::InitLLVM initLLVM(argc, argv);
+  ignored.restore();
   // A reader of the step lines that goes away (`| head`) must not end the
   // run before its checkpoint is written: printing fails quietly instead.
   std::signal(SIGPIPE, SIG_IGN);

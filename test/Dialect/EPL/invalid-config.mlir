@@ -147,3 +147,21 @@ module attributes {epl.config = {"optimizer.type" = "momentum", "optimizer.eps" 
 // expected-error @+1 {{EPL config key "communication.fp16_scale" is read only with "communication.fp16" = true}}
 module attributes {epl.config = {"communication.fp16_scale" = 1024.0 : f64}} {
 }
+
+// -----
+
+// An unsigned integer is read as such: 255, not -1.
+module attributes {epl.config = {"pipeline.num_micro_batch" = 255 : ui8}} {
+}
+
+// -----
+
+// expected-error @+1 {{EPL config key "pipeline.num_micro_batch" must fit in 64 bits, got 18446744073709551616 : i128}}
+module attributes {epl.config = {"pipeline.num_micro_batch" = 18446744073709551616 : i128}} {
+}
+
+// -----
+
+// expected-error @+1 {{EPL config key "optimizer.decay_steps" = 200 is read only by "optimizer.lr_schedule" = "cosine"; the schedule is constant}}
+module attributes {epl.config = {"optimizer.decay_steps" = 200 : ui8}} {
+}

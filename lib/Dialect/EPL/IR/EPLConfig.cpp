@@ -241,8 +241,9 @@ std::string formatNumber(double value) {
 std::optional<double> asNumber(Attribute value) {
   if (auto f = dyn_cast<FloatAttr>(value))
     return f.getValueAsDouble();
+  // (Of any width and signedness: `255 : ui8` is 255.)
   if (auto i = dyn_cast<IntegerAttr>(value); i && !i.getType().isInteger(1))
-    return static_cast<double>(i.getValue().getSExtValue());
+    return i.getValue().roundToDouble(!i.getType().isUnsignedInteger());
   return std::nullopt;
 }
 
@@ -292,6 +293,10 @@ LogicalResult verifyValue(const ConfigKey &key, Attribute value,
     if (!std::isfinite(*number))
       return emitError() << "EPL config key \"" << key.name
                          << "\" must be a finite number, got " << value;
+    // Config::getInt reads an int64_t.
+    if (key.kind == K::Integer && std::abs(*number) >= 0x1p63)
+      return emitError() << "EPL config key \"" << key.name
+                         << "\" must fit in 64 bits, got " << value;
     if (key.min &&
         (key.minExclusive ? *number <= *key.min : *number < *key.min))
       return emitError() << "EPL config key \"" << key.name << "\" must be "
@@ -358,17 +363,18 @@ mlir::epl::verifyConfig(DictionaryAttr config,
   }
   // A schedule that falls to 0 needs to know over how many steps.
   auto schedule = config.getAs<StringAttr>("optimizer.lr_schedule");
-  auto steps = config.getAs<IntegerAttr>("optimizer.decay_steps");
+  auto stepsAttr = config.getAs<IntegerAttr>("optimizer.decay_steps");
+  double steps = stepsAttr ? asNumber(stepsAttr).value_or(0) : 0;
   bool cosine = schedule && schedule.getValue() == "cosine";
-  if (cosine && (!steps || steps.getInt() < 1))
+  if (cosine && steps < 1)
     return emitError() << "EPL config key \"optimizer.lr_schedule\" = "
                           "\"cosine\" needs \"optimizer.decay_steps\" of at "
                           "least 1: the steps over which the learning rate "
                           "falls to 0";
   // Read by the cosine schedule only: anywhere else it would change nothing.
-  if (!cosine && steps && steps.getInt() != 0)
+  if (!cosine && steps != 0)
     return emitError() << "EPL config key \"optimizer.decay_steps\" = "
-                       << steps.getInt()
+                       << formatNumber(steps)
                        << " is read only by \"optimizer.lr_schedule\" = "
                           "\"cosine\"; the schedule is constant";
   // Each optimizer's own keys: set beside another optimizer, they would
@@ -421,7 +427,9 @@ Attribute lookup(DictionaryAttr dict, StringRef key) {
 
 int64_t Config::getInt(StringRef key) const {
   if (auto value = dyn_cast_or_null<IntegerAttr>(lookup(dict, key)))
-    return value.getValue().getSExtValue();
+    return value.getType().isUnsignedInteger()
+               ? static_cast<int64_t>(value.getValue().getZExtValue())
+               : value.getValue().getSExtValue();
   int64_t value = 0;
   bool failed = StringRef(schemaOf(key).defaultValue).getAsInteger(10, value);
   assert(!failed && "integer config key has a non-integer default");

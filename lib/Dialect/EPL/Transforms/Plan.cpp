@@ -52,6 +52,20 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
   }
 
   LogicalResult plan(ModuleOp module, func::FuncOp fn) {
+    // A step already built (a pipeline run twice) has lost its scopes'
+    // stages to the partition: planning it again would misread it.
+    for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i) {
+      auto kind =
+          fn.getResultAttrOfType<StringAttr>(i, EPLDialect::kResultAttrName);
+      if (kind &&
+          llvm::is_contained({"param", "opt_state", "grad"}, kind.getValue()))
+        return fn.emitError()
+               << "epl-plan: @" << fn.getSymName()
+               << " is a training step already (result " << i
+               << " is epl.result = \"" << kind.getValue()
+               << "\"); epl-plan, epl-training-step and epl-parallelize "
+                  "take the model, which returns its loss: run them once";
+    }
     int64_t numDevices = devices;
     // The scopes of the model, and its pipeline stages: named scopes in
     // the order the model first uses them, as in EPL (Whale's task graphs:

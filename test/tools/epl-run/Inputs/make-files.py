@@ -45,3 +45,17 @@ def raw_file(header: bytes, data: bytes) -> bytes:
 (out / "fractional-offsets.safetensors").write_bytes(raw_file(
     b'{"w1": {"dtype": "F32", "shape": [3], "data_offsets": [0.0, 12.5]}}',
     bytes(12)))
+# Two entries of one name (the second written with an escape): a JSON
+# parser keeps the last, the format allows one.
+(out / "repeated-name.safetensors").write_bytes(raw_file(
+    b'{"b1": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}, '
+    b'"\\u00621": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}',
+    bytes(8)))
+# Two tensors over the same bytes (an empty one between them changes
+# nothing).
+(out / "overlapping.safetensors").write_bytes(raw_file(
+    b'{"w1": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}, '
+    b'"e": {"dtype": "F32", "shape": [0], "data_offsets": [4, 4]}, '
+    b'"b1": {"dtype": "F32", "shape": [1], "data_offsets": [8, 12]}, '
+    b'"names": {"dtype": "F32", "shape": [1], "data_offsets": [16, 20]}}',
+    bytes(20)))
