@@ -37,16 +37,26 @@ void mlir::epl::addTensorRewrites(OpPassManager &pm, bool blas, bool gpu) {
   }
 }
 
-void mlir::epl::addKernelFormation(OpPassManager &pm, bool blas) {
+void mlir::epl::addKernelFormation(OpPassManager &pm, bool blas, bool gpu) {
   // A reduction's results are its threads (a GPU's, or a CPU rank's), and
   // each adds its values one after another: a loss's sum would be one
   // thread, and drift from the exact sum as the batch grows. Long
   // reductions with few results are split, and nothing they cannot split
-  // is fused into them.
+  // is fused into them. A GPU wants threads: parts of 16 values, as many
+  // as make 65536 threads. A CPU wants accuracy: parts of at most 64
+  // values (of at least 16), however many results.
   EPLSplitReductionsPassOptions split;
+  split.keepGemms = blas;
+  if (!gpu) {
+    split.targetThreads = 1;
+    split.maxPerThread = 64;
+  }
   EPLFuseElementwisePassOptions fuse;
   fuse.keepContractions = blas;
   fuse.minReductionThreads = split.targetThreads;
+  // (epl-split-reductions splits into 4 parts at least.)
+  fuse.minReductionLength = 4 * split.minPerThread;
+  fuse.maxReductionLength = split.maxPerThread;
   pm.addPass(createEPLFuseElementwisePass(fuse));
   pm.addPass(createEPLSplitReductionsPass(split));
 }
@@ -61,7 +71,7 @@ static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
   runtime.deviceAssertions = deviceAssertions;
   runtime.gpu = gpu;
   pm.addPass(createEPLLowerToRuntimePass(runtime));
-  addKernelFormation(pm, blas);
+  addKernelFormation(pm, blas, gpu);
   // epl-run's entry wrappers hold the step's body and write its results
   // into the runner's buffers; what is left of the step is dead.
   pm.addPass(createSymbolDCEPass());

@@ -93,11 +93,12 @@ bool isFromParamsFile(const EntryArg &arg) {
 /// Resuming is lenient (a file of parameters alone fine-tunes with a fresh
 /// optimizer), but never silent where a checkpoint is incomplete: says
 /// which optimizer state starts afresh and which tensors of the file
-/// nothing reads (another optimizer's state, a misspelled name). Part of
-/// the optimizer's state is an error: resumed beside fresh state, it would
-/// not be PyTorch's (Adam's moments with the step count restarted, fresh
-/// moments at a resumed count), and PyTorch's load_state_dict refuses a
-/// state that does not cover the optimizer's parameters too.
+/// nothing reads (another optimizer's state, a misspelled name). Fresh
+/// state beside resumed state trains as PyTorch would (a momentum buffer
+/// afresh, a schedule restarted), except Adam's: its moments are
+/// bias-corrected by the step count, one for all parameters here
+/// (`optimizer.step`) where PyTorch keeps one per parameter, so moments and
+/// count are resumed together or not at all.
 llvm::LogicalResult checkCheckpoint(const Program &program,
                                     const std::optional<SafetensorsFile> &file,
                                     const std::string &path,
@@ -106,8 +107,17 @@ llvm::LogicalResult checkCheckpoint(const Program &program,
     return llvm::success();
   std::vector<std::string> fresh, freshModel, unused;
   size_t optState = 0;
+  // Adam's moments (Optimizer::stateSuffixes) and the step count, which
+  // other optimizers keep for a schedule alone.
+  std::vector<std::string> correctedFound, correctedFresh;
   for (const EntryArg &arg : program.args) {
     optState += arg.kind == ArgKind::OptState;
+    llvm::StringRef name = arg.name;
+    if (arg.kind == ArgKind::OptState &&
+        (name == "optimizer.step" || name.ends_with(".exp_avg") ||
+         name.ends_with(".exp_avg_sq")))
+      (file->find(arg.name) ? correctedFound : correctedFresh)
+          .push_back(arg.name);
     if (file->find(arg.name))
       continue;
     if (arg.kind == ArgKind::OptState)
@@ -121,6 +131,14 @@ llvm::LogicalResult checkCheckpoint(const Program &program,
           return arg.name == t.name && isFromParamsFile(arg);
         }))
       unused.push_back(t.name);
+  if (!correctedFound.empty() && !correctedFresh.empty()) {
+    error = path + " holds Adam's moments and step count in part, not " +
+            someNames(correctedFresh) +
+            ": resumed beside fresh ones, their bias correction would not be "
+            "PyTorch's; give all of them (a checkpoint of this optimizer) or "
+            "none (the parameters alone)";
+    return llvm::failure();
+  }
   std::string warning = ::epl::rt::toolName() + ": warning: ";
   // A file of parameters alone (pretrained weights, a frontend's initial
   // values) starts a fresh optimizer as PyTorch's load_state_dict does:
@@ -129,13 +147,9 @@ llvm::LogicalResult checkCheckpoint(const Program &program,
     notes() << warning << path << " has no optimizer state (none of its "
             << optState << " tensors: " << someNames(fresh, 3)
             << "); it starts afresh\n";
-  else if (!fresh.empty() && fresh.size() < optState) {
-    error = path + " holds part of the optimizer's state, not " +
-            someNames(fresh) +
-            ": resume from a whole checkpoint, or give the parameters alone "
-            "(a fresh optimizer)";
-    return llvm::failure();
-  }
+  else if (!fresh.empty() && fresh.size() < optState)
+    notes() << warning << path << " has no optimizer state " << someNames(fresh)
+            << "; it starts afresh\n";
   if (!freshModel.empty())
     notes() << warning << path << " has no model state "
             << someNames(freshModel) << "; it starts from its initial value\n";

@@ -298,7 +298,7 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     // the estimate sees them).
     bool gpu = options.target == Target::CUDA || options.emulateGPU;
     addTensorRewrites(pm, options.blas, gpu);
-    addKernelFormation(pm, options.blas);
+    addKernelFormation(pm, options.blas, gpu);
     EPLEstimateMemoryPassOptions estimate;
     estimate.print = false;
     // On a GPU under offload, the arguments' device copies come and go

@@ -10,18 +10,20 @@
 
 using namespace mlir::epl;
 
-/// LLVM's interrupt signals (llvm/lib/Support/Unix/Signals.inc, IntSigs).
-static constexpr int kInterrupts[] = {SIGHUP, SIGINT, SIGTERM, SIGUSR2};
+/// The signals LLVM handles (llvm/lib/Support/Unix/Signals.inc: IntSigs,
+/// KillSigs, InfoSigs) that come from outside rather than from a fault.
+static constexpr int kSent[] = {SIGHUP,  SIGINT,  SIGQUIT, SIGTERM,
+                                SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ};
 
-IgnoredInterrupts::IgnoredInterrupts() {
-  for (int sig : kInterrupts) {
+IgnoredSignals::IgnoredSignals() {
+  for (int sig : kSent) {
     struct sigaction action;
     if (sigaction(sig, nullptr, &action) == 0 && action.sa_handler == SIG_IGN)
       signals.push_back(sig);
   }
 }
 
-void IgnoredInterrupts::restore() const {
+void IgnoredSignals::restore() const {
   for (int sig : signals)
     std::signal(sig, SIG_IGN);
 }

@@ -1,6 +1,7 @@
 // RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise --split-input-file | FileCheck %s
 // RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="keep-contractions=false" --split-input-file | FileCheck %s --check-prefix=LOOPS
 // RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="min-reduction-threads=16" --split-input-file | FileCheck %s --check-prefix=GPU
+// RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="min-reduction-threads=16 min-reduction-length=64" --split-input-file | FileCheck %s --check-prefix=SHORT
 
 // A softmax decomposes into max, exp(x - max), sum and division: the
 // exponentials are computed in the sum's loop, which also yields them for
@@ -15,9 +16,18 @@
 // CHECK: linalg.generic {{.*}} ins(%[[ES]]#0, %[[ES]]#1 :
 // CHECK: arith.divf
 // CHECK-NOT: linalg.generic
-// On a GPU, with fewer rows (8) than min-reduction-threads, the
-// exponentials the division reads too are a kernel of their own: fused,
-// 8 threads would write all 128; the sum reads them.
+// With fewer rows (8) than min-reduction-threads, the exponentials the
+// division reads too are a kernel of their own: fused, 8 threads would
+// write all 128 (and epl-split-reductions could not split the sum); the
+// sum reads them. A row of 16 is shorter than min-reduction-length
+// (epl-split-reductions would not split it): fused, as without the option.
+// SHORT-LABEL: func.func @softmax
+// SHORT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<8x16xf32>)
+// SHORT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %{{.*}} : tensor<8x16xf32>, tensor<8xf32>)
+// SHORT: math.exp
+// SHORT: arith.divf
+// SHORT-NOT: linalg.generic
+// SHORT: return
 // GPU-LABEL: func.func @softmax
 // GPU: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<8x16xf32>)
 // GPU: %[[E:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0, %[[MAX]] : tensor<8x16xf32>, tensor<8xf32>)

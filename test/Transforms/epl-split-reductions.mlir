@@ -1,14 +1,26 @@
 // RUN: epl-opt %s --epl-split-reductions="target-threads=4096" --split-input-file | FileCheck %s
+// RUN: epl-opt %s --epl-split-reductions="target-threads=4096 keep-gemms=false" --split-input-file | FileCheck %s --check-prefix=LOOPS
+// RUN: epl-opt %s --epl-split-reductions="target-threads=1 max-per-thread=64" --split-input-file | FileCheck %s --check-prefix=CPU
 // RUN: not epl-opt %s --epl-split-reductions="target-threads=0" 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: not epl-opt %s --epl-split-reductions="max-per-thread=8" 2>&1 | FileCheck %s --check-prefix=MAX
 // RUN: not epl-opt %s --epl-split-reductions="min-per-thread=1" 2>&1 | FileCheck %s --check-prefix=CHUNK
 
 // THREADS: epl-split-reductions: target-threads must be at least 1, not 0
 // CHUNK: epl-split-reductions: min-per-thread must be at least 2, not 1
+// MAX: epl-split-reductions: max-per-thread must be 0 (none) or at least min-per-thread (16), not 8
 
 // A sum of 65536 values into one result: 4096 threads of 16 values (value
 // r in part r mod 4096: neighbouring threads read neighbouring values),
 // then the 4096 partial sums split again (256 threads, 16 threads), and
 // one thread sums the last 16 into the original accumulator.
+// As the CPU lowering splits (parts of at most 64 values, whatever the
+// number of results): 1024 parts of 64, 16 of 64, then the last 16.
+// CPU-LABEL: func.func @total
+// CPU: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [64, 1024]
+// CPU: linalg.generic {{.*}} outs(%{{.*}} : tensor<1024xf32>)
+// CPU: tensor.expand_shape %{{.*}} {{\[\[}}0, 1]] output_shape [64, 16]
+// CPU: linalg.generic {{.*}} outs(%{{.*}} : tensor<16xf32>)
+// CPU: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%{{.*}} : tensor<16xf32>)
 // CHECK-LABEL: func.func @total
 // CHECK-SAME: (%[[X:.*]]: tensor<65536xf32>, %[[Z:.*]]: tensor<f32>)
 // CHECK: %[[X2:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0, 1]] output_shape [16, 4096]
@@ -102,9 +114,10 @@ func.func @row_max(%x: tensor<4x4096xf32>, %z: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // Left whole: enough results for the threads; a length with no divisor
-// (4099 is prime); a body that reads its position; a GEMM, which cuBLAS
-// runs; short reductions; no results at all; an index maximum (upstream
-// has no valid neutral constant for it).
+// (4099 is prime); a body that reads its position; a GEMM, which BLAS or
+// cuBLAS runs (keep-gemms); short reductions; no results at all; an index
+// maximum (upstream has no valid neutral constant for it); a "reduction"
+// loop that indexes the result.
 // CHECK-LABEL: func.func @left_whole
 // CHECK-NOT: tensor.expand_shape
 // CHECK-NOT: tensor.collapse_shape
@@ -114,9 +127,10 @@ func.func @left_whole(%many: tensor<4096x64xf32>, %z4096: tensor<4096xf32>,
                       %a: tensor<8x512xf32>, %b: tensor<512x8xf32>, %c: tensor<8x8xf32>,
                       %short: tensor<16xf32>, %long: tensor<65536xf32>,
                       %none: tensor<0x4096xf32>, %znone: tensor<0xf32>,
-                      %ids: tensor<4096xindex>, %zid: tensor<index>)
+                      %ids: tensor<4096xindex>, %zid: tensor<index>,
+                      %square: tensor<4x65536xf32>)
     -> (tensor<4096xf32>, tensor<f32>, tensor<f32>, tensor<8x8xf32>, tensor<f32>,
-        tensor<0xf32>, tensor<index>) {
+        tensor<0xf32>, tensor<index>, tensor<4x65536xf32>) {
   %rows = linalg.generic {indexing_maps = [affine_map<(p, r) -> (p, r)>, affine_map<(p, r) -> (p)>],
                           iterator_types = ["parallel", "reduction"]}
       ins(%many : tensor<4096x64xf32>) outs(%z4096 : tensor<4096xf32>) {
@@ -165,6 +179,63 @@ func.func @left_whole(%many: tensor<4096x64xf32>, %z4096: tensor<4096xf32>,
     %t = arith.maxsi %x, %o : index
     linalg.yield %t : index
   } -> tensor<index>
-  return %rows, %p, %i, %mm, %s, %n, %m
-      : tensor<4096xf32>, tensor<f32>, tensor<f32>, tensor<8x8xf32>, tensor<f32>, tensor<0xf32>, tensor<index>
+  %o = linalg.generic {indexing_maps = [affine_map<(p, r) -> (p, r)>, affine_map<(p, r) -> (p, r)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%square : tensor<4x65536xf32>) outs(%square : tensor<4x65536xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    %t = arith.addf %x, %y : f32
+    linalg.yield %t : f32
+  } -> tensor<4x65536xf32>
+  return %rows, %p, %i, %mm, %s, %n, %m, %o
+      : tensor<4096xf32>, tensor<f32>, tensor<f32>, tensor<8x8xf32>, tensor<f32>, tensor<0xf32>, tensor<index>, tensor<4x65536xf32>
+}
+
+// -----
+
+// A weight's gradient over a batch of 4096 (x^T dy, 16x16 results): a
+// GEMM that BLAS blocks stays whole; as loops (keep-gemms=false, the
+// lowering's --blas=false) its sum over the batch is split like any other.
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK-NOT: tensor.expand_shape
+// CHECK: return
+// LOOPS-LABEL: func.func @weight_gradient
+// LOOPS: tensor.expand_shape %arg0 {{\[\[}}0, 1], [2]] output_shape [256, 16, 16]
+// LOOPS: linalg.generic {{.*}} outs(%{{.*}} : tensor<16x16x16xf32>)
+// LOOPS: arith.mulf
+// LOOPS: arith.addf
+// LOOPS: linalg.generic {{.*}} outs(%arg2 : tensor<16x16xf32>)
+func.func @weight_gradient(%x: tensor<4096x16xf32>, %dy: tensor<4096x16xf32>,
+                           %w: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %g = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i)>,
+                                        affine_map<(b, i, j) -> (b, j)>,
+                                        affine_map<(b, i, j) -> (i, j)>],
+                       iterator_types = ["reduction", "parallel", "parallel"]}
+      ins(%x, %dy : tensor<4096x16xf32>, tensor<4096x16xf32>)
+      outs(%w : tensor<16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %m, %o : f32
+    linalg.yield %t : f32
+  } -> tensor<16x16xf32>
+  return %g : tensor<16x16xf32>
+}
+
+// -----
+
+// An integer sum with `nsw`: in another order it may overflow where the
+// sequential sum did not, so the parts and their sum wrap instead.
+// CHECK-LABEL: func.func @no_signed_wrap
+// CHECK-NOT: overflow<nsw>
+// CHECK: arith.addi %{{.*}}, %{{.*}} : i32
+// CHECK-NOT: overflow<nsw>
+// CHECK: return
+func.func @no_signed_wrap(%x: tensor<65536xi32>, %z: tensor<i32>) -> tensor<i32> {
+  %s = linalg.generic {indexing_maps = [affine_map<(r) -> (r)>, affine_map<(r) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%x : tensor<65536xi32>) outs(%z : tensor<i32>) {
+  ^bb0(%a: i32, %o: i32):
+    %t = arith.addi %a, %o overflow<nsw> : i32
+    linalg.yield %t : i32
+  } -> tensor<i32>
+  return %s : tensor<i32>
 }

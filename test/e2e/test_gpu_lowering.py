@@ -63,8 +63,8 @@ def test_long_reductions_split_over_threads_train_like_the_cpu(tmp_path):
     and each bias's gradient are long reductions with few results, which
     the GPU lowering splits over many threads (epl-split-reductions), the
     partial sums combined by further split reductions. Added in another
-    order, they must train to the CPU's losses and parameters within float
-    rounding."""
+    order than the CPU's (which splits them too, into fewer parts), they
+    must train to the CPU's losses and parameters within float rounding."""
     from test_memory_estimate import mlp
     model = tmp_path / "wide-batch.mlir"
     model.write_text(mlp(4096, (32, 16, 10), **{"optimizer.lr": 0.1}))

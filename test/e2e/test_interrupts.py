@@ -1,7 +1,7 @@
 """A run interrupted while it writes its checkpoint (--save) leaves the old
 one whole and no temporary file; an interrupt the run was started with
-ignored (`nohup`'s SIGHUP, a background job's SIGINT) stays ignored and
-the checkpoint is written.
+ignored (`nohup`'s SIGHUP, a script's background job's SIGINT and SIGQUIT)
+stays ignored and the checkpoint is written.
 
 The interrupt is sent once the temporary file next to the checkpoint
 appears: a checkpoint of ~64 MiB (parameters and momentum) takes long
@@ -78,7 +78,7 @@ def test_an_interrupt_keeps_the_old_checkpoint(tmp_path, sig):
     assert (directory / "ck.safetensors").read_bytes() == OLD
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGHUP, signal.SIGQUIT])
 def test_an_ignored_interrupt_stays_ignored(tmp_path, sig):
     """Before, LLVM's handler (which InitLLVM installs over the ignored
     disposition) removed the temporary file and let the run go on, to fail

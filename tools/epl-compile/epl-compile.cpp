@@ -72,7 +72,7 @@ int exitWith(const std::string &error) {
 } // namespace
 
 int main(int argc, char **argv) {
-  IgnoredInterrupts ignored;
+  IgnoredSignals ignored;
   llvm::InitLLVM initLLVM(argc, argv);
   ignored.restore();
   ::epl::rt::setToolName("epl-compile");

@@ -44,7 +44,7 @@ cl::opt<bool> printManifest("print-manifest",
 } // namespace
 
 int main(int argc, char **argv) {
-  IgnoredInterrupts ignored;
+  IgnoredSignals ignored;
   llvm::InitLLVM initLLVM(argc, argv);
   ignored.restore();
   // A reader of the step lines that goes away (`| head`) must not end the

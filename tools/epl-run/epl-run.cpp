@@ -82,7 +82,7 @@ int exitWith(const std::string &error) {
 } // namespace
 
 int main(int argc, char **argv) {
-  IgnoredInterrupts ignored;
+  IgnoredSignals ignored;
   llvm::InitLLVM initLLVM(argc, argv);
   ignored.restore();
   // A reader of the step lines that goes away (`| head`) must not end the

@@ -42,9 +42,9 @@ void addTensorRewrites(OpPassManager &pm, bool blas, bool gpu);
 
 /// What follows them on tensors, and decides the kernels: element-wise
 /// fusion (contractions kept for BLAS where `blas` says so) and long
-/// reductions split over many threads, summed in parts. The memory estimate
-/// runs them too.
-void addKernelFormation(OpPassManager &pm, bool blas);
+/// reductions split over many threads, summed in parts (finer on a GPU,
+/// `gpu`). The memory estimate runs them too.
+void addKernelFormation(OpPassManager &pm, bool blas, bool gpu);
 
 /// `epl-lower-to-cpu`: a tensor-level module (L0 to L3) down to the LLVM
 /// dialect, ready for the JIT: communication to runtime calls, one-shot

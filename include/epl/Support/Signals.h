@@ -10,20 +10,22 @@
 #include "llvm/ADT/SmallVector.h"
 
 namespace mlir::epl {
-/// The interrupts (SIGHUP, SIGINT, SIGTERM, SIGUSR2) a tool was started
-/// with ignored: `nohup`'s SIGHUP, a background job's SIGINT. InitLLVM
-/// takes every interrupt over, to remove the files being written
-/// (llvm::sys::RemoveFileOnSignal), and then raises it again under its old
-/// disposition: an ignored one would remove a checkpoint's temporary file
-/// while the run goes on, to fail at the rename. Read before InitLLVM,
-/// given back after it, an ignored interrupt stays ignored:
+/// The signals another process sends (SIGHUP, SIGINT, SIGQUIT, SIGTERM,
+/// SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ) that a tool was started with
+/// ignored: `nohup`'s SIGHUP, a script's background job's SIGINT and
+/// SIGQUIT. InitLLVM takes each over, to remove the files being written
+/// (llvm::sys::RemoveFileOnSignal) or print a stack, and then raises it
+/// again under its old disposition: an ignored one would remove a
+/// checkpoint's temporary file while the run goes on, to fail at the
+/// rename. Read before InitLLVM, given back after it, an ignored signal
+/// stays ignored:
 ///
-///   IgnoredInterrupts ignored;
+///   IgnoredSignals ignored;
 ///   llvm::InitLLVM init(argc, argv);
 ///   ignored.restore();
-class IgnoredInterrupts {
+class IgnoredSignals {
 public:
-  IgnoredInterrupts();
+  IgnoredSignals();
   void restore() const;
 
 private:

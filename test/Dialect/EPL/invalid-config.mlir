@@ -150,8 +150,14 @@ module attributes {epl.config = {"communication.fp16_scale" = 1024.0 : f64}} {
 
 // -----
 
-// An unsigned integer is read as such: 255, not -1.
+// An unsigned integer is read as such: 255, not -1; the largest int64_t
+// fits.
 module attributes {epl.config = {"pipeline.num_micro_batch" = 255 : ui8}} {
+}
+
+// -----
+
+module attributes {epl.config = {"pipeline.num_micro_batch" = 9223372036854775807 : i64}} {
 }
 
 // -----

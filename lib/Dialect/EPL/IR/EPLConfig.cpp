@@ -238,6 +238,20 @@ std::string formatNumber(double value) {
   return s;
 }
 
+/// Whether `value`, of any width and signedness, is an int64_t.
+bool fitsInt64(IntegerAttr value) {
+  const APInt &v = value.getValue();
+  return value.getType().isUnsignedInteger() ? v.getActiveBits() <= 63
+                                             : v.getSignificantBits() <= 64;
+}
+
+/// `value` as an int64_t (fitsInt64).
+int64_t asInt64(IntegerAttr value) {
+  return value.getType().isUnsignedInteger()
+             ? static_cast<int64_t>(value.getValue().getZExtValue())
+             : value.getValue().getSExtValue();
+}
+
 std::optional<double> asNumber(Attribute value) {
   if (auto f = dyn_cast<FloatAttr>(value))
     return f.getValueAsDouble();
@@ -294,7 +308,7 @@ LogicalResult verifyValue(const ConfigKey &key, Attribute value,
       return emitError() << "EPL config key \"" << key.name
                          << "\" must be a finite number, got " << value;
     // Config::getInt reads an int64_t.
-    if (key.kind == K::Integer && std::abs(*number) >= 0x1p63)
+    if (key.kind == K::Integer && !fitsInt64(cast<IntegerAttr>(value)))
       return emitError() << "EPL config key \"" << key.name
                          << "\" must fit in 64 bits, got " << value;
     if (key.min &&
@@ -364,7 +378,7 @@ mlir::epl::verifyConfig(DictionaryAttr config,
   // A schedule that falls to 0 needs to know over how many steps.
   auto schedule = config.getAs<StringAttr>("optimizer.lr_schedule");
   auto stepsAttr = config.getAs<IntegerAttr>("optimizer.decay_steps");
-  double steps = stepsAttr ? asNumber(stepsAttr).value_or(0) : 0;
+  int64_t steps = stepsAttr ? asInt64(stepsAttr) : 0;
   bool cosine = schedule && schedule.getValue() == "cosine";
   if (cosine && steps < 1)
     return emitError() << "EPL config key \"optimizer.lr_schedule\" = "
@@ -373,8 +387,7 @@ mlir::epl::verifyConfig(DictionaryAttr config,
                           "falls to 0";
   // Read by the cosine schedule only: anywhere else it would change nothing.
   if (!cosine && steps != 0)
-    return emitError() << "EPL config key \"optimizer.decay_steps\" = "
-                       << formatNumber(steps)
+    return emitError() << "EPL config key \"optimizer.decay_steps\" = " << steps
                        << " is read only by \"optimizer.lr_schedule\" = "
                           "\"cosine\"; the schedule is constant";
   // Each optimizer's own keys: set beside another optimizer, they would
@@ -427,9 +440,7 @@ Attribute lookup(DictionaryAttr dict, StringRef key) {
 
 int64_t Config::getInt(StringRef key) const {
   if (auto value = dyn_cast_or_null<IntegerAttr>(lookup(dict, key)))
-    return value.getType().isUnsignedInteger()
-               ? static_cast<int64_t>(value.getValue().getZExtValue())
-               : value.getValue().getSExtValue();
+    return asInt64(value);
   int64_t value = 0;
   bool failed = StringRef(schemaOf(key).defaultValue).getAsInteger(10, value);
   assert(!failed && "integer config key has a non-integer default");

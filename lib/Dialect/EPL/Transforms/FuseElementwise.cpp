@@ -25,9 +25,12 @@ namespace {
 /// the fused op and replace it everywhere: computed once, stored once.
 struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
   FuseProducer(MLIRContext *ctx, bool keepContractions,
-               int64_t minReductionThreads, llvm::Statistic &numFused)
+               int64_t minReductionThreads, int64_t minReductionLength,
+               int64_t maxReductionLength, llvm::Statistic &numFused)
       : OpRewritePattern(ctx), keepContractions(keepContractions),
-        minReductionThreads(minReductionThreads), numFused(numFused) {}
+        minReductionThreads(minReductionThreads),
+        minReductionLength(minReductionLength),
+        maxReductionLength(maxReductionLength), numFused(numFused) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
@@ -72,18 +75,23 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
       if (&other != &operand && other.get().getDefiningOp() == producer)
         return false;
     // Read elsewhere too, the producer's result would be written in the
-    // reduction's loops, by as few GPU threads as the reduction has results
-    // (a bias's gradient: a few hundred).
-    bool sharedIntoNarrowReduction =
-        consumer.getNumReductionLoops() > 0 &&
-        parallelPoints(consumer) < minReductionThreads;
+    // reduction's loops, by as few threads as the reduction has results (a
+    // bias's gradient: a few hundred), and epl-split-reductions could not
+    // split it: where it would (long enough, and with few results or too
+    // long).
+    int64_t reduced = loopPoints(consumer, utils::IteratorType::reduction);
+    bool sharedIntoSplitReduction =
+        consumer.getNumReductionLoops() > 0 && reduced >= minReductionLength &&
+        (loopPoints(consumer, utils::IteratorType::parallel) <
+             minReductionThreads ||
+         (maxReductionLength > 0 && reduced > maxReductionLength));
     // The fused op stands where the consumer was: the producer's other
     // users must come after it.
     Block *block = consumer->getBlock();
     for (Operation *user : producer->getUsers()) {
       if (user == consumer)
         continue;
-      if (sharedIntoNarrowReduction)
+      if (sharedIntoSplitReduction)
         return false;
       Operation *ancestor = block->findAncestorOpInBlock(*user);
       if (!ancestor || !consumer->isBeforeInBlock(ancestor))
@@ -92,13 +100,13 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
     return true;
   }
 
-  /// The points of `op`'s parallel loops (the largest count where one is
-  /// dynamic).
-  static int64_t parallelPoints(linalg::GenericOp op) {
+  /// The points of `op`'s loops of kind `kind` (the largest count where one
+  /// is dynamic).
+  static int64_t loopPoints(linalg::GenericOp op, utils::IteratorType kind) {
     int64_t points = 1;
     for (auto [size, iterator] :
          llvm::zip(op.getStaticLoopRanges(), op.getIteratorTypesArray())) {
-      if (iterator != utils::IteratorType::parallel)
+      if (iterator != kind)
         continue;
       if (ShapedType::isDynamic(size))
         return std::numeric_limits<int64_t>::max();
@@ -108,7 +116,7 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
   }
 
   bool keepContractions;
-  int64_t minReductionThreads;
+  int64_t minReductionThreads, minReductionLength, maxReductionLength;
   llvm::Statistic &numFused;
 };
 
@@ -178,7 +186,8 @@ struct EPLFuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseProducer>(&getContext(), keepContractions,
-                               minReductionThreads, numFused);
+                               minReductionThreads, minReductionLength,
+                               maxReductionLength, numFused);
     patterns.add<ReadFilledScalar>(&getContext(), keepContractions,
                                    numScalarReads);
     // One operand per value read the same way (`x * x` of a producer reads

@@ -1,4 +1,4 @@
-//===- SplitReductions.cpp - Long reductions over many GPU threads --------===//
+//===- SplitReductions.cpp - Long reductions summed in parts -------------===//
 //
 // Part of EPL-MLIR.
 //
@@ -21,9 +21,10 @@ namespace mlir::epl {
 using namespace mlir;
 
 namespace {
-/// Whether epl-matmul-to-runtime runs `op` as a GEMM (cuBLAS): it stays
-/// whole. (A contraction without rows or columns, a matrix-vector
-/// product, is a kernel like any reduction.)
+/// Whether epl-matmul-to-runtime runs `op` as a GEMM (BLAS, cuBLAS), which
+/// sums in its own blocks: with `keep-gemms` it stays whole. (A contraction
+/// without rows or columns, a matrix-vector product, is a kernel like any
+/// reduction.)
 bool isGemm(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() != 2 || !linalg::isaContractionOpInterface(op))
     return false;
@@ -48,12 +49,13 @@ bool readsProjections(linalg::GenericOp op, bool unitDims) {
 /// unit dimensions), a body that does not read its position and combines
 /// each value into its accumulator with one operation that has a neutral
 /// element (a sum, a product, a max).
-std::optional<SmallVector<unsigned>> splittableReduction(linalg::GenericOp op,
-                                                         bool unitDims) {
+std::optional<SmallVector<unsigned>>
+splittableReduction(linalg::GenericOp op, bool unitDims, bool keepGemms) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() == 0 || !readsProjections(op, unitDims) ||
       ShapedType::isDynamicShape(op.getStaticLoopRanges()) ||
-      !op.getBody()->getOps<linalg::IndexOp>().empty() || isGemm(op))
+      !op.getBody()->getOps<linalg::IndexOp>().empty() ||
+      (keepGemms && isGemm(op)))
     return std::nullopt;
   // (Upstream's neutral element of an index maximum is no valid constant.)
   if (!isa<FloatType, IntegerType>(op.getRegionOutputArgs()[0].getType()))
@@ -64,7 +66,27 @@ std::optional<SmallVector<unsigned>> splittableReduction(linalg::GenericOp op,
     return std::nullopt;
   SmallVector<unsigned> dims;
   op.getReductionDims(dims);
+  // A result indexed by a "reduction" loop is no reduction along it.
+  AffineMap result = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (llvm::any_of(dims, [&](unsigned d) { return result.isFunctionOfDim(d); }))
+    return std::nullopt;
   return dims;
+}
+
+/// `op`'s combiner (a reduction `splittableReduction` accepted), without
+/// integer overflow flags: a sum in another order may overflow where the
+/// sequential one did not (`nsw` would make that poison; wrapping is exact
+/// in any order).
+Operation *wrappingCombiner(linalg::GenericOp op) {
+  SmallVector<Operation *> combiners;
+  matchReduction(op.getRegionOutputArgs(), 0, combiners);
+  Operation *combiner = combiners.front();
+  if (auto flags =
+          dyn_cast<arith::ArithIntegerOverflowFlagsInterface>(combiner))
+    combiner->setAttr(flags.getIntegerOverflowAttrName(),
+                      arith::IntegerOverflowFlagsAttr::get(
+                          op.getContext(), arith::IntegerOverflowFlags::none));
+  return combiner;
 }
 
 /// `op`, a reduction with one result, its reduction loop `d` split into
@@ -182,14 +204,21 @@ struct EPLSplitReductionsPass
       return errorHandler("epl-split-reductions: min-per-thread must be at "
                           "least 2, not " +
                           Twine(static_cast<int64_t>(minPerThread)));
+    if (maxPerThread != 0 && maxPerThread < minPerThread)
+      return errorHandler("epl-split-reductions: max-per-thread must be 0 "
+                          "(none) or at least min-per-thread (" +
+                          Twine(static_cast<int64_t>(minPerThread)) +
+                          "), not " +
+                          Twine(static_cast<int64_t>(maxPerThread)));
     return success();
   }
 
   /// The reduction loop of `op` to split, and into how many parts: about
-  /// `targetThreads` threads in all, each reducing at least
-  /// `minPerThread` values, the parts a divisor of the loop's size (the
-  /// loop with the most parts; of equals the innermost, along memory).
-  /// Nothing where no loop splits into `kMinParts` parts.
+  /// `targetThreads` threads in all where it has fewer results, each
+  /// reducing at most `maxPerThread` values (when set) and at least
+  /// `minPerThread`, the parts a divisor of the loop's size (the loop with
+  /// the most parts; of equals the innermost, along memory). Nothing where
+  /// no loop splits into `kMinParts` parts.
   std::optional<std::pair<unsigned, int64_t>>
   choose(linalg::GenericOp op, ArrayRef<unsigned> reduction) const {
     // Fewer parts save less than the combining launch costs.
@@ -198,10 +227,14 @@ struct EPLSplitReductionsPass
     int64_t points = 1, reduced = 1;
     for (auto [d, size] : llvm::enumerate(sizes))
       (llvm::is_contained(reduction, d) ? reduced : points) *= size;
-    if (points == 0 || points >= targetThreads)
+    bool fewThreads = points < targetThreads;
+    bool longParts = maxPerThread > 0 && reduced > maxPerThread;
+    if (points == 0 || (!fewThreads && !longParts))
       return std::nullopt;
-    int64_t limit = std::min<int64_t>(llvm::divideCeil(targetThreads, points),
-                                      reduced / minPerThread);
+    int64_t want = fewThreads ? llvm::divideCeil(targetThreads, points) : 1;
+    if (longParts)
+      want = std::max<int64_t>(want, llvm::divideCeil(reduced, maxPerThread));
+    int64_t limit = std::min<int64_t>(want, reduced / minPerThread);
     std::optional<std::pair<unsigned, int64_t>> best;
     for (unsigned d : reduction) {
       int64_t parts = std::min(limit, sizes[d]);
@@ -218,7 +251,7 @@ struct EPLSplitReductionsPass
   void split(IRRewriter &rewriter, linalg::GenericOp op,
              SmallVectorImpl<linalg::GenericOp> &worklist) {
     std::optional<SmallVector<unsigned>> reduction =
-        splittableReduction(op, /*unitDims=*/true);
+        splittableReduction(op, /*unitDims=*/true, keepGemms);
     if (!reduction)
       return;
     std::optional<std::pair<unsigned, int64_t>> chosen = choose(op, *reduction);
@@ -237,17 +270,16 @@ struct EPLSplitReductionsPass
       rewriter.replaceOp(op, dropped->replacements);
       op = cast<linalg::GenericOp>(dropped->resultOp.getOperation());
       // (Its loops are renumbered, unit ones gone.)
-      reduction = splittableReduction(op, /*unitDims=*/false);
+      reduction = splittableReduction(op, /*unitDims=*/false, keepGemms);
       chosen = reduction ? choose(op, *reduction) : std::nullopt;
       if (!chosen)
         return;
       rewriter.setInsertionPoint(op);
     }
-    SmallVector<Operation *> combiners;
-    matchReduction(op.getRegionOutputArgs(), 0, combiners);
+    Operation *combiner = wrappingCombiner(op);
     auto [parts, combine] =
-        splitLoop(rewriter, op, chosen->first, chosen->second,
-                  combiners.front(), *arith::getNeutralElement(combiners[0]));
+        splitLoop(rewriter, op, chosen->first, chosen->second, combiner,
+                  *arith::getNeutralElement(combiner));
     ++numSplit;
     worklist.push_back(parts);
     worklist.push_back(combine);

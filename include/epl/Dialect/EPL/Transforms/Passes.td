@@ -677,13 +677,22 @@ def EPLSplitReductionsPass : Pass<"epl-split-reductions"> {
     It splits a `linalg.generic` on tensors with one result and static
     loops whose body combines each value into the accumulator with one
     operation of a neutral element (a sum, a product, a maximum) and does
-    not read its position; contractions cuBLAS runs
-    (`epl-matmul-to-runtime`) stay whole, and so does a reduction of
-    `index` values. Integer reductions and `arith.maximumf`/`minimumf` are
+    not read its position, nor writes a result along a reduction loop;
+    contractions that BLAS or cuBLAS runs (`epl-matmul-to-runtime`, which
+    sum in blocks of their own) stay whole with `keep-gemms` (the
+    lowerings set it as `--blas` says), and so does a reduction of `index`
+    values. Integer overflow flags are dropped from the combiner (`nsw`:
+    a sum in another order may overflow where the sequential one did
+    not). Integer reductions and `arith.maximumf`/`minimumf` are
     exact; a float sum or product is computed in another order, a tree of
     parts of at least `min-per-thread` values, whose rounding error grows
     with the parts' sizes and the tree's depth rather than with the
-    reduction's length. Every lowering (CPU and GPU) runs it after fusion.
+    reduction's length. With `max-per-thread`, a reduction of more values
+    per result than that is split too, however many results it has, into
+    parts of at most that many. Every lowering runs it after fusion: the
+    GPU's with the defaults (threads), the CPU's with `target-threads=1
+    max-per-thread=64` (accuracy: a batch-65536 loss and its gradients as
+    close to float64 as PyTorch's cascade sums).
 
     ```mlir
     // The sum of 65536 values: one thread.
@@ -710,6 +719,11 @@ def EPLSplitReductionsPass : Pass<"epl-split-reductions"> {
            "many threads">,
     Option<"minPerThread", "min-per-thread", "int64_t", /*default=*/"16",
            "Values each thread reduces at least">,
+    Option<"maxPerThread", "max-per-thread", "int64_t", /*default=*/"0",
+           "Split a reduction of more values per result than this too, "
+           "whatever its number of results (0: none)">,
+    Option<"keepGemms", "keep-gemms", "bool", /*default=*/"true",
+           "Leave whole the contractions epl-matmul-to-runtime makes GEMMs">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -870,12 +884,15 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
     the same bits.
 
     Each result of a reduction is a thread, so a producer other ops read
-    too stays out of a reduction with fewer results than
-    `min-reduction-threads`: fused, its whole result would be written by
-    those few threads (a ReLU's gradient, 4096x16, by the 16 threads of its
-    bias's gradient), and the reduction could not be split
-    (`epl-split-reductions`, which every lowering runs next). It is then a
-    kernel of its own.
+    too stays out of a reduction that `epl-split-reductions` (which every
+    lowering runs next) would split: one that reduces at least
+    `min-reduction-length` values per result and has fewer results than
+    `min-reduction-threads` or reduces more than `max-reduction-length`
+    values per result. Fused, the producer's whole result would be written
+    by the reduction's threads (a ReLU's gradient, 4096x16, by the 16
+    threads of its bias's gradient), and the reduction could not be split.
+    It is then a kernel of its own; into a reduction left whole, fusion
+    saves a kernel.
 
     A consumer that reads a tensor of one repeated scalar (a `linalg.fill`,
     or its generic form) where the producer cannot fuse (ReLU's `max(h, 0)`
@@ -905,8 +922,16 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
     Option<"minReductionThreads", "min-reduction-threads", "int64_t",
            /*default=*/"0",
            "Do not fuse a producer other ops read too into a reduction with "
-           "fewer results than this (on a GPU: its result would be written "
-           "by that few threads)">,
+           "fewer results than this (its result would be written by that "
+           "few threads)">,
+    Option<"minReductionLength", "min-reduction-length", "int64_t",
+           /*default=*/"0",
+           "... that reduces at least this many values per result (shorter "
+           "ones are not split)">,
+    Option<"maxReductionLength", "max-reduction-length", "int64_t",
+           /*default=*/"0",
+           "Nor into one of more values per result than this, whatever its "
+           "number of results (0: none)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
   let statistics = [
