@@ -182,15 +182,20 @@ void mlir::epl::buildCPULoweringPipeline(OpPassManager &pm,
 
 /// The PTX version a chip's kernels are written in: 8.0 (CUDA 12.0) where
 /// that suffices, else the first that knows the chip (LLVM refuses an older
-/// one with a fatal error). CUDA 13's ptxas compiles sm_75 and newer.
+/// one with a fatal error). The chips are those CUDA 13's ptxas compiles
+/// (`ptxas --help`, --gpu-name): sm_75 and newer, `a` (architecture-
+/// specific) variants from sm_90, `f` (family) variants from sm_100, which
+/// PTX knows from 8.8.
 FailureOr<std::string> mlir::epl::ptxFeaturesFor(StringRef chip,
                                                  std::string &error) {
   unsigned number = 0;
   StringRef digits = chip;
   bool valid = digits.consume_front("sm_");
-  // sm_90a, sm_100f: the architecture-specific and family variants.
-  if (digits.ends_with("a") || digits.ends_with("f"))
+  char variant = 0;
+  if (digits.ends_with("a") || digits.ends_with("f")) {
+    variant = digits.back();
     digits = digits.drop_back();
+  }
   valid = valid && !digits.empty() && llvm::all_of(digits, llvm::isDigit) &&
           !digits.getAsInteger(10, number);
   if (!valid) {
@@ -203,18 +208,21 @@ FailureOr<std::string> mlir::epl::ptxFeaturesFor(StringRef chip,
             ": CUDA 13 compiles for sm_75 (Turing) and newer";
     return failure();
   }
-  if (number <= 90)
-    return std::string("+ptx80");
-  static const std::pair<unsigned, const char *> known[] = {
-      {100, "+ptx86"}, {101, "+ptx86"}, {103, "+ptx88"},
-      {110, "+ptx90"}, {120, "+ptx87"}, {121, "+ptx88"}};
-  for (auto [sm, ptx] : known)
-    if (sm == number)
-      return std::string(ptx);
-  error = "--gpu-chip " + chip.str() +
-          ": not an architecture this compiler knows (sm_75 to sm_90, "
-          "sm_100, sm_101, sm_103, sm_110, sm_120, sm_121)";
-  return failure();
+  static const std::pair<unsigned, unsigned> known[] = {
+      {75, 80}, {80, 80},  {86, 80},  {87, 80},  {88, 90},  {89, 80},
+      {90, 80}, {100, 86}, {103, 88}, {110, 90}, {120, 87}, {121, 88}};
+  const auto *it = llvm::find_if(
+      known, [&](const auto &entry) { return entry.first == number; });
+  if (it == std::end(known) || (variant == 'a' && number < 90) ||
+      (variant == 'f' && number < 100)) {
+    error = "--gpu-chip " + chip.str() +
+            ": not an architecture CUDA 13 compiles (sm_75, sm_80, sm_86 to "
+            "sm_90, sm_100, sm_103, sm_110, sm_120, sm_121; an 'a' variant "
+            "from sm_90, an 'f' variant from sm_100)";
+    return failure();
+  }
+  unsigned ptx = variant == 'f' ? std::max(it->second, 88u) : it->second;
+  return "+ptx" + std::to_string(ptx);
 }
 
 void mlir::epl::buildCUDALoweringPipeline(OpPassManager &pm,

@@ -168,9 +168,14 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     name patterns to epl.replicate/epl.split (or strings such as "split(2)");
     `config` holds epl.config keys (validated by epl.Config)."""
     import torch
-    from torch_mlir import fx, ir
-    from torch_mlir.dialects import torch as torch_d
-    from torch_mlir.extras.fx_importer import ContextCache, FxImporter
+    try:
+        from torch_mlir import fx, ir
+        from torch_mlir.dialects import torch as torch_d
+        from torch_mlir.extras.fx_importer import ContextCache, FxImporter
+    except ImportError as e:
+        raise ExportError(f"torch-mlir is not importable in this Python ({sys.executable}: "
+                          f"{e}); scripts/setup-torch.sh makes a venv with it "
+                          f"(.venv-torch)") from None
 
     labels = labels or {}
     clash = set(inputs) & set(labels)

@@ -381,3 +381,18 @@ def test_split_mlp_block_is_megatron(tmp_path, ranks):
     assert len(tensor_reduces) == 2, tensor_reduces
     assert "phase<forward>" in tensor_reduces[0]
     assert "phase<backward_input>" in tensor_reduces[1]
+
+
+def test_export_without_torch_mlir_is_one_error_line(tmp_path):
+    """`python -m epl.torch` in a Python without torch-mlir (the default
+    test environment) says so and where to get it, exit 1; no traceback."""
+    if subprocess.run([sys.executable, "-c", "import torch_mlir"],
+                      capture_output=True).returncode == 0:
+        pytest.skip("this Python has torch-mlir")
+    out = subprocess.run([sys.executable, "-m", "epl.torch", f"{INPUTS / 'models.py'}:mlp",
+                          "-o", tmp_path / "mlp"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.startswith("epl.torch: error: torch-mlir is not importable in this "
+                                 "Python"), out.stderr
+    assert "scripts/setup-torch.sh" in out.stderr and "Traceback" not in out.stderr
