@@ -147,8 +147,7 @@ FailureOr<Simulation> mlir::epl::pipeline::simulate(const Program &program,
             .str();
     return failure();
   };
-  // (NaN compares false: `!(c >= 0)` refuses it too.)
-  auto usable = [](double c) { return c >= 0 && std::isfinite(c); };
+  auto usable = [](double c) { return std::isfinite(c) && c >= 0; };
   if (!usable(costs.forward) || !usable(costs.backwardInput) ||
       !usable(costs.backwardWeight) || !usable(costs.send)) {
     error = llvm::formatv("costs must be finite and not negative: F {0}, B "

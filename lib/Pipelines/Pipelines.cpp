@@ -53,10 +53,9 @@ void mlir::epl::addKernelFormation(OpPassManager &pm, bool blas, bool gpu) {
   }
   EPLFuseElementwisePassOptions fuse;
   fuse.keepContractions = blas;
-  fuse.minReductionThreads = split.targetThreads;
-  // (epl-split-reductions splits into 4 parts at least.)
-  fuse.minReductionLength = 4 * split.minPerThread;
-  fuse.maxReductionLength = split.maxPerThread;
+  fuse.splitTargetThreads = split.targetThreads;
+  fuse.splitMinPerThread = split.minPerThread;
+  fuse.splitMaxPerThread = split.maxPerThread;
   pm.addPass(createEPLFuseElementwisePass(fuse));
   pm.addPass(createEPLSplitReductionsPass(split));
 }

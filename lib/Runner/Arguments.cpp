@@ -113,12 +113,12 @@ llvm::LogicalResult checkCheckpoint(const Program &program,
   for (const EntryArg &arg : program.args) {
     optState += arg.kind == ArgKind::OptState;
     llvm::StringRef name = arg.name;
+    bool found = file->find(arg.name);
     if (arg.kind == ArgKind::OptState &&
         (name == "optimizer.step" || name.ends_with(".exp_avg") ||
          name.ends_with(".exp_avg_sq")))
-      (file->find(arg.name) ? correctedFound : correctedFresh)
-          .push_back(arg.name);
-    if (file->find(arg.name))
+      (found ? correctedFound : correctedFresh).push_back(arg.name);
+    if (found)
       continue;
     if (arg.kind == ArgKind::OptState)
       fresh.push_back(arg.name);

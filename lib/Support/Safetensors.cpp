@@ -90,28 +90,46 @@ const HostTensor *SafetensorsFile::find(StringRef name) const {
 /// (header, tensor, shape).
 static constexpr int kMaxHeaderDepth = 64;
 
-bool mlir::epl::jsonNestsDeeperThan(StringRef json, int maxDepth) {
+/// Walks `json`'s text: `onString(begin, end)` for each string (its quotes
+/// at `begin` and `end`) and `onDepth(depth)` after each bracket, with the
+/// depth of arrays and objects then; either returns false to stop.
+static void walkJSON(StringRef json,
+                     llvm::function_ref<bool(size_t, size_t, int)> onString,
+                     llvm::function_ref<bool(int)> onDepth) {
   int depth = 0;
+  size_t start = 0;
   bool inString = false, escaped = false;
-  for (char c : json) {
+  for (size_t i = 0, e = json.size(); i < e; ++i) {
+    char c = json[i];
     if (inString) {
       if (escaped)
         escaped = false;
       else if (c == '\\')
         escaped = true;
-      else if (c == '"')
+      else if (c == '"') {
         inString = false;
+        if (!onString(start, i, depth))
+          return;
+      }
       continue;
     }
-    if (c == '"')
+    if (c == '"') {
       inString = true;
-    else if (c == '[' || c == '{') {
-      if (++depth > maxDepth)
-        return true;
-    } else if (c == ']' || c == '}')
-      --depth;
+      start = i;
+    } else if ((c == '[' || c == '{') && !onDepth(++depth)) {
+      return;
+    } else if ((c == ']' || c == '}') && !onDepth(--depth)) {
+      return;
+    }
   }
-  return false;
+}
+
+bool mlir::epl::jsonNestsDeeperThan(StringRef json, int maxDepth) {
+  bool deeper = false;
+  walkJSON(
+      json, [](size_t, size_t, int) { return true; },
+      [&](int depth) { return !(deeper = depth > maxDepth); });
+  return deeper;
 }
 
 /// The first name the top-level object of `json` (valid JSON) gives twice,
@@ -119,48 +137,28 @@ bool mlir::epl::jsonNestsDeeperThan(StringRef json, int maxDepth) {
 /// safetensors library) refuses the file.
 static std::optional<std::string> repeatedKey(StringRef json) {
   llvm::StringSet<> keys;
-  int depth = 0;
-  size_t start = 0;
-  bool inString = false, escaped = false;
-  for (size_t i = 0, e = json.size(); i < e; ++i) {
-    char c = json[i];
-    if (!inString) {
-      if (c == '"') {
-        inString = true;
-        start = i;
-      } else if (c == '[' || c == '{') {
-        ++depth;
-      } else if (c == ']' || c == '}') {
-        --depth;
-      }
-      continue;
-    }
-    if (escaped) {
-      escaped = false;
-      continue;
-    }
-    if (c == '\\') {
-      escaped = true;
-      continue;
-    }
-    if (c != '"')
-      continue;
-    inString = false;
-    // A string of the top-level object followed by ':' is one of its keys.
-    size_t next = json.find_first_not_of(" \t\r\n", i + 1);
-    if (depth != 1 || next == StringRef::npos || json[next] != ':')
-      continue;
-    llvm::Expected<llvm::json::Value> key =
-        llvm::json::parse(json.slice(start, i + 1));
-    if (!key) {
-      llvm::consumeError(key.takeError());
-      continue;
-    }
-    std::string name = key->getAsString()->str();
-    if (!keys.insert(name).second)
-      return name;
-  }
-  return std::nullopt;
+  std::optional<std::string> repeated;
+  walkJSON(
+      json,
+      [&](size_t begin, size_t end, int depth) {
+        // A string of the top-level object followed by ':' is one of its
+        // keys.
+        size_t next = json.find_first_not_of(" \t\r\n", end + 1);
+        if (depth != 1 || next == StringRef::npos || json[next] != ':')
+          return true;
+        llvm::Expected<llvm::json::Value> key =
+            llvm::json::parse(json.slice(begin, end + 1));
+        if (!key) {
+          llvm::consumeError(key.takeError());
+          return true;
+        }
+        std::string name = key->getAsString()->str();
+        if (!keys.insert(name).second)
+          repeated = std::move(name);
+        return !repeated;
+      },
+      [](int) { return true; });
+  return repeated;
 }
 
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>

@@ -1,7 +1,8 @@
 // RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise --split-input-file | FileCheck %s
 // RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="keep-contractions=false" --split-input-file | FileCheck %s --check-prefix=LOOPS
-// RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="min-reduction-threads=16" --split-input-file | FileCheck %s --check-prefix=GPU
-// RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="min-reduction-threads=16 min-reduction-length=64" --split-input-file | FileCheck %s --check-prefix=SHORT
+// RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="split-target-threads=1024 split-min-per-thread=2" --split-input-file | FileCheck %s --check-prefix=SPLIT
+// RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="split-max-per-thread=4 split-min-per-thread=2" --split-input-file | FileCheck %s --check-prefix=SPLIT
+// RUN: epl-opt %s --epl-decompose-aggregates --epl-fuse-elementwise="split-target-threads=1024" --split-input-file | FileCheck %s --check-prefix=SHORT
 
 // A softmax decomposes into max, exp(x - max), sum and division: the
 // exponentials are computed in the sum's loop, which also yields them for
@@ -16,11 +17,12 @@
 // CHECK: linalg.generic {{.*}} ins(%[[ES]]#0, %[[ES]]#1 :
 // CHECK: arith.divf
 // CHECK-NOT: linalg.generic
-// With fewer rows (8) than min-reduction-threads, the exponentials the
-// division reads too are a kernel of their own: fused, 8 threads would
-// write all 128 (and epl-split-reductions could not split the sum); the
-// sum reads them. A row of 16 is shorter than min-reduction-length
-// (epl-split-reductions would not split it): fused, as without the option.
+// Where epl-split-reductions would split the sum (8 rows, 1024 threads
+// wanted, parts of 2 or more; or rows longer than 4, parts of 2 to 4), the
+// exponentials the division reads too are a kernel of their own: fused, 8
+// threads would write all 128, and the sum could not be split; the sum
+// reads them. Where it would not (parts of 16 at least: a row of 16 makes
+// one), they are fused, as without the options.
 // SHORT-LABEL: func.func @softmax
 // SHORT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<8x16xf32>)
 // SHORT: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %{{.*}} : tensor<8x16xf32>, tensor<8xf32>)
@@ -28,13 +30,13 @@
 // SHORT: arith.divf
 // SHORT-NOT: linalg.generic
 // SHORT: return
-// GPU-LABEL: func.func @softmax
-// GPU: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<8x16xf32>)
-// GPU: %[[E:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0, %[[MAX]] : tensor<8x16xf32>, tensor<8xf32>)
-// GPU: math.exp
-// GPU: %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[E]] : tensor<8x16xf32>)
-// GPU: linalg.generic {{.*}} ins(%[[E]], %[[S]] :
-// GPU: arith.divf
+// SPLIT-LABEL: func.func @softmax
+// SPLIT: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<8x16xf32>)
+// SPLIT: %[[E:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%arg0, %[[MAX]] : tensor<8x16xf32>, tensor<8xf32>)
+// SPLIT: math.exp
+// SPLIT: %[[S:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[E]] : tensor<8x16xf32>)
+// SPLIT: linalg.generic {{.*}} ins(%[[E]], %[[S]] :
+// SPLIT: arith.divf
 func.func @softmax(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
   %e = tensor.empty() : tensor<8x16xf32>
   %y = linalg.softmax dimension(1) ins(%x : tensor<8x16xf32>) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>

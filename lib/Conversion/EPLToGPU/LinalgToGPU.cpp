@@ -65,12 +65,11 @@ gpu::LaunchOp createFlatLaunch(OpBuilder &b, Location loc,
                                ArrayRef<int64_t> staticSizes,
                                ArrayRef<Value> sizes, int64_t threadsPerBlock,
                                SmallVectorImpl<Value> &point) {
-  std::optional<int64_t> staticPoints = 1;
-  for (int64_t size : staticSizes) {
-    // One dynamic size makes the count dynamic, whatever follows it.
-    if (!staticPoints || ShapedType::isDynamic(size))
-      staticPoints = std::nullopt;
-    else
+  // One dynamic size makes the count dynamic, whatever follows it.
+  std::optional<int64_t> staticPoints;
+  if (llvm::none_of(staticSizes, ShapedType::isDynamic)) {
+    staticPoints = 1;
+    for (int64_t size : staticSizes)
       *staticPoints *= size;
   }
   if (staticPoints == 0)
@@ -148,6 +147,7 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
   // Every result must be indexed by every parallel loop (each element
   // written by one thread), and as a permutation (no two points alias).
   SmallVector<bool> perPoint;
+  SmallVector<int64_t> staticSizes = op.getStaticLoopRanges();
   for (OpOperand &init : op.getDpsInitsMutable()) {
     AffineMap map = op.getMatchingIndexingMap(&init);
     perPoint.push_back(llvm::any_of(
@@ -155,7 +155,7 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
     for (unsigned d : parallel)
       // (A loop of one point has one thread: a keep-dim result reads it
       // at 0.)
-      if (!map.isFunctionOfDim(d) && op.getStaticLoopRanges()[d] != 1)
+      if (!map.isFunctionOfDim(d) && staticSizes[d] != 1)
         return op.emitOpError("cannot run as a GPU kernel: result ")
                << init.getOperandNumber() - op.getNumDpsInputs()
                << " is not indexed by parallel loop d" << d
@@ -174,7 +174,6 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
   SmallVector<Value> sizes;
   for (Range &r : ranges)
     sizes.push_back(getValueOrCreateConstantIndexOp(b, loc, r.size));
-  SmallVector<int64_t> staticSizes = op.getStaticLoopRanges();
 
   // Every point of the parallel loops is one thread.
   SmallVector<int64_t> staticParallel;

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/ReductionSplitting.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
@@ -17,6 +18,7 @@ namespace mlir::epl {
 } // namespace mlir::epl
 
 using namespace mlir;
+using mlir::epl::ReductionSplitting;
 
 namespace {
 /// Fuses an element-wise producer into a consumer `linalg.generic`. Unlike
@@ -25,12 +27,9 @@ namespace {
 /// the fused op and replace it everywhere: computed once, stored once.
 struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
   FuseProducer(MLIRContext *ctx, bool keepContractions,
-               int64_t minReductionThreads, int64_t minReductionLength,
-               int64_t maxReductionLength, llvm::Statistic &numFused)
+               ReductionSplitting splitting, llvm::Statistic &numFused)
       : OpRewritePattern(ctx), keepContractions(keepContractions),
-        minReductionThreads(minReductionThreads),
-        minReductionLength(minReductionLength),
-        maxReductionLength(maxReductionLength), numFused(numFused) {}
+        splitting(splitting), numFused(numFused) {}
 
   LogicalResult matchAndRewrite(linalg::GenericOp consumer,
                                 PatternRewriter &rewriter) const override {
@@ -77,14 +76,11 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
     // Read elsewhere too, the producer's result would be written in the
     // reduction's loops, by as few threads as the reduction has results (a
     // bias's gradient: a few hundred), and epl-split-reductions could not
-    // split it: where it would (long enough, and with few results or too
-    // long).
-    int64_t reduced = loopPoints(consumer, utils::IteratorType::reduction);
+    // split it: where it would.
     bool sharedIntoSplitReduction =
-        consumer.getNumReductionLoops() > 0 && reduced >= minReductionLength &&
-        (loopPoints(consumer, utils::IteratorType::parallel) <
-             minReductionThreads ||
-         (maxReductionLength > 0 && reduced > maxReductionLength));
+        consumer.getNumReductionLoops() > 0 &&
+        splitting.splits(loopPoints(consumer, utils::IteratorType::parallel),
+                         loopPoints(consumer, utils::IteratorType::reduction));
     // The fused op stands where the consumer was: the producer's other
     // users must come after it.
     Block *block = consumer->getBlock();
@@ -116,7 +112,7 @@ struct FuseProducer : OpRewritePattern<linalg::GenericOp> {
   }
 
   bool keepContractions;
-  int64_t minReductionThreads, minReductionLength, maxReductionLength;
+  ReductionSplitting splitting;
   llvm::Statistic &numFused;
 };
 
@@ -186,8 +182,10 @@ struct EPLFuseElementwisePass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<FuseProducer>(&getContext(), keepContractions,
-                               minReductionThreads, minReductionLength,
-                               maxReductionLength, numFused);
+                               ReductionSplitting{splitTargetThreads,
+                                                  splitMinPerThread,
+                                                  splitMaxPerThread},
+                               numFused);
     patterns.add<ReadFilledScalar>(&getContext(), keepContractions,
                                    numScalarReads);
     // One operand per value read the same way (`x * x` of a producer reads

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/ReductionSplitting.h"
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,6 +20,7 @@ namespace mlir::epl {
 } // namespace mlir::epl
 
 using namespace mlir;
+using mlir::epl::ReductionSplitting;
 
 namespace {
 /// Whether epl-matmul-to-runtime runs `op` as a GEMM (BLAS, cuBLAS), which
@@ -43,14 +45,21 @@ bool readsProjections(linalg::GenericOp op, bool unitDims) {
   });
 }
 
-/// The loops `op` reduces over, if splitting them is exact up to the
-/// order of the combiner's operations: one result, on tensors, static
-/// loops, read through projected permutations (`unitDims`: or at 0 along
-/// unit dimensions), a body that does not read its position and combines
-/// each value into its accumulator with one operation that has a neutral
+/// A reduction split can reorder: the loops it reduces over, and the one
+/// operation that combines each value into the accumulator.
+struct Splittable {
+  SmallVector<unsigned> dims;
+  Operation *combiner;
+};
+
+/// `op`'s loops and combiner, if splitting them is exact up to the order
+/// of the combiner's operations: one result, on tensors, static loops,
+/// read through projected permutations (`unitDims`: or at 0 along unit
+/// dimensions), a body that does not read its position and combines each
+/// value into its accumulator with one operation that has a neutral
 /// element (a sum, a product, a max).
-std::optional<SmallVector<unsigned>>
-splittableReduction(linalg::GenericOp op, bool unitDims, bool keepGemms) {
+std::optional<Splittable> splittableReduction(linalg::GenericOp op,
+                                              bool unitDims, bool keepGemms) {
   if (!op.hasPureTensorSemantics() || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() == 0 || !readsProjections(op, unitDims) ||
       ShapedType::isDynamicShape(op.getStaticLoopRanges()) ||
@@ -70,23 +79,22 @@ splittableReduction(linalg::GenericOp op, bool unitDims, bool keepGemms) {
   AffineMap result = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (llvm::any_of(dims, [&](unsigned d) { return result.isFunctionOfDim(d); }))
     return std::nullopt;
-  return dims;
+  return Splittable{std::move(dims), combiners.front()};
 }
 
-/// `op`'s combiner (a reduction `splittableReduction` accepted), without
-/// integer overflow flags: a sum in another order may overflow where the
-/// sequential one did not (`nsw` would make that poison; wrapping is exact
-/// in any order).
-Operation *wrappingCombiner(linalg::GenericOp op) {
-  SmallVector<Operation *> combiners;
-  matchReduction(op.getRegionOutputArgs(), 0, combiners);
-  Operation *combiner = combiners.front();
-  if (auto flags =
-          dyn_cast<arith::ArithIntegerOverflowFlagsInterface>(combiner))
-    combiner->setAttr(flags.getIntegerOverflowAttrName(),
-                      arith::IntegerOverflowFlagsAttr::get(
-                          op.getContext(), arith::IntegerOverflowFlags::none));
-  return combiner;
+/// Drops `combiner`'s integer overflow flags: a sum in another order may
+/// overflow where the sequential one did not (`nsw` would make that
+/// poison; wrapping is exact in any order).
+void dropOverflowFlags(RewriterBase &rewriter, Operation *combiner) {
+  auto flags = dyn_cast<arith::ArithIntegerOverflowFlagsInterface>(combiner);
+  if (!flags)
+    return;
+  rewriter.modifyOpInPlace(combiner, [&] {
+    combiner->setAttr(
+        flags.getIntegerOverflowAttrName(),
+        arith::IntegerOverflowFlagsAttr::get(
+            combiner->getContext(), arith::IntegerOverflowFlags::none));
+  });
 }
 
 /// `op`, a reduction with one result, its reduction loop `d` split into
@@ -213,28 +221,20 @@ struct EPLSplitReductionsPass
     return success();
   }
 
-  /// The reduction loop of `op` to split, and into how many parts: about
-  /// `targetThreads` threads in all where it has fewer results, each
-  /// reducing at most `maxPerThread` values (when set) and at least
-  /// `minPerThread`, the parts a divisor of the loop's size (the loop with
-  /// the most parts; of equals the innermost, along memory). Nothing where
-  /// no loop splits into `kMinParts` parts.
+  /// The reduction loop of `op` to split, and into how many parts
+  /// (ReductionSplitting::partsLimit at most), a divisor of the loop's size
+  /// (the loop with the most parts; of equals the innermost, along
+  /// memory). Nothing where no loop splits into kMinParts parts.
   std::optional<std::pair<unsigned, int64_t>>
   choose(linalg::GenericOp op, ArrayRef<unsigned> reduction) const {
-    // Fewer parts save less than the combining launch costs.
-    constexpr int64_t kMinParts = 4;
+    constexpr int64_t kMinParts = ReductionSplitting::kMinParts;
     SmallVector<int64_t> sizes = op.getStaticLoopRanges();
     int64_t points = 1, reduced = 1;
     for (auto [d, size] : llvm::enumerate(sizes))
       (llvm::is_contained(reduction, d) ? reduced : points) *= size;
-    bool fewThreads = points < targetThreads;
-    bool longParts = maxPerThread > 0 && reduced > maxPerThread;
-    if (points == 0 || (!fewThreads && !longParts))
-      return std::nullopt;
-    int64_t want = fewThreads ? llvm::divideCeil(targetThreads, points) : 1;
-    if (longParts)
-      want = std::max<int64_t>(want, llvm::divideCeil(reduced, maxPerThread));
-    int64_t limit = std::min<int64_t>(want, reduced / minPerThread);
+    int64_t limit =
+        ReductionSplitting{targetThreads, minPerThread, maxPerThread}
+            .partsLimit(points, reduced);
     std::optional<std::pair<unsigned, int64_t>> best;
     for (unsigned d : reduction) {
       int64_t parts = std::min(limit, sizes[d]);
@@ -250,11 +250,12 @@ struct EPLSplitReductionsPass
   /// themselves reductions, are tried next.
   void split(IRRewriter &rewriter, linalg::GenericOp op,
              SmallVectorImpl<linalg::GenericOp> &worklist) {
-    std::optional<SmallVector<unsigned>> reduction =
+    std::optional<Splittable> reduction =
         splittableReduction(op, /*unitDims=*/true, keepGemms);
     if (!reduction)
       return;
-    std::optional<std::pair<unsigned, int64_t>> chosen = choose(op, *reduction);
+    std::optional<std::pair<unsigned, int64_t>> chosen =
+        choose(op, reduction->dims);
     if (!chosen)
       return;
 
@@ -271,12 +272,13 @@ struct EPLSplitReductionsPass
       op = cast<linalg::GenericOp>(dropped->resultOp.getOperation());
       // (Its loops are renumbered, unit ones gone.)
       reduction = splittableReduction(op, /*unitDims=*/false, keepGemms);
-      chosen = reduction ? choose(op, *reduction) : std::nullopt;
+      chosen = reduction ? choose(op, reduction->dims) : std::nullopt;
       if (!chosen)
         return;
       rewriter.setInsertionPoint(op);
     }
-    Operation *combiner = wrappingCombiner(op);
+    Operation *combiner = reduction->combiner;
+    dropOverflowFlags(rewriter, combiner);
     auto [parts, combine] =
         splitLoop(rewriter, op, chosen->first, chosen->second, combiner,
                   *arith::getNeutralElement(combiner));

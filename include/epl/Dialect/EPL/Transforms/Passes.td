@@ -885,14 +885,13 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
 
     Each result of a reduction is a thread, so a producer other ops read
     too stays out of a reduction that `epl-split-reductions` (which every
-    lowering runs next) would split: one that reduces at least
-    `min-reduction-length` values per result and has fewer results than
-    `min-reduction-threads` or reduces more than `max-reduction-length`
-    values per result. Fused, the producer's whole result would be written
-    by the reduction's threads (a ReLU's gradient, 4096x16, by the 16
-    threads of its bias's gradient), and the reduction could not be split.
-    It is then a kernel of its own; into a reduction left whole, fusion
-    saves a kernel.
+    lowering runs next) would split with the options given here as
+    `split-target-threads`, `split-min-per-thread` and
+    `split-max-per-thread` (its own, by one rule): fused, the producer's
+    whole result would be written by the reduction's threads (a ReLU's
+    gradient, 4096x16, by the 16 threads of its bias's gradient), and the
+    reduction could not be split. It is then a kernel of its own; into a
+    reduction left whole, fusion saves a kernel.
 
     A consumer that reads a tensor of one repeated scalar (a `linalg.fill`,
     or its generic form) where the producer cannot fuse (ReLU's `max(h, 0)`
@@ -919,19 +918,15 @@ def EPLFuseElementwisePass : Pass<"epl-fuse-elementwise"> {
   let options = [
     Option<"keepContractions", "keep-contractions", "bool", /*default=*/"true",
            "Do not fuse into contractions, which BLAS runs">,
-    Option<"minReductionThreads", "min-reduction-threads", "int64_t",
+    Option<"splitTargetThreads", "split-target-threads", "int64_t",
            /*default=*/"0",
-           "Do not fuse a producer other ops read too into a reduction with "
-           "fewer results than this (its result would be written by that "
-           "few threads)">,
-    Option<"minReductionLength", "min-reduction-length", "int64_t",
-           /*default=*/"0",
-           "... that reduces at least this many values per result (shorter "
-           "ones are not split)">,
-    Option<"maxReductionLength", "max-reduction-length", "int64_t",
-           /*default=*/"0",
-           "Nor into one of more values per result than this, whatever its "
-           "number of results (0: none)">,
+           "epl-split-reductions' target-threads, which the next pass "
+           "splits with: no producer other ops read too is fused into a "
+           "reduction it splits (0 with no max: none is split)">,
+    Option<"splitMinPerThread", "split-min-per-thread", "int64_t",
+           /*default=*/"16", "epl-split-reductions' min-per-thread">,
+    Option<"splitMaxPerThread", "split-max-per-thread", "int64_t",
+           /*default=*/"0", "epl-split-reductions' max-per-thread">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
   let statistics = [
