@@ -15,7 +15,10 @@
 //   nothing reads that buffer afterwards, and into a fresh buffer
 //   otherwise; a destination that is a tensor.empty is always a fresh
 //   buffer; arguments and constants are never written; slices and reshapes
-//   are views of their source;
+//   are views of their source; a tensor later inserted into another is
+//   built in that one's slice (empty-tensor elimination, run on a copy
+//   first); an `scf.if` yields its branches' buffers, and what one branch
+//   writes does not conflict with the other's reads;
 // * collectives and receives allocate their result;
 // * a call's results are buffers its caller allocates
 //   (buffer-results-to-out-params), and the callee's own buffers add to the
@@ -36,6 +39,8 @@
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "llvm/ADT/DenseSet.h"
@@ -130,10 +135,19 @@ private:
   /// The buffer `result` of `op` is written into: `dest`'s when nothing
   /// reads that buffer after `op`, else a fresh one.
   void writeInto(Operation *op, Value result, Value dest);
+  /// An empty tensor read as it is (a pooling's window shape) is allocated
+  /// at that read.
+  void readEmpty(Operation *op, Value value) {
+    if (empties.contains(value) && !bufferOf.count(value))
+      newBuffer(value, pos[op]);
+  }
   /// A buffer for `value` from `at`, of its size plus `padding`.
   int newBuffer(Value value, int64_t at, int64_t padding = kAlignment);
   void alias(Value value, Value of);
   bool conflicts(int buffer, Operation *writer);
+  /// Whether `insert` puts back into `buffer` a value built in the same
+  /// slice of it.
+  bool insertsBack(tensor::InsertSliceOp insert, int buffer);
   /// Whether `use` reads the buffer's contents (a linalg operand its
   /// payload ignores does not).
   static bool reads(OpOperand &use);
@@ -231,6 +245,41 @@ int64_t FunctionReplay::lastUse(Value value) {
   return last;
 }
 
+/// Whether `a` and `b` are in different branches of an `scf.if` (or
+/// `scf.index_switch`), so never run both.
+static bool inExclusiveBranches(Operation *a, Operation *b) {
+  for (Operation *p = a->getParentOp(); p; p = p->getParentOp()) {
+    if (!p->isProperAncestor(b))
+      continue;
+    // The closest op holding both.
+    if (!isa<scf::IfOp, scf::IndexSwitchOp>(p))
+      return false;
+    auto regionOf = [&](Operation *op) {
+      for (Region &region : p->getRegions())
+        if (region.findAncestorOpInRegion(*op))
+          return &region;
+      return static_cast<Region *>(nullptr);
+    };
+    return regionOf(a) != regionOf(b);
+  }
+  return false;
+}
+
+bool FunctionReplay::insertsBack(tensor::InsertSliceOp insert, int buffer) {
+  // The inserted value, back through the destinations it was written into.
+  Value v = insert.getSource();
+  while (auto result = dyn_cast<OpResult>(v)) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
+    if (!dps)
+      break;
+    v = dps.getTiedOpOperand(result)->get();
+  }
+  auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+  return slice && llvm::is_contained(buffers[buffer].values, v) &&
+         slice.isSameAs(insert,
+                        [](OpFoldResult a, OpFoldResult b) { return a == b; });
+}
+
 bool FunctionReplay::conflicts(int buffer, Operation *writer) {
   int64_t at = pos[writer];
   for (Value v : buffers[buffer].values) {
@@ -240,7 +289,14 @@ bool FunctionReplay::conflicts(int buffer, Operation *writer) {
       continue;
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (user == writer || writer->isProperAncestor(user) || !reads(use))
+      if (user == writer || writer->isProperAncestor(user) || !reads(use) ||
+          inExclusiveBranches(user, writer))
+        continue;
+      // Putting back what was built in a slice of this buffer (empty-tensor
+      // elimination's pairs) copies nothing.
+      if (auto insert = dyn_cast<tensor::InsertSliceOp>(user);
+          insert && use.get() == insert.getDest() &&
+          insertsBack(insert, buffer))
         continue;
       int64_t when = pos[user];
       Operation *owner = v.getDefiningOp();
@@ -298,6 +354,12 @@ void FunctionReplay::writeInto(Operation *op, Value result, Value dest) {
     }
   }
   auto it = bufferOf.find(dest);
+  // Putting back what was built in the same slice writes nothing.
+  auto insert = dyn_cast<tensor::InsertSliceOp>(op);
+  if (it != bufferOf.end() && insert && insertsBack(insert, it->second)) {
+    alias(result, dest);
+    return;
+  }
   if (it == bufferOf.end() || conflicts(it->second, op)) {
     newBuffer(result, pos[op]);
     return;
@@ -334,6 +396,8 @@ void FunctionReplay::visit(Operation *op) {
     return;
   }
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
+    for (OpOperand *input : dps.getDpsInputOperands())
+      readEmpty(op, input->get());
     for (OpResult result : op->getResults()) {
       Value dest = dps.getTiedOpOperand(result)->get();
       writeInto(op, result, dest);
@@ -351,6 +415,29 @@ void FunctionReplay::visit(Operation *op) {
     visitBlock(*loop.getBody());
     return;
   }
+  if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        visitBlock(block);
+    // Its results are the buffers its branches yield (no copy).
+    for (OpResult result : ifOp.getResults())
+      for (Region &region : op->getRegions()) {
+        if (region.empty())
+          continue;
+        Value yielded = region.front().getTerminator()->getOperand(
+            result.getResultNumber());
+        if (stridedViews.contains(yielded))
+          stridedViews.insert(result);
+        auto it = bufferOf.find(yielded);
+        if (it == bufferOf.end())
+          continue;
+        bufferOf.try_emplace(result, it->second);
+        buffers[it->second].values.push_back(result);
+      }
+    return;
+  }
+  for (Value operand : op->getOperands())
+    readEmpty(op, operand);
   if (auto call = dyn_cast<func::CallOp>(op)) {
     contiguousOperands(op);
     // buffer-results-to-out-params allocates them, without alignment.
@@ -624,6 +711,12 @@ struct EPLEstimateMemoryPass
     // replay, on a copy.
     OwningOpRef<ModuleOp> copy = getOperation().clone();
     if (failed(decomposeAggregatedOps(*copy)))
+      return signalPassFailure();
+    // So does its empty-tensor elimination: a tensor later inserted into a
+    // bigger one (a pooling's result into the spread copy its gradient
+    // reads) is built in that one's buffer, which then lives from there.
+    IRRewriter rewriter(copy->getContext());
+    if (failed(bufferization::eliminateEmptyTensors(rewriter, *copy)))
       return signalPassFailure();
     Estimator estimator(*copy, argumentsAroundUse);
     SymbolTable originals(getOperation());

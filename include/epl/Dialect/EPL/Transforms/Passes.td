@@ -1302,7 +1302,10 @@ def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
     buffers the step allocates itself (activations and temporaries), by
     replaying what the CPU lowering does: an op writes into its destination
     operand when nothing reads that buffer afterwards (one-shot
-    bufferization), else into a fresh buffer; slices and reshapes are views;
+    bufferization; a tensor later inserted into another is built in that
+    one's buffer, as empty-tensor elimination does), else into a fresh
+    buffer; slices and reshapes are views; `scf.if` yields its branches'
+    buffers;
     collectives, receives and calls allocate their results, and a callee's
     own buffers add to its caller's at the call; a buffer dies at its last
     use, which inside a loop is the loop's end; what the step returns lives
@@ -1337,6 +1340,9 @@ def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
            "Count the step's arguments and results in its peak, each from "
            "its first use to its last (a GPU step under offload v0)">,
   ];
+  // The replay runs the lowering's empty-tensor elimination, whose analysis
+  // needs the bufferization dialect's interfaces.
+  let dependentDialects = ["bufferization::BufferizationDialect"];
 }
 
 #endif // EPL_DIALECT_EPL_TRANSFORMS_PASSES_TD
