@@ -53,3 +53,28 @@ module attributes {epl.config = {"zero.level" = "v1", "communication.fp16" = tru
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// Nor in buckets: communication.max_splits would be ignored.
+#id = affine_map<(i, j) -> (i, j)>
+#none = affine_map<(i, j) -> ()>
+// expected-error @+1 {{epl-zero: communication.max_splits is not implemented with zero.level = "v0" (ZeRO reduce-scatters each gradient on its own, not in buckets); remove the key}}
+module attributes {epl.config = {"zero.level" = "v0", "communication.max_splits" = 1 : i64}} {
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x2xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x2xf32>) -> tensor<8x2xf32>
+    %y = linalg.matmul ins(%x, %w : tensor<8x4xf32>, tensor<4x2xf32>) outs(%z : tensor<8x2xf32>) -> tensor<8x2xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#id, #none], iterator_types = ["reduction", "reduction"]}
+        ins(%y : tensor<8x2xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %acc: f32):
+      %s = arith.addf %acc, %a : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

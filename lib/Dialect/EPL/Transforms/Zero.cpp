@@ -101,6 +101,15 @@ struct EPLZeroPass : public mlir::epl::impl::EPLZeroPassBase<EPLZeroPass> {
                             "its own type); turn one of them off";
       return signalPassFailure();
     }
+    // Likewise buckets: each gradient is reduce-scattered on its own.
+    if (config.isSet("communication.max_splits")) {
+      module.emitError() << "epl-zero: communication.max_splits is not "
+                            "implemented with zero.level = \""
+                         << level
+                         << "\" (ZeRO reduce-scatters each gradient on its "
+                            "own, not in buckets); remove the key";
+      return signalPassFailure();
+    }
     bool shardAccumulators = level != "v0", shardParams = level == "v2";
     MeshOp mesh = getMesh(module);
     for (auto fn : module.getOps<func::FuncOp>()) {
