@@ -125,6 +125,20 @@ run)
     echo "bench/gpu.sh: epl-exec needs libraries this machine lacks: $missing" >&2
     exit 1
   fi
+  # cuBLAS and NCCL are opened with dlopen, by name: where the loader does
+  # not know them (PyTorch's pip wheels keep them in site-packages/nvidia,
+  # found through torch's own paths), point it at the first copy found.
+  for lib in libcublas.so.13 libnccl.so.2; do
+    python3 -c "import ctypes, sys; ctypes.CDLL(sys.argv[1])" "$lib" 2>/dev/null && continue
+    roots=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)
+    found=$(find $roots /usr/local /opt -name "$lib" -print -quit 2>/dev/null || true)
+    if [ -n "$found" ]; then
+      echo "(the loader does not find $lib: using $found)"
+      export LD_LIBRARY_PATH=$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    else
+      echo "(no $lib on this machine: runs that need it will say so)"
+    fi
+  done
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null ||
     echo "(no nvidia-smi here)"
   echo "== parity: epl-exec --target cuda against the CPU run (rtol 1e-4)"

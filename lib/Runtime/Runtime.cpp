@@ -558,6 +558,10 @@ struct Exchange {
   size_t bytes() const { return in.numElements() * elementSize; }
   /// Without a backend the group is this device alone: out = in.
   void copyLocally() const {
+    // In place (an all-reduce written over its input): nothing to move, and
+    // neither memcpy nor cuMemcpy promises anything for overlapping ranges.
+    if (out.base == in.base)
+      return;
     if (cuda::bound())
       cuda::copy(out.base, in.base, out.numElements() * elementSize);
     else
