@@ -68,3 +68,26 @@ func.func @unregistered(%x: f32) -> f32 {
   %y = math.exp %x : f32
   return %y : f32
 }
+
+// -----
+
+// A subnormal stays one: log's input below 2^-126 is scaled by 2^64 into
+// the normal range and 64 ln 2 taken off the result; exp's argument below
+// -87 (a subnormal result) is raised by 64 ln 2 and the result scaled by
+// 2^-64. One approximation each (test_expand_math.py checks the values).
+// CHECK-LABEL: func.func @subnormals
+// CHECK-SAME: (%[[X:.*]]: f32)
+// CHECK: %[[TINY:.*]] = arith.constant 1.17549435E-38 : f32
+// CHECK: %[[SMALL:.*]] = arith.cmpf olt, %[[X]], %[[TINY]] : f32
+// CHECK: arith.select %[[SMALL]], %{{.*}}, %[[X]] : f32
+// CHECK: %[[LOW:.*]] = arith.constant -8.700000e+01 : f32
+// CHECK: %[[NEG:.*]] = arith.cmpf olt, %[[X]], %[[LOW]] : f32
+// CHECK: arith.select %[[NEG]], %{{.*}}, %[[X]] : f32
+// CHECK-NOT: math.log
+// CHECK-NOT: math.exp
+// CHECK: return
+func.func @subnormals(%x: f32) -> (f32, f32) {
+  %l = math.log %x : f32
+  %e = math.exp %x : f32
+  return %l, %e : f32, f32
+}
