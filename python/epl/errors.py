@@ -58,6 +58,15 @@ class ToolError(Exception):
         detail = "\n".join(lines[-20:]) if lines else "(no output)"
         super().__init__(f"{tool} failed with exit code {returncode}:\n{detail}")
 
+    def renamed(self, names):
+        """This error with each file path in `names` replaced by what it
+        is to the user (a temporary file the frontend wrote means nothing
+        once it is gone)."""
+        output = self.output
+        for path, name in names.items():
+            output = output.replace(str(path), name)
+        return ToolError(self.tool, self.returncode, output)
+
 
 class EPLWarning(UserWarning):
     """A tool succeeded but warned (e.g. epl.checkpoint marks that the

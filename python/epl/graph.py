@@ -199,7 +199,8 @@ class Graph:
         if init:
             attrs += f', epl.init = "{init}"'
         self.args.append({"name": name, "ssa": ssa, "shape": tuple(shape),
-                          "dtype": dtype, "attrs": attrs, "kind": kind})
+                          "dtype": dtype, "attrs": attrs, "kind": kind,
+                          "loc": _user_loc()})
         return Tensor(self, ssa, shape, dtype)
 
     def param(self, name, shape, init=None, dtype=None):
@@ -585,8 +586,13 @@ class Graph:
             lines.append(f"module attributes {{epl.config = {{{items}}}}} {{")
         else:
             lines.append("module {")
+        # What a tool says of the module, its function, an argument or the
+        # return is said at the user's line that made it (to_mlir's caller:
+        # the line calling epl.train, epl.to_mlir, ...), not in the module
+        # written to a temporary file.
+        here = _user_loc()
         args = ",\n      ".join(f"{a['ssa']}: {_tensor_type(a['shape'], a['dtype'])} "
-                                f"{{{a['attrs']}}}" for a in self.args)
+                                f"{{{a['attrs']}}}{a['loc']}" for a in self.args)
         results = [self.loss, *(v for _, v in self.state_updates), *outputs]
         types = ", ".join(t.type for t in results)
         names = {a["ssa"]: a["name"] for a in self.args}
@@ -597,9 +603,9 @@ class Graph:
         lines.append(f"  func.func @{self.name}({args}) -> {signature} {{")
         for line in self.lines:
             lines.append("    " + line)
-        lines.append(f"    return {', '.join(t.ssa for t in results)} : {types}")
-        lines.append("  }")
-        lines.append("}")
+        lines.append(f"    return {', '.join(t.ssa for t in results)} : {types}{here}")
+        lines.append("  }" + here)
+        lines.append("}" + here)
         return "\n".join(lines) + "\n"
 
 

@@ -273,49 +273,61 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         notes.append(f"{micro} micro-batches per device (gradient accumulation)")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        model = tmp / "model.mlir"
-        model.write_text(mlir)
-        mesh = pipeline = None
-        if devices > 1:
-            step = tmp / "step.mlir"
-            mesh, pipeline = _compile(model, devices, step)
-            model = step
-        else:
-            run_tool("epl-opt", model, "-o", os.devnull)   # verify before running
-        if pipeline:
-            notes.append(_pipeline_note(pipeline, stages, devices))
-        if mesh:
-            notes.append(f"partitioned by epl-parallelize: {mesh}")
-        args = [model, "--seed", seed, "--ranks", devices]
-        if dataset is not None:
-            args += ["--dataset", _dataset_file(dataset, tmp / "train.safetensors")]
-            args += ["--epochs", epochs] if epochs is not None else ["--steps", steps]
-            if shuffle:
-                args.append("--shuffle")
-        else:
-            args += ["--steps", steps]
-        if eval_dataset is not None:
-            args += ["--eval-dataset", _dataset_file(eval_dataset, tmp / "eval.safetensors")]
-            if eval_model is not None:
-                (tmp / "eval.mlir").write_text(eval_model)
-                args += ["--eval-model", tmp / "eval.mlir"]
-            if eval_each_epoch:
-                args.append("--eval-each-epoch")
-        if timeout is not None:
-            args += ["--timeout", timeout]
-        if isinstance(params, (str, os.PathLike)):
-            args += ["--params", pathlib.Path(params)]     # a checkpoint file
-        elif params:
-            _save(tmp / "params.safetensors", params)
-            args += ["--params", tmp / "params.safetensors"]
-        if data:
-            _save(tmp / "data.safetensors", data)
-            args += ["--data", tmp / "data.safetensors"]
-        trained = pathlib.Path(save) if save is not None else tmp / "trained.safetensors"
-        args += ["--save", trained]
-        output = run_tool("epl-run", *args, progress=progress)
-        from . import safetensors
-        tensors = Checkpoint(*safetensors.load_with_metadata(trained))
+        try:
+            model = tmp / "model.mlir"
+            model.write_text(mlir)
+            mesh = pipeline = None
+            if devices > 1:
+                step = tmp / "step.mlir"
+                mesh, pipeline = _compile(model, devices, step)
+                model = step
+            else:
+                run_tool("epl-opt", model, "-o", os.devnull)   # verify before running
+            if pipeline:
+                notes.append(_pipeline_note(pipeline, stages, devices))
+            if mesh:
+                notes.append(f"partitioned by epl-parallelize: {mesh}")
+            args = [model, "--seed", seed, "--ranks", devices]
+            if dataset is not None:
+                args += ["--dataset", _dataset_file(dataset, tmp / "train.safetensors")]
+                args += ["--epochs", epochs] if epochs is not None else ["--steps", steps]
+                if shuffle:
+                    args.append("--shuffle")
+            else:
+                args += ["--steps", steps]
+            if eval_dataset is not None:
+                args += ["--eval-dataset", _dataset_file(eval_dataset, tmp / "eval.safetensors")]
+                if eval_model is not None:
+                    (tmp / "eval.mlir").write_text(eval_model)
+                    args += ["--eval-model", tmp / "eval.mlir"]
+                if eval_each_epoch:
+                    args.append("--eval-each-epoch")
+            if timeout is not None:
+                args += ["--timeout", timeout]
+            if isinstance(params, (str, os.PathLike)):
+                args += ["--params", pathlib.Path(params)]     # a checkpoint file
+            elif params:
+                _save(tmp / "params.safetensors", params)
+                args += ["--params", tmp / "params.safetensors"]
+            if data:
+                _save(tmp / "data.safetensors", data)
+                args += ["--data", tmp / "data.safetensors"]
+            trained = pathlib.Path(save) if save is not None else tmp / "trained.safetensors"
+            args += ["--save", trained]
+            output = run_tool("epl-run", *args, progress=progress)
+            from . import safetensors
+            tensors = Checkpoint(*safetensors.load_with_metadata(trained))
+        except ToolError as error:
+            # The files written here are gone when the user reads this.
+            raise error.renamed({
+                tmp / "params.safetensors": "the `params` given to train",
+                tmp / "data.safetensors": "the `data` given to train",
+                tmp / "train.safetensors": "the `dataset` given to train",
+                tmp / "eval.safetensors": "the `eval_dataset` given to train",
+                tmp / "eval.mlir": "the evaluation module",
+                tmp / "model.mlir": "the model's module",
+                tmp / "step.mlir": "the model's training step",
+            }) from None
     losses, epochs_run, evaluations = parse_output(output)
     return TrainResult(losses, Plan(devices, list(scopes), config_items, notes), output,
                        epochs_run, evaluations, tensors)

@@ -354,6 +354,30 @@ def test_compiler_errors_name_the_users_line():
     assert "does not divide dimension 1 of size 5 of weight 'head/kernel'" in str(e.value)
 
 
+def test_errors_of_the_whole_model_name_the_users_line_and_inputs():
+    """What the compiler says of the whole model (micro-batches that do not
+    divide the batch) names the line that trained it, and what epl-run says
+    of a tensor given to train names it as given, not as the temporary
+    file it was written to (gone when the error is read)."""
+    epl.init(epl.Config({"optimizer.type": "momentum", "pipeline.num_micro_batch": 3}))
+    x, y = epl.input("x", (8, 6)), epl.label("y", (8, 5))
+    with epl.replicate(device_count=1):
+        loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(5, name="head")(x), y)
+    with pytest.raises(epl.ToolError) as e:
+        epl.train(loss, steps=1)  # marker: micro-batches-do-not-divide
+    assert f"{__file__}:{line_of('marker: micro-batches-do-not-divide')}:" in str(e.value)
+    assert "cannot split a batch of 8 into 3 micro-batches" in str(e.value)
+    assert "/tmp" not in str(e.value)
+
+    epl.init(epl.Config({"optimizer.type": "momentum"}))
+    x, y = epl.input("x", (8, 6)), epl.label("y", (8, 5))
+    loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(5, name="head")(x), y)
+    with pytest.raises(epl.ToolError) as e:
+        epl.train(loss, steps=1, params={"head/kernl": np.zeros((6, 5), np.float32)})
+    assert ("parameter 'head/kernel' is not in the `params` given to train "
+            "(it holds: head/kernl)") in str(e.value)
+
+
 def test_a_script_under_any_path_trains_and_its_errors_name_it(tmp_path):
     """The location of each op is the user's file: a path with non-ASCII
     characters, a quote or a backslash is written as MLIR reads it. Before
