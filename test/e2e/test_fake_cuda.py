@@ -113,6 +113,21 @@ def test_cuda_ranks_equal_one(tmp_path, name, variant, ranks, gpus, collectives)
     np.testing.assert_allclose(many, one, rtol=RTOL)
 
 
+@pytest.mark.parametrize("ranks,collectives", [(1, "auto"), (2, "nccl")])
+def test_gpu_without_memory_pools(tmp_path, ranks, collectives):
+    """A GPU without stream-ordered memory pools (some virtualized ones):
+    plain allocations, each freed once the stream is done with it; the
+    same losses. Before, cuDeviceGetDefaultMemPool failed the run."""
+    model = torch_model(tmp_path, "transformer")
+    artifact = compile_cuda(tmp_path, model, devices=ranks)
+    env = fake_env(gpus=ranks)
+    env["EPL_FAKE_CUDA_NO_POOLS"] = "1"
+    out = run([EPL_EXEC, "--ranks", ranks, artifact, "--gpu-collectives", collectives,
+               *data_args("transformer")], env=env)
+    np.testing.assert_allclose(losses(out.stdout), train(tmp_path, "transformer",
+                                                         optimizer="momentum"), rtol=RTOL)
+
+
 @pytest.mark.parametrize("collectives", ["host", "nccl"])
 def test_cuda_ranks_under_mpirun(tmp_path, collectives):
     """One rank per process: collectives staged through MPI, or NCCL's

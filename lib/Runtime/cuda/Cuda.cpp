@@ -51,6 +51,9 @@ struct Driver {
   X(cuEventDestroy)                                                            \
   X(cuMemAllocAsync)                                                           \
   X(cuMemFreeAsync)                                                            \
+  X(cuMemAlloc)                                                                \
+  X(cuMemFree)                                                                 \
+  X(cuStreamSynchronize)                                                       \
   X(cuDeviceGetDefaultMemPool)                                                 \
   X(cuMemPoolSetAttribute)                                                     \
   X(cuMemcpyAsync)                                                             \
@@ -149,6 +152,10 @@ struct RankDevice {
   CUcontext context = nullptr;
   CUstream stream = nullptr;
   cublasHandle_t handle = nullptr;
+  /// Whether the GPU has stream-ordered memory pools (not every
+  /// virtualized one does): else plain allocations, freed after the
+  /// stream's work.
+  bool pools = true;
   std::vector<CUstream> sideStreams;
   /// Buffer ranges side streams read, until their event.
   struct SideRead {
@@ -243,6 +250,13 @@ void cuda::bindRank(int rank) {
   // Buffers come from the device's pool in stream order and go back to it
   // there, kept for reuse instead of returned to the driver (a step frees
   // and allocates the same buffers every time).
+  int pools = 0;
+  check(d.cuDeviceGetAttribute(&pools,
+                               CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, dev),
+        "cuDeviceGetAttribute");
+  r.pools = pools != 0;
+  if (!r.pools)
+    return;
   CUmemoryPool pool;
   check(d.cuDeviceGetDefaultMemPool(&pool, dev), "cuDeviceGetDefaultMemPool");
   cuuint64_t keep = UINT64_MAX;
@@ -254,8 +268,12 @@ bool cuda::bound() { return rankDevice.ordinal >= 0; }
 
 void *cuda::allocate(size_t bytes) {
   CUdeviceptr ptr = 0;
-  check(driver().cuMemAllocAsync(&ptr, bytes ? bytes : 1, device().stream),
-        "cuMemAllocAsync");
+  RankDevice &d = device();
+  if (d.pools)
+    check(driver().cuMemAllocAsync(&ptr, bytes ? bytes : 1, d.stream),
+          "cuMemAllocAsync");
+  else
+    check(driver().cuMemAlloc(&ptr, bytes ? bytes : 1), "cuMemAlloc");
   return reinterpret_cast<void *>(ptr);
 }
 
@@ -263,6 +281,17 @@ namespace {
 template <typename T, typename Pred>
 void eraseIf(std::vector<T> &v, Pred pred) {
   v.erase(std::remove_if(v.begin(), v.end(), pred), v.end());
+}
+
+/// Frees `ptr` after the work before it on the rank's stream: in stream
+/// order into the pool, else once the stream is done with it.
+void freeInStreamOrder(RankDevice &d, CUdeviceptr ptr) {
+  if (d.pools) {
+    check(driver().cuMemFreeAsync(ptr, d.stream), "cuMemFreeAsync");
+    return;
+  }
+  check(driver().cuStreamSynchronize(d.stream), "cuStreamSynchronize");
+  check(driver().cuMemFree(ptr), "cuMemFree");
 }
 
 /// Forgets the side reads that are done and frees the kept buffers no
@@ -280,7 +309,7 @@ void reapSideReads(RankDevice &d) {
     for (const RankDevice::SideRead &r : d.sideReads)
       if (r.begin < f.second && f.first < r.end)
         return false;
-    check(driver().cuMemFreeAsync(f.first, d.stream), "cuMemFreeAsync");
+    freeInStreamOrder(d, f.first);
     return true;
   });
 }
@@ -299,7 +328,7 @@ void cuda::release(void *ptr, size_t bytes) {
       d.keptFrees.push_back({begin, begin + bytes});
       return;
     }
-  check(driver().cuMemFreeAsync(begin, d.stream), "cuMemFreeAsync");
+  freeInStreamOrder(d, begin);
 }
 
 void *cuda::newSideStream() {

@@ -27,6 +27,7 @@
 
 #include <nccl.h>
 
+#include <cstdlib>
 #include <map>
 
 using namespace epl::rt;
@@ -49,6 +50,11 @@ struct Nccl {
   std::string error;
 
   Nccl() {
+    // Several GPUs of one process (the threads backend) must not read each
+    // other's buffers directly: they come from each GPU's memory pool,
+    // which gives no other GPU access (NCCL's NCCL_P2P_DIRECT_DISABLE).
+    // NCCL reads it when a communicator is made; a user's value stands.
+    setenv("NCCL_P2P_DIRECT_DISABLE", "1", /*overwrite=*/0);
     void *library = cuda::openLibrary({"libnccl.so.2"}, "NCCL", error);
     const char *name = "NCCL";
     if (library) {

@@ -197,6 +197,9 @@ struct Driver {
   /// Launches before one hangs (EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES); -1: none.
   long hangAfterLaunches = -1;
   long launches = 0;
+  /// A GPU without stream-ordered memory pools (EPL_FAKE_CUDA_NO_POOLS),
+  /// as some virtualized ones are: only plain allocations.
+  bool noPools = false;
   std::vector<std::unique_ptr<Context>> contexts; // primary, per device
   Arena arena;
 };
@@ -374,6 +377,7 @@ CUresult cuInit(unsigned int flags) {
   d.devices = envInt("EPL_FAKE_CUDA_DEVICES", 1);
   d.sm = envInt("EPL_FAKE_CUDA_SM", 90);
   d.hangAfterLaunches = envInt("EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES", -1);
+  d.noPools = envInt("EPL_FAKE_CUDA_NO_POOLS", 0) != 0;
   for (int k = 0; k < d.devices; ++k)
     d.contexts.push_back(std::make_unique<Context>(Context{k}));
   d.arena.init();
@@ -470,6 +474,9 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
     return CUDA_SUCCESS;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
     *value = driver().sm % 10;
+    return CUDA_SUCCESS;
+  case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    *value = !driver().noPools;
     return CUDA_SUCCESS;
   default:
     return CUDA_ERROR_NOT_SUPPORTED;
@@ -597,6 +604,8 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice device) {
   if (CUresult r = needDevice(device))
     return r;
+  if (driver().noPools)
+    return CUDA_ERROR_NOT_SUPPORTED;
   *pool = reinterpret_cast<CUmemoryPool>(driver().contexts[device].get());
   return CUDA_SUCCESS;
 }
@@ -608,9 +617,8 @@ CUresult cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute attribute,
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream) {
-  if (CUresult r = checkStream(stream))
-    return r;
+/// A device buffer of the current context's GPU.
+static CUresult allocate(CUdeviceptr *ptr, size_t bytes) {
   if (!bytes)
     return CUDA_ERROR_INVALID_VALUE;
   Driver &d = driver();
@@ -622,9 +630,8 @@ CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
-  if (CUresult r = checkStream(stream))
-    return r;
+/// Frees a device buffer that no unfinished work reads.
+static CUresult release(CUdeviceptr ptr) {
   Driver &d = driver();
   size_t bytes = 0;
   {
@@ -640,6 +647,34 @@ CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
                               "send would read freed memory)");
   std::lock_guard<std::mutex> lock(d.mutex);
   return d.arena.release(ptr) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
+  if (!current)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return allocate(ptr, bytes);
+}
+
+CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  if (!current)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  return release(ptr);
+}
+
+CUresult cuMemAllocAsync(CUdeviceptr *ptr, size_t bytes, CUstream stream) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  if (driver().noPools)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return allocate(ptr, bytes);
+}
+
+CUresult cuMemFreeAsync(CUdeviceptr ptr, CUstream stream) {
+  if (CUresult r = checkStream(stream))
+    return r;
+  if (driver().noPools)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  return release(ptr);
 }
 
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
