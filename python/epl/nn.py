@@ -8,7 +8,7 @@ the single place where a layer's computation is spelled out.
 import math
 
 from .errors import DTypeError, EPLError, ShapeError
-from .graph import Tensor
+from .graph import Tensor, _user_loc
 
 
 def _unary(name):
@@ -123,7 +123,8 @@ def checked_ids(ids, classes, what="an id"):
         bound = b.raw(f"{{r}} = arith.constant {classes} : {index_type}")
         # One unsigned compare: a negative id is a large unsigned one.
         ok = b.raw(f"{{r}} = arith.cmpi ult, {i}, {bound} : {index_type}")
-        b.lines.append(f'cf.assert {ok}, "{message}"')
+        # At the user's line: the failed check says where it is.
+        b.lines.append(f'cf.assert {ok}, "{message}"' + _user_loc())
         return i
 
     return g.generic([ids], list(ids.shape), [loops], loops,

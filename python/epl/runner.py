@@ -199,7 +199,10 @@ def _compile(model, devices, step):
     `step` (epl-training-step, what epl-run would build: epl-run then runs
     it as it is, so the model is compiled once); returns its mesh and its
     `epl.pipeline` op as text, None for what it does not have."""
-    run_tool("epl-opt", model, f"--epl-training-step=devices={devices}", "-o", step)
+    # With its locations: what the run reports (a failed check) names the
+    # user's line, not one of this file.
+    run_tool("epl-opt", model, f"--epl-training-step=devices={devices}",
+             "--mlir-print-debuginfo", "-o", step)
     mesh = pipeline = None
     for line in pathlib.Path(step).read_text().splitlines():
         line = line.strip()

@@ -641,7 +641,7 @@ def test_embedding_ids_out_of_range_are_an_error(ids, devices, stages):
     data = {"ids": np.array(ids, np.int32), "y": np.eye(3, dtype=np.float32)[[0, 1, 2, 0]]}
     with pytest.raises(epl.ToolError, match=re.escape(
             "the model's assertion failed in step 1: \"an id of Embedding 'emb' is out of range: "
-            "an id or class must be in [0, 5)\"")):
+            f"an id or class must be in [0, 5) at {__file__}:")):
         epl.train(loss, steps=1, data=data, devices=devices)
 
 

@@ -239,7 +239,7 @@ def test_fp16_gradients_halve_the_traffic(tmp_path, kind):
 FP16_OVERFLOW = ("the model's assertion failed in step 1: \"a gradient bucket summed in fp16 "
                  "(communication.fp16) is not finite: a gradient times "
                  "communication.fp16_scale = 1e+09, or its sum over the replicas, is "
-                 "beyond fp16's 65504 (lower the scale), or a gradient is not finite\"")
+                 "beyond fp16's 65504 (lower the scale), or a gradient is not finite at ")
 
 
 @pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])

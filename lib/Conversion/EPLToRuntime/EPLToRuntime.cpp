@@ -682,6 +682,19 @@ static LogicalResult bracketMessageGroups(RuntimeAPI &api, ModuleOp module) {
 /// A gather's indices are data (class ids, token ids): one out of range
 /// would read another row, or past the buffer. Each `tensor.extract` in a
 /// linalg body (nested in an `scf.if` there too) with a computed index gets
+/// " at FILE:LINE:COL" of `loc` (or of the first file location in it);
+/// empty when it has none.
+static std::string atSource(Location loc) {
+  auto file = dyn_cast<FileLineColLoc>(loc);
+  if (!file)
+    file = loc->findInstanceOf<FileLineColLoc>();
+  if (!file)
+    return "";
+  return (" at " + file.getFilename().getValue() + ":" +
+          Twine(file.getLine()) + ":" + Twine(file.getColumn()))
+      .str();
+}
+
 /// a `cf.assert` that it is in range, naming where.
 static void checkGatherIndices(ModuleOp module) {
   SmallVector<tensor::ExtractOp> gathers;
@@ -705,14 +718,7 @@ static void checkGatherIndices(ModuleOp module) {
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
                                 size));
     }
-    std::string where;
-    llvm::raw_string_ostream os(where);
-    if (auto file = dyn_cast<FileLineColLoc>(loc))
-      os << " at " << file.getFilename().getValue() << ":" << file.getLine()
-         << ":" << file.getColumn();
-    else if (auto fused = loc->findInstanceOf<FileLineColLoc>())
-      os << " at " << fused.getFilename().getValue() << ":" << fused.getLine()
-         << ":" << fused.getColumn();
+    std::string where = atSource(loc);
     cf::AssertOp::create(b, loc, ok,
                          "an index of a gather (tensor.extract" + where +
                              ") is out of range: an id or class is negative or "
@@ -735,7 +741,13 @@ static void lowerAsserts(ModuleOp module, RuntimeAPI &api,
   llvm::StringMap<memref::GlobalOp> messages;
   OpBuilder top = OpBuilder::atBlockBegin(module.getBody());
   for (cf::AssertOp a : asserts) {
-    StringRef text = a.getMsg();
+    // The message says where its check is, so that a user finds the op it
+    // guards (torch-mlir's "index must be smaller than dim size" names
+    // none), unless it says so already.
+    std::string text = a.getMsg().str();
+    if (std::string where = atSource(a.getLoc());
+        !where.empty() && !StringRef(text).contains(where))
+      text += where;
     auto type =
         MemRefType::get({static_cast<int64_t>(text.size())}, top.getI8Type());
     memref::GlobalOp &global = messages[text];
