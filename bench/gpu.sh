@@ -130,8 +130,9 @@ run)
   # found through torch's own paths), point it at the first copy found.
   for lib in libcublas.so.13 libnccl.so.2; do
     python3 -c "import ctypes, sys; ctypes.CDLL(sys.argv[1])" "$lib" 2>/dev/null && continue
-    roots=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)
-    found=$(find $roots /usr/local /opt -name "$lib" -print -quit 2>/dev/null || true)
+    mapfile -t roots < <(python3 -c 'import site
+for p in site.getsitepackages() + [site.getusersitepackages()]: print(p)' 2>/dev/null || true)
+    found=$(find "${roots[@]}" /usr/local /opt -name "$lib" -print -quit 2>/dev/null || true)
     if [ -n "$found" ]; then
       echo "(the loader does not find $lib: using $found)"
       export LD_LIBRARY_PATH=$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -301,6 +301,7 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
     addKernelFormation(pm, options.blas, gpu);
     EPLEstimateMemoryPassOptions estimate;
     estimate.print = false;
+    estimate.blas = options.blas;
     // On a GPU under offload, the arguments' device copies come and go
     // around their uses (epl-copy-arguments-to-device); without it they
     // stay for the whole step (lowerStep adds them).

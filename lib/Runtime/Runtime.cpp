@@ -393,6 +393,8 @@ void epl::rt::runRanks(const Options &options,
   // Each rank takes a GPU (its index among the ranks of its machine modulo
   // the GPUs there) before it runs.
   gpuCollectivesMode() = options.gpuCollectives;
+  if (options.cuda && options.gpuCollectives != Options::GPUCollectives::Host)
+    cuda::loadNccl();
   cuda::setTF32(options.gpuTF32);
   cuda::setTimeout(options.timeoutSeconds);
   auto onDevice = [&](int rank) {

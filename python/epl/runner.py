@@ -205,7 +205,8 @@ def _compile(model, devices, step):
              "--mlir-print-debuginfo", "-o", step)
     mesh = pipeline = None
     for line in pathlib.Path(step).read_text().splitlines():
-        line = line.strip()
+        # Without the location the step carries (--mlir-print-debuginfo).
+        line = re.sub(r"\s+loc\(.*\)$", "", line.strip())
         if line.startswith("epl.mesh") and mesh is None:
             mesh = line
         elif line.startswith("epl.pipeline") and pipeline is None:

@@ -195,19 +195,24 @@ func.func private @f1(%x: tensor<4xf32>) -> tensor<4xi8>
 // -----
 
 // A model's assertion (torch-mlir checks gathered indices) ends the run
-// with its message through the runtime, not with an abort.
-// CHECK: memref.global "private" constant @__epl_assert_0 : memref<5xi8> = dense<[98, 111, 117, 110, 100]>
+// with its message through the runtime, not with an abort; the message
+// says where the check is ("bound at model.mlir:3:5": torch-mlir's name
+// no op), unless it has no file location.
+// CHECK-DAG: memref.global "private" constant @__epl_assert_0 : memref<23xi8> = dense<[98, 111, 117, 110, 100, 32, 97, 116, 32, 109, 111, 100, 101, 108, 46, 109, 108, 105, 114, 58, 51, 58, 53]>
+// CHECK-DAG: memref.global "private" constant @__epl_assert_1 : memref<5xi8> = dense<[98, 111, 117, 110, 100]>
 // CHECK-LABEL: func.func @assert
 // CHECK: %[[FAILED:.*]] = arith.xori %{{.*}}, %true
 // CHECK: scf.if %[[FAILED]] {
-// CHECK:   %[[MSG:.*]] = memref.get_global @__epl_assert_0 : memref<5xi8>
-// CHECK:   %[[U:.*]] = memref.cast %[[MSG]] : memref<5xi8> to memref<*xi8>
+// CHECK:   %[[MSG:.*]] = memref.get_global @__epl_assert_0 : memref<23xi8>
+// CHECK:   %[[U:.*]] = memref.cast %[[MSG]] : memref<23xi8> to memref<*xi8>
 // CHECK:   call @epl_rt_assert_failed(%[[U]])
+// CHECK: memref.get_global @__epl_assert_1 : memref<5xi8>
 // CHECK-NOT: cf.assert
 func.func @assert(%i: index) {
   %c4 = arith.constant 4 : index
   %ok = arith.cmpi ult, %i, %c4 : index
-  cf.assert %ok, "bound"
+  cf.assert %ok, "bound" loc("model.mlir":3:5)
+  cf.assert %ok, "bound" loc(unknown)
   return
 }
 

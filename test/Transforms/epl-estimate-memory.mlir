@@ -2,6 +2,7 @@
 // RUN: epl-opt %s -split-input-file --epl-estimate-memory -o /dev/null | FileCheck %s --check-prefix=PRINT
 // RUN: epl-opt %s -split-input-file --epl-estimate-memory=arguments-around-use=1 -o /dev/null | FileCheck %s --check-prefix=AROUND
 // RUN: epl-opt %S/Inputs/linear.mlir --epl-training-step --epl-estimate-memory -o /dev/null | FileCheck %s --check-prefix=STEP
+// RUN: epl-opt %s -split-input-file --epl-estimate-memory=blas=0 -o /dev/null | FileCheck %s --check-prefix=NOBLAS
 // RUN: epl-opt %S/Inputs/linear.mlir --epl-training-step --epl-estimate-memory="print=false" | FileCheck %s --check-prefix=ATTR
 
 // A training step: a linear layer (x: 4x3, w: 3x2) with momentum SGD.
@@ -329,4 +330,123 @@ func.func @built_in_place_of_insert(%a: tensor<4xf32> {epl.arg = "input", epl.na
   %er2 = tensor.empty() : tensor<4xf32>
   %r2 = linalg.exp ins(%t : tensor<4xf32>) outs(%er2 : tensor<4xf32>) -> tensor<4xf32>
   return %r, %r2 : tensor<8xf32>, tensor<4xf32>
+}
+
+// -----
+
+// The same insert when %b is read after it: %x cannot be built in %b's
+// slice (that would change what the later read sees), so it has a buffer
+// of its own (16 + 64) and the insert copies %b (32 + 64) beside %b:
+// 80 + 96 + 96 = 272. epl-run measures 272.
+
+// CHECK-LABEL: func.func @insert_of_a_read_tensor
+// CHECK-SAME: peak = 272 : i64
+func.func @insert_of_a_read_tensor(%a: tensor<4xf32> {epl.arg = "input", epl.name = "a"})
+    -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %eb = tensor.empty() : tensor<8xf32>
+  %b = linalg.fill ins(%zero : f32) outs(%eb : tensor<8xf32>) -> tensor<8xf32>
+  %e = tensor.empty() : tensor<4xf32>
+  %x = linalg.exp ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %s = tensor.insert_slice %x into %b[0] [4] [2] : tensor<4xf32> into tensor<8xf32>
+  %er = tensor.empty() : tensor<8xf32>
+  %r = linalg.exp ins(%s : tensor<8xf32>) outs(%er : tensor<8xf32>) -> tensor<8xf32>
+  %er2 = tensor.empty() : tensor<8xf32>
+  %r2 = linalg.exp ins(%b : tensor<8xf32>) outs(%er2 : tensor<8xf32>) -> tensor<8xf32>
+  return %r, %r2 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Branches run one after the other in a loop: the then-branch's negation
+// cannot overwrite %t, which the else-branch of a later iteration reads,
+// so it writes a copy (16 + 64) beside %t and the sum: 160 (epl-run
+// measures 160 where both branches run).
+
+// CHECK-LABEL: func.func @branches_in_a_loop
+// CHECK-SAME: peak = 160 : i64
+func.func @branches_in_a_loop(%a: tensor<4xf32> {epl.arg = "input", epl.name = "a"},
+                              %f: tensor<2xf32> {epl.arg = "input", epl.name = "f"}) -> tensor<4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %e = tensor.empty() : tensor<4xf32>
+  %t = linalg.exp ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %r = scf.for %k = %c0 to %c2 step %c1 iter_args(%acc = %z) -> (tensor<4xf32>) {
+    %v = tensor.extract %f[%k] : tensor<2xf32>
+    %c = arith.cmpf ogt, %v, %zero : f32
+    %n = scf.if %c -> (tensor<4xf32>) {
+      %w = linalg.negf ins(%a : tensor<4xf32>) outs(%t : tensor<4xf32>) -> tensor<4xf32>
+      %s = linalg.add ins(%w, %acc : tensor<4xf32>, tensor<4xf32>) outs(%acc : tensor<4xf32>) -> tensor<4xf32>
+      scf.yield %s : tensor<4xf32>
+    } else {
+      %s = linalg.add ins(%t, %acc : tensor<4xf32>, tensor<4xf32>) outs(%acc : tensor<4xf32>) -> tensor<4xf32>
+      scf.yield %s : tensor<4xf32>
+    }
+    scf.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// An `scf.if` that may yield the argument %a has no buffer to write in:
+// the insert copies it (16 + 64), beside the exp the other branch made:
+// 160 (epl-run measures 160 when that branch runs).
+
+// CHECK-LABEL: func.func @branch_yielding_an_argument
+// CHECK-SAME: peak = 160 : i64
+func.func @branch_yielding_an_argument(%a: tensor<4xf32> {epl.arg = "input", epl.name = "a"},
+                                       %f: tensor<f32> {epl.arg = "input", epl.name = "f"})
+    -> (tensor<4xf32>, tensor<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %v = tensor.extract %f[] : tensor<f32>
+  %c = arith.cmpf ogt, %v, %zero : f32
+  %r = scf.if %c -> (tensor<4xf32>) {
+    scf.yield %a : tensor<4xf32>
+  } else {
+    %e = tensor.empty() : tensor<4xf32>
+    %x = linalg.exp ins(%a : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+    scf.yield %x : tensor<4xf32>
+  }
+  %w = tensor.insert %zero into %r[%c0] : tensor<4xf32>
+  %e2 = tensor.empty() : tensor<4xf32>
+  %y = linalg.exp ins(%w : tensor<4xf32>) outs(%e2 : tensor<4xf32>) -> tensor<4xf32>
+  %e3 = tensor.empty() : tensor<4xf32>
+  %z = linalg.exp ins(%a : tensor<4xf32>) outs(%e3 : tensor<4xf32>) -> tensor<4xf32>
+  return %y, %z : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A contraction the runtime's GEMM runs, whose result (b, n, h) is no
+// matrix BLAS reads in place (the rows b and h are not one strided
+// dimension): the GEMM writes a contiguous copy (2 x 4 x 3 floats, no
+// alignment), 96, during it; without BLAS none. epl-run measures 96 (and
+// 0 with --blas=false).
+
+// CHECK-LABEL: func.func @staged_gemm_output
+// CHECK-SAME: peak = 96 : i64
+// NOBLAS: memory estimate @staged_gemm_output: {{.*}} peak buffers 0 B (0 bytes)
+func.func @staged_gemm_output(%a: tensor<2x4x5xf32> {epl.arg = "input", epl.name = "a"},
+                              %w: tensor<5x3xf32> {epl.arg = "input", epl.name = "w"})
+    -> tensor<2x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x3x4xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %c = linalg.generic {indexing_maps = [affine_map<(b, h, n, k) -> (b, h, k)>,
+                                        affine_map<(b, h, n, k) -> (k, n)>,
+                                        affine_map<(b, h, n, k) -> (b, n, h)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %w : tensor<2x4x5xf32>, tensor<5x3xf32>) outs(%z : tensor<2x3x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x3x4xf32>
+  return %c : tensor<2x3x4xf32>
 }

@@ -679,9 +679,6 @@ static LogicalResult bracketMessageGroups(RuntimeAPI &api, ModuleOp module) {
   return success();
 }
 
-/// A gather's indices are data (class ids, token ids): one out of range
-/// would read another row, or past the buffer. Each `tensor.extract` in a
-/// linalg body (nested in an `scf.if` there too) with a computed index gets
 /// " at FILE:LINE:COL" of `loc` (or of the first file location in it);
 /// empty when it has none.
 static std::string atSource(Location loc) {
@@ -690,11 +687,14 @@ static std::string atSource(Location loc) {
     file = loc->findInstanceOf<FileLineColLoc>();
   if (!file)
     return "";
-  return (" at " + file.getFilename().getValue() + ":" +
-          Twine(file.getLine()) + ":" + Twine(file.getColumn()))
+  return (" at " + file.getFilename().getValue() + ":" + Twine(file.getLine()) +
+          ":" + Twine(file.getColumn()))
       .str();
 }
 
+/// A gather's indices are data (class ids, token ids): one out of range
+/// would read another row, or past the buffer. Each `tensor.extract` in a
+/// linalg body (nested in an `scf.if` there too) with a computed index gets
 /// a `cf.assert` that it is in range, naming where.
 static void checkGatherIndices(ModuleOp module) {
   SmallVector<tensor::ExtractOp> gathers;

@@ -6,7 +6,7 @@
 
 #include "epl/Conversion/EPLToRuntime/RuntimeAPI.h"
 #include "epl/Conversion/Passes.h"
-#include "epl/Runtime/BlasLayout.h"
+#include "epl/Dialect/EPL/Transforms/GemmPlan.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -29,43 +29,6 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
-/// Whether BLAS (and cuBLAS) reads the innermost two dimensions of `type`
-/// in place, by the runtime's own rule; what it could not read is staged
-/// here.
-bool isBLASMatrix(MemRefType type) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)))
-    return false;
-  size_t r = strides.size();
-  int64_t rows = type.getDimSize(r - 2), cols = type.getDimSize(r - 1);
-  int64_t rs = strides[r - 2], cs = strides[r - 1];
-  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(cols) ||
-      ShapedType::isDynamic(rs) || ShapedType::isDynamic(cs))
-    return false;
-  return ::epl::rt::blasLayout(rows, cols, rs, cs).has_value();
-}
-
-/// The order of loop dimensions in which `map` should read its operand for
-/// the runtime's GEMM, e.g. (b, m, k) for A; std::nullopt when the operand
-/// does not index exactly those dimensions.
-std::optional<SmallVector<int64_t>> permutationTo(AffineMap map,
-                                                  ArrayRef<unsigned> wanted) {
-  if (map.getNumResults() != wanted.size())
-    return std::nullopt;
-  SmallVector<int64_t> perm;
-  for (unsigned dim : wanted) {
-    std::optional<int64_t> found;
-    for (auto [i, expr] : llvm::enumerate(map.getResults()))
-      if (auto d = dyn_cast<AffineDimExpr>(expr); d && d.getPosition() == dim)
-        found = i;
-    if (!found)
-      return std::nullopt;
-    perm.push_back(*found);
-  }
-  return perm;
-}
-
 /// A view of `buffer` whose dimensions are `perm` of the original.
 Value permuted(OpBuilder &b, Location loc, Value buffer,
                ArrayRef<int64_t> perm) {
@@ -169,54 +132,16 @@ Operation *zeroingBefore(linalg::LinalgOp op, Value c) {
 /// Lowers `op` if it is a GEMM the runtime runs; returns whether it did.
 bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
                       linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !linalg::isaContractionOpInterface(op))
+  if (!op.hasPureBufferSemantics())
     return false;
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(op);
-  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
+  std::optional<GemmPlan> plan = planGemm(op);
+  if (!plan)
     return false;
-
   Value a = op.getDpsInputOperand(0)->get();
   Value b = op.getDpsInputOperand(1)->get();
   Value c = op.getDpsInitOperand(0)->get();
   Type element = cast<MemRefType>(c.getType()).getElementType();
-  if (!llvm::all_of(ValueRange{a, b, c},
-                    [](Value v) {
-                      return cast<MemRefType>(v.getType()).hasStaticShape();
-                    }) ||
-      !RuntimeAPI::typedFunction("matmul", element) ||
-      cast<MemRefType>(a.getType()).getElementType() != element ||
-      cast<MemRefType>(b.getType()).getElementType() != element)
-    return false;
-
-  // Several loops of a kind (m, n or k) make one GEMM dimension, e.g. the
-  // batch and sequence of a dense layer's input: each group is taken in the
-  // order an operand reads it, and must collapse to one strided dimension
-  // in every operand.
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  auto orderIn = [](AffineMap map, ArrayRef<unsigned> group) {
-    SmallVector<unsigned> order;
-    for (AffineExpr e : map.getResults())
-      if (auto d = dyn_cast<AffineDimExpr>(e);
-          d && llvm::is_contained(group, d.getPosition()))
-        order.push_back(d.getPosition());
-    return order;
-  };
-  SmallVector<unsigned> batch = orderIn(maps[2], dims->batch);
-  SmallVector<unsigned> m = orderIn(maps[0], dims->m);
-  SmallVector<unsigned> k = orderIn(maps[0], dims->k);
-  SmallVector<unsigned> n = orderIn(maps[1], dims->n);
-  auto with = [&](ArrayRef<unsigned> x, ArrayRef<unsigned> y) {
-    SmallVector<unsigned> order = batch;
-    llvm::append_range(order, x);
-    llvm::append_range(order, y);
-    return order;
-  };
-  auto permA = permutationTo(maps[0], with(m, k));
-  auto permB = permutationTo(maps[1], with(k, n));
-  auto permC = permutationTo(maps[2], with(m, n));
-  if (!permA || !permB || !permC)
+  if (!RuntimeAPI::typedFunction("matmul", element))
     return false;
 
   Location loc = op.getLoc();
@@ -230,24 +155,14 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
   SmallVector<std::pair<Value, Value>>
       staged; // (copy, view) to free, write back
   Value stagedC;
-  auto matrix = [&](Value buffer, ArrayRef<int64_t> perm, size_t x, size_t y,
-                    bool isOutput) -> Value {
-    Value view = permuted(rewriter, loc, buffer, perm);
-    if (x == 1 && y == 1 && isBLASMatrix(cast<MemRefType>(view.getType())))
+  auto matrix = [&](unsigned i, Value buffer, bool isOutput) -> Value {
+    Value view = permuted(rewriter, loc, buffer, plan->perms[i]);
+    auto [x, y] = plan->matrixLoops(i);
+    bool inPlace = plan->readsInPlace(i, cast<MemRefType>(buffer.getType()));
+    if (x == 1 && y == 1 && inPlace)
       return view;
-    SmallVector<ReassociationIndices> groups;
-    int64_t d = 0;
-    for (; d < static_cast<int64_t>(batch.size()); ++d)
-      groups.push_back({d});
-    for (size_t size : {x, y}) {
-      groups.emplace_back();
-      for (size_t i = 0; i < size; ++i)
-        groups.back().push_back(d++);
-    }
-    auto viewType = cast<MemRefType>(view.getType());
-    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(viewType, groups) ||
-        !isBLASMatrix(
-            memref::CollapseShapeOp::computeCollapsedType(viewType, groups))) {
+    if (!inPlace) {
+      auto viewType = cast<MemRefType>(view.getType());
       auto contiguous =
           MemRefType::get(viewType.getShape(), viewType.getElementType());
       Value copy = memref::AllocOp::create(rewriter, loc, contiguous);
@@ -259,15 +174,16 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
         stagedC = copy;
       view = copy;
     }
-    return memref::CollapseShapeOp::create(rewriter, loc, view, groups);
+    return memref::CollapseShapeOp::create(rewriter, loc, view,
+                                           plan->groups(i));
   };
-  Value va = matrix(a, *permA, m.size(), k.size(), false);
-  Value vb = matrix(b, *permB, k.size(), n.size(), false);
-  Value vc = matrix(c, *permC, m.size(), n.size(), true);
+  Value va = matrix(0, a, false);
+  Value vb = matrix(1, b, false);
+  Value vc = matrix(2, c, true);
   // The runtime's GEMM takes one batch dimension: loops go over the others
   // (e.g. batch and heads of attention scores).
   SmallVector<Value> outer;
-  for (unsigned i = 0; i + 1 < batch.size(); ++i) {
+  for (unsigned i = 0; i + 1 < plan->batch.size(); ++i) {
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value size = arith::ConstantIndexOp::create(

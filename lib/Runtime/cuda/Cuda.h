@@ -111,6 +111,10 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
 std::unique_ptr<Communicator> stageThroughHost(Communicator &host,
                                                int groupSize);
 
+/// Loads NCCL, if it is there, before the ranks' threads start: its
+/// environment is set then (see Nccl.cpp), not while other threads read it.
+void loadNccl();
+
 /// A communicator running `group`'s collectives with NCCL on the members'
 /// GPUs (each member on a GPU of its own), bootstrapped through `host`;
 /// null with `why` where NCCL is not installed. Messages (send, recv) in a

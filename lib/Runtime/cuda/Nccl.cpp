@@ -54,6 +54,7 @@ struct Nccl {
     // other's buffers directly: they come from each GPU's memory pool,
     // which gives no other GPU access (NCCL's NCCL_P2P_DIRECT_DISABLE).
     // NCCL reads it when a communicator is made; a user's value stands.
+    // (Loaded by the main thread, before the ranks run: loadNccl.)
     setenv("NCCL_P2P_DIRECT_DISABLE", "1", /*overwrite=*/0);
     void *library = cuda::openLibrary({"libnccl.so.2"}, "NCCL", error);
     const char *name = "NCCL";
@@ -319,6 +320,8 @@ private:
   std::vector<Message> messages;
 };
 } // namespace
+
+void cuda::loadNccl() { nccl(); }
 
 std::unique_ptr<Communicator>
 cuda::ncclFor(Communicator &host, const Group &group, std::string &why) {

@@ -35,6 +35,7 @@ void cuda::sideStreamFollowsRank(void *) { unavailable(); }
 void cuda::readBySideStream(const void *, size_t, void *) { unavailable(); }
 void cuda::synchronizeAll() { unavailable(); }
 int cuda::deviceCount() { return 0; }
+void cuda::loadNccl() {}
 std::unique_ptr<Communicator> cuda::ncclFor(Communicator &, const Group &,
                                             std::string &why) {
   why = "this runtime was built without CUDA's headers";

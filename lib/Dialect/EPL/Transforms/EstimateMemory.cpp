@@ -36,10 +36,12 @@
 
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/IR/EPLOps.h"
+#include "epl/Dialect/EPL/Transforms/GemmPlan.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Bufferization/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
@@ -89,8 +91,8 @@ struct Estimate {
 
 class Estimator {
 public:
-  Estimator(ModuleOp module, bool argumentsAroundUse)
-      : argumentsAroundUse(argumentsAroundUse), symbols(module) {}
+  Estimator(ModuleOp module, bool argumentsAroundUse, bool blas)
+      : argumentsAroundUse(argumentsAroundUse), blas(blas), symbols(module) {}
 
   /// The peak of the buffers `func` allocates, as the entry (its arguments
   /// read-only, its results live to its end) or as a `callee` (its
@@ -101,6 +103,8 @@ public:
   /// The entry's arguments and results are buffers of the device, each
   /// from its first use to its last (see the pass's option).
   const bool argumentsAroundUse;
+  /// Contractions are the runtime's GEMMs (see the pass's option).
+  const bool blas;
 
 private:
   SymbolTable symbols;
@@ -160,6 +164,9 @@ private:
   }
   /// Copies of strided views that `op` passes to the runtime or a call.
   void contiguousOperands(Operation *op);
+  /// The contiguous copies the runtime's GEMM is handed of the operands of
+  /// `op` that BLAS cannot read in place (epl-matmul-to-runtime's).
+  void stagedGemmOperands(linalg::LinalgOp op);
   /// The entry's arguments as buffers from their first use to their last,
   /// each with the result written over it (`argumentsAroundUse`).
   void argumentsAroundUse();
@@ -275,7 +282,8 @@ bool FunctionReplay::insertsBack(tensor::InsertSliceOp insert, int buffer) {
     v = dps.getTiedOpOperand(result)->get();
   }
   auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
-  return slice && llvm::is_contained(buffers[buffer].values, v) &&
+  auto it = bufferOf.find(v);
+  return slice && it != bufferOf.end() && it->second == buffer &&
          slice.isSameAs(insert,
                         [](OpFoldResult a, OpFoldResult b) { return a == b; });
 }
@@ -289,8 +297,7 @@ bool FunctionReplay::conflicts(int buffer, Operation *writer) {
       continue;
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (user == writer || writer->isProperAncestor(user) || !reads(use) ||
-          inExclusiveBranches(user, writer))
+      if (user == writer || writer->isProperAncestor(user) || !reads(use))
         continue;
       // Putting back what was built in a slice of this buffer (empty-tensor
       // elimination's pairs) copies nothing.
@@ -302,10 +309,17 @@ bool FunctionReplay::conflicts(int buffer, Operation *writer) {
       Operation *owner = v.getDefiningOp();
       if (!owner)
         owner = v.getParentBlock()->getParentOp();
+      bool repeated = false;
       for (Operation *p = user->getParentOp(); p && !p->isAncestor(owner);
            p = p->getParentOp())
-        if (isa<LoopLikeOpInterface>(p))
+        if (isa<LoopLikeOpInterface>(p)) {
           when = std::max(when, endPos[p]);
+          repeated = true;
+        }
+      // The other branch of an `scf.if` never runs after this one, unless
+      // a loop runs them again with the value from before it.
+      if (!repeated && inExclusiveBranches(user, writer))
+        continue;
       if (when > at)
         return true;
     }
@@ -354,11 +368,15 @@ void FunctionReplay::writeInto(Operation *op, Value result, Value dest) {
     }
   }
   auto it = bufferOf.find(dest);
-  // Putting back what was built in the same slice writes nothing.
+  // Putting back what was built in the same slice, in place, writes
+  // nothing (built elsewhere, after a conflict, it is a copy).
   auto insert = dyn_cast<tensor::InsertSliceOp>(op);
   if (it != bufferOf.end() && insert && insertsBack(insert, it->second)) {
-    alias(result, dest);
-    return;
+    auto source = bufferOf.find(insert.getSource());
+    if (source != bufferOf.end() && source->second == it->second) {
+      alias(result, dest);
+      return;
+    }
   }
   if (it == bufferOf.end() || conflicts(it->second, op)) {
     newBuffer(result, pos[op]);
@@ -373,6 +391,34 @@ void FunctionReplay::contiguousOperands(Operation *op) {
   for (Value operand : op->getOperands())
     if (stridedViews.contains(operand))
       transient(op, bytesOf(operand.getType()) + kAlignment);
+}
+
+/// The layout `value`'s buffer will have: row-major, or a slice's strides
+/// in the buffer it is a view of.
+static MemRefType layoutOf(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto rowMajor = MemRefType::get(type.getShape(), type.getElementType());
+  auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice)
+    return rowMajor;
+  if (!type.hasStaticShape() || !slice.getSourceType().hasStaticShape() ||
+      llvm::any_of(slice.getStaticOffsets(), ShapedType::isDynamic) ||
+      llvm::any_of(slice.getStaticStrides(), ShapedType::isDynamic))
+    return rowMajor;
+  MemRefType source = layoutOf(slice.getSource());
+  return memref::SubViewOp::inferRankReducedResultType(
+      type.getShape(), source, slice.getStaticOffsets(), slice.getStaticSizes(),
+      slice.getStaticStrides());
+}
+
+void FunctionReplay::stagedGemmOperands(linalg::LinalgOp op) {
+  std::optional<GemmPlan> plan = planGemm(op);
+  if (!plan)
+    return;
+  for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+    if (!plan->readsInPlace(i, layoutOf(operand)))
+      // Allocated without alignment.
+      transient(op, bytesOf(operand.getType()));
 }
 
 void FunctionReplay::visitBlock(Block &block) {
@@ -398,6 +444,9 @@ void FunctionReplay::visit(Operation *op) {
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(op)) {
     for (OpOperand *input : dps.getDpsInputOperands())
       readEmpty(op, input->get());
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+        linalgOp && estimator.blas)
+      stagedGemmOperands(linalgOp);
     for (OpResult result : op->getResults()) {
       Value dest = dps.getTiedOpOperand(result)->get();
       writeInto(op, result, dest);
@@ -419,8 +468,13 @@ void FunctionReplay::visit(Operation *op) {
     for (Region &region : op->getRegions())
       for (Block &block : region)
         visitBlock(block);
-    // Its results are the buffers its branches yield (no copy).
-    for (OpResult result : ifOp.getResults())
+    // Its results are the buffers its branches yield (no copy), which live
+    // as long as the results. A result that may be a value without a
+    // buffer of this function (an argument, a constant: read-only) has no
+    // buffer to write in either: a write into it copies.
+    for (OpResult result : ifOp.getResults()) {
+      bool everyBranch = true;
+      SmallVector<int> yieldedBuffers;
       for (Region &region : op->getRegions()) {
         if (region.empty())
           continue;
@@ -429,11 +483,18 @@ void FunctionReplay::visit(Operation *op) {
         if (stridedViews.contains(yielded))
           stridedViews.insert(result);
         auto it = bufferOf.find(yielded);
-        if (it == bufferOf.end())
+        if (it == bufferOf.end()) {
+          everyBranch = false;
           continue;
-        bufferOf.try_emplace(result, it->second);
-        buffers[it->second].values.push_back(result);
+        }
+        if (!llvm::is_contained(yieldedBuffers, it->second))
+          yieldedBuffers.push_back(it->second);
       }
+      for (int buffer : yieldedBuffers)
+        buffers[buffer].values.push_back(result);
+      if (everyBranch && !yieldedBuffers.empty())
+        bufferOf[result] = yieldedBuffers.front();
+    }
     return;
   }
   for (Value operand : op->getOperands())
@@ -715,10 +776,15 @@ struct EPLEstimateMemoryPass
     // So does its empty-tensor elimination: a tensor later inserted into a
     // bigger one (a pooling's result into the spread copy its gradient
     // reads) is built in that one's buffer, which then lives from there.
+    // Where its analysis gives up, the replay goes on without it (an
+    // estimate, not the lowering).
     IRRewriter rewriter(copy->getContext());
-    if (failed(bufferization::eliminateEmptyTensors(rewriter, *copy)))
-      return signalPassFailure();
-    Estimator estimator(*copy, argumentsAroundUse);
+    if (failed(bufferization::eliminateEmptyTensors(rewriter, *copy))) {
+      copy = getOperation().clone();
+      if (failed(decomposeAggregatedOps(*copy)))
+        return signalPassFailure();
+    }
+    Estimator estimator(*copy, argumentsAroundUse, blas);
     SymbolTable originals(getOperation());
     for (func::FuncOp func : copy->getOps<func::FuncOp>()) {
       if (func.isPrivate() || func.isExternal())

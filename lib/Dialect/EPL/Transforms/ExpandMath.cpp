@@ -11,8 +11,8 @@
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/Support/MathExtras.h"
 
-#include <cmath>
 #include <limits>
 
 namespace mlir::epl {
@@ -32,7 +32,7 @@ void keepSubnormals(Operation *root) {
   // 2^64: as far as a subnormal can need (2^-149 * 2^64 is normal) and
   // no further (exp's shifted argument stays above its underflow).
   constexpr float kScale = 0x1p64f, kUnscale = 0x1p-64f;
-  const float kScaleLog = 64 * static_cast<float>(M_LN2);
+  const float kScaleLog = 64 * llvm::numbers::ln2f;
   SmallVector<Operation *> ops;
   root->walk([&](Operation *op) {
     if (isa<math::LogOp, math::Log2Op, math::ExpOp>(op) &&

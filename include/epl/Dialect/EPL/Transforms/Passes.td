@@ -849,7 +849,7 @@ def EPLExpandMathPass : Pass<"epl-expand-math"> {
     value over the whole f32 range (test/e2e/test_expand_math.py), subnormals
     included: upstream's read a subnormal input of `log` as 2^-126 and flush
     a subnormal result of `exp` to 0, so around them the input is scaled
-    into the normal range by a power of two and the result scaled back (4
+    into the normal range by a power of two and the result scaled back (5
     cheap ops beside some 25); f64 keeps libm's functions.
 
     ```mlir
@@ -1343,6 +1343,10 @@ def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
            /*default=*/"false",
            "Count the step's arguments and results in its peak, each from "
            "its first use to its last (a GPU step under offload v0)">,
+    Option<"blas", "blas", "bool", /*default=*/"true",
+           "Contractions run as the runtime's GEMM (epl-run --blas): an "
+           "operand BLAS cannot read in place is a contiguous copy during "
+           "the GEMM">,
   ];
   // The replay runs the lowering's empty-tensor elimination, whose analysis
   // needs the bufferization dialect's interfaces.
