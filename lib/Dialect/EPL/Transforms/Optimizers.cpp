@@ -98,6 +98,12 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
     return arith::ConstantOp::create(nb, nl, element,
                                      nb.getFloatAttr(element, v));
   };
+  // A double of the step's scalars in the parameters' type (f64 as it is).
+  auto inElement = [&](OpBuilder &nb, Location nl, Value v) -> Value {
+    if (v.getType() == element)
+      return v;
+    return arith::TruncFOp::create(nb, nl, element, v);
+  };
   // The learning rate of the step counted by `t` (i64), in double: the
   // schedule's, as PyTorch's scheduler computes it in Python.
   auto lrAt = [&](OpBuilder &nb, Location nl, Value t) -> Value {
@@ -127,8 +133,7 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
         b, loc, step, {step}, 1,
         [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value neg = arith::NegFOp::create(nb, nl, lrAt(nb, nl, a[0]));
-          return SmallVector<Value>{
-              arith::TruncFOp::create(nb, nl, element, neg)};
+          return SmallVector<Value>{inElement(nb, nl, neg)};
         },
         element);
   // The scheduled input comes after an update's `numInputs` others.
@@ -208,14 +213,13 @@ Value Optimizer::update(OpBuilder &b, Location loc, Value param, Value grad,
           Value bc2 = arith::SubFOp::create(
               nb, nl, d(1.0), math::PowFOp::create(nb, nl, d(beta2), t));
           Value lrT = lrAt(nb, nl, a[0]);
-          Value stepSize = arith::TruncFOp::create(
-              nb, nl, element, arith::DivFOp::create(nb, nl, lrT, bc1));
-          Value bc2Sqrt = arith::TruncFOp::create(
-              nb, nl, element, math::SqrtOp::create(nb, nl, bc2));
+          Value stepSize =
+              inElement(nb, nl, arith::DivFOp::create(nb, nl, lrT, bc1));
+          Value bc2Sqrt = inElement(nb, nl, math::SqrtOp::create(nb, nl, bc2));
           if (!scheduledDecay)
             return SmallVector<Value>{stepSize, bc2Sqrt};
-          Value decay = arith::TruncFOp::create(
-              nb, nl, element,
+          Value decay = inElement(
+              nb, nl,
               arith::SubFOp::create(
                   nb, nl, d(1.0),
                   arith::MulFOp::create(nb, nl, lrT, d(weightDecay))));
