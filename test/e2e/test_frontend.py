@@ -2,6 +2,7 @@
 training through the API against torch.nn, the examples, and errors that
 name the user's line before any tool runs."""
 
+import contextlib
 import os
 import re
 import subprocess
@@ -353,6 +354,35 @@ def test_compiler_errors_name_the_users_line():
         epl.train(loss, steps=1)
     assert f"{__file__}:{line_of('marker: split-does-not-divide')}:" in str(e.value)
     assert "does not divide dimension 1 of size 5 of weight 'head/kernel'" in str(e.value)
+
+
+@pytest.mark.parametrize("stages,devices", [(None, 2), (("s0", "s1"), 2), (("s0", "s1"), 4)])
+def test_split_of_one_device_trains_like_one_device(stages, devices):
+    """split()'s default device_count is 1: one device, nothing to split,
+    as replicate(1): on more devices, data parallel (in a pipeline, each
+    stage's). Before, epl-plan seeded shardings on a tensor axis the mesh
+    did not have (an internal error)."""
+    rng = np.random.default_rng(0)
+    data = {"x": rng.standard_normal((8, 6)).astype(np.float32),
+            "y": np.eye(4, dtype=np.float32)[rng.integers(0, 4, 8)]}
+
+    def build(scope):
+        epl.init(epl.Config({"optimizer.type": "sgd", "optimizer.lr": 0.3}))
+        x, y = epl.input("x", (8, 6)), epl.label("y", (8, 4))
+        with scope(name=stages[0]) if stages else contextlib.nullcontext():
+            h = epl.layers.Dense(8, name="fc1", activation="relu")(x)
+        with scope(name=stages[1]) if stages else scope():
+            return epl.layers.softmax_cross_entropy(epl.layers.Dense(4, name="fc2")(h), y)
+
+    params = {"fc1/kernel": rng.standard_normal((6, 8)).astype(np.float32) * 0.3,
+              "fc1/bias": np.zeros(8, np.float32),
+              "fc2/kernel": rng.standard_normal((8, 4)).astype(np.float32) * 0.3,
+              "fc2/bias": np.zeros(4, np.float32)}
+    one = epl.train(build(epl.replicate), steps=3, params=params, data=data, devices=1)
+    got = epl.train(build(epl.split), steps=3, params=params, data=data, devices=devices)
+    np.testing.assert_allclose(got.losses, one.losses, rtol=1e-5)
+    for name in params:
+        np.testing.assert_allclose(got.params[name], one.params[name], rtol=1e-4, atol=1e-6)
 
 
 def test_errors_of_the_whole_model_name_the_users_line_and_inputs():

@@ -228,6 +228,10 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     }
     edit.apply();
 
+    // split(1) scopes (split's default) are one device each: nothing to
+    // split, as replicate(1) (the mesh has no tensor axis to split over).
+    if (stageDevices == 1)
+      return success();
     return seedSplitWeights(fn, mesh);
   }
 
