@@ -6,6 +6,7 @@ the single place where a layer's computation is spelled out.
 """
 
 import math
+import numbers
 
 from .errors import DTypeError, EPLError, ShapeError
 from .graph import Tensor, _user_loc
@@ -190,6 +191,31 @@ def _pair(v):
     return (v, v) if isinstance(v, int) else tuple(v)
 
 
+def _positive_pair(what, name, v):
+    """`v` (an int or a pair of ints, each at least 1) as a pair; else a
+    ShapeError naming `what`'s argument `name`."""
+    def positive(d):
+        return isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 1
+    pair = (v, v) if isinstance(v, numbers.Integral) else v
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not all(map(positive, pair)):
+        raise ShapeError(f"{what}: {name} must be a positive int or a pair of positive "
+                         f"ints, got {v!r}")
+    return tuple(int(d) for d in pair)
+
+
+def _pool_padding(what, window, padding):
+    """A pool's explicit padding is at most half its window, as torch's:
+    a window wholly in the padding would have nothing to pool (-inf for a
+    max)."""
+    if isinstance(padding, str):
+        return
+    for pad, size in zip(_pair(padding), window):
+        if isinstance(pad, int) and pad > size // 2:
+            raise ShapeError(f"{what}: padding {padding!r} is more than half the "
+                             f"{window[0]}x{window[1]} window (torch: pad should be at "
+                             f"most half of kernel size)")
+
+
 def _padding(x, kernel, strides, dilations, padding, value=0.0):
     """`padding`: "valid", "same" (TensorFlow's: output = ceil(input /
     stride), extra padding at the end) or an int/pair of symmetric pads."""
@@ -218,22 +244,27 @@ def _padding(x, kernel, strides, dilations, padding, value=0.0):
 
 def conv2d(x, w, strides=1, padding="valid", dilations=1):
     """NHWC input, HWCF filter, as torch.nn.functional.conv2d on NCHW/FCHW."""
-    strides, dilations = _pair(strides), _pair(dilations)
+    strides = _positive_pair("conv2d", "strides", strides)
+    dilations = _positive_pair("conv2d", "dilations", dilations)
     x = _padding(x, w.shape[:2], strides, dilations, padding)
     return x.graph.conv2d(x, w, strides, dilations)
 
 
 def max_pool2d(x, window, strides=None, padding="valid"):
-    window = _pair(window)
-    strides = _pair(strides or window)
+    window = _positive_pair("max_pool2d", "the window", window)
+    strides = window if strides is None else _positive_pair("max_pool2d", "strides",
+                                                            strides)
+    _pool_padding("max_pool2d", window, padding)
     x = _padding(x, window, strides, (1, 1), padding, -math.inf)
     return x.graph.pool2d(x, window, strides, "max")
 
 
 def avg_pool2d(x, window, strides=None, padding="valid"):
     """Padding counts as zeros in the average (count_include_pad)."""
-    window = _pair(window)
-    strides = _pair(strides or window)
+    window = _positive_pair("avg_pool2d", "the window", window)
+    strides = window if strides is None else _positive_pair("avg_pool2d", "strides",
+                                                            strides)
+    _pool_padding("avg_pool2d", window, padding)
     x = _padding(x, window, strides, (1, 1), padding)
     return x.graph.pool2d(x, window, strides, "sum") * (1.0 / (window[0] * window[1]))
 

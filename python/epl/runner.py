@@ -23,10 +23,19 @@ def tools_dir():
     return build / "bin"
 
 
-def run_tool(tool, *args, progress=None):
+def run_tool(tool, *args, progress=None, names=None):
     """Runs build/bin/<tool> with `args`; returns its stdout, raises
     ToolError with its output when it fails. `progress`, when given, is
-    called with each line of stdout as the tool prints it."""
+    called with each line of stdout as the tool prints it. `names` maps
+    file paths to what they are to the user: its errors and warnings say
+    that instead (a temporary file is gone when they are read)."""
+    try:
+        return _run_tool(tool, args, progress, names or {})
+    except ToolError as error:
+        raise error.renamed(names or {}) from None
+
+
+def _run_tool(tool, args, progress, names):
     path = tools_dir() / tool
     if not path.exists():
         raise ToolError(tool, -1, f"{path} does not exist: build the project first "
@@ -42,23 +51,26 @@ def run_tool(tool, *args, progress=None):
             err.seek(0)
             if p.returncode != 0:
                 raise ToolError(tool, p.returncode, err.read() + "".join(lines))
-            _forward_warnings(tool, err.read())
+            _forward_warnings(tool, err.read(), names)
             return "".join(lines)
     result = subprocess.run([str(path), *map(str, args)], capture_output=True,
                             text=True, stdin=subprocess.DEVNULL)
     if result.returncode != 0:
         raise ToolError(tool, result.returncode, result.stderr + result.stdout)
-    _forward_warnings(tool, result.stderr)
+    _forward_warnings(tool, result.stderr, names)
     return result.stdout
 
 
 _WARNING = re.compile(r"^(?:epl-[\w-]+: )?(?:\S+:\d+:\d+: )?warning: (.*)$")
 
 
-def _forward_warnings(tool, stderr):
+def _forward_warnings(tool, stderr, names):
     """A tool that succeeded may still have warned (marks nothing reads, a
     step that updates nothing): each warning once, as a Python warning at
-    the user's line. The location in the temporary module is dropped."""
+    the user's line, the files in `names` named so. The location in the
+    temporary module is dropped."""
+    for path, name in names.items():
+        stderr = stderr.replace(str(path), name)
     seen = set()
     for line in stderr.splitlines():
         match = _WARNING.match(line)
@@ -194,7 +206,7 @@ def default_devices(scopes, config_items):
     return max(stages, 1) * largest
 
 
-def _compile(model, devices, step):
+def _compile(model, devices, step, names=None):
     """Builds the training step of `model` for `devices` into the file
     `step` (epl-training-step, what epl-run would build: epl-run then runs
     it as it is, so the model is compiled once); returns its mesh and its
@@ -202,7 +214,7 @@ def _compile(model, devices, step):
     # With its locations: what the run reports (a failed check) names the
     # user's line, not one of this file.
     run_tool("epl-opt", model, f"--epl-training-step=devices={devices}",
-             "--mlir-print-debuginfo", "-o", step)
+             "--mlir-print-debuginfo", "-o", step, names=names)
     mesh = pipeline = None
     for line in pathlib.Path(step).read_text().splitlines():
         # Without the location the step carries (--mlir-print-debuginfo).
@@ -277,61 +289,60 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         notes.append(f"{micro} micro-batches per device (gradient accumulation)")
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
-        try:
-            model = tmp / "model.mlir"
-            model.write_text(mlir)
-            mesh = pipeline = None
-            if devices > 1:
-                step = tmp / "step.mlir"
-                mesh, pipeline = _compile(model, devices, step)
-                model = step
-            else:
-                run_tool("epl-opt", model, "-o", os.devnull)   # verify before running
-            if pipeline:
-                notes.append(_pipeline_note(pipeline, stages, devices))
-            if mesh:
-                notes.append(f"partitioned by epl-parallelize: {mesh}")
-            args = [model, "--seed", seed, "--ranks", devices]
-            if dataset is not None:
-                args += ["--dataset", _dataset_file(dataset, tmp / "train.safetensors")]
-                args += ["--epochs", epochs] if epochs is not None else ["--steps", steps]
-                if shuffle:
-                    args.append("--shuffle")
-            else:
-                args += ["--steps", steps]
-            if eval_dataset is not None:
-                args += ["--eval-dataset", _dataset_file(eval_dataset, tmp / "eval.safetensors")]
-                if eval_model is not None:
-                    (tmp / "eval.mlir").write_text(eval_model)
-                    args += ["--eval-model", tmp / "eval.mlir"]
-                if eval_each_epoch:
-                    args.append("--eval-each-epoch")
-            if timeout is not None:
-                args += ["--timeout", timeout]
-            if isinstance(params, (str, os.PathLike)):
-                args += ["--params", pathlib.Path(params)]     # a checkpoint file
-            elif params:
-                _save(tmp / "params.safetensors", params)
-                args += ["--params", tmp / "params.safetensors"]
-            if data:
-                _save(tmp / "data.safetensors", data)
-                args += ["--data", tmp / "data.safetensors"]
-            trained = pathlib.Path(save) if save is not None else tmp / "trained.safetensors"
-            args += ["--save", trained]
-            output = run_tool("epl-run", *args, progress=progress)
-            from . import safetensors
-            tensors = Checkpoint(*safetensors.load_with_metadata(trained))
-        except ToolError as error:
-            # The files written here are gone when the user reads this.
-            raise error.renamed({
-                tmp / "params.safetensors": "the `params` given to train",
-                tmp / "data.safetensors": "the `data` given to train",
-                tmp / "train.safetensors": "the `dataset` given to train",
-                tmp / "eval.safetensors": "the `eval_dataset` given to train",
-                tmp / "eval.mlir": "the evaluation module",
-                tmp / "model.mlir": "the model's module",
-                tmp / "step.mlir": "the model's training step",
-            }) from None
+        # The files written here, as the user knows them: gone when an error
+        # or warning about them is read.
+        names = {
+            tmp / "params.safetensors": "the `params` given to train",
+            tmp / "data.safetensors": "the `data` given to train",
+            tmp / "train.safetensors": "the `dataset` given to train",
+            tmp / "eval.safetensors": "the `eval_dataset` given to train",
+            tmp / "eval.mlir": "the evaluation module",
+            tmp / "model.mlir": "the model's module",
+            tmp / "step.mlir": "the model's training step",
+        }
+        model = tmp / "model.mlir"
+        model.write_text(mlir)
+        mesh = pipeline = None
+        if devices > 1:
+            step = tmp / "step.mlir"
+            mesh, pipeline = _compile(model, devices, step, names)
+            model = step
+        else:
+            run_tool("epl-opt", model, "-o", os.devnull, names=names)   # verify first
+        if pipeline:
+            notes.append(_pipeline_note(pipeline, stages, devices))
+        if mesh:
+            notes.append(f"partitioned by epl-parallelize: {mesh}")
+        args = [model, "--seed", seed, "--ranks", devices]
+        if dataset is not None:
+            args += ["--dataset", _dataset_file(dataset, tmp / "train.safetensors")]
+            args += ["--epochs", epochs] if epochs is not None else ["--steps", steps]
+            if shuffle:
+                args.append("--shuffle")
+        else:
+            args += ["--steps", steps]
+        if eval_dataset is not None:
+            args += ["--eval-dataset", _dataset_file(eval_dataset, tmp / "eval.safetensors")]
+            if eval_model is not None:
+                (tmp / "eval.mlir").write_text(eval_model)
+                args += ["--eval-model", tmp / "eval.mlir"]
+            if eval_each_epoch:
+                args.append("--eval-each-epoch")
+        if timeout is not None:
+            args += ["--timeout", timeout]
+        if isinstance(params, (str, os.PathLike)):
+            args += ["--params", pathlib.Path(params)]     # a checkpoint file
+        elif params:
+            _save(tmp / "params.safetensors", params)
+            args += ["--params", tmp / "params.safetensors"]
+        if data:
+            _save(tmp / "data.safetensors", data)
+            args += ["--data", tmp / "data.safetensors"]
+        trained = pathlib.Path(save) if save is not None else tmp / "trained.safetensors"
+        args += ["--save", trained]
+        output = run_tool("epl-run", *args, progress=progress, names=names)
+        from . import safetensors
+        tensors = Checkpoint(*safetensors.load_with_metadata(trained))
     losses, epochs_run, evaluations = parse_output(output)
     return TrainResult(losses, Plan(devices, list(scopes), config_items, notes), output,
                        epochs_run, evaluations, tensors)

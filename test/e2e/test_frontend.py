@@ -407,6 +407,35 @@ def test_errors_of_the_whole_model_name_the_users_line_and_inputs():
         epl.train(loss, steps=1, params={"head/kernl": np.zeros((6, 5), np.float32)})
     assert ("parameter 'head/kernel' is not in the `params` given to train "
             "(it holds: head/kernl)") in str(e.value)
+    # Warnings too.
+    params = {"head/kernel": np.zeros((6, 5), np.float32),
+              "head/bias": np.zeros(5, np.float32), "head/kernl": np.zeros((6, 5), np.float32)}
+    with pytest.warns(epl.EPLWarning, match="reads nothing of the `params` given to train "
+                                            "named head/kernl"):
+        epl.train(loss, steps=1, params=params)
+
+
+@pytest.mark.parametrize("layer,message", [
+    (lambda: epl.layers.Conv2D(4, 3, strides=0, name="c"),
+     "conv2d: strides must be a positive int or a pair of positive ints, got 0"),
+    (lambda: epl.layers.Conv2D(4, 3, dilation_rate=(1, 0), name="c"),
+     "conv2d: dilations must be a positive int or a pair of positive ints, got (1, 0)"),
+    (lambda: epl.layers.MaxPool2D(0),
+     "max_pool2d: the window must be a positive int or a pair of positive ints, got 0"),
+    (lambda: epl.layers.MaxPool2D(2, strides=0),
+     "max_pool2d: strides must be a positive int or a pair of positive ints, got 0"),
+    (lambda: epl.layers.MaxPool2D(2, strides=2, padding=2),
+     "max_pool2d: padding 2 is more than half the 2x2 window"),
+])
+def test_window_arguments_are_checked(layer, message):
+    """A zero stride or window was a ZeroDivisionError, a zero dilation an
+    MLIR error, MaxPool2D(strides=0) its window's stride, and padding past
+    half the window NaN losses (windows of padding alone): each is a
+    ShapeError naming the argument, as torch refuses them."""
+    epl.init()
+    x = epl.input("x", (2, 6, 6, 2))
+    with pytest.raises(epl.ShapeError, match=re.escape(message)):
+        layer()(x)
 
 
 def test_a_script_under_any_path_trains_and_its_errors_name_it(tmp_path):
