@@ -9,8 +9,10 @@
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
@@ -136,6 +138,20 @@ std::optional<int64_t> indexBoundOf(BlockArgument input) {
           if (carries(index, element) && !type.isDynamicDim(d))
             bound = std::min(bound.value_or(type.getDimSize(d)),
                              type.getDimSize(d));
+      });
+      // A check the model makes of them: `assert(id < n)` (the frontend's
+      // Embedding and one_hot, ids it compares rather than gathers by).
+      g.getBlock()->walk([&](cf::AssertOp check) {
+        auto cmp = check.getArg().getDefiningOp<arith::CmpIOp>();
+        APInt limit;
+        if (cmp &&
+            (cmp.getPredicate() == arith::CmpIPredicate::ult ||
+             cmp.getPredicate() == arith::CmpIPredicate::slt) &&
+            carries(cmp.getLhs(), element) &&
+            matchPattern(cmp.getRhs(), m_ConstantInt(&limit)) &&
+            limit.isStrictlyPositive() && limit.getActiveBits() < 63)
+          bound = std::min(bound.value_or(limit.getSExtValue()),
+                           limit.getSExtValue());
       });
       auto yield = cast<linalg::YieldOp>(g.getBlock()->getTerminator());
       for (auto [i, y] : llvm::enumerate(yield.getOperands()))

@@ -356,6 +356,20 @@ def test_compiler_errors_name_the_users_line():
     assert "does not divide dimension 1 of size 5 of weight 'head/kernel'" in str(e.value)
 
 
+@pytest.mark.parametrize("classes", [3, 5])
+def test_seeded_ids_fit_the_embedding_and_one_hot(classes):
+    """Without data, epl-run seeds integer inputs below the bound the model
+    checks them against (the Embedding's and one_hot's `id < n`): a model
+    with fewer than 10 classes trains (its checks pass) where the ids were
+    drawn below 10 and the first step failed."""
+    epl.init(epl.Config({"optimizer.type": "sgd"}))
+    ids, labels = epl.input("ids", (4, 6), dtype="i32"), epl.input("y", (4,), dtype="i32")
+    h = epl.layers.Embedding(classes, 8, name="emb")(ids)
+    logits = epl.layers.Dense(classes, name="fc")(epl.nn.mean(h, 1))
+    loss = epl.layers.softmax_cross_entropy(logits, epl.nn.one_hot(labels, classes))
+    assert len(epl.train(loss, steps=2).losses) == 2
+
+
 @pytest.mark.parametrize("stages,devices", [(None, 2), (("s0", "s1"), 2), (("s0", "s1"), 4)])
 def test_split_of_one_device_trains_like_one_device(stages, devices):
     """split()'s default device_count is 1: one device, nothing to split,
