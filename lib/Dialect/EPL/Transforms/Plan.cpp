@@ -209,14 +209,15 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       // that does not divide, as the user named it.
       std::string which =
           (kind + " '" + getArgName(fn, arg.getArgNumber()) + "'").str();
+      // Said at the argument: the user's line that made it.
       if (type.getDimSize(0) % g != 0)
-        return fn.emitError()
+        return emitError(arg.getLoc())
                << "epl-plan: the batch (dimension 0) of " << which << " ("
                << type.getDimSize(0) << ") is not divisible by the " << g
                << " devices it is split over";
       // Each device cuts its shard of the batch into the micro-batches.
       if (type.getDimSize(0) % (g * microBatches) != 0)
-        return fn.emitError()
+        return emitError(arg.getLoc())
                << "epl-plan: the batch (dimension 0) of " << which << " ("
                << type.getDimSize(0) << ") is not divisible by " << g
                << " devices x " << microBatches
