@@ -63,9 +63,12 @@ def amax(x, axis, keepdims=False):
 
 def mean(x, axis=None, keepdims=False):
     if axis is None:
+        # The batch (axis 0) last: under data parallelism the partial sums
+        # are then reduced over the devices as one scalar, not a sample's
+        # worth of them.
         total = x
-        for _ in range(x.rank):
-            total = sum(total, 0)
+        for a in reversed(range(x.rank)):
+            total = sum(total, a)
         return total / float(math.prod(x.shape))
     return sum(x, axis, keepdims) / float(x.shape[axis])
 
@@ -291,13 +294,16 @@ def batch_norm(x, gamma, beta, eps=1e-5, running=None, momentum=0.1,
                              "statistics: pass running=(mean, var)")
         mean_, var_ = running
         return (x - mean_) * rsqrt(var_ + eps) * gamma + beta
+    # Over each dimension but the channels, the batch (0) last: under data
+    # parallelism the statistics are then reduced over the devices as C
+    # values (synchronized), not H x W x C partial sums.
     mu = x
-    for _ in range(x.rank - 1):
-        mu = mean(mu, 0)
+    for a in reversed(range(x.rank - 1)):
+        mu = mean(mu, a)
     centered = x - mu
     var = centered * centered
-    for _ in range(x.rank - 1):
-        var = mean(var, 0)
+    for a in reversed(range(x.rank - 1)):
+        var = mean(var, a)
     if running is not None:
         n = math.prod(x.shape[:-1])
         if n < 2:

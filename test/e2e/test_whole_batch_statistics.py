@@ -4,6 +4,8 @@ batch's mean and variance, so accumulating micro-batches (on 1 or more
 ranks) trains exactly like the whole batch, and like PyTorch. Before,
 micro-batching refused the model."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -113,3 +115,28 @@ def test_a_fill_shared_by_a_statistic_and_the_batch(tmp_path, cse):
                                             "--steps", STEPS).stdout)
     assert got[1][-1] < got[1][0], "the loss must fall"
     np.testing.assert_allclose(got[2], got[1], rtol=RTOL)
+
+
+def test_synchronized_statistics_send_a_value_per_channel(tmp_path):
+    """A data-parallel batch norm over NHWC activations (and a mean loss)
+    reduces over the batch last: the devices all-reduce a value per channel
+    (a scalar for the loss), not H x W x C partial sums (64 KiB per
+    statistic here, where 16 channels are 64 bytes)."""
+    import sys
+    sys.path.insert(0, str(ROOT / "python"))
+    import epl
+    epl.init(epl.Config({"optimizer.type": "sgd"}))
+    x, y = epl.input("x", (8, 32, 32, 3)), epl.label("y", (8, 10))
+    with epl.replicate(device_count=2):
+        h = epl.layers.Conv2D(16, 3, padding=1, use_bias=False, name="conv")(x)
+        h = epl.layers.relu(epl.layers.BatchNorm(name="bn")(h))
+        logits = epl.layers.Dense(10, name="fc")(epl.layers.GlobalAvgPool()(h))
+        loss = epl.nn.mean(epl.layers.softmax_cross_entropy(logits, y) + epl.nn.mean(h))
+    model = tmp_path / "bn.mlir"
+    model.write_text(epl.to_mlir(loss))
+    step = run_tool([BUILD / "bin" / "epl-opt", model, "--epl-training-step=devices=2"]).stdout
+    reduced = re.findall(r"epl\.all_reduce .*: tensor<([0-9x]*)x?f32>", step)
+    assert reduced, step
+    # The weight gradients aside (conv 3x3x3x16 = 432, fc 16x10 + 10).
+    sizes = sorted(int(np.prod([int(d) for d in s.split("x") if d] or [1])) for s in reduced)
+    assert all(n <= 432 for n in sizes), sizes

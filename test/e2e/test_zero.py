@@ -190,7 +190,8 @@ def test_zero_on_one_device_is_an_error(tmp_path):
     out = epl_run(path, "--steps", 1, expect_ok=False)
     assert out.returncode == 1
     assert "ZeRO needs at least 2 data-parallel workers (EPL: >= 2 workers)" in out.stderr
-    assert f"{path}:" in out.stderr  # located
+    # Located at the user's line that wrote the model (its function's).
+    assert f"{__file__}:" in out.stderr
 
 
 def test_composes_with_pipeline_stages(tmp_path):
