@@ -461,7 +461,8 @@ def test_fp16_gradients_beyond_fp16_are_an_error_on_gpus(tmp_path):
     assert out.returncode == 1, out.stderr
     # The kernel's assertion, printed as a GPU prints it, fails the rank's
     # next CUDA call.
-    message = FP16_OVERFLOW.split(': "', 1)[1].rstrip('"')
+    # (Its own message: a kernel's check says where it is as a GPU does.)
+    message = FP16_OVERFLOW.split(': "', 1)[1].removesuffix(" at ")
     assert f"Assertion `{message}` failed." in out.stdout
     assert re.search(r"epl-exec: rank \d: CUDA: \w+ failed: device-side assert triggered "
                      r"\(a kernel's check failed, such as a gather's index out of range, "

@@ -53,7 +53,6 @@ struct Driver {
   X(cuMemFreeAsync)                                                            \
   X(cuMemAlloc)                                                                \
   X(cuMemFree)                                                                 \
-  X(cuStreamSynchronize)                                                       \
   X(cuDeviceGetDefaultMemPool)                                                 \
   X(cuMemPoolSetAttribute)                                                     \
   X(cuMemcpyAsync)                                                             \
@@ -156,6 +155,9 @@ struct RankDevice {
   /// virtualized one does): else plain allocations, freed after the
   /// stream's work.
   bool pools = true;
+  /// Without pools: buffers freed once the event recorded after the work
+  /// before their free has happened.
+  std::vector<std::pair<CUdeviceptr, CUevent>> pendingFrees;
   std::vector<CUstream> sideStreams;
   /// Buffer ranges side streams read, until their event.
   struct SideRead {
@@ -266,32 +268,63 @@ void cuda::bindRank(int rank) {
 
 bool cuda::bound() { return rankDevice.ordinal >= 0; }
 
-void *cuda::allocate(size_t bytes) {
-  CUdeviceptr ptr = 0;
-  RankDevice &d = device();
-  if (d.pools)
-    check(driver().cuMemAllocAsync(&ptr, bytes ? bytes : 1, d.stream),
-          "cuMemAllocAsync");
-  else
-    check(driver().cuMemAlloc(&ptr, bytes ? bytes : 1), "cuMemAlloc");
-  return reinterpret_cast<void *>(ptr);
-}
-
 namespace {
 template <typename T, typename Pred>
 void eraseIf(std::vector<T> &v, Pred pred) {
   v.erase(std::remove_if(v.begin(), v.end(), pred), v.end());
 }
 
+/// Returns the buffers whose free the stream has reached (no pools).
+void reapPendingFrees(RankDevice &d) {
+  eraseIf(d.pendingFrees, [](const std::pair<CUdeviceptr, CUevent> &f) {
+    CUresult q = driver().cuEventQuery(f.second);
+    if (q == CUDA_ERROR_NOT_READY)
+      return false;
+    check(q, "a kernel or copy of this step");
+    check(driver().cuMemFree(f.first), "cuMemFree");
+    check(driver().cuEventDestroy(f.second), "cuEventDestroy");
+    return true;
+  });
+}
+
+void waitFor(CUstream stream);
+} // namespace
+
+void *cuda::allocate(size_t bytes) {
+  CUdeviceptr ptr = 0;
+  RankDevice &d = device();
+  size_t size = bytes ? bytes : 1;
+  if (d.pools) {
+    check(driver().cuMemAllocAsync(&ptr, size, d.stream), "cuMemAllocAsync");
+    return reinterpret_cast<void *>(ptr);
+  }
+  reapPendingFrees(d);
+  CUresult r = driver().cuMemAlloc(&ptr, size);
+  // Buffers freed but not yet returned may be what is missing.
+  if (r == CUDA_ERROR_OUT_OF_MEMORY && !d.pendingFrees.empty()) {
+    waitFor(d.stream);
+    reapPendingFrees(d);
+    r = driver().cuMemAlloc(&ptr, size);
+  }
+  check(r, "cuMemAlloc");
+  return reinterpret_cast<void *>(ptr);
+}
+
+namespace {
 /// Frees `ptr` after the work before it on the rank's stream: in stream
-/// order into the pool, else once the stream is done with it.
+/// order into the pool, else once an event after that work has happened
+/// (the host does not wait for it here).
 void freeInStreamOrder(RankDevice &d, CUdeviceptr ptr) {
   if (d.pools) {
     check(driver().cuMemFreeAsync(ptr, d.stream), "cuMemFreeAsync");
     return;
   }
-  check(driver().cuStreamSynchronize(d.stream), "cuStreamSynchronize");
-  check(driver().cuMemFree(ptr), "cuMemFree");
+  CUevent done;
+  check(driver().cuEventCreate(&done, CU_EVENT_DISABLE_TIMING),
+        "cuEventCreate");
+  check(driver().cuEventRecord(done, d.stream), "cuEventRecord");
+  d.pendingFrees.push_back({ptr, done});
+  reapPendingFrees(d);
 }
 
 /// Forgets the side reads that are done and frees the kept buffers no
@@ -414,7 +447,11 @@ void waitFor(CUstream stream) {
 }
 } // namespace
 
-void cuda::synchronize() { waitFor(device().stream); }
+void cuda::synchronize() {
+  RankDevice &d = device();
+  waitFor(d.stream);
+  reapPendingFrees(d);
+}
 
 void cuda::synchronizeAll() {
   RankDevice &d = device();
