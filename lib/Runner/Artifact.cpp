@@ -550,7 +550,7 @@ const char *machineName(uint16_t machine) {
 /// The bytes of `section` of the ELF file `bytes`, or why there are none.
 llvm::FailureOr<std::string> elfSection(const std::string &bytes,
                                         llvm::StringRef section,
-                                        std::string &error) {
+                                        std::string &error, bool anyMachine) {
   Elf64_Ehdr header;
   if (bytes.size() < sizeof(header) ||
       std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) {
@@ -563,7 +563,7 @@ llvm::FailureOr<std::string> elfSection(const std::string &bytes,
     error = "not a 64-bit little-endian ELF file";
     return llvm::failure();
   }
-  if (header.e_machine != kHostMachine) {
+  if (header.e_machine != kHostMachine && !anyMachine) {
     error = std::string("built for ") + machineName(header.e_machine) +
             ", this machine is " + machineName(kHostMachine);
     return llvm::failure();
@@ -616,8 +616,8 @@ std::string mlir::epl::checksumTrailer(llvm::StringRef image) {
   return std::string(hash.begin(), hash.end()) + kChecksumMagic.str();
 }
 
-llvm::FailureOr<Manifest> mlir::epl::readArtifact(llvm::StringRef path,
-                                                  std::string &error) {
+llvm::FailureOr<Manifest>
+mlir::epl::readArtifact(llvm::StringRef path, std::string &error, bool toRun) {
   std::ifstream in(path.str(), std::ios::binary);
   if (!in) {
     error = "cannot read " + path.str() + ": " + std::strerror(errno);
@@ -626,7 +626,8 @@ llvm::FailureOr<Manifest> mlir::epl::readArtifact(llvm::StringRef path,
   std::string bytes((std::istreambuf_iterator<char>(in)),
                     std::istreambuf_iterator<char>());
   std::string why;
-  llvm::FailureOr<std::string> text = elfSection(bytes, kManifestSection, why);
+  llvm::FailureOr<std::string> text =
+      elfSection(bytes, kManifestSection, why, /*anyMachine=*/!toRun);
   llvm::FailureOr<Manifest> manifest = llvm::failure();
   if (succeeded(text))
     manifest = parseManifest(*text, why);
@@ -635,8 +636,9 @@ llvm::FailureOr<Manifest> mlir::epl::readArtifact(llvm::StringRef path,
     return llvm::failure();
   }
   std::string runner = eplVersionString();
-  if (manifest->format != kManifestFormat || manifest->producer != runner ||
-      manifest->runtimeInterface != runtimeInterfaceDigest()) {
+  if (toRun &&
+      (manifest->format != kManifestFormat || manifest->producer != runner ||
+       manifest->runtimeInterface != runtimeInterfaceDigest())) {
     error = path.str() + " was built by epl-compile of " + manifest->producer +
             " (manifest format " + std::to_string(manifest->format) +
             ", runtime ABI " + manifest->runtimeInterface + "); this is " +

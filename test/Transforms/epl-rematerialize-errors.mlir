@@ -107,7 +107,7 @@ module {
     %e = tensor.empty() : tensor<8x16xf32>
     %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
     %h1 = linalg.matmul ins(%x, %w1 : tensor<8x16xf32>, tensor<16x16xf32>) outs(%z : tensor<8x16xf32>) -> tensor<8x16xf32>
-    // expected-warning @+1 {{epl-rematerialize: epl.checkpoint marks this tensor to keep, which only gradient_checkpoint.type = "collection" reads; the type is "", so the marks are not read}}
+    // expected-warning @+1 {{epl-rematerialize: epl.checkpoint marks this tensor to keep, which only gradient_checkpoint.type = "collection" reads; checkpointing is off (no gradient_checkpoint.type), so the marks are not read}}
     %a1 = math.tanh %h1 {epl.checkpoint} : tensor<8x16xf32>
     %es = tensor.empty() : tensor<f32>
     %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>

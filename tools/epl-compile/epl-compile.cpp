@@ -59,7 +59,8 @@ cl::opt<std::string> linker("linker",
                             cl::init("cc"), cl::cat(category));
 
 [[noreturn]] void fail(const llvm::Twine &message) {
-  llvm::errs() << "epl-compile: error: " << message << "\n";
+  // One write: under mpirun every rank may fail at once, into one stream.
+  llvm::errs() << ("epl-compile: error: " + message + "\n").str();
   std::exit(1);
 }
 

@@ -38,7 +38,8 @@ cl::opt<bool> printManifest("print-manifest",
                             cl::init(false), cl::cat(category));
 
 [[noreturn]] void fail(const std::string &message) {
-  llvm::errs() << "epl-exec: error: " << message << "\n";
+  // One write: under mpirun every rank may fail at once, into one stream.
+  llvm::errs() << "epl-exec: error: " + message + "\n";
   std::exit(1);
 }
 } // namespace
@@ -70,7 +71,10 @@ int main(int argc, char **argv) {
   if (failed(checkInputs({artifactFile}, error)))
     fail(error);
   // The manifest is read from the file before anything is loaded.
-  llvm::FailureOr<Manifest> manifest = readArtifact(artifactFile, error);
+  // --print-manifest shows what any artifact is (another machine's, an
+  // older version's): what to run it with, or why it does not run here.
+  llvm::FailureOr<Manifest> manifest =
+      readArtifact(artifactFile, error, /*toRun=*/!printManifest);
   if (failed(manifest))
     fail(error);
   if (printManifest) {

@@ -69,7 +69,8 @@ cl::opt<std::string>
                cl::value_desc("file.o"), cl::cat(category));
 
 [[noreturn]] void fail(const llvm::Twine &message) {
-  llvm::errs() << "epl-run: error: " << message << "\n";
+  // One write: under mpirun every rank may fail at once, into one stream.
+  llvm::errs() << ("epl-run: error: " + message + "\n").str();
   std::exit(1);
 }
 

@@ -81,10 +81,11 @@ llvm::FailureOr<Manifest> parseManifest(llvm::StringRef json,
 
 /// Reads and checks the manifest of the artifact at `path`: a readable ELF
 /// shared object for this machine's architecture with a manifest of this
-/// runner's format, version and runtime ABI. Errors are one line naming the
-/// file and what is wrong.
-llvm::FailureOr<Manifest> readArtifact(llvm::StringRef path,
-                                       std::string &error);
+/// runner's format, version and runtime ABI. Without `toRun` (to show what
+/// it is), one of another machine or version is read too. Errors are one
+/// line naming the file and what is wrong.
+llvm::FailureOr<Manifest> readArtifact(llvm::StringRef path, std::string &error,
+                                       bool toRun = true);
 
 /// Loads the artifact at `path` (dlopen, every symbol bound now) and points
 /// the calls of `manifest.program`'s stages into it. The handle stays open

@@ -435,12 +435,18 @@ struct EPLRematerializePass
         marked = op;
         return WalkResult::interrupt();
       });
-      if (marked)
-        marked->emitWarning()
+      if (marked) {
+        InFlightDiagnostic warning =
+            marked->emitWarning()
             << "epl-rematerialize: epl.checkpoint marks this tensor to keep, "
-               "which only gradient_checkpoint.type = \"collection\" reads; "
-               "the type is \""
-            << type << "\", so the marks are not read";
+               "which only gradient_checkpoint.type = \"collection\" reads; ";
+        if (type.empty())
+          warning << "checkpointing is off (no gradient_checkpoint.type), so "
+                     "the marks are not read";
+        else
+          warning << "the type is \"" << type
+                  << "\", so the marks are not read";
+      }
     }
     double budget =
         config.getNumber("gradient_checkpoint.memory_budget").value_or(0);
