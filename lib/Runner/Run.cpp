@@ -769,16 +769,20 @@ const char *mlir::epl::backendName(rt::BackendKind backend) {
 llvm::LogicalResult mlir::epl::checkMeshes(const std::vector<MeshInfo> &meshes,
                                            const rt::Options &options,
                                            std::string &error) {
-  if (options.backend != rt::BackendKind::Threads)
-    return llvm::success();
+  // Under mpirun, the launcher's processes: said before anything compiles
+  // or runs, as for threads (each rank would fail alone at its first
+  // collective).
+  bool mpi = options.backend == rt::BackendKind::MPI;
+  int ranks = numDevices(options);
   for (const MeshInfo &mesh : meshes) {
     // Only meshes the program communicates on need every device.
-    if (!mesh.communicates || mesh.numDevices() == options.ranks)
+    if (!mesh.communicates || mesh.numDevices() == ranks)
       continue;
     std::string devices = std::to_string(mesh.numDevices());
     error = "mesh @" + mesh.name + " has " + devices +
-            " devices but the run has " + std::to_string(options.ranks) +
-            " rank(s); pass --ranks " + devices;
+            " devices but the run has " + std::to_string(ranks) + " rank(s); " +
+            (mpi ? "run " + devices + " processes (mpirun -np " + devices + ")"
+                 : "pass --ranks " + devices);
     return llvm::failure();
   }
   return llvm::success();
