@@ -384,9 +384,15 @@ def test_cubin_for_another_gpu_is_one_error(tmp_path):
         pytest.skip("CUDA's ptxas is not installed")
     artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", host_kernels=False)
     out = exec_cuda(artifact, "--steps", 1, sm=80, expect_ok=False)
+    # (An sm_100 cubin is named so too.)
+    other = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=1, host_kernels=False,
+                         extra=("--gpu-chip", "sm_100"))
+    newer = exec_cuda(other, "--steps", 1, sm=80, expect_ok=False)
+    assert "compiled for sm_100 and this GPU is sm_80" in newer.stderr, newer.stderr
     assert out.returncode == 1, out.stderr
-    assert ("the program's kernels were compiled for another GPU (this one is "
-            "sm_80; compile with --gpu-chip=sm_80)") in out.stderr
+    # What the kernels are and what the GPU is (read off the cubin's ELF).
+    assert ("the program's kernels were compiled for sm_90 and this GPU is "
+            "sm_80; compile with --gpu-chip=sm_80") in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
@@ -400,8 +406,8 @@ def test_epl_run_target_cuda_hands_the_runtime_its_kernels(tmp_path):
     out = run([EPL_RUN, EXAMPLES / "mlp.mlir", "--target", "cuda", "--steps", 1],
               expect_ok=False, env=fake_env(sm=80))
     assert out.returncode == 1, out.stderr
-    assert ("epl-run: rank 0: CUDA: the program's kernels were compiled for another GPU "
-            "(this one is sm_80; compile with --gpu-chip=sm_80)") in out.stderr
+    assert ("epl-run: rank 0: CUDA: the program's kernels were compiled for sm_90 and "
+            "this GPU is sm_80; compile with --gpu-chip=sm_80") in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 

@@ -17,6 +17,8 @@
 #include <cublas_v2.h>
 #include <cuda.h>
 
+#include <elf.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -184,6 +186,20 @@ struct Image {
 };
 std::mutex imagesMutex;
 
+/// What `image` was compiled for: "sm_NN" for a cubin (its ELF flags hold
+/// the architecture), "the CPU" for an --gpu-host-kernels image, else
+/// "PTX" (compiled by the driver when loaded).
+std::string targetOf(const std::vector<char> &image) {
+  Elf64_Ehdr header;
+  if (image.size() < sizeof(header) ||
+      std::memcmp(image.data(), ELFMAG, SELFMAG) != 0)
+    return "PTX";
+  std::memcpy(&header, image.data(), sizeof(header));
+  if (header.e_machine != EM_CUDA)
+    return "the CPU";
+  return "sm_" + std::to_string((header.e_flags >> 8) & 0xff);
+}
+
 CUmodule moduleFor(Image &image) {
   RankDevice &d = device();
   std::lock_guard<std::mutex> lock(imagesMutex);
@@ -191,7 +207,8 @@ CUmodule moduleFor(Image &image) {
   if (!module) {
     CUresult r = driver().cuModuleLoadData(&module, image.data.data());
     if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_PTX ||
-        r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+        r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
+        r == CUDA_ERROR_INVALID_IMAGE) {
       int major = 0, minor = 0;
       CUdevice dev;
       driver().cuDeviceGet(&dev, d.ordinal);
@@ -199,11 +216,17 @@ CUmodule moduleFor(Image &image) {
           &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
       driver().cuDeviceGetAttribute(
           &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-      fatalError(
-          "CUDA: the program's kernels were compiled for another GPU "
-          "(this one is sm_" +
-          std::to_string(major * 10 + minor) + "; compile with --gpu-chip=sm_" +
-          std::to_string(major * 10 + minor) + "): " + driver().describe(r));
+      std::string chip = "sm_" + std::to_string(major * 10 + minor);
+      std::string target = targetOf(image.data);
+      // Say what the kernels are, so the fix is the right one.
+      if (target == "the CPU")
+        fatalError("CUDA: the program's kernels were compiled for the CPU "
+                   "(epl-compile --gpu-host-kernels, for the tests' fake "
+                   "driver), not for this GPU (" +
+                   chip + "); compile without it: " + driver().describe(r));
+      fatalError("CUDA: the program's kernels were compiled for " + target +
+                 " and this GPU is " + chip + "; compile with --gpu-chip=" +
+                 chip + ": " + driver().describe(r));
     }
     check(r, "loading the program's kernels");
   }
