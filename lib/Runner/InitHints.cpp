@@ -132,26 +132,28 @@ std::optional<int64_t> indexBoundOf(BlockArgument input) {
       if (!g || !g.isDpsInput(&use))
         continue;
       BlockArgument element = g.getMatchingBlockArgument(&use);
-      g.getBlock()->walk([&](tensor::ExtractOp extract) {
-        auto type = extract.getTensor().getType();
-        for (auto [d, index] : llvm::enumerate(extract.getIndices()))
-          if (carries(index, element) && !type.isDynamicDim(d))
-            bound = std::min(bound.value_or(type.getDimSize(d)),
-                             type.getDimSize(d));
-      });
-      // A check the model makes of them: `assert(id < n)` (the frontend's
-      // Embedding and one_hot, ids it compares rather than gathers by).
-      g.getBlock()->walk([&](cf::AssertOp check) {
-        auto cmp = check.getArg().getDefiningOp<arith::CmpIOp>();
-        APInt limit;
-        if (cmp &&
-            (cmp.getPredicate() == arith::CmpIPredicate::ult ||
-             cmp.getPredicate() == arith::CmpIPredicate::slt) &&
-            carries(cmp.getLhs(), element) &&
-            matchPattern(cmp.getRhs(), m_ConstantInt(&limit)) &&
-            limit.isStrictlyPositive() && limit.getActiveBits() < 63)
-          bound = std::min(bound.value_or(limit.getSExtValue()),
-                           limit.getSExtValue());
+      auto below = [&](int64_t n) { bound = std::min(bound.value_or(n), n); };
+      g.getBlock()->walk([&](Operation *op) {
+        // An index of what they gather from.
+        if (auto extract = dyn_cast<tensor::ExtractOp>(op)) {
+          auto type = extract.getTensor().getType();
+          for (auto [d, index] : llvm::enumerate(extract.getIndices()))
+            if (carries(index, element) && !type.isDynamicDim(d))
+              below(type.getDimSize(d));
+        }
+        // A check the model makes of them, `assert(id < n)` (the frontend's
+        // Embedding and one_hot, ids it compares rather than gathers by).
+        if (auto check = dyn_cast<cf::AssertOp>(op)) {
+          auto cmp = check.getArg().getDefiningOp<arith::CmpIOp>();
+          APInt limit;
+          if (cmp &&
+              (cmp.getPredicate() == arith::CmpIPredicate::ult ||
+               cmp.getPredicate() == arith::CmpIPredicate::slt) &&
+              carries(cmp.getLhs(), element) &&
+              matchPattern(cmp.getRhs(), m_ConstantInt(&limit)) &&
+              limit.isStrictlyPositive() && limit.getActiveBits() < 63)
+            below(limit.getSExtValue());
+        }
       });
       auto yield = cast<linalg::YieldOp>(g.getBlock()->getTerminator());
       for (auto [i, y] : llvm::enumerate(yield.getOperands()))

@@ -34,7 +34,7 @@ module attributes {epl.config = {"zero.level" = "v0"}} {
 // (all-reduce buckets) would be ignored.
 #id = affine_map<(i, j) -> (i, j)>
 #none = affine_map<(i, j) -> ()>
-// expected-error @+1 {{epl-zero: communication.fp16 is not implemented with zero.level = "v1" (ZeRO reduce-scatters each gradient in its own type); turn one of them off}}
+// expected-error @+1 {{epl-zero: communication.fp16 is not implemented with zero.level = "v1" (ZeRO reduce-scatters each gradient on its own, in its own type, not in buckets); turn one of them off}}
 module attributes {epl.config = {"zero.level" = "v1", "communication.fp16" = true}} {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
                    %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
@@ -59,7 +59,7 @@ module attributes {epl.config = {"zero.level" = "v1", "communication.fp16" = tru
 // Nor in buckets: communication.max_splits would be ignored.
 #id = affine_map<(i, j) -> (i, j)>
 #none = affine_map<(i, j) -> ()>
-// expected-error @+1 {{epl-zero: communication.max_splits is not implemented with zero.level = "v0" (ZeRO reduce-scatters each gradient on its own, not in buckets); remove the key}}
+// expected-error @+1 {{epl-zero: communication.max_splits is not implemented with zero.level = "v0" (ZeRO reduce-scatters each gradient on its own, in its own type, not in buckets); remove the key}}
 module attributes {epl.config = {"zero.level" = "v0", "communication.max_splits" = 1 : i64}} {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
                    %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {

@@ -91,25 +91,23 @@ struct EPLZeroPass : public mlir::epl::impl::EPLZeroPassBase<EPLZeroPass> {
     StringRef level = config.getString("zero.level");
     if (level.empty())
       return;
-    // Gradients in fp16 are all-reduce buckets; ZeRO reduce-scatters each
-    // gradient in its own type, so the key would be ignored.
-    if (config.getBool("communication.fp16")) {
-      module.emitError() << "epl-zero: communication.fp16 is not implemented "
-                            "with zero.level = \""
-                         << level
-                         << "\" (ZeRO reduce-scatters each gradient in "
-                            "its own type); turn one of them off";
-      return signalPassFailure();
-    }
-    // Likewise buckets: each gradient is reduce-scattered on its own.
-    if (config.isSet("communication.max_splits")) {
-      module.emitError() << "epl-zero: communication.max_splits is not "
-                            "implemented with zero.level = \""
-                         << level
-                         << "\" (ZeRO reduce-scatters each gradient on its "
-                            "own, not in buckets); remove the key";
-      return signalPassFailure();
-    }
+    // The communication keys that shape the all-reduce buckets of
+    // gradients: ZeRO reduce-scatters each gradient on its own, in its own
+    // type, so either key would be ignored.
+    auto refuse =
+        [&](StringRef key, StringRef fix) {
+          module.emitError()
+              << "epl-zero: " << key
+              << " is not implemented with zero.level = \"" << level
+              << "\" (ZeRO reduce-scatters each gradient on its own, "
+                 "in its own type, not in buckets); "
+              << fix;
+          signalPassFailure();
+        };
+    if (config.getBool("communication.fp16"))
+      return refuse("communication.fp16", "turn one of them off");
+    if (config.isSet("communication.max_splits"))
+      return refuse("communication.max_splits", "remove the key");
     bool shardAccumulators = level != "v0", shardParams = level == "v2";
     MeshOp mesh = getMesh(module);
     for (auto fn : module.getOps<func::FuncOp>()) {
