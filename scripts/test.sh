@@ -94,19 +94,32 @@ if [[ ${EPL_SANITIZER_TESTS:-1} != 0 ]]; then
 fi
 
 # The epl-exec a GPU machine runs (scripts/build-gpu-runner.sh, which
-# checks that it needs only glibc): it builds, and trains a cuda artifact
-# under the fake CUDA driver exactly as this build's epl-exec does.
+# checks that it needs only glibc): it builds, and trains cuda artifacts
+# under the fake CUDA driver exactly as this build's epl-exec does, on one
+# GPU and on two over the fake NCCL (C++ on the system's libstdc++, beside
+# the runner's static one, as cuBLAS and NCCL are on a GPU machine).
 fake="$BUILD_DIR/lib/fake-cuda"
 if [[ -e "$fake/libcuda.so.1" ]]; then
   dir="$BUILD_DIR-gpu-runner"
   log="$BUILD_DIR/gpu-runner.log"
   artifact="$BUILD_DIR/gpu-runner-mlp.so"
+  artifact2="$BUILD_DIR/gpu-runner-mlp-2.so"
+  steps() { # EXEC ARTIFACT ARGS...: the steps' losses
+    local exec=$1
+    shift
+    LD_LIBRARY_PATH="$fake" EPL_FAKE_CUDA_DEVICES=2 "$exec" "$@" --steps 3 |
+      grep '^step' | cut -d' ' -f1-4
+  }
   if EPL_BUILD_DIR="$dir" scripts/build-gpu-runner.sh > "$log" 2>&1 &&
       "$BUILD_DIR/bin/epl-compile" examples/mlp.mlir --target cuda \
         --gpu-host-kernels -o "$artifact" >> "$log" 2>&1 &&
-      want=$(LD_LIBRARY_PATH="$fake" "$BUILD_DIR/bin/epl-exec" "$artifact" --steps 3 | grep '^step') &&
-      got=$(LD_LIBRARY_PATH="$fake" "$dir/bin/epl-exec" "$artifact" --steps 3 | grep '^step') &&
-      [[ "$(cut -d' ' -f1-4 <<<"$got")" == "$(cut -d' ' -f1-4 <<<"$want")" ]]; then
+      "$BUILD_DIR/bin/epl-compile" examples/mlp.mlir --target cuda --devices 2 \
+        --gpu-host-kernels -o "$artifact2" >> "$log" 2>&1 &&
+      want=$(steps "$BUILD_DIR/bin/epl-exec" "$artifact") &&
+      got=$(steps "$dir/bin/epl-exec" "$artifact") && [[ -n "$got" && "$got" == "$want" ]] &&
+      want=$(steps "$BUILD_DIR/bin/epl-exec" "$artifact2" --ranks 2 --gpu-collectives nccl) &&
+      got=$(steps "$dir/bin/epl-exec" "$artifact2" --ranks 2 --gpu-collectives nccl) &&
+      [[ -n "$got" && "$got" == "$want" ]]; then
     passed=$((passed + 1))
     echo "PASS: the GPU machine's epl-exec ($(tail -n 1 "$log"))"
   else
