@@ -444,6 +444,54 @@ def test_gpu_work_that_never_finishes_is_an_error(tmp_path):
     assert time.monotonic() - start < 60
 
 
+@pytest.mark.parametrize("fault, waiting", [
+    # Rank 1 never joins: rank 0 waits in the communicator's creation.
+    ("1:nccl:sleep=30", "rank 0: NCCL: joining the communicator of @mesh "
+     "[\"tensor\"] (2 devices) (ncclCommInitRank)"),
+    # Rank 0 stops before its second collective: rank 1 waits in it (the
+    # fake NCCL on the host, as the real one does where it connects).
+    ("0:nccl@3:sleep=30", "rank 1: NCCL: all_reduce over @mesh "
+     "[\"tensor\"] (2 devices)"),
+])
+def test_nccl_call_that_never_returns_is_an_error(tmp_path, fault, waiting):
+    """NCCL waits on the host for the other members (creating a
+    communicator, connecting two members in their first collective) with no
+    deadline of its own: a rank that died or stopped left the others
+    blocked for good. Each NCCL call has the run's --timeout."""
+    import time
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
+    env = fake_env(gpus=2)
+    env["EPL_RT_FAULT"] = fault
+    start = time.monotonic()
+    out = run([EPL_EXEC, artifact, "--ranks", 2, "--gpu-collectives", "nccl",
+               "--steps", 2, "--timeout", 2], expect_ok=False, env=env)
+    assert out.returncode == 1, out.stderr
+    assert (f"epl-exec: {waiting}: timed out after 2 s waiting for the other "
+            "ranks of the group (0, 1); a rank may have failed, stopped or "
+            "left (see --timeout)") in out.stderr
+    assert time.monotonic() - start < 20
+
+
+def test_nccl_join_under_mpirun_has_a_deadline(tmp_path):
+    """Under mpirun: a rank stopped (SIGSTOP) before joining; the others'
+    deadline ends them, and the launcher the stopped one."""
+    import time
+    if not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
+    env = fake_env(gpus=2)
+    env["EPL_RT_FAULT"] = "1:nccl:stop"
+    start = time.monotonic()
+    out = run([MPIRUN, "--oversubscribe", "--allow-run-as-root", "-np", 2,
+               "-x", "LD_LIBRARY_PATH", "-x", "EPL_FAKE_CUDA_DEVICES",
+               "-x", "EPL_RT_FAULT", EPL_EXEC, artifact, "--gpu-collectives",
+               "nccl", "--steps", 2, "--timeout", 2], expect_ok=False, env=env)
+    assert out.returncode != 0
+    assert ("rank 0: NCCL: joining the communicator of @mesh [\"tensor\"] "
+            "(2 devices) (ncclCommInitRank): timed out after 2 s") in out.stderr
+    assert time.monotonic() - start < 20
+
+
 def test_fp16_gradients_on_four_gpus(tmp_path):
     """Gradients sent in fp16 over NCCL train like the CPU run with fp16
     gradients: close, not equal, as NCCL adds half-precision values in half

@@ -243,6 +243,8 @@ void cuda::setTF32(bool enabled) { tf32.store(enabled); }
 
 void cuda::setTimeout(double seconds) { timeoutSeconds.store(seconds); }
 
+double cuda::timeout() { return timeoutSeconds.load(); }
+
 bool cuda::available(std::string &why) {
   why = driver().error;
   return why.empty();

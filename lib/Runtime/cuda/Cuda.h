@@ -27,9 +27,11 @@ namespace epl::rt::cuda {
 /// fp32 GEMMs in TF32 (the run's choice, Options::gpuTF32).
 void setTF32(bool enabled);
 
-/// How long synchronize() waits for a rank's GPU work before it ends the
-/// run with an error (the run's --timeout, Options::timeoutSeconds).
+/// How long synchronize() waits for a rank's GPU work, and a call into
+/// NCCL for the other ranks, before it ends the run with an error (the
+/// run's --timeout, Options::timeoutSeconds).
 void setTimeout(double seconds);
+double timeout();
 
 /// Whether the CUDA driver loads and sees a GPU; else `why` says what is
 /// missing, in one line.

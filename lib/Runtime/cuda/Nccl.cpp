@@ -20,8 +20,15 @@
 // holds up no computation either. NCCL has no tags, so the other messages
 // go through the host, matched by tag.
 //
+// NCCL connects members inside its calls (creating a communicator; the
+// first collective or message between two members), waiting on the host
+// for the others with no deadline of its own: every call has the run's
+// (Watchdog.h), so a member that died or runs another program ends the run
+// with a message instead of a rank blocked for good.
+//
 //===----------------------------------------------------------------------===//
 
+#include "../Watchdog.h"
 #include "Cuda.h"
 #include "Library.h"
 
@@ -75,6 +82,17 @@ void check(ncclResult_t r, const char *what) {
                " failed: " + nccl().ncclGetErrorString(r));
 }
 
+/// Calls NCCL (`run` returns its result) under the run's deadline, waiting
+/// for `whom`, and checks the result.
+template <typename Run>
+void call(const std::string &what, const std::string &whom, Run &&run) {
+  injectFault("nccl", currentRank());
+  double seconds = cuda::timeout();
+  Deadline deadline(
+      seconds, timeoutMessage(currentRank(), "NCCL: " + what, whom, seconds));
+  check(run(), what.c_str());
+}
+
 ncclDataType_t ncclType(EplDType dtype) {
   switch (dtype) {
   case EPL_RT_F32:
@@ -108,7 +126,14 @@ ncclRedOp_t ncclOp(EplReduction kind) {
 class NcclCommunicator final : public Communicator {
 public:
   NcclCommunicator(Communicator &host, const Group &group)
-      : host(host), size(group.size()), index(group.index) {}
+      : host(host), size(group.size()), index(group.index),
+        members(group.members) {
+    for (int m : members)
+      others += (others.empty() ? "" : ", ") + std::to_string(m);
+    others = "the other ranks of the group (" + others + ")";
+    of = " of " + group.describe();
+    over = " over " + group.describe();
+  }
   ~NcclCommunicator() override {
     // The rank leaves its run (its side streams are done by then): a rank
     // that runs again gets channels of its own.
@@ -119,21 +144,27 @@ public:
 
   void allReduce(const void *in, void *out, size_t count, EplDType dtype,
                  EplReduction kind) override {
-    check(nccl().ncclAllReduce(in, out, count, ncclType(dtype), ncclOp(kind),
-                               communicator(), stream()),
-          "all_reduce");
+    ncclComm_t comm = communicator();
+    call("all_reduce" + over, others, [&] {
+      return nccl().ncclAllReduce(in, out, count, ncclType(dtype), ncclOp(kind),
+                                  comm, stream());
+    });
   }
   void allGather(const void *in, void *out, size_t countPerRank,
                  EplDType dtype) override {
-    check(nccl().ncclAllGather(in, out, countPerRank, ncclType(dtype),
-                               communicator(), stream()),
-          "all_gather");
+    ncclComm_t comm = communicator();
+    call("all_gather" + over, others, [&] {
+      return nccl().ncclAllGather(in, out, countPerRank, ncclType(dtype), comm,
+                                  stream());
+    });
   }
   void reduceScatter(const void *in, void *out, size_t countPerRank,
                      EplDType dtype, EplReduction kind) override {
-    check(nccl().ncclReduceScatter(in, out, countPerRank, ncclType(dtype),
-                                   ncclOp(kind), communicator(), stream()),
-          "reduce_scatter");
+    ncclComm_t comm = communicator();
+    call("reduce_scatter" + over, others, [&] {
+      return nccl().ncclReduceScatter(in, out, countPerRank, ncclType(dtype),
+                                      ncclOp(kind), comm, stream());
+    });
   }
   void allToAll(const void *in, void *out, size_t countPerRank,
                 EplDType dtype) override {
@@ -151,13 +182,15 @@ public:
                             stream()),
             "all_to_all");
     }
-    check(nccl().ncclGroupEnd(), "all_to_all");
+    call("all_to_all" + over, others, [] { return nccl().ncclGroupEnd(); });
   }
   void broadcast(const void *in, void *out, size_t count, EplDType dtype,
                  int root) override {
-    check(nccl().ncclBroadcast(in, out, count, ncclType(dtype), root,
-                               communicator(), stream()),
-          "broadcast");
+    ncclComm_t comm = communicator();
+    call("broadcast" + over, others, [&] {
+      return nccl().ncclBroadcast(in, out, count, ncclType(dtype), root, comm,
+                                  stream());
+    });
   }
   void beginMessages() override {
     communicator();
@@ -173,7 +206,7 @@ public:
     bool low = index < peer;
     ncclUniqueId ids[2];
     static_assert(sizeof(ids) % sizeof(int64_t) == 0);
-    constexpr size_t words = sizeof(ids) / sizeof(int64_t);
+    constexpr size_t words = sizeof(ids) / (sizeof(int64_t));
     // Program tags are the partition's (2 per stage) and no message of the
     // pair is in flight when its channel opens, first thing in a program.
     constexpr int64_t kChannelTag = 4095;
@@ -186,10 +219,14 @@ public:
     }
     // ids[0]: low to high, ids[1]: high to low; the sender is member 0.
     ncclComm_t lowToHigh, highToLow;
-    check(nccl().ncclCommInitRank(&lowToHigh, 2, ids[0], low ? 0 : 1),
-          "opening a channel (ncclCommInitRank)");
-    check(nccl().ncclCommInitRank(&highToLow, 2, ids[1], low ? 1 : 0),
-          "opening a channel (ncclCommInitRank)");
+    std::string end =
+        "rank " + std::to_string(members[peer]) + ", the channel's other end";
+    call("opening a channel (ncclCommInitRank)", end, [&] {
+      return nccl().ncclCommInitRank(&lowToHigh, 2, ids[0], low ? 0 : 1);
+    });
+    call("opening a channel (ncclCommInitRank)", end, [&] {
+      return nccl().ncclCommInitRank(&highToLow, 2, ids[1], low ? 1 : 0);
+    });
     c.sends = low ? lowToHigh : highToLow;
     c.receives = low ? highToLow : lowToHigh;
     c.sideStream = cuda::newSideStream();
@@ -198,10 +235,11 @@ public:
     // not wait. One element each way, low to high first.
     void *probe = cuda::allocate(sizeof(float));
     for (ncclComm_t comm : {lowToHigh, highToLow})
-      check(comm == c.sends
-                ? nccl().ncclSend(probe, 1, ncclFloat32, 1, comm, stream())
-                : nccl().ncclRecv(probe, 1, ncclFloat32, 0, comm, stream()),
-            "opening a channel (its first message)");
+      call("opening a channel (its first message)", end, [&] {
+        return comm == c.sends
+                   ? nccl().ncclSend(probe, 1, ncclFloat32, 1, comm, stream())
+                   : nccl().ncclRecv(probe, 1, ncclFloat32, 0, comm, stream());
+      });
     cuda::synchronize();
     cuda::release(probe, sizeof(float));
   }
@@ -227,17 +265,20 @@ public:
     Channel &c = channel(peer, "send");
     auto *side = static_cast<CUstream_st *>(c.sideStream);
     cuda::sideStreamFollowsRank(side);
-    check(
-        nccl().ncclSend(in, count, ncclType(dtype), /*peer=*/1, c.sends, side),
-        "send");
+    call("send", "rank " + std::to_string(members[peer]), [&] {
+      return nccl().ncclSend(in, count, ncclType(dtype), /*peer=*/1, c.sends,
+                             side);
+    });
     cuda::readBySideStream(in, count * dtypeSize(dtype), side);
   }
   void recvDirect(void *out, size_t count, EplDType dtype, int peer,
                   int64_t tag) override {
     // In the rank's stream: what reads `out` comes after it.
-    check(nccl().ncclRecv(out, count, ncclType(dtype), /*peer=*/0,
-                          channel(peer, "recv").receives, stream()),
-          "recv");
+    ncclComm_t receives = channel(peer, "recv").receives;
+    call("recv", "rank " + std::to_string(members[peer]), [&] {
+      return nccl().ncclRecv(out, count, ncclType(dtype), /*peer=*/0, receives,
+                             stream());
+    });
   }
   void endMessages() override {
     grouping = false;
@@ -251,7 +292,8 @@ public:
                    : nccl().ncclRecv(m.buffer, m.count, ncclType(m.dtype),
                                      m.peer, comm, stream()),
             m.send ? "send" : "recv");
-    check(nccl().ncclGroupEnd(), "a group of messages (ncclGroupEnd)");
+    call("a group of messages" + over + " (ncclGroupEnd)", others,
+         [] { return nccl().ncclGroupEnd(); });
     messages.clear();
   }
   void barrier() override {
@@ -292,8 +334,8 @@ private:
     static_assert(sizeof(id) % sizeof(int64_t) == 0);
     ncclUniqueId shared;
     host.broadcast(&id, &shared, sizeof(id) / sizeof(int64_t), EPL_RT_I64, 0);
-    check(nccl().ncclCommInitRank(&comm, size, shared, index),
-          "joining the group's communicator (ncclCommInitRank)");
+    call("joining the communicator" + of + " (ncclCommInitRank)", others,
+         [&] { return nccl().ncclCommInitRank(&comm, size, shared, index); });
     return comm;
   }
   static CUstream_st *stream() {
@@ -306,6 +348,9 @@ private:
   }
   Communicator &host;
   int size, index;
+  /// The members' ranks, and how a timeout names the others.
+  std::vector<int> members;
+  std::string others, of, over;
   ncclComm_t comm = nullptr;
   std::unique_ptr<Communicator> hostStaged;
   /// The open message group's sends and receives, in program order.

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Reduce.h"
+#include "../Watchdog.h"
 #include "epl/Runtime/Backend.h"
 
 #include <mpi.h>
@@ -63,79 +64,6 @@ const char *opName(int64_t code) {
   }
   return "?";
 }
-
-/// Bounds the blocking MPI calls that have no non-blocking form to poll
-/// (MPI_Init, which waits for every process to start; creating a group's
-/// communicator, which waits for every member; MPI_Finalize): a thread
-/// watches the deadline and ends the process with a message naming the
-/// rank and what it waited for. The launcher then ends the other ranks. It
-/// calls no MPI function: MPI runs single-threaded.
-class Watchdog {
-public:
-  explicit Watchdog(double timeout) : timeout(timeout) {
-    thread = std::thread([this] { watch(); });
-  }
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stop = true;
-    }
-    changed.notify_all();
-    thread.join();
-  }
-  /// Until disarm(): past the timeout, print `message` (completed with the
-  /// timeout) and exit 1.
-  void arm(std::string message) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      this->message = std::move(message);
-      deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(timeout));
-    }
-    changed.notify_all();
-  }
-  void disarm() {
-    std::lock_guard<std::mutex> lock(mutex);
-    deadline.reset();
-  }
-
-private:
-  void watch() {
-    std::unique_lock<std::mutex> lock(mutex);
-    while (!stop) {
-      if (!deadline) {
-        changed.wait(lock);
-        continue;
-      }
-      if (Clock::now() < *deadline) {
-        changed.wait_until(lock, *deadline);
-        continue;
-      }
-      std::string line = message + "\n";
-      std::fputs(line.c_str(), stderr);
-      std::fflush(stderr);
-      std::_Exit(1);
-    }
-  }
-
-  double timeout;
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::optional<Clock::time_point> deadline;
-  std::string message;
-  bool stop = false;
-  std::thread thread;
-};
-
-/// "epl-run: rank R: WHAT: timed out after T waiting for WHOM; ..."
-std::string timeoutMessage(int rank, const std::string &what,
-                           const std::string &whom, double timeout) {
-  return toolName() + ": rank " + std::to_string(rank) + ": " + what +
-         ": timed out after " + formatSeconds(timeout) + " waiting for " +
-         whom + "; a rank may have failed, stopped or left (see --timeout)";
-}
-
-Watchdog *watchdog = nullptr;
 
 /// The launcher's variables for a rank's machine: how many ranks it runs,
 /// and the calling rank's index among them.
@@ -363,14 +291,14 @@ void MPICommunicator::agree(int64_t op, size_t count, EplDType dtype, int kind,
     std::string members;
     for (int m : group.members)
       members += (members.empty() ? "" : ", ") + std::to_string(m);
-    watchdog->arm(
+    Deadline deadline(
+        world.timeoutSeconds(),
         timeoutMessage(currentRank(),
                        std::string(opName(op)) + " over " + group.describe() +
                            ": creating its communicator",
                        "the other ranks of the group (" + members + ")",
                        world.timeoutSeconds()));
     comm = createCommunicator(group);
-    watchdog->disarm();
   }
   int64_t mine[5] = {op, static_cast<int64_t>(count), dtype, kind, root};
   std::vector<int64_t> all(5 * group.size());
@@ -556,23 +484,21 @@ bool epl::rt::mpiAvailable() { return true; }
 
 void epl::rt::detail::runMPI(const Options &options,
                              const std::function<void(int)> &body) {
-  static Watchdog dog(options.timeoutSeconds);
-  watchdog = &dog;
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
     // MPI_Init returns when every process of the job has started it.
-    dog.arm(timeoutMessage(launcherRank(), "MPI_Init",
-                           "the other " +
-                               std::to_string(launcherWorldSize() - 1) +
-                               " rank(s) to start (one may still be "
-                               "compiling)",
-                           options.timeoutSeconds));
+    Deadline deadline(
+        options.timeoutSeconds,
+        timeoutMessage(launcherRank(), "MPI_Init",
+                       "the other " + std::to_string(launcherWorldSize() - 1) +
+                           " rank(s) to start (one may still be compiling)",
+                       options.timeoutSeconds));
     MPI_Init(nullptr, nullptr);
-    dog.disarm();
   }
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::optional<Deadline> finalizing;
   {
     MPIWorld world(options.timeoutSeconds);
     enterRank(&world, rank);
@@ -580,10 +506,10 @@ void epl::rt::detail::runMPI(const Options &options,
     // Finishing is a barrier that times out like any collective, so a rank
     // never leaves its peers waiting forever.
     leaveRank();
-    dog.arm(timeoutMessage(rank, "MPI_Finalize", "the other ranks",
-                           options.timeoutSeconds));
+    finalizing.emplace(options.timeoutSeconds,
+                       timeoutMessage(rank, "MPI_Finalize", "the other ranks",
+                                      options.timeoutSeconds));
     world.clear();
   }
   MPI_Finalize();
-  dog.disarm();
 }
