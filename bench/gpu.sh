@@ -38,8 +38,9 @@ MATMUL=${EPL_GPU_MATMUL:-4096}
 # GEMMs chained in the long matmul step: (its time - the 1-GEMM step's) /
 # (CHAIN - 1) is one GEMM's, the copies in and out cancelling.
 CHAIN=9
-# epl-compile options of every artifact (dry-run: kernels for the host).
-CUDA_FLAGS=${EPL_GPU_CUDA_FLAGS:-}
+# epl-compile options of every artifact (dry-run: kernels for the host):
+# sm_90's cubins with their PTX, which GPUs newer than H100/H200 compile.
+CUDA_FLAGS=${EPL_GPU_CUDA_FLAGS:---gpu-format fatbin}
 # The host code runs on the GPU machine's CPU, which is not this one.
 # Empty: this machine's (dry-run, which runs them here).
 HOST_CPU=${EPL_HOST_CPU-x86-64-v3}

@@ -80,6 +80,18 @@ CompileCommandLine::CompileCommandLine(llvm::cl::OptionCategory &category)
               llvm::cl::desc("GPU architecture the cuda target's kernels "
                              "are compiled for"),
               llvm::cl::init("sm_90"), llvm::cl::cat(category)),
+      gpuFormat(
+          "gpu-format",
+          llvm::cl::desc("What the cuda target's kernels are embedded as"),
+          llvm::cl::values(
+              clEnumValN(GPUFormat::Cubin, "cubin",
+                         "machine code for --gpu-chip (default)"),
+              clEnumValN(GPUFormat::Fatbin, "fatbin",
+                         "that and its PTX, which GPUs newer than "
+                         "--gpu-chip compile when they load it"),
+              clEnumValN(GPUFormat::PTX, "ptx",
+                         "PTX alone, compiled by the driver when loaded")),
+          llvm::cl::init(GPUFormat::Cubin), llvm::cl::cat(category)),
       blas("blas", llvm::cl::desc("Run matmuls through CBLAS"),
            llvm::cl::init(true), llvm::cl::cat(category)),
       emulateGPU(
@@ -117,15 +129,18 @@ CompileCommandLine::compileOptions(std::string &error) const {
   compile.emulateGPU = emulateGPU;
   compile.target = target;
   compile.gpuChip = gpuChip;
+  compile.gpuFormat = gpuFormat;
   if (target == Target::CUDA && (emulateGPU || !blas)) {
     error = "--target cuda runs its kernels on the GPU and contractions "
             "with cuBLAS; --emulate-gpu and --blas=false are CPU options";
     return failure();
   }
-  if (gpuChip.getNumOccurrences() && target != Target::CUDA) {
-    error = "--gpu-chip is for --target cuda";
-    return failure();
-  }
+  for (const llvm::cl::Option *gpuOnly :
+       std::initializer_list<const llvm::cl::Option *>{&gpuChip, &gpuFormat})
+    if (gpuOnly->getNumOccurrences() && target != Target::CUDA) {
+      error = "--" + gpuOnly->ArgStr.str() + " is for --target cuda";
+      return failure();
+    }
   if (failed(ptxFeaturesFor(gpuChip, error)))
     return failure();
   if (emulateGPU && !blas) {
@@ -825,6 +840,17 @@ LogicalResult mlir::epl::lowerStep(ModuleOp module, Step &step,
   if (options.target == Target::CUDA) {
     CUDALoweringOptions lowering;
     lowering.chip = options.gpuChip;
+    switch (options.gpuFormat) {
+    case GPUFormat::Cubin:
+      lowering.format = "bin";
+      break;
+    case GPUFormat::Fatbin:
+      lowering.format = "fatbin";
+      break;
+    case GPUFormat::PTX:
+      lowering.format = "isa";
+      break;
+    }
     lowering.hostKernels = options.gpuHostKernels;
     buildCUDALoweringPipeline(pm, lowering);
   } else {

@@ -396,6 +396,52 @@ def test_cubin_for_another_gpu_is_one_error(tmp_path):
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
 
 
+@pytest.mark.parametrize("form, holds, refused", [
+    # Forward compatible: GPUs newer than sm_90 compile the PTX.
+    ("fatbin", b"\x50\xed\x55\xba",
+     "compiled for sm_90 (a cubin, and PTX that GPUs from sm_90 on compile) "
+     "and this GPU is sm_80; compile with --gpu-chip=sm_80: no kernel image "
+     "is available for execution on the device"),
+    # The driver compiles it when it loads it; its compiler's log is said.
+    ("ptx", b".target sm_90",
+     "compiled to PTX for sm_90 and this GPU is sm_80; compile with "
+     "--gpu-chip=sm_80: a PTX JIT compilation failed; the driver's PTX "
+     "compiler said: ptxas application ptx input, line 6; error   : SM "
+     "version specified by .target is higher than default SM version "
+     "assumed"),
+])
+def test_gpu_format_names_what_the_kernels_are(tmp_path, form, holds, refused):
+    """epl-compile --gpu-format fatbin|ptx: the artifact holds a fatbin (a
+    cubin and its PTX) or PTX; a GPU that refuses it says what it holds,
+    what the GPU is, and (PTX) what the driver's compiler said."""
+    if not os.path.exists("/usr/local/cuda/bin/ptxas"):
+        pytest.skip("CUDA's ptxas is not installed")
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", host_kernels=False,
+                            extra=("--gpu-format", form))
+    assert holds in artifact.read_bytes()
+    out = exec_cuda(artifact, "--steps", 1, sm=80, expect_ok=False)
+    assert out.returncode == 1, out.stderr
+    assert f"epl-exec: rank 0: CUDA: the program's kernels were {refused}\n" == out.stderr
+
+
+def test_ptx_newer_than_the_driver_is_one_error(tmp_path):
+    """PTX 8.0 (sm_90's) on a driver of CUDA 11.8, which compiles PTX 7.8
+    at most: the fix is a newer driver or a cubin."""
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", host_kernels=False,
+                            extra=("--gpu-format", "ptx"))
+    env = fake_env()
+    env["EPL_FAKE_CUDA_DRIVER_VERSION"] = "11080"
+    out = run([EPL_EXEC, artifact, "--steps", 1], expect_ok=False, env=env)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr == (
+        "epl-exec: rank 0: CUDA: the program's kernels are PTX 8.0, newer "
+        "than this driver (CUDA 11.8) compiles; update the driver, or compile "
+        "a cubin for this GPU (--gpu-format=cubin --gpu-chip=sm_90): the "
+        "provided PTX was compiled with an unsupported toolchain; the "
+        "driver's PTX compiler said: ptxas application ptx input, line 5; "
+        "fatal   : Unsupported .version 8.0; current version is '7.8'\n")
+
+
 def test_epl_run_target_cuda_hands_the_runtime_its_kernels(tmp_path):
     """epl-run --target cuda runs the JIT's constructors, which hand the
     runtime the kernel images before the first launch (without them the

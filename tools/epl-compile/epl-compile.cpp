@@ -99,6 +99,13 @@ int main(int argc, char **argv) {
   compile->hostCPU = hostCPU;
   if (gpuHostKernels && compile->target != Target::CUDA)
     fail("--gpu-host-kernels is for --target cuda");
+  // Kernels for the host have no GPU architecture or format.
+  for (const cl::Option *gpuOnly : std::initializer_list<const cl::Option *>{
+           &compileLine.gpuChip, &compileLine.gpuFormat})
+    if (gpuHostKernels && gpuOnly->getNumOccurrences())
+      fail("--" + gpuOnly->ArgStr +
+           " is for the GPU's kernels, not "
+           "--gpu-host-kernels");
   compile->gpuHostKernels = gpuHostKernels;
   if (failed(checkInputs({inputFile}, error)))
     fail(error);

@@ -41,6 +41,11 @@ namespace mlir::epl {
 /// What a step is compiled for.
 enum class Target { CPU, CUDA };
 
+/// What the cuda target's kernels are embedded as: machine code for the
+/// chip alone (a cubin), that and its PTX (a fatbin: GPUs newer than the
+/// chip compile the PTX when they load it), or PTX alone.
+enum class GPUFormat { Cubin, Fatbin, PTX };
+
 struct CompileOptions {
   /// The function to run; empty: see findEntryPoint.
   std::string entry;
@@ -58,6 +63,7 @@ struct CompileOptions {
   /// buffers on the device (epl-lower-to-cuda).
   Target target = Target::CPU;
   std::string gpuChip = "sm_90";
+  GPUFormat gpuFormat = GPUFormat::Cubin;
   /// The cuda target's kernels compiled for the host, for the fake CUDA
   /// driver of the tests (epl-host-kernel-images); epl-compile only.
   bool gpuHostKernels = false;
@@ -80,7 +86,8 @@ struct CompileOptions {
 };
 
 /// The options of the compile stages every compiling tool (epl-run,
-/// epl-compile) takes: --entry, --no-train, --target, --gpu-chip, --blas,
+/// epl-compile) takes: --entry, --no-train, --target, --gpu-chip,
+/// --gpu-format, --blas,
 /// --emulate-gpu, -O, --codegen-opt, --timing. Constructing it registers them
 /// in `category`.
 class CompileCommandLine {
@@ -98,6 +105,7 @@ public:
   llvm::cl::opt<bool> noTrain;
   llvm::cl::opt<Target> target;
   llvm::cl::opt<std::string> gpuChip;
+  llvm::cl::opt<GPUFormat> gpuFormat;
   llvm::cl::opt<bool> blas;
   llvm::cl::opt<bool> emulateGPU;
   llvm::cl::opt<unsigned> optLevel;

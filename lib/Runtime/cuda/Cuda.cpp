@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -38,6 +39,7 @@ struct Driver {
 #define EPL_CUDA_FUNCTIONS(X)                                                  \
   X(cuInit)                                                                    \
   X(cuGetErrorString)                                                          \
+  X(cuDriverGetVersion)                                                        \
   X(cuDeviceGetCount)                                                          \
   X(cuDeviceGet)                                                               \
   X(cuDeviceGetAttribute)                                                      \
@@ -60,7 +62,7 @@ struct Driver {
   X(cuMemcpyAsync)                                                             \
   X(cuMemHostRegister)                                                         \
   X(cuMemHostUnregister)                                                       \
-  X(cuModuleLoadData)                                                          \
+  X(cuModuleLoadDataEx)                                                        \
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)
   EPL_CUDA_FUNCTIONS(EPL_DECLARE_FUNCTION)
@@ -90,7 +92,13 @@ struct Driver {
     const char *text = nullptr;
     if (cuGetErrorString)
       cuGetErrorString(r, &text);
-    return text ? text : "CUDA error " + std::to_string(r);
+    if (!text)
+      return "CUDA error " + std::to_string(r);
+    // Some end in a period, which the messages they end up in do not.
+    std::string said(text);
+    if (!said.empty() && said.back() == '.')
+      said.pop_back();
+    return said;
   }
 
   int devices = 0;
@@ -181,56 +189,160 @@ RankDevice &device() {
 /// A compiled kernel image, loaded into each GPU's context the first time
 /// a rank there looks up one of its kernels.
 struct Image {
-  std::vector<char> data; // a cubin, or PTX the driver compiles
+  std::vector<char> data; // a cubin, a fatbin, or PTX the driver compiles
   std::map<CUcontext, CUmodule> modules;
 };
 std::mutex imagesMutex;
 
-/// What `image` was compiled for: "sm_NN" for a cubin (its ELF flags hold
-/// the architecture), "the CPU" for an --gpu-host-kernels image, else
-/// "PTX" (compiled by the driver when loaded).
-std::string targetOf(const std::vector<char> &image) {
+/// "sm_90" for a cubin's ELF flags (which hold the architecture).
+std::string cubinChip(const char *data, size_t size) {
   Elf64_Ehdr header;
-  if (image.size() < sizeof(header) ||
-      std::memcmp(image.data(), ELFMAG, SELFMAG) != 0)
-    return "PTX";
-  std::memcpy(&header, image.data(), sizeof(header));
-  if (header.e_machine != EM_CUDA)
-    return "the CPU";
+  if (size < sizeof(header))
+    return "an unknown architecture";
+  std::memcpy(&header, data, sizeof(header));
   return "sm_" + std::to_string((header.e_flags >> 8) & 0xff);
+}
+
+/// A PTX text's `.target` and `.version` directives' values ("sm_90",
+/// "8.0"), empty where it has none.
+std::pair<std::string, std::string> ptxTarget(const std::vector<char> &ptx) {
+  std::string text(ptx.begin(), std::find(ptx.begin(), ptx.end(), '\0'));
+  auto word = [&](const char *directive) -> std::string {
+    size_t at = text.find(directive);
+    if (at == std::string::npos)
+      return "";
+    at += std::strlen(directive);
+    while (at < text.size() && text[at] == ' ')
+      ++at;
+    size_t end = text.find_first_of(" ,\n\r\t", at);
+    return text.substr(at, end == std::string::npos ? end : end - at);
+  };
+  return {word(".target"), word(".version")};
+}
+
+/// What `image` was compiled for, as "compiled X" completes it: "for
+/// sm_90" (a cubin), "for sm_90 (a cubin, and PTX that GPUs from sm_90 on
+/// compile)" (a fatbin: its entries' kinds and architectures), "to PTX for
+/// sm_90", or "for the CPU" (an --gpu-host-kernels image).
+std::string targetOf(const Image &image) {
+  const std::vector<char> &data = image.data;
+  if (data.size() >= SELFMAG &&
+      std::memcmp(data.data(), ELFMAG, SELFMAG) == 0) {
+    Elf64_Ehdr header;
+    if (data.size() >= sizeof(header)) {
+      std::memcpy(&header, data.data(), sizeof(header));
+      if (header.e_machine != EM_CUDA)
+        return "for the CPU";
+    }
+    return "for " + cubinChip(data.data(), data.size());
+  }
+  // A fatbin (CUDA's fatbinary): a header, then entries each with a header
+  // of its own giving its kind (1 PTX, 2 cubin), its size and its
+  // architecture (sm_90: 90). The layout is CUDA's, undocumented but
+  // stable; read only to name what the image holds.
+  uint32_t magic = 0;
+  if (data.size() >= 16)
+    std::memcpy(&magic, data.data(), sizeof(magic));
+  if (magic == 0xBA55ED50) {
+    uint16_t headerSize;
+    uint64_t fatSize;
+    std::memcpy(&headerSize, data.data() + 6, sizeof(headerSize));
+    std::memcpy(&fatSize, data.data() + 8, sizeof(fatSize));
+    std::string cubins, ptx;
+    size_t at = headerSize,
+           end = std::min<size_t>(data.size(), headerSize + fatSize);
+    while (at + 32 <= end) {
+      uint16_t kind;
+      uint32_t entryHeader, payload, arch;
+      std::memcpy(&kind, data.data() + at, sizeof(kind));
+      std::memcpy(&entryHeader, data.data() + at + 4, sizeof(entryHeader));
+      std::memcpy(&payload, data.data() + at + 8, sizeof(payload));
+      std::memcpy(&arch, data.data() + at + 28, sizeof(arch));
+      std::string &list = kind == 1 ? ptx : cubins;
+      list += (list.empty() ? "" : ", ") + ("sm_" + std::to_string(arch));
+      if (!entryHeader)
+        break;
+      at += size_t(entryHeader) + payload;
+    }
+    if (cubins.empty() && ptx.empty())
+      return "to a fatbin that names no architecture";
+    if (ptx.empty())
+      return "for " + cubins;
+    if (cubins.empty())
+      return "to PTX for " + ptx;
+    if (cubins == ptx)
+      return "for " + cubins + " (a cubin, and PTX that GPUs from " + ptx +
+             " on compile)";
+    return "for " + cubins + " (and PTX for " + ptx + ")";
+  }
+  std::string target = ptxTarget(data).first;
+  return "to PTX" + (target.empty() ? std::string() : " for " + target);
+}
+
+/// What the driver's PTX compiler said when it refused an image, if
+/// anything: "; the driver's PTX compiler said: ...".
+std::string jitSaid(const char *log) {
+  std::string text(log);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.pop_back();
+  for (char &c : text)
+    if (c == '\n')
+      c = ' ';
+  return text.empty() ? "" : "; the driver's PTX compiler said: " + text;
 }
 
 CUmodule moduleFor(Image &image) {
   RankDevice &d = device();
   std::lock_guard<std::mutex> lock(imagesMutex);
   CUmodule &module = image.modules[d.context];
-  if (!module) {
-    CUresult r = driver().cuModuleLoadData(&module, image.data.data());
-    if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_PTX ||
-        r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
-        r == CUDA_ERROR_INVALID_IMAGE) {
-      int major = 0, minor = 0;
-      CUdevice dev;
-      driver().cuDeviceGet(&dev, d.ordinal);
-      driver().cuDeviceGetAttribute(
-          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-      driver().cuDeviceGetAttribute(
-          &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-      std::string chip = "sm_" + std::to_string(major * 10 + minor);
-      std::string target = targetOf(image.data);
-      // Say what the kernels are, so the fix is the right one.
-      if (target == "the CPU")
-        fatalError("CUDA: the program's kernels were compiled for the CPU "
-                   "(epl-compile --gpu-host-kernels, for the tests' fake "
-                   "driver), not for this GPU (" +
-                   chip + "); compile without it: " + driver().describe(r));
-      fatalError("CUDA: the program's kernels were compiled for " + target +
-                 " and this GPU is " + chip + "; compile with --gpu-chip=" +
-                 chip + ": " + driver().describe(r));
-    }
-    check(r, "loading the program's kernels");
+  if (module)
+    return module;
+  // The driver compiles PTX (alone, or a fatbin's for a newer GPU) when it
+  // loads it: its log says why it could not.
+  char log[8192] = "";
+  CUjit_option options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log, reinterpret_cast<void *>(sizeof(log))};
+  CUresult r = driver().cuModuleLoadDataEx(&module, image.data.data(), 2,
+                                           options, values);
+  log[sizeof(log) - 1] = '\0';
+  if (r == CUDA_SUCCESS)
+    return module;
+  int major = 0, minor = 0;
+  CUdevice dev;
+  driver().cuDeviceGet(&dev, d.ordinal);
+  driver().cuDeviceGetAttribute(
+      &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  driver().cuDeviceGetAttribute(
+      &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  std::string chip = "sm_" + std::to_string(major * 10 + minor);
+  std::string target = targetOf(image);
+  std::string why = driver().describe(r) + jitSaid(log);
+  // Say what the kernels are, so the fix is the right one.
+  if (target == "for the CPU")
+    fatalError("CUDA: the program's kernels were compiled for the CPU "
+               "(epl-compile --gpu-host-kernels, for the tests' fake "
+               "driver), not for this GPU (" +
+               chip + "); compile without it: " + why);
+  if (r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+    int version = 0;
+    driver().cuDriverGetVersion(&version);
+    std::string ptx = ptxTarget(image.data).second;
+    fatalError("CUDA: the program's kernels are PTX" +
+               (ptx.empty() ? std::string() : " " + ptx) +
+               ", newer than this driver (CUDA " +
+               std::to_string(version / 1000) + "." +
+               std::to_string(version % 1000 / 10) +
+               ") compiles; update the driver, or compile a cubin for this "
+               "GPU (--gpu-format=cubin --gpu-chip=" +
+               chip + "): " + why);
   }
-  return module;
+  if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_PTX ||
+      r == CUDA_ERROR_INVALID_IMAGE)
+    fatalError("CUDA: the program's kernels were compiled " + target +
+               " and this GPU is " + chip +
+               "; compile with --gpu-chip=" + chip + ": " + why);
+  fatalError("CUDA: loading the program's kernels failed: " + why);
 }
 } // namespace
 
@@ -559,6 +671,8 @@ void *mgpuModuleLoad(void *data, size_t size) {
 }
 
 /// PTX, NUL-terminated.
+/// `optLevel` is the kernels' -O (3): the driver's compiler is left at its
+/// default, its highest (4).
 void *mgpuModuleLoadJIT(void *data, int optLevel) {
   auto *image = new Image;
   size_t size = std::strlen(static_cast<char *>(data)) + 1;

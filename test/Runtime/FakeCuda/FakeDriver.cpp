@@ -19,8 +19,14 @@
 // GPU: its stream runs nothing more, cuStreamQuery says CUDA_ERROR_NOT_READY
 // and cuStreamSynchronize blocks for good.
 //
-// Kernel images: a real cubin is refused as a GPU of another architecture
-// refuses it (CUDA_ERROR_NO_BINARY_FOR_GPU); `epl-host-kernels:M` (what
+// Kernel images: a real cubin or fatbin is refused as a GPU of another
+// architecture refuses it (CUDA_ERROR_NO_BINARY_FOR_GPU); PTX is compiled
+// as the driver does, which refuses a `.target` newer than the GPU
+// (CUDA_ERROR_INVALID_PTX) or a `.version` newer than the driver's
+// (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), with a line in the error log; PTX
+// it could compile, the fake cannot run (CUDA_ERROR_NOT_SUPPORTED).
+// EPL_FAKE_CUDA_DRIVER_VERSION is the driver's CUDA version (default 13000,
+// 13.0: PTX 9.0). `epl-host-kernels:M` (what
 // `epl-compile --gpu-host-kernels` embeds) names a kernel module compiled
 // for the host, whose kernel K is the function `__epl_host_launch_M_K` in
 // one of the loaded objects (the first that has it: a process runs one
@@ -194,6 +200,7 @@ struct Driver {
   bool initialized = false;
   int devices = 1;
   int sm = 90;
+  int version = 13000;
   /// Launches before one hangs (EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES); -1: none.
   long hangAfterLaunches = -1;
   long launches = 0;
@@ -376,6 +383,7 @@ CUresult cuInit(unsigned int flags) {
     return CUDA_SUCCESS;
   d.devices = envInt("EPL_FAKE_CUDA_DEVICES", 1);
   d.sm = envInt("EPL_FAKE_CUDA_SM", 90);
+  d.version = envInt("EPL_FAKE_CUDA_DRIVER_VERSION", 13000);
   d.hangAfterLaunches = envInt("EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES", -1);
   d.noPools = envInt("EPL_FAKE_CUDA_NO_POOLS", 0) != 0;
   for (int k = 0; k < d.devices; ++k)
@@ -424,6 +432,12 @@ CUresult cuGetErrorString(CUresult error, const char **text) {
     break;
   case CUDA_ERROR_INVALID_IMAGE:
     *text = "device kernel image is invalid";
+    break;
+  case CUDA_ERROR_INVALID_PTX:
+    *text = "a PTX JIT compilation failed";
+    break;
+  case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    *text = "the provided PTX was compiled with an unsupported toolchain.";
     break;
   case CUDA_ERROR_INVALID_HANDLE:
     *text = "invalid resource handle";
@@ -732,15 +746,79 @@ CUresult cuMemHostUnregister(void *ptr) {
   return CUDA_SUCCESS;
 }
 
-CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+CUresult cuDriverGetVersion(int *version) {
+  *version = driver().version;
+  return CUDA_SUCCESS;
+}
+
+namespace {
+/// The PTX compiler's verdict on `ptx`, as the driver's: its line for the
+/// error log, where it refuses it.
+CUresult compilePTX(const char *ptx, std::string &log) {
+  const char *target = std::strstr(ptx, ".target sm_");
+  const char *version = std::strstr(ptx, ".version ");
+  if (!target || !version) {
+    log = "ptxas application ptx input: fatal   : no .version or .target";
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  int major = 0, minor = 0;
+  std::sscanf(version, ".version %d.%d", &major, &minor);
+  Driver &d = driver();
+  // CUDA 12.x compiles PTX 8.x, 13.x PTX 9.x.
+  int driverMajor = d.version / 1000 - 4, driverMinor = d.version % 1000 / 10;
+  if (major * 10 + minor > driverMajor * 10 + driverMinor) {
+    log = "ptxas application ptx input, line 5; fatal   : Unsupported "
+          ".version " +
+          std::to_string(major) + "." + std::to_string(minor) +
+          "; current version is '" + std::to_string(driverMajor) + "." +
+          std::to_string(driverMinor) + "'";
+    return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+  }
+  int chip = std::atoi(target + std::strlen(".target sm_"));
+  if (chip > d.sm) {
+    log = "ptxas application ptx input, line 6; error   : SM version "
+          "specified by .target is higher than default SM version assumed";
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  log = "the fake driver runs no GPU code";
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+} // namespace
+
+CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                            unsigned int numOptions, CUjit_option *options,
+                            void **optionValues) {
   if (CUresult r = needContext())
     return r;
+  // The error log, where the caller gave one (as the real driver fills it).
+  char *logBuffer = nullptr;
+  size_t logBytes = 0;
+  for (unsigned k = 0; k < numOptions; ++k) {
+    if (options[k] == CU_JIT_ERROR_LOG_BUFFER)
+      logBuffer = static_cast<char *>(optionValues[k]);
+    else if (options[k] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+      logBytes = reinterpret_cast<uintptr_t>(optionValues[k]);
+    else
+      return CUDA_ERROR_INVALID_VALUE; // the runtime gives no other
+  }
+  auto refuse = [&](CUresult r, const std::string &log) {
+    if (logBuffer && logBytes)
+      std::snprintf(logBuffer, logBytes, "%s", log.c_str());
+    return r;
+  };
   const char *text = static_cast<const char *>(image);
+  uint32_t magic;
+  std::memcpy(&magic, text, sizeof(magic));
   if (std::memcmp(text,
                   "\x7f"
                   "ELF",
-                  4) == 0)
-    return CUDA_ERROR_NO_BINARY_FOR_GPU; // a cubin: real GPU code
+                  4) == 0 ||
+      magic == 0xBA55ED50)
+    return CUDA_ERROR_NO_BINARY_FOR_GPU; // a cubin or fatbin: real GPU code
+  if (std::strstr(text, ".version ")) {
+    std::string log;
+    return refuse(compilePTX(text, log), log);
+  }
   static const char prefix[] = "epl-host-kernels:";
   if (std::strncmp(text, prefix, sizeof(prefix) - 1) != 0)
     return CUDA_ERROR_INVALID_IMAGE;
