@@ -12,6 +12,7 @@
 
 #include "epl/Runner/Artifact.h"
 #include "epl/Runner/Compile.h"
+#include "epl/Support/Safetensors.h"
 
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/IRBuilder.h"
@@ -172,12 +173,9 @@ LogicalResult mlir::epl::writeArtifact(ModuleOp module, Step step,
 
   // Linked next to the output, then renamed over it: the artifact appears
   // whole or not at all.
-  llvm::StringRef dir = llvm::sys::path::parent_path(artifact.output);
-  llvm::SmallString<256> model(dir.empty() ? "." : dir);
-  llvm::sys::path::append(model, llvm::sys::path::filename(artifact.output) +
-                                     ".tmp-%%%%%%");
   llvm::SmallString<256> linkedPath;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, linkedPath)) {
+  if (std::error_code ec =
+          createFileNextTo(artifact.output, linkedPath, /*fd=*/nullptr)) {
     error = "cannot write " + artifact.output + ": " + ec.message();
     return failure();
   }

@@ -354,6 +354,36 @@ llvm::Error mlir::epl::writeSafetensors(StringRef path,
   });
 }
 
+std::error_code mlir::epl::createFileNextTo(StringRef path,
+                                            llvm::SmallVectorImpl<char> &temp,
+                                            int *fd) {
+  StringRef dir = llvm::sys::path::parent_path(path);
+  llvm::SmallString<256> model(dir.empty() ? "." : dir);
+  llvm::sys::path::append(model,
+                          llvm::sys::path::filename(path) + ".tmp-%%%%%%");
+  // Named for removal before it is created: a signal between creating it
+  // and naming it (as createUniqueFile then RemoveFileOnSignal do) left it.
+  for (int attempt = 0; attempt < 128; ++attempt) {
+    llvm::sys::fs::createUniquePath(model, temp, /*MakeAbsolute=*/false);
+    std::string name(temp.begin(), temp.end());
+    llvm::sys::RemoveFileOnSignal(name);
+    int opened;
+    std::error_code ec = llvm::sys::fs::openFileForWrite(
+        name, opened, llvm::sys::fs::CD_CreateNew, llvm::sys::fs::OF_None);
+    if (!ec) {
+      if (fd)
+        *fd = opened;
+      else
+        ::close(opened);
+      return {};
+    }
+    llvm::sys::DontRemoveFileOnSignal(name);
+    if (ec != std::errc::file_exists)
+      return ec;
+  }
+  return std::make_error_code(std::errc::file_exists);
+}
+
 llvm::Error mlir::epl::writeFileAtomically(
     StringRef given, llvm::function_ref<void(llvm::raw_ostream &)> write) {
   // A symbolic link is written through: the rename replaces the file it
@@ -369,20 +399,15 @@ llvm::Error mlir::epl::writeFileAtomically(
   // reader never sees half a file, and a failed run leaves the old one.
   llvm::SmallString<256> temp;
   int fd;
-  StringRef dir = llvm::sys::path::parent_path(path);
-  llvm::SmallString<256> model(dir.empty() ? "." : dir);
-  llvm::sys::path::append(model,
-                          llvm::sys::path::filename(path) + ".tmp-%%%%%%");
   auto fail = [&](std::error_code ec) {
     llvm::sys::fs::remove(temp);
     llvm::sys::DontRemoveFileOnSignal(temp);
     return llvm::createStringError(ec, "cannot write " + path + ": " +
                                            ec.message());
   };
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(model, fd, temp))
+  if (std::error_code ec = createFileNextTo(path, temp, &fd))
     return llvm::createStringError(ec, "cannot write " + path + ": " +
                                            ec.message());
-  llvm::sys::RemoveFileOnSignal(temp);
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     write(os);

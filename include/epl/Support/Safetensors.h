@@ -83,6 +83,13 @@ llvm::Error
 writeFileAtomically(llvm::StringRef path,
                     llvm::function_ref<void(llvm::raw_ostream &)> write);
 
+/// Creates a new, empty file `PATH.tmp-XXXXXX` next to `path` (so that a
+/// rename over `path` stays on one file system), named in `temp`, open for
+/// writing in `*fd` (closed when `fd` is null). It is removed if a signal
+/// ends the process, from before it exists: no signal leaves it behind.
+std::error_code createFileNextTo(llvm::StringRef path,
+                                 llvm::SmallVectorImpl<char> &temp, int *fd);
+
 } // namespace mlir::epl
 
 #endif // EPL_SUPPORT_SAFETENSORS_H
