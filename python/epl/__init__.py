@@ -40,6 +40,8 @@ def init(config=None):
     _strategy.reset()
     layers.reset_names()
     _state["config"] = config or Config()
+    if _state["graph"] is not None:
+        _state["graph"].closed = True
     _state["graph"] = Graph("model")
 
 

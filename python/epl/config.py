@@ -77,6 +77,9 @@ def _plain(value):
 
 def validate(key, value):
     """Checks one key and value; raises ConfigError like the compiler."""
+    if not isinstance(key, str):
+        raise ConfigError(f'EPL config keys are strings such as "optimizer.lr", '
+                          f"got {key!r} ({type(key).__name__})")
     entry = SCHEMA.get(key)
     if entry is None:
         near = difflib.get_close_matches(key, SCHEMA, n=1)
@@ -97,8 +100,16 @@ def validate(key, value):
     if kind == "string" and entry["allowed"] and value not in entry["allowed"]:
         raise ConfigError(f'EPL config key "{key}" expects {_describe(entry)}, '
                           f"got {value!r}")
+    if kind == "integer" and not -2**63 <= value < 2**63:
+        raise ConfigError(f'EPL config key "{key}" must fit in 64 bits, got {value!r}')
     if kind in ("integer", "number") and not isinstance(value, str):
-        if not math.isfinite(value):
+        if kind == "number" and isinstance(value, int):
+            try:
+                float(value)
+            except OverflowError:
+                raise ConfigError(f'EPL config key "{key}" must be a finite number, '
+                                  f"got {value!r}") from None
+        if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f'EPL config key "{key}" must be a finite number, '
                               f"got {value!r}")
         low = entry.get("min")
@@ -159,6 +170,11 @@ class Config:
         for key, value in (param_dict or {}).items():
             value = _plain(value)
             validate(key, value)
+            # A number given as an integer is written as one (f64): past 64
+            # bits, an integer was an MLIR error in a temporary file.
+            if SCHEMA[key]["kind"] == "number" and isinstance(value, int) and \
+                    not isinstance(value, bool):
+                value = float(value)
             self._values[key] = value
 
     def __getitem__(self, key):

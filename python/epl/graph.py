@@ -26,7 +26,9 @@ import operator
 from . import strategy
 from .errors import DTypeError, ShapeError, user_frame
 
-_FLOAT_TYPES = {"f32", "f64"}
+# The element types of the model's inputs, labels and parameters: floats,
+# and integers for ids (Embedding, one_hot).
+_ARG_TYPES = ("f32", "f64", "i32", "i64")
 _DIMS = "ijklmnop"
 
 
@@ -176,6 +178,20 @@ class Graph:
         self._param_names = set()
         # The line defining each SSA value the graph emitted.
         self._defs = {}
+        # Set by epl.init, which starts the next model: this one takes no
+        # more ops (its tensors in the next model's ops printed names that
+        # model does not define: an MLIR parse error in a temporary file).
+        self.closed = False
+
+    def _own(self, *values):
+        """Checks that the tensors among `values` are this model's, and
+        that this model is still being described."""
+        if self.closed or any(isinstance(v, Tensor) and v.graph is not self
+                              for v in values):
+            raise ShapeError(
+                "a tensor of an earlier model (described before the last "
+                "epl.init()) is used in this one: describe the model again "
+                "after epl.init()")
 
     # -- arguments -----------------------------------------------------------
 
@@ -192,6 +208,9 @@ class Graph:
             raise ShapeError(f"the shape of {kind} '{name}' must be a sequence of "
                              f"positive integers, not {shape!r}")
         shape = tuple(int(d) for d in shape)
+        if dtype not in _ARG_TYPES:
+            raise DTypeError(f"the {kind} '{name}' has the element type {dtype!r}; "
+                             f"the model's take {', '.join(map(repr, _ARG_TYPES))}")
         if any(a["name"] == name for a in self.args):
             raise ShapeError(f"two tensors of the model are called '{name}'")
         ssa = f"%arg{len(self.args)}"
@@ -256,6 +275,7 @@ class Graph:
         """Appends `text` (with {r} for the result) and returns its value.
         The op (the last in `text`) is located at the user's line, so that
         the tools' errors name it rather than a line of the module."""
+        self._own()
         ssa = self._fresh()
         self._defs[ssa] = len(self.lines)
         self.lines.append(text.replace("{r}", ssa) + _user_loc())
@@ -264,7 +284,15 @@ class Graph:
     def checkpoint(self, x):
         """Marks the op making `x` with `epl.checkpoint`: with
         gradient_checkpoint.type = "collection" the backward keeps it and
-        recomputes what else it reads. Arguments are always kept."""
+        recomputes what else it reads. Arguments are always kept: marking
+        one is an error, which says so (it was a silent no-op, and a model
+        marking only arguments was refused as marking nothing)."""
+        arg = next((a for a in self.args if a["ssa"] == x.ssa), None)
+        if arg is not None:
+            raise ShapeError(
+                f"epl.checkpoint of the {arg['kind']} '{arg['name']}': the model's "
+                "inputs, labels and parameters are always kept for the backward; "
+                "mark a tensor computed from them")
         index = self._defs.get(x.ssa)
         if index is None:
             return x
@@ -320,6 +348,7 @@ class Graph:
         last scalar is the accumulator. A float body reads integer inputs
         only where it says so (`integer_inputs`: one_hot compares ids)."""
         dtype = out_dtype or self.dtype
+        self._own(*inputs, init)
         for t in inputs:
             if t.dtype.startswith("i") and dtype.startswith(("f", "bf")) \
                     and not integer_inputs:
@@ -367,6 +396,7 @@ class Graph:
 
     def binary(self, op, lhs, rhs):
         dtype = (lhs if isinstance(lhs, Tensor) else rhs).dtype
+        self._own(lhs, rhs)
         lhs, rhs = self._as_tensor(lhs, dtype), self._as_tensor(rhs, dtype)
         shape = broadcast_shapes(lhs.shape, rhs.shape)
         rank = len(shape)
@@ -477,6 +507,7 @@ class Graph:
 
     def matmul(self, a, b):
         """a[..., m, k] @ b[k, n] or b[..., k, n] (same leading dims)."""
+        self._own(a, b)
         if a.rank < 2 or b.rank < 2:
             raise ShapeError(f"cannot multiply tensors of shapes {a.shape} and "
                              f"{b.shape}: matmul takes matrices (rank 2 or more); "
@@ -535,6 +566,7 @@ class Graph:
 
     def conv2d(self, x, w, strides=(1, 1), dilations=(1, 1)):
         """linalg.conv_2d_nhwc_hwcf: x [n, h, w, c], w [kh, kw, c, f]."""
+        self._own(x, w)
         if x.rank != 4 or w.rank != 4 or x.shape[3] != w.shape[2]:
             raise ShapeError(f"conv2d takes an NHWC input and an HWCF filter with the same "
                              f"channels, got {x.shape} and {w.shape}")

@@ -53,12 +53,27 @@ def gelu(x, approximate="none"):
     return x.graph.unary(body, x)
 
 
+def _axis(x, axis, op):
+    """`axis` of `x` as a dimension in [0, rank): from -rank to rank - 1,
+    as numpy and torch take it. Anything else is an error (wrapped modulo
+    the rank, softmax over axis 2 of a [4, 3] tensor ran over the batch)."""
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise ShapeError(f"{op}: axis must be an integer, got {axis!r}")
+    if x.rank == 0:
+        raise ShapeError(f"{op}: a scalar has no axis {axis}")
+    if not -x.rank <= axis < x.rank:
+        raise ShapeError(f"{op}: axis {axis} is out of range for a tensor of "
+                         f"shape {x.shape} (rank {x.rank}: axes {-x.rank} to "
+                         f"{x.rank - 1})")
+    return int(axis) % x.rank
+
+
 def sum(x, axis, keepdims=False):  # noqa: A001 - mirrors numpy
-    return x.graph.reduce(x, axis, "sum", keepdims)
+    return x.graph.reduce(x, _axis(x, axis, "sum"), "sum", keepdims)
 
 
 def amax(x, axis, keepdims=False):
-    return x.graph.reduce(x, axis, "max", keepdims)
+    return x.graph.reduce(x, _axis(x, axis, "amax"), "max", keepdims)
 
 
 def mean(x, axis=None, keepdims=False):
@@ -70,13 +85,14 @@ def mean(x, axis=None, keepdims=False):
         for a in reversed(range(x.rank)):
             total = sum(total, a)
         return total / float(math.prod(x.shape))
+    axis = _axis(x, axis, "mean")
     return sum(x, axis, keepdims) / float(x.shape[axis])
 
 
 def softmax(x, axis=-1):
     """`linalg.softmax` along `axis` (the compiler decomposes it)."""
     g = x.graph
-    axis = axis % x.rank
+    axis = _axis(x, axis, "softmax")
     init = g.empty(x.shape, x.dtype)
     return g.emit(f"{{r}} = linalg.softmax{g.scope_dict()} dimension({axis}) ins({x.ssa} : {x.type}) "
                   f"outs({init.ssa} : {init.type}) -> {x.type}", x.shape, x.dtype)
@@ -84,6 +100,7 @@ def softmax(x, axis=-1):
 
 def log_softmax(x, axis=-1):
     """x - max - log(sum(exp(x - max))), numerically stable."""
+    axis = _axis(x, axis, "log_softmax")
     shifted = x - amax(x, axis, keepdims=True)
     return shifted - log(sum(exp(shifted), axis, keepdims=True))
 

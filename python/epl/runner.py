@@ -1,5 +1,7 @@
 """Driving epl-opt and epl-run from Python."""
 
+import math
+import numbers
 import os
 import pathlib
 import re
@@ -252,6 +254,16 @@ def _dataset_file(value, path):
     return pathlib.Path(value)
 
 
+def _check_count(name, value, low, high=2**63):
+    """train's integer arguments, checked where the user's line is known
+    (epl-run's own words were about its command line: "for the --steps
+    option: '1.5' value invalid for integer argument")."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or \
+            not low <= value < high:
+        raise EPLError(f"train: {name} must be an integer of at least {low}, "
+                       f"got {value!r}")
+
+
 def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
                  scopes=(), config=None, dataset=None, epochs=None, shuffle=False,
                  eval_model=None, eval_dataset=None, eval_each_epoch=False,
@@ -275,6 +287,17 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
     if dataset is not None and data is not None:
         raise EPLError("train: `data` and `dataset` both give the inputs and labels; "
                        "give one")
+    _check_count("steps", steps, 0)
+    _check_count("seed", seed, 0, 2**64)
+    if devices is not None:
+        _check_count("devices", devices, 1)
+    if epochs is not None:
+        _check_count("epochs", epochs, 1)
+    if timeout is not None and (isinstance(timeout, bool) or
+                                not isinstance(timeout, numbers.Real) or
+                                not 0 < timeout < math.inf):
+        raise EPLError(f"train: timeout must be a positive number of seconds, "
+                       f"got {timeout!r}")
     config_items = dict(config.items()) if config else {}
     stages = pipeline_stages(scopes)
     notes = []

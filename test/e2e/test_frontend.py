@@ -75,6 +75,10 @@ def test_config_unknown_key_names_it_and_suggests():
     ("pipeline.strategy", "1F1B", 'expects one of "PreferForward", "PreferBackward", '
      '"PreferBackwardOptimizer", "Interleaved1F1B", "ZeroBubbleH1", got \'1F1B\''),
     ("pipeline.num_virtual_stages", 0, "must be at least 1"),
+    # Past 64 bits: an MLIR error in a temporary file, at the model's line.
+    ("pipeline.num_micro_batch", 2**70, "must fit in 64 bits, got 1180591620717411303424"),
+    ("optimizer.lr", 10**400, "must be a finite number"),
+    (1, 2, 'EPL config keys are strings such as "optimizer.lr", got 1 (int)'),
 ])
 def test_config_wrong_values_say_what_was_expected(key, value, expected):
     with pytest.raises(epl.ConfigError, match=re.escape(expected)):
@@ -451,6 +455,95 @@ def test_window_arguments_are_checked(layer, message):
     x = epl.input("x", (2, 6, 6, 2))
     with pytest.raises(epl.ShapeError, match=re.escape(message)):
         layer()(x)
+
+
+@pytest.mark.parametrize("apply, message", [
+    (lambda x: epl.nn.softmax(x, 2), "softmax: axis 2 is out of range for a tensor of shape "
+     "(4, 3) (rank 2: axes -2 to 1)"),
+    (lambda x: epl.nn.sum(x, 7), "sum: axis 7 is out of range"),
+    (lambda x: epl.nn.amax(x, -5), "amax: axis -5 is out of range"),
+    (lambda x: epl.nn.log_softmax(x, 3), "log_softmax: axis 3 is out of range"),
+    (lambda x: epl.nn.mean(x, 2), "mean: axis 2 is out of range"),
+    (lambda x: epl.nn.sum(x, 1.0), "sum: axis must be an integer, got 1.0"),
+    (lambda x: epl.nn.softmax(epl.nn.mean(x), 0), "softmax: a scalar has no axis 0"),
+])
+def test_axes_out_of_range_are_errors(apply, message):
+    """An axis past the rank wrapped modulo it: softmax over axis 2 of a
+    [4, 3] tensor normalized over the batch and trained without a word, and
+    mean(x, 2) was an IndexError. Axes go from -rank to rank - 1, as in
+    numpy and torch; -2 is the first of two."""
+    epl.init()
+    x = epl.input("x", (4, 3))
+    with pytest.raises(epl.ShapeError, match=re.escape(message)):
+        apply(x)
+    assert epl.nn.softmax(x, -2).shape == (4, 3)
+    assert epl.nn.sum(x, -2).shape == (3,)
+
+
+def test_a_tensor_of_an_earlier_model_is_an_error():
+    """A tensor made before the last epl.init in an op of the next model:
+    the module printed a name the model does not define, and epl-opt failed
+    to parse a temporary file ("use of undeclared SSA value name")."""
+    epl.init()
+    x = epl.input("x", (4, 3))
+    epl.init()
+    y = epl.label("y", (4, 2))
+    message = "a tensor of an earlier model (described before the last epl.init())"
+    with pytest.raises(epl.ShapeError, match=re.escape(message)):
+        epl.layers.Dense(2, name="d")(x)
+    with pytest.raises(epl.ShapeError, match=re.escape(message)):
+        epl.nn.relu(x)
+    with pytest.raises(epl.ShapeError, match=re.escape(message)):
+        x + y
+    with pytest.raises(epl.ShapeError, match=re.escape(message)):
+        y * x
+
+
+def test_a_number_given_as_a_large_integer_trains():
+    """optimizer.lr = 10**30 (an integer for a number key) was written as
+    an i64 attribute and failed to parse; it is a number."""
+    assert dict(epl.Config({"optimizer.lr": 10**30}).items()) == {"optimizer.lr": 1e30}
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ({"steps": 1.5}, "train: steps must be an integer of at least 0, got 1.5"),
+    ({"seed": -1}, "train: seed must be an integer of at least 0, got -1"),
+    ({"devices": 0}, "train: devices must be an integer of at least 1, got 0"),
+    ({"steps": True}, "train: steps must be an integer of at least 0, got True"),
+    ({"timeout": 0}, "train: timeout must be a positive number of seconds, got 0"),
+])
+def test_train_arguments_are_checked_at_the_call(arguments, message):
+    """Were epl-run's words about its command line ("for the --steps
+    option: '1.5' value invalid for integer argument")."""
+    epl.init()
+    x, y = epl.input("x", (4, 3)), epl.label("y", (4, 2))
+    loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(2, name="d")(x), y)
+    with pytest.raises(epl.EPLError, match=re.escape(message)):
+        epl.train(loss, **arguments)
+
+
+@pytest.mark.parametrize("make, what", [
+    (lambda: epl.input("x", (4, 3)), "input 'x'"),
+    (lambda: epl.label("y", (4, 2)), "label 'y'"),
+    (lambda: epl.param("w", (3, 2)), "param 'w'"),
+])
+def test_checkpoint_of_an_argument_is_an_error(make, what):
+    """Arguments are always kept: marking one did nothing, and a model
+    marking only arguments was refused as marking no tensor."""
+    epl.init()
+    with pytest.raises(epl.ShapeError, match=re.escape(
+            f"epl.checkpoint of the {what}: the model's inputs, labels and "
+            "parameters are always kept for the backward")):
+        epl.checkpoint(make())
+
+
+def test_an_unknown_element_type_is_an_error_at_the_argument():
+    """dtype="float32" made a tensor<...xfloat32>, refused at the first op."""
+    epl.init()
+    with pytest.raises(epl.DTypeError, match=re.escape(
+            "the input 'x' has the element type 'float32'; the model's take "
+            "'f32', 'f64', 'i32', 'i64'")):
+        epl.input("x", (2, 3), dtype="float32")
 
 
 def test_a_script_under_any_path_trains_and_its_errors_name_it(tmp_path):
