@@ -84,6 +84,38 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 3 : i64}} {
 
 // -----
 
+// A configuration under another name is read by nothing: the model would
+// train with the defaults (a misspelt dialect, another framework's name).
+// expected-error @+1 {{epl-autodiff: the module attribute 'elp.config' is not read: EPL's configuration is 'epl.config', so its keys would be ignored; rename it}}
+module attributes {elp.config = {"optimizer.type" = "adam"}} {
+  func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<f32>
+    return %e : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{epl-autodiff: the module attribute 'tf.config' is not read}}
+module attributes {tf.config = {}} {
+  func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<f32>
+    return %e : tensor<f32>
+  }
+}
+
+// -----
+
+// Other attributes are others' (torch-mlir's module name).
+module attributes {torch.debug_module_name = "Net", epl.config = {}} {
+  func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<f32>
+    return %e : tensor<f32>
+  }
+}
+
+// -----
+
 // A key nothing implements yet is rejected, never ignored.
 // expected-error @+1 {{epl-autodiff: EPL config key "amp.level" = "O1" is not implemented yet (automatic mixed precision); remove it or set it to its default ""}}
 module attributes {epl.config = {"amp.level" = "O1"}} {

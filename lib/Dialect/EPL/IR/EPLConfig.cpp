@@ -424,6 +424,29 @@ Config Config::get(ModuleOp module) {
       module->getAttrOfType<DictionaryAttr>(EPLDialect::kConfigAttrName));
 }
 
+LogicalResult
+Config::checkMisnamed(ModuleOp module,
+                      function_ref<InFlightDiagnostic()> emitError) {
+  StringRef expected = EPLDialect::kConfigAttrName;
+  for (NamedAttribute attr : module->getDiscardableAttrs()) {
+    StringRef name = attr.getName().getValue();
+    if (name == expected)
+      continue;
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    bool holdsKeys = dict && llvm::any_of(dict, [](NamedAttribute entry) {
+                       return lookupConfigKey(entry.getName().getValue());
+                     });
+    bool namedLikeIt = name.ends_with_insensitive("config") ||
+                       name.edit_distance(expected) <= 2;
+    if (holdsKeys || namedLikeIt)
+      return emitError() << "the module attribute '" << name
+                         << "' is not read: EPL's configuration is '"
+                         << expected
+                         << "', so its keys would be ignored; rename it";
+  }
+  return success();
+}
+
 namespace {
 const ConfigKey &schemaOf(StringRef key) {
   const ConfigKey *schema = lookupConfigKey(key);

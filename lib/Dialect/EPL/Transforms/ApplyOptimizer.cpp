@@ -454,9 +454,9 @@ struct EPLApplyOptimizerPass
     : public mlir::epl::impl::EPLApplyOptimizerPassBase<EPLApplyOptimizerPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (failed(Config::get(module).checkImplemented(&getContext(), [&] {
-          return module.emitError("epl-apply-optimizer: ");
-        })))
+    auto emitError = [&] { return module.emitError("epl-apply-optimizer: "); };
+    if (failed(Config::checkMisnamed(module, emitError)) ||
+        failed(Config::get(module).checkImplemented(&getContext(), emitError)))
       return signalPassFailure();
     // Training steps: functions whose results say what they are. A step
     // of a model without parameters has no gradients, and nothing to do.

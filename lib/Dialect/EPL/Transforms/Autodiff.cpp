@@ -1412,8 +1412,9 @@ struct EPLAutodiffPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Config config = Config::get(module);
-    if (failed(config.checkImplemented(
-            &getContext(), [&] { return module.emitError("epl-autodiff: "); })))
+    auto emitError = [&] { return module.emitError("epl-autodiff: "); };
+    if (failed(Config::checkMisnamed(module, emitError)) ||
+        failed(config.checkImplemented(&getContext(), emitError)))
       return signalPassFailure();
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
     bool sumGradients =

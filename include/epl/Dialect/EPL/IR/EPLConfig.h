@@ -84,6 +84,11 @@ public:
   LogicalResult
   checkImplemented(MLIRContext *context,
                    function_ref<InFlightDiagnostic()> emitError) const;
+  /// Fails on a module attribute other than `epl.config` that holds EPL
+  /// config keys or is named like it (`elp.config`, `tf.config`): nothing
+  /// reads it, so the model would train with the defaults without a word.
+  static LogicalResult
+  checkMisnamed(ModuleOp module, function_ref<InFlightDiagnostic()> emitError);
 
 private:
   DictionaryAttr dict;
