@@ -171,6 +171,27 @@ def test_auto_meets_a_third_of_the_plain_peak(tmp_path):
     assert remat_peak <= 1.1 * budget, (remat_peak, budget, plain_peak)
 
 
+def test_a_byte_budget_is_each_devices(tmp_path):
+    """On 4 data-parallel ranks each holds a quarter of the batch's
+    activations: a budget in bytes is what one device holds (it was
+    checked against the whole batch's, so a third of a rank's peak was
+    refused as below the least any plan needs)."""
+    shapes = {"x": (1024, 64), "y": (1024, 8)}
+    def peak(text, tag):
+        got = train(tmp_path, text, tag, ranks=4, shapes=shapes, extra=("--blas",))
+        return got, max(r["peak_bytes"] for r in got[2]["per_rank"])
+    plain, plain_peak = peak(mlp("plain", "data", blocks=16, batch=1024, width=64), "plain")
+    budget = plain_peak // 3
+    SETTINGS["device-budget"] = {"gradient_checkpoint.type": "auto",
+                                 "gradient_checkpoint.memory_budget": float(budget)}
+    remat, remat_peak = peak(mlp("device-budget", "data", blocks=16, batch=1024, width=64),
+                             "device-budget")
+    assert_same(remat, plain)
+    # The budget holds the activations; each rank's gradients come on top.
+    gradients = remat[2]["per_rank"][0]["grad_bytes"]
+    assert remat_peak <= budget + gradients, (remat_peak, budget, gradients, plain_peak)
+
+
 def test_budget_below_the_least_is_an_error(tmp_path):
     SETTINGS["tiny"] = {"gradient_checkpoint.type": "auto",
                         "gradient_checkpoint.memory_budget": 0.05}

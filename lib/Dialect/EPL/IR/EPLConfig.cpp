@@ -72,8 +72,9 @@ const ConfigKey kKeys[] = {
      K::Float,
      "auto: the most activation bytes the step holds for its backward (kept "
      "tensors plus the largest run recomputed at once): a fraction of the "
-     "plain step's activations when at most 1, else bytes; 0 asks for the "
-     "least memory any plan needs",
+     "plain step's activations when at most 1, else bytes on each device "
+     "(which holds its shard of the batch's); 0 asks for the least memory "
+     "any plan needs",
      "0",
      {},
      0.0},

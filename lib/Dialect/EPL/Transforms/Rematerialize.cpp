@@ -9,6 +9,7 @@
 #include "epl/Dialect/EPL/IR/EPLConfig.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 #include "epl/Dialect/EPL/Transforms/Passes.h"
+#include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -136,12 +137,37 @@ std::string describeBytes(int64_t bytes) {
 /// enough that a few sums of it do not overflow.
 constexpr int64_t kNeverKept = std::numeric_limits<int64_t>::max() / 8;
 
+/// How many devices split the batch: the product of the sizes of the mesh
+/// axes that dimension 0 of the model's inputs and labels is sharded over
+/// (epl-plan's seeds); 1 without a mesh. The chain's bytes are the whole
+/// batch's (the pass runs before partitioning), a byte budget a device's.
+int64_t batchShards(ModuleOp module) {
+  MeshOp mesh = getMesh(module);
+  if (!mesh)
+    return 1;
+  int64_t shards = 1;
+  for (auto fn : module.getOps<func::FuncOp>())
+    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+      StringRef kind = getArgKind(fn, i);
+      auto s =
+          fn.getArgAttrOfType<ShardingAttr>(i, EPLDialect::kShardingAttrName);
+      if ((kind != "input" && kind != "label") || !s || s.getDims().empty())
+        continue;
+      int64_t product = 1;
+      for (StringRef axis : s.getDimAxes(0))
+        product *= mesh.getAxisSize(axis).value_or(1);
+      shards = std::max(shards, product);
+    }
+  return shards;
+}
+
 /// Gradient checkpointing of one function's forward and backward.
 class Rematerializer {
 public:
-  Rematerializer(func::FuncOp fn, StringRef type, double budget, bool printPlan)
+  Rematerializer(func::FuncOp fn, StringRef type, double budget,
+                 int64_t batchShards, bool printPlan)
       : fn(fn), body(&fn.front()), type(type), budget(budget),
-        printPlan(printPlan) {}
+        batchShards(batchShards), printPlan(printPlan) {}
 
   /// Whether the function has a backward reading forward values.
   bool analyze();
@@ -163,6 +189,8 @@ private:
   Block *body;
   StringRef type;
   double budget;
+  /// Devices the batch is split over (batchShards).
+  int64_t batchShards;
   bool printPlan;
 
   /// Top-level ops in order.
@@ -309,20 +337,29 @@ LogicalResult Rematerializer::plan() {
       if (budget <= 0) {
         plan = ckpt::leastMemoryPlan(chainNodes);
       } else {
-        // (A budget above every plan's need keeps everything.)
-        double wanted = budget <= 1 ? budget * total : budget;
+        // A byte budget is a device's: each holds its shard of the
+        // batch's activations. (A budget above every plan's need keeps
+        // everything.)
+        double wanted = budget <= 1 ? budget * total : budget * batchShards;
         int64_t bytes = wanted >= total ? total : static_cast<int64_t>(wanted);
         plan = ckpt::cheapestPlan(chainNodes, bytes);
         if (!plan) {
+          auto perDevice = [&](int64_t b) {
+            return llvm::divideCeil(b, batchShards);
+          };
           InFlightDiagnostic diag =
               fn.emitError()
               << "epl-rematerialize: gradient_checkpoint.memory_budget of "
-              << bytes << " bytes";
+              << perDevice(bytes) << " bytes";
           if (budget <= 1)
-            diag << " (" << shortNumber(budget) << " of " << total << ")";
+            diag << " (" << shortNumber(budget) << " of " << perDevice(total)
+                 << ")";
           diag << " is below the least any plan needs, "
-               << ckpt::leastMemoryPlan(chainNodes).peakBytes
+               << perDevice(ckpt::leastMemoryPlan(chainNodes).peakBytes)
                << " bytes of activations";
+          if (batchShards > 1)
+            diag << " per device (the batch is split over " << batchShards
+                 << ")";
           if (stage >= 0)
             diag << " on pipeline stage " << stage;
           return failure();
@@ -339,7 +376,11 @@ LogicalResult Rematerializer::plan() {
                      << chain.size() << " forward tensors; activations peak "
                      << plan->peakBytes << " of " << total << " bytes ("
                      << describeBytes(plan->peakBytes) << " of "
-                     << describeBytes(total) << "), recompute "
+                     << describeBytes(total) << ")";
+        if (batchShards > 1)
+          llvm::outs() << " for the batch split over " << batchShards
+                       << " devices";
+        llvm::outs() << ", recompute "
                      << llvm::format("%.4g", plan->recomputeCost) << " flops\n";
       }
     }
@@ -489,10 +530,11 @@ struct EPLRematerializePass
                          << type << "\"";
       return signalPassFailure();
     }
+    int64_t shards = batchShards(module);
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal())
         continue;
-      Rematerializer remat(fn, type, budget, printPlan);
+      Rematerializer remat(fn, type, budget, shards, printPlan);
       if (!remat.analyze())
         continue;
       if (failed(remat.plan()))
