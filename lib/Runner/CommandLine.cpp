@@ -184,8 +184,24 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
                                              RunOptions &run,
                                              std::optional<Dataset> &dataset,
                                              std::string &error) const {
-  if (file.empty())
+  if (file.empty()) {
+    // A checkpoint of a run on a dataset, resumed without one, trains on
+    // seeded inputs: allowed (as any run without data), but said.
+    if (!runLine.paramsFile.empty() && runLine.dataFile.empty()) {
+      if (auto metadata = readSafetensorsMetadata(runLine.paramsFile)) {
+        auto batches = metadata->find("dataset.batches");
+        if (batches != metadata->end())
+          notes() << ::epl::rt::toolName() << ": warning: the checkpoint "
+                  << runLine.paramsFile << " was trained on a dataset ("
+                  << batches->second
+                  << " batches read); without --dataset or --data this run "
+                     "trains on generated inputs\n";
+      } else {
+        llvm::consumeError(metadata.takeError());
+      }
+    }
     return llvm::success();
+  }
   // A forward (an artifact of epl-compile --no-train) would run each batch
   // and learn nothing.
   bool trains = llvm::any_of(program.stages, [](const Stage &stage) {

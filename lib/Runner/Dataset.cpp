@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <cstring>
 
@@ -39,6 +41,19 @@ readDatasetTensors(llvm::StringRef path,
                    std::map<std::string, std::string> &files) {
   // A file that exists is a safetensors file, whatever its name holds.
   if (!path.contains('=') || llvm::sys::fs::exists(path)) {
+    // One NumPy array is not a dataset of named tensors: say which form
+    // is (its header read as safetensors' was a length past the file).
+    if (auto buffer = llvm::MemoryBuffer::getFileSlice(path, 6, 0,
+                                                       /*IsVolatile=*/false);
+        buffer && (*buffer)->getBuffer() == "\x93NUMPY")
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "dataset '" + path +
+              "' is one NumPy array; give each tensor by the name the model "
+              "reads as NAME=FILE.npy pairs separated by commas (x=" +
+              llvm::sys::path::filename(path) +
+              ",y=labels.npy), or a "
+              "safetensors file");
     auto file = readSafetensors(path);
     if (file)
       for (const HostTensor &t : file->tensors)
