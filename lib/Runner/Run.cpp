@@ -426,7 +426,25 @@ runSteps(RankCall &call, const std::vector<std::pair<size_t, size_t>> &feedback,
     }
     int64_t faultsBefore = threadPageFaults();
     auto start = std::chrono::steady_clock::now();
-    rt::setCurrentWork("step " + std::to_string(step));
+    std::string work = "step " + std::to_string(step);
+    if (data) {
+      // Which samples: a bad label is found by its row.
+      int64_t first = batch * data->batchSize,
+              last = (batch + 1) * data->batchSize - 1;
+      work += " (epoch " + std::to_string(epoch) + ", batch " +
+              std::to_string(batch + 1) + " of " +
+              std::to_string(data->batchesPerEpoch) + ": samples ";
+      work += data->shuffle
+                  ? "at " + std::to_string(first) + " to " +
+                        std::to_string(last) +
+                        " of the epoch's order, epl.data.shuffled_order(" +
+                        std::to_string(data->numSamples) + ", " +
+                        std::to_string(data->seed) + ", " +
+                        std::to_string(epoch) + "),"
+                  : std::to_string(first) + " to " + std::to_string(last);
+      work += " of " + data->path + ")";
+    }
+    rt::setCurrentWork(work);
     call();
     rt::setCurrentWork("");
     double ms = std::chrono::duration<double, std::milli>(
