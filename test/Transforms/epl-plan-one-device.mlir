@@ -92,3 +92,27 @@ module attributes {epl.config = {"communication.fp16" = true, "communication.max
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A stage reading a later stage's value is refused here too (it ran, its
+// stages in sequence, and failed only on more devices). The one-device
+// step itself carries no stages: planned on a copy.
+module {
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<f32> {
+    %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "first">} : tensor<8x4xf32>
+    // expected-note @+1 {{the value of stage 1 ("second") is made here}}
+    %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "second">} : tensor<8x4xf32>
+    // expected-error @+1 {{epl-plan: this op of pipeline stage 0 ("first") uses a value of the later stage 1 ("second"); a stage may only use values of earlier stages}}
+    %c = arith.addf %a, %b {epl.scope = #epl.replicate<devices = 1, name = "first">} : tensor<8x4xf32>
+    %e = tensor.empty() : tensor<f32>
+    %zero = arith.constant 0.0 : f32
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %l = linalg.reduce ins(%c : tensor<8x4xf32>) outs(%z : tensor<f32>) dimensions = [0, 1]
+      (%v: f32, %acc: f32) {
+        %s = arith.addf %v, %acc : f32
+        linalg.yield %s : f32
+      }
+    return %l : tensor<f32>
+  }
+}

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #define DEBUG_TYPE "epl-plan"
 
@@ -97,7 +98,22 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       return failure();
     if (numDevices == 1) {
       warnAboutUnusedReductionKeys(fn, config, "one device");
-      return success(); // One device runs the model as written.
+      // One device runs the model as written, its stages in sequence; what
+      // no number of stage devices could run (a stage reading a later
+      // one's value, stages of different widths) is an error here too.
+      // Planned on a copy, with the devices the stages ask for.
+      if (numStages > 1) {
+        auto copy = cast<func::FuncOp>(fn->clone());
+        auto eraseCopy = llvm::make_scope_exit([&] { copy->erase(); });
+        int64_t stageDevices = std::max(splitDevices, replicateDevices);
+        int64_t asked = numStages /
+                        config.getInt("pipeline.num_virtual_stages") *
+                        stageDevices;
+        if (failed(planStages(copy, config, stageNames.getArrayRef(), numStages,
+                              asked, stageDevices)))
+          return failure();
+      }
+      return success();
     }
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
     bool colocate = config.getBool("cluster.colocate_split_and_replicate");
