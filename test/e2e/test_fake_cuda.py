@@ -394,6 +394,11 @@ def test_cubin_for_another_gpu_is_one_error(tmp_path):
     assert ("the program's kernels were compiled for sm_90 and this GPU is "
             "sm_80; compile with --gpu-chip=sm_80") in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    # On the chip it was compiled for, another chip is not the advice (the
+    # fake runs no GPU code, as a driver too old for the cubin would not).
+    same = exec_cuda(other, "--steps", 1, sm=100, expect_ok=False)
+    assert ("CUDA: the driver refused the program's kernels, compiled for sm_100, "
+            "on this GPU (sm_100): no kernel image is available") in same.stderr, same.stderr
 
 
 @pytest.mark.parametrize("form, holds, refused", [

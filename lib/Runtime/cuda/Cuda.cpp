@@ -337,6 +337,11 @@ CUmodule moduleFor(Image &image) {
                "GPU (--gpu-format=cubin --gpu-chip=" +
                chip + "): " + why);
   }
+  // Compiled for this very chip: another architecture is not the reason
+  // (a driver too old for the cubin, a damaged image).
+  if (target == "for " + chip || target.rfind("for " + chip + " ", 0) == 0)
+    fatalError("CUDA: the driver refused the program's kernels, compiled " +
+               target + ", on this GPU (" + chip + "): " + why);
   if (r == CUDA_ERROR_NO_BINARY_FOR_GPU || r == CUDA_ERROR_INVALID_PTX ||
       r == CUDA_ERROR_INVALID_IMAGE)
     fatalError("CUDA: the program's kernels were compiled " + target +
