@@ -17,6 +17,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace epl::rt;
 
 namespace {
@@ -33,10 +35,15 @@ public:
     static Watcher *watcher = new Watcher;
     return *watcher;
   }
-  uint64_t arm(Clock::time_point when, std::string message) {
+  uint64_t arm(double seconds, std::string message,
+               Deadline::Format format = nullptr,
+               const void *context = nullptr) {
+    Clock::time_point when =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                           std::chrono::duration<double>(seconds));
     std::lock_guard<std::mutex> lock(mutex);
     uint64_t id = next++;
-    armed.emplace(id, Armed{when, std::move(message)});
+    armed.emplace(id, Armed{when, std::move(message), format, context});
     return id;
   }
   void disarm(uint64_t id) {
@@ -49,6 +56,8 @@ private:
   struct Armed {
     Clock::time_point when;
     std::string message;
+    Deadline::Format format;
+    const void *context;
   };
   Watcher() {
     std::thread([this] { watch(); }).detach();
@@ -59,11 +68,23 @@ private:
       Clock::time_point now = Clock::now(), wake = now + kPoll;
       for (auto &[id, a] : armed) {
         if (a.when <= now) {
-          // What was printed stays (the steps' lines).
-          std::fflush(stdout);
-          std::string line = a.message + "\n";
-          std::fputs(line.c_str(), stderr);
-          std::fflush(stderr);
+          // Held while it fires: the armed call's disarm waits, so its
+          // context stays.
+          std::string line =
+              (a.format ? a.format(a.context) : a.message) + "\n";
+          // What was printed stays (the steps' lines), unless a thread
+          // holds standard output (blocked on a full pipe): the deadline
+          // must not wait for it.
+          if (ftrylockfile(stdout) == 0) {
+            fflush_unlocked(stdout);
+            funlockfile(stdout);
+          }
+          for (size_t done = 0; done < line.size();) {
+            ssize_t n = ::write(2, line.data() + done, line.size() - done);
+            if (n <= 0)
+              break;
+            done += n;
+          }
           std::_Exit(1);
         }
         wake = std::min(wake, a.when);
@@ -79,10 +100,10 @@ private:
 } // namespace
 
 Deadline::Deadline(double seconds, std::string message)
-    : id(Watcher::get().arm(Clock::now() +
-                                std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(seconds)),
-                            std::move(message))) {}
+    : id(Watcher::get().arm(seconds, std::move(message))) {}
+
+Deadline::Deadline(double seconds, Format format, const void *context)
+    : id(Watcher::get().arm(seconds, "", format, context)) {}
 
 Deadline::~Deadline() { Watcher::get().disarm(id); }
 

@@ -24,10 +24,15 @@
 namespace epl::rt {
 
 /// Armed from construction to destruction: past `seconds`, the process
-/// prints `message` (one line) and exits 1. Cheap enough to wrap every call
-/// of a library (a lock and a map insertion; the watcher wakes on its own).
+/// prints its message (one line) and exits 1. Cheap enough to wrap every
+/// call of a library (a lock and a map insertion; the watcher wakes on its
+/// own), most of all with a message formatted only when it fires.
 class Deadline {
 public:
+  /// Formats the message from `context`, on the watcher's thread, while
+  /// the armed call has not returned: `context` may be the caller's.
+  using Format = std::string (*)(const void *context);
+  Deadline(double seconds, Format format, const void *context);
   Deadline(double seconds, std::string message);
   ~Deadline();
   Deadline(const Deadline &) = delete;

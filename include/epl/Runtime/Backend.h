@@ -219,7 +219,7 @@ int launcherRank();
 /// (SIGKILL), or "sleep=SECONDS" (this rank's thread). Points: "start"
 /// (epl-run, before compiling), "communicator" (before a rank creates its
 /// first communicator, i.e. before its first collective), "nccl" (before a
-/// rank on a GPU calls NCCL; first to join a group's communicator), "all_reduce" (in
+/// rank on a GPU calls NCCL; the first call creates a communicator), "all_reduce" (in
 /// the middle of an all_reduce: its peers have entered it and wait for this
 /// rank, for its part under MPI, for its leaving on the threads backend).
 void injectFault(const char *point, int rank);

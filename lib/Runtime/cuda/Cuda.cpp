@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Cuda.h"
+#include "../Watchdog.h"
 #include "Library.h"
 
 #include <cublas_v2.h>
@@ -328,9 +329,9 @@ CUmodule moduleFor(Image &image) {
     int version = 0;
     driver().cuDriverGetVersion(&version);
     std::string ptx = ptxTarget(image.data).second;
-    fatalError("CUDA: the program's kernels are PTX" +
-               (ptx.empty() ? std::string() : " " + ptx) +
-               ", newer than this driver (CUDA " +
+    fatalError("CUDA: the program's PTX" +
+               (ptx.empty() ? std::string() : " (ISA " + ptx + ")") +
+               " is newer than this driver (CUDA " +
                std::to_string(version / 1000) + "." +
                std::to_string(version % 1000 / 10) +
                ") compiles; update the driver, or compile a cubin for this "
@@ -416,6 +417,30 @@ void eraseIf(std::vector<T> &v, Pred pred) {
   v.erase(std::remove_if(v.begin(), v.end(), pred), v.end());
 }
 
+/// Calls a driver function that may wait for all of the GPU's work
+/// (cuMemFree, cuMemHostUnregister synchronize the device), which a kernel
+/// that never ends (an NCCL send whose peer died, in a side stream) would
+/// block for good: under the run's deadline.
+template <typename Run> CUresult waitingCall(const char *what, Run &&run) {
+  struct Waiting {
+    int rank;
+    const char *what;
+    double seconds;
+  } waiting{currentRank(), what, timeoutSeconds.load()};
+  Deadline deadline(
+      waiting.seconds,
+      [](const void *context) {
+        const auto &w = *static_cast<const Waiting *>(context);
+        return timeoutMessage(
+            w.rank, std::string("CUDA: ") + w.what,
+            "the GPU's work to finish (a collective or message whose other "
+            "ranks never came)",
+            w.seconds);
+      },
+      &waiting);
+  return run();
+}
+
 /// Returns the buffers whose free the stream has reached (no pools).
 void reapPendingFrees(RankDevice &d) {
   eraseIf(d.pendingFrees, [](const std::pair<CUdeviceptr, CUevent> &f) {
@@ -423,7 +448,8 @@ void reapPendingFrees(RankDevice &d) {
     if (q == CUDA_ERROR_NOT_READY)
       return false;
     check(q, "a kernel or copy of this step");
-    check(driver().cuMemFree(f.first), "cuMemFree");
+    check(waitingCall("cuMemFree", [&] { return driver().cuMemFree(f.first); }),
+          "cuMemFree");
     check(driver().cuEventDestroy(f.second), "cuEventDestroy");
     return true;
   });
@@ -553,7 +579,9 @@ bool cuda::pin(void *ptr, size_t bytes) {
 }
 
 void cuda::unpin(void *ptr) {
-  check(driver().cuMemHostUnregister(ptr), "unpinning a host buffer");
+  check(waitingCall("unpinning a host buffer (cuMemHostUnregister)",
+                    [&] { return driver().cuMemHostUnregister(ptr); }),
+        "unpinning a host buffer");
 }
 
 void *cuda::stream() { return device().stream; }

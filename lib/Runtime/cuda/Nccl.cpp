@@ -84,13 +84,32 @@ void check(ncclResult_t r, const char *what) {
 
 /// Calls NCCL (`run` returns its result) under the run's deadline, waiting
 /// for `whom`, and checks the result.
+const std::string kNowhere;
+
+/// An NCCL call under way, as its timeout names it: "NCCL: OP WHERE".
+struct Waiting {
+  int rank;
+  const char *op;
+  const std::string &where, &whom;
+  double seconds;
+};
+
+std::string describe(const void *context) {
+  const auto &w = *static_cast<const Waiting *>(context);
+  return timeoutMessage(w.rank, "NCCL: " + (w.op + w.where), w.whom, w.seconds);
+}
+
+/// Calls NCCL (`run` returns its result) under the run's deadline, and
+/// checks the result. The message is formatted only if the deadline
+/// passes: a collective's host overhead is a microsecond or two.
 template <typename Run>
-void call(const std::string &what, const std::string &whom, Run &&run) {
+void call(const char *op, const std::string &where, const std::string &whom,
+          Run &&run) {
   injectFault("nccl", currentRank());
-  double seconds = cuda::timeout();
-  Deadline deadline(
-      seconds, timeoutMessage(currentRank(), "NCCL: " + what, whom, seconds));
-  check(run(), what.c_str());
+  Waiting waiting{currentRank(), op, where, whom, cuda::timeout()};
+  Deadline deadline(waiting.seconds, &describe, &waiting);
+  if (ncclResult_t r = run(); r != ncclSuccess)
+    check(r, (op + where).c_str());
 }
 
 ncclDataType_t ncclType(EplDType dtype) {
@@ -130,9 +149,10 @@ public:
         members(group.members) {
     for (int m : members)
       others += (others.empty() ? "" : ", ") + std::to_string(m);
-    others = "the other ranks of the group (" + others + ")";
-    of = " of " + group.describe();
+    others = "the rest of the group (ranks " + others + ")";
     over = " over " + group.describe();
+    overGroupEnd = over + " (ncclGroupEnd)";
+    ofInit = " of " + group.describe() + " (ncclCommInitRank)";
   }
   ~NcclCommunicator() override {
     // The rank leaves its run (its side streams are done by then): a rank
@@ -145,7 +165,7 @@ public:
   void allReduce(const void *in, void *out, size_t count, EplDType dtype,
                  EplReduction kind) override {
     ncclComm_t comm = communicator();
-    call("all_reduce" + over, others, [&] {
+    call("all_reduce", over, others, [&] {
       return nccl().ncclAllReduce(in, out, count, ncclType(dtype), ncclOp(kind),
                                   comm, stream());
     });
@@ -153,7 +173,7 @@ public:
   void allGather(const void *in, void *out, size_t countPerRank,
                  EplDType dtype) override {
     ncclComm_t comm = communicator();
-    call("all_gather" + over, others, [&] {
+    call("all_gather", over, others, [&] {
       return nccl().ncclAllGather(in, out, countPerRank, ncclType(dtype), comm,
                                   stream());
     });
@@ -161,7 +181,7 @@ public:
   void reduceScatter(const void *in, void *out, size_t countPerRank,
                      EplDType dtype, EplReduction kind) override {
     ncclComm_t comm = communicator();
-    call("reduce_scatter" + over, others, [&] {
+    call("reduce_scatter", over, others, [&] {
       return nccl().ncclReduceScatter(in, out, countPerRank, ncclType(dtype),
                                       ncclOp(kind), comm, stream());
     });
@@ -182,12 +202,12 @@ public:
                             stream()),
             "all_to_all");
     }
-    call("all_to_all" + over, others, [] { return nccl().ncclGroupEnd(); });
+    call("all_to_all", over, others, [] { return nccl().ncclGroupEnd(); });
   }
   void broadcast(const void *in, void *out, size_t count, EplDType dtype,
                  int root) override {
     ncclComm_t comm = communicator();
-    call("broadcast" + over, others, [&] {
+    call("broadcast", over, others, [&] {
       return nccl().ncclBroadcast(in, out, count, ncclType(dtype), root, comm,
                                   stream());
     });
@@ -221,12 +241,13 @@ public:
     ncclComm_t lowToHigh, highToLow;
     std::string end =
         "rank " + std::to_string(members[peer]) + ", the channel's other end";
-    call("opening a channel (ncclCommInitRank)", end, [&] {
+    call("opening a channel (ncclCommInitRank)", kNowhere, end, [&] {
       return nccl().ncclCommInitRank(&lowToHigh, 2, ids[0], low ? 0 : 1);
     });
-    call("opening a channel (ncclCommInitRank)", end, [&] {
+    call("opening a channel (ncclCommInitRank)", kNowhere, end, [&] {
       return nccl().ncclCommInitRank(&highToLow, 2, ids[1], low ? 1 : 0);
     });
+    c.peer = "rank " + std::to_string(members[peer]);
     c.sends = low ? lowToHigh : highToLow;
     c.receives = low ? highToLow : lowToHigh;
     c.sideStream = cuda::newSideStream();
@@ -235,7 +256,7 @@ public:
     // not wait. One element each way, low to high first.
     void *probe = cuda::allocate(sizeof(float));
     for (ncclComm_t comm : {lowToHigh, highToLow})
-      call("opening a channel (its first message)", end, [&] {
+      call("opening a channel (its first message)", kNowhere, end, [&] {
         return comm == c.sends
                    ? nccl().ncclSend(probe, 1, ncclFloat32, 1, comm, stream())
                    : nccl().ncclRecv(probe, 1, ncclFloat32, 0, comm, stream());
@@ -265,7 +286,7 @@ public:
     Channel &c = channel(peer, "send");
     auto *side = static_cast<CUstream_st *>(c.sideStream);
     cuda::sideStreamFollowsRank(side);
-    call("send", "rank " + std::to_string(members[peer]), [&] {
+    call("send", kNowhere, c.peer, [&] {
       return nccl().ncclSend(in, count, ncclType(dtype), /*peer=*/1, c.sends,
                              side);
     });
@@ -274,10 +295,10 @@ public:
   void recvDirect(void *out, size_t count, EplDType dtype, int peer,
                   int64_t tag) override {
     // In the rank's stream: what reads `out` comes after it.
-    ncclComm_t receives = channel(peer, "recv").receives;
-    call("recv", "rank " + std::to_string(members[peer]), [&] {
-      return nccl().ncclRecv(out, count, ncclType(dtype), /*peer=*/0, receives,
-                             stream());
+    Channel &c = channel(peer, "recv");
+    call("recv", kNowhere, c.peer, [&] {
+      return nccl().ncclRecv(out, count, ncclType(dtype), /*peer=*/0,
+                             c.receives, stream());
     });
   }
   void endMessages() override {
@@ -292,7 +313,7 @@ public:
                    : nccl().ncclRecv(m.buffer, m.count, ncclType(m.dtype),
                                      m.peer, comm, stream()),
             m.send ? "send" : "recv");
-    call("a group of messages" + over + " (ncclGroupEnd)", others,
+    call("a group of messages", overGroupEnd, others,
          [] { return nccl().ncclGroupEnd(); });
     messages.clear();
   }
@@ -308,6 +329,8 @@ private:
   struct Channel {
     ncclComm_t sends = nullptr, receives = nullptr;
     void *sideStream = nullptr;
+    /// "rank R": whom a message on it waits for.
+    std::string peer;
   };
   std::map<int, Channel> channels;
   /// The open channel to `peer`, which a direct message needs.
@@ -334,7 +357,7 @@ private:
     static_assert(sizeof(id) % sizeof(int64_t) == 0);
     ncclUniqueId shared;
     host.broadcast(&id, &shared, sizeof(id) / sizeof(int64_t), EPL_RT_I64, 0);
-    call("joining the communicator" + of + " (ncclCommInitRank)", others,
+    call("joining the communicator", ofInit, others,
          [&] { return nccl().ncclCommInitRank(&comm, size, shared, index); });
     return comm;
   }
@@ -348,9 +371,10 @@ private:
   }
   Communicator &host;
   int size, index;
-  /// The members' ranks, and how a timeout names the others.
+  /// The members' ranks, and how a timeout names the calls and whom they
+  /// wait for.
   std::vector<int> members;
-  std::string others, of, over;
+  std::string others, over, overGroupEnd, ofInit;
   ncclComm_t comm = nullptr;
   std::unique_ptr<Communicator> hostStaged;
   /// The open message group's sends and receives, in program order.
