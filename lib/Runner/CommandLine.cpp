@@ -194,7 +194,8 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
           notes() << ::epl::rt::toolName() << ": warning: the checkpoint "
                   << runLine.paramsFile << " was trained on a dataset ("
                   << batches->second
-                  << " batches read); without --dataset or --data this run "
+                  << (batches->second == "1" ? " batch" : " batches")
+                  << " of it read); without --dataset or --data this run "
                      "trains on generated inputs\n";
       } else {
         llvm::consumeError(metadata.takeError());

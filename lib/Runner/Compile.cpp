@@ -143,6 +143,16 @@ CompileCommandLine::compileOptions(std::string &error) const {
     }
   if (failed(ptxFeaturesFor(gpuChip, error)))
     return failure();
+  // An `a` chip's PTX uses features of that chip alone: no newer GPU
+  // compiles it, which is what a fatbin's PTX is for.
+  if (gpuFormat == GPUFormat::Fatbin && StringRef(gpuChip).ends_with("a")) {
+    error = "--gpu-format fatbin adds PTX for GPUs newer than --gpu-chip, "
+            "but " +
+            gpuChip + "'s runs on " + StringRef(gpuChip).drop_back().str() +
+            " alone (its architecture-specific features); use "
+            "--gpu-format cubin, or a chip without 'a'";
+    return failure();
+  }
   if (emulateGPU && !blas) {
     error = "--emulate-gpu runs contractions through the runtime's GEMM, as "
             "the GPU does; it cannot be combined with --blas=false";
@@ -261,6 +271,23 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   FailureOr<StepFunctions> step = findEntryPoint(module, options.entry, error);
   if (failed(step))
     return failure();
+  // What a runner passes, said at the argument the user wrote (after the
+  // step is built, describeProgram knows no line).
+  for (func::FuncOp fn : step->functions)
+    for (BlockArgument arg : fn.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (type && type.hasStaticShape() && dtypeOf(type.getElementType()))
+        continue;
+      auto name =
+          fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "epl.name");
+      return emitError(arg.getLoc())
+             << ::epl::rt::toolName() << ": argument "
+             << (name ? "'" + name.str() + "'"
+                      : std::to_string(arg.getArgNumber()))
+             << " of @" << fn.getSymName() << " has type " << arg.getType()
+             << "; runners pass statically shaped f32, f64, i32 and i64 "
+                "tensors";
+    }
   // A model's forward runs as written: on several ranks each would compute
   // the whole batch, its scopes and stages unpartitioned. (A hand-written
   // per-device program, with shards of arguments or collectives, runs on

@@ -92,6 +92,13 @@ def to_mlir(loss, outputs=()):
                          "starts a new one)")
     g.set_loss(loss)
     g.config = dict(get_config().items())
+    if g.config.get("gradient_checkpoint.type") == "collection" and g.marked_args \
+            and not any("epl.checkpoint" in line for line in g.lines):
+        marked = ", ".join(f"{a['kind']} '{a['name']}'" for a, _ in g.marked_args)
+        raise ShapeError(
+            f"gradient_checkpoint.type = \"collection\" keeps what epl.checkpoint "
+            f"marks, and it marked only the model's {marked}, which the backward "
+            "keeps anyway: mark tensors computed from them", g.marked_args[0][1])
     return g.to_mlir(outputs)
 
 

@@ -24,7 +24,7 @@ import numbers
 import operator
 
 from . import strategy
-from .errors import DTypeError, ShapeError, user_frame
+from .errors import DTypeError, ShapeError, user_frame, user_location
 
 # The element types of the model's inputs, labels and parameters: floats,
 # and integers for ids (Embedding, one_hot).
@@ -182,6 +182,8 @@ class Graph:
         # more ops (its tensors in the next model's ops printed names that
         # model does not define: an MLIR parse error in a temporary file).
         self.closed = False
+        # Arguments epl.checkpoint marked (always kept anyway), with where.
+        self.marked_args = []
 
     def _own(self, *values):
         """Checks that the tensors among `values` are this model's, and
@@ -285,14 +287,13 @@ class Graph:
         """Marks the op making `x` with `epl.checkpoint`: with
         gradient_checkpoint.type = "collection" the backward keeps it and
         recomputes what else it reads. Arguments are always kept: marking
-        one is an error, which says so (it was a silent no-op, and a model
-        marking only arguments was refused as marking nothing)."""
+        one does nothing (a block boundary that is the model's input), but
+        is remembered, so that a model marking only arguments is told so
+        (to_mlir) rather than refused as marking nothing."""
         arg = next((a for a in self.args if a["ssa"] == x.ssa), None)
         if arg is not None:
-            raise ShapeError(
-                f"epl.checkpoint of the {arg['kind']} '{arg['name']}': the model's "
-                "inputs, labels and parameters are always kept for the backward; "
-                "mark a tensor computed from them")
+            self.marked_args.append((arg, user_location()))
+            return x
         index = self._defs.get(x.ssa)
         if index is None:
             return x

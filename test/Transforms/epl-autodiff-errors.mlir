@@ -1,6 +1,6 @@
 // RUN: epl-opt %s --epl-autodiff --split-input-file -verify-diagnostics
 
-// expected-error @+1 {{epl-autodiff: the loss of @f must be a scalar float tensor (tensor<f32>), not 'tensor<4xf32>'}}
+// expected-error @+1 {{epl-autodiff: the loss of @f (its first result) must be a scalar float tensor (tensor<f32>), not 'tensor<4xf32>'}}
 func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<4xf32> {
   return %w : tensor<4xf32>
 }
@@ -106,8 +106,9 @@ module attributes {tf.config = {}} {
 
 // -----
 
-// Other attributes are others' (torch-mlir's module name).
-module attributes {torch.debug_module_name = "Net", epl.config = {}} {
+// Other attributes are others' (torch-mlir's module name, a build's
+// configuration's name, a dictionary of someone's settings).
+module attributes {torch.debug_module_name = "Net", foo.build_config = "release", app.autoconfig = {level = 2 : i64}, epl.config = {}} {
   func.func @f(%w: tensor<4xf32> {epl.arg = "param"}) -> tensor<f32> {
     %e = tensor.empty() : tensor<f32>
     return %e : tensor<f32>

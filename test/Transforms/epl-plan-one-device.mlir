@@ -95,9 +95,33 @@ module attributes {epl.config = {"communication.fp16" = true, "communication.max
 
 // -----
 
+// A split that does not divide its weight is refused here too (it trained
+// on one device and failed on the devices it asks for).
+module {
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x10xf32> {epl.arg = "param", epl.name = "classifier"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x10xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x10xf32>) -> tensor<8x10xf32>
+    // expected-error @+1 {{split(4) of 'linalg.matmul' does not divide dimension 1 of size 10 of weight 'classifier'}}
+    %y = linalg.matmul {epl.scope = #epl.split<devices = 4>} ins(%x, %w : tensor<8x16xf32>, tensor<16x10xf32>) outs(%z : tensor<8x10xf32>) -> tensor<8x10xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.reduce ins(%y : tensor<8x10xf32>) outs(%zs : tensor<f32>) dimensions = [0, 1]
+      (%v: f32, %acc: f32) {
+        %s = arith.addf %v, %acc : f32
+        linalg.yield %s : f32
+      }
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // A stage reading a later stage's value is refused here too (it ran, its
 // stages in sequence, and failed only on more devices). The one-device
-// step itself carries no stages: planned on a copy.
+// step itself carries no stages: the plan for the devices the model asks
+// for is made on a copy of the module, whose warnings are not this plan's.
 module {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<f32> {
     %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "first">} : tensor<8x4xf32>

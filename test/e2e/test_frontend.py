@@ -522,19 +522,25 @@ def test_train_arguments_are_checked_at_the_call(arguments, message):
         epl.train(loss, **arguments)
 
 
-@pytest.mark.parametrize("make, what", [
-    (lambda: epl.input("x", (4, 3)), "input 'x'"),
-    (lambda: epl.label("y", (4, 2)), "label 'y'"),
-    (lambda: epl.param("w", (3, 2)), "param 'w'"),
-])
-def test_checkpoint_of_an_argument_is_an_error(make, what):
-    """Arguments are always kept: marking one did nothing, and a model
-    marking only arguments was refused as marking no tensor."""
-    epl.init()
+def test_checkpoint_of_an_argument_alone_is_said():
+    """Arguments are always kept: marking one does nothing (a block boundary
+    that is the model's input is fine), but a "collection" model marking
+    only arguments was refused by the compiler as marking no tensor."""
+    epl.init(epl.Config({"gradient_checkpoint.type": "collection"}))
+    x, y = epl.input("x", (4, 3)), epl.label("y", (4, 2))
+    h = epl.checkpoint(x)
+    assert h is x
+    loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(2, name="d")(h), y)
     with pytest.raises(epl.ShapeError, match=re.escape(
-            f"epl.checkpoint of the {what}: the model's inputs, labels and "
-            "parameters are always kept for the backward")):
-        epl.checkpoint(make())
+            "gradient_checkpoint.type = \"collection\" keeps what epl.checkpoint marks, "
+            "and it marked only the model's input 'x', which the backward keeps anyway")):
+        epl.to_mlir(loss)
+    # With a computed tensor marked too, the argument's mark is harmless.
+    epl.init(epl.Config({"gradient_checkpoint.type": "collection"}))
+    x, y = epl.input("x", (4, 3)), epl.label("y", (4, 2))
+    h = epl.checkpoint(epl.layers.Dense(3, name="a")(epl.checkpoint(x)))
+    loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(2, name="d")(h), y)
+    assert "epl.checkpoint" in epl.to_mlir(loss)
 
 
 def test_an_unknown_element_type_is_an_error_at_the_argument():

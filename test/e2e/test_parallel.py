@@ -4,6 +4,7 @@ mpirun; the run report shows the communication the strategies need and no
 more."""
 
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -268,3 +269,29 @@ def test_threads_and_mpi_ranks_are_bit_identical(tmp_path):
     a = (tmp_path / "data_split" "t.4.safetensors").read_bytes()
     b = (tmp_path / "data_split" "m.4.safetensors").read_bytes()
     assert a == b
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_element_of_a_split_input_read_outside_a_body(tmp_path, ranks):
+    """x[0, 0] read by tensor.extract at the top level, x split by the
+    batch: the element is the whole batch's (x made whole first, as a
+    body's reads are), not each device's first row (was "cannot partition
+    'tensor.extract'"). Equal to the loss worked out here."""
+    rng = np.random.default_rng(5)
+    w = rng.normal(size=(4, 3)).astype(np.float32)
+    x = rng.normal(size=(8, 4)).astype(np.float32)
+    x[0, 0], x[4, 0] = 2.0, -3.0  # device 1's first row differs
+    params, data = tmp_path / "p.safetensors", tmp_path / "d.safetensors"
+    safetensors.save(params, {"w": w})
+    safetensors.save(data, {"x": x})
+    model = pathlib.Path(__file__).parent / "Inputs" / "extract-of-batch.mlir"
+    args = [model, "--params", params, "--data", data, "--steps", 2]
+    one = losses(epl_run(*args).stdout)
+    many = losses(epl_run(*args, ranks=ranks).stdout)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    want = [x64[0, 0] * ((x64 @ w64) ** 2).sum() / 8]
+    grad = x64[0, 0] * 2 * x64.T @ (x64 @ w64) / 8
+    w64 = w64 - 0.1 * grad
+    want.append(x64[0, 0] * ((x64 @ w64) ** 2).sum() / 8)
+    np.testing.assert_allclose(one, want, rtol=1e-5)
+    np.testing.assert_allclose(many, one, rtol=1e-6)

@@ -72,9 +72,9 @@ const ConfigKey kKeys[] = {
      K::Float,
      "auto: the most activation bytes the step holds for its backward (kept "
      "tensors plus the largest run recomputed at once): a fraction of the "
-     "plain step's activations when at most 1, else bytes on each device "
-     "(which holds its shard of the batch's); 0 asks for the least memory "
-     "any plan needs",
+     "plain step's activations when at most 1, else bytes of one "
+     "micro-batch on one device (which holds its shard of the batch); 0 asks "
+     "for the least memory any plan needs",
      "0",
      {},
      0.0},
@@ -433,12 +433,17 @@ Config::checkMisnamed(ModuleOp module,
     StringRef name = attr.getName().getValue();
     if (name == expected)
       continue;
+    // A configuration is a dictionary: other values (a build's name, a
+    // flag) are someone else's.
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
-    bool holdsKeys = dict && llvm::any_of(dict, [](NamedAttribute entry) {
-                       return lookupConfigKey(entry.getName().getValue());
-                     });
-    bool namedLikeIt = name.ends_with_insensitive("config") ||
-                       name.edit_distance(expected) <= 2;
+    if (!dict)
+      continue;
+    bool holdsKeys = llvm::any_of(dict, [](NamedAttribute entry) {
+      return lookupConfigKey(entry.getName().getValue());
+    });
+    bool namedLikeIt =
+        name.substr(name.rfind('.') + 1).equals_insensitive("config") ||
+        name.edit_distance(expected) <= 2;
     if (holdsKeys || namedLikeIt)
       return emitError() << "the module attribute '" << name
                          << "' is not read: EPL's configuration is '"

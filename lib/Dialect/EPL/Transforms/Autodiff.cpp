@@ -201,6 +201,13 @@ LogicalResult StepBuilder::checkSignature() {
   if (fn.getNumResults() == 0)
     return fn.emitError() << "epl-autodiff: @" << fn.getSymName()
                           << " returns nothing; a model returns a scalar loss";
+  // The loss first: a model returning a value before it is told that.
+  auto loss = dyn_cast<RankedTensorType>(fn.getResultTypes()[0]);
+  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
+    return fn.emitError() << "epl-autodiff: the loss of @" << fn.getSymName()
+                          << " (its first result) must be a scalar float "
+                             "tensor (tensor<f32>), not "
+                          << fn.getResultTypes()[0];
   // After the loss, only the next values of model state (batch norm's
   // running statistics): anything else would be dropped from the step.
   for (unsigned i = 1; i < fn.getNumResults(); ++i) {
@@ -213,12 +220,6 @@ LogicalResult StepBuilder::checkSignature() {
                 "the next values of its state arguments (epl.result = "
                 "\"state\")";
   }
-  auto loss = dyn_cast<RankedTensorType>(fn.getResultTypes()[0]);
-  if (!loss || loss.getRank() != 0 || !isa<FloatType>(loss.getElementType()))
-    return fn.emitError() << "epl-autodiff: the loss of @" << fn.getSymName()
-                          << " must be a scalar float tensor (tensor<f32>), "
-                             "not "
-                          << fn.getResultTypes()[0];
   return success();
 }
 

@@ -108,7 +108,11 @@ private:
     for (Value v : op->getOperands())
       if (dimOf(v))
         return op->emitError()
-               << "cannot split the batch through '" << op->getName() << "'";
+               << "cannot split the batch through '" << op->getName()
+               << "': it reads a batched value without a sharding rule "
+                  "saying how, so each micro-batch would read its own rows "
+                  "where the whole batch's were meant (compute it with "
+                  "linalg ops over the batch)";
     return false;
   }
 

@@ -680,6 +680,14 @@ private:
           op->erase();
           return success();
         })
+        .Case([&](tensor::ExtractOp e) -> LogicalResult {
+          // One element of a split tensor, read outside a body (a body's
+          // reads are its captures): made whole first, as a body's are.
+          if (!layouts.count(e.getTensor()))
+            return success();
+          return require(op, 0,
+                         Layout::replicated(e.getTensor().getType().getRank()));
+        })
         .Case([&](tensor::DimOp d) -> LogicalResult {
           // The global size: a static one is a constant, a dimension no
           // device splits has it everywhere (a dynamic one never is split),
@@ -728,9 +736,13 @@ private:
         .Default([&](Operation *) -> LogicalResult {
           for (Value v : op->getOperands())
             if (layouts.count(v) && !layouts.lookup(v).isReplicated())
-              return op->emitError() << "epl-insert-collectives: cannot "
-                                        "partition '"
-                                     << op->getName() << "'";
+              return op->emitError()
+                     << "epl-insert-collectives: cannot partition '"
+                     << op->getName()
+                     << "': an operand is split over the mesh (by the batch "
+                        "or a split scope) and the op has no rule to run on "
+                        "its shard; compute it with linalg ops, or read the "
+                        "value inside a linalg body";
           if (failed(localizeCaptured(op, nullptr, {})))
             return failure();
           // Any other op computes its tensors whole on every device.

@@ -48,11 +48,11 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       if (hasTaggedArguments(fn))
         models.push_back(fn);
     for (func::FuncOp fn : models)
-      if (failed(plan(module, fn)))
+      if (failed(plan(module, fn, devices)))
         return signalPassFailure();
   }
 
-  LogicalResult plan(ModuleOp module, func::FuncOp fn) {
+  LogicalResult plan(ModuleOp module, func::FuncOp fn, int64_t numDevices) {
     // A step already built (a pipeline run twice) has lost its scopes'
     // stages to the partition: planning it again would misread it.
     for (unsigned i = 0, e = fn.getNumResults(); i < e; ++i) {
@@ -67,7 +67,6 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                << "\"); epl-plan, epl-training-step and epl-parallelize "
                   "take the model, which returns its loss: run them once";
     }
-    int64_t numDevices = devices;
     // The scopes of the model, and its pipeline stages: named scopes in
     // the order the model first uses them, as in EPL (Whale's task graphs:
     // a named split is a stage too).
@@ -98,19 +97,23 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       return failure();
     if (numDevices == 1) {
       warnAboutUnusedReductionKeys(fn, config, "one device");
-      // One device runs the model as written, its stages in sequence; what
-      // no number of stage devices could run (a stage reading a later
-      // one's value, stages of different widths) is an error here too.
-      // Planned on a copy, with the devices the stages ask for.
-      if (numStages > 1) {
-        auto copy = cast<func::FuncOp>(fn->clone());
-        auto eraseCopy = llvm::make_scope_exit([&] { copy->erase(); });
-        int64_t stageDevices = std::max(splitDevices, replicateDevices);
-        int64_t asked = numStages /
+      // One device runs the model as written, its stages in sequence and
+      // its splits whole; what the devices its stages and splits ask for
+      // could not run (a stage reading a later one's value, stages of
+      // different widths, a split that does not divide its weight) is an
+      // error here too, found by planning a copy for them. Its warnings
+      // are about that plan, not this one: dropped.
+      if (numStages > 1 || splitDevices > 1) {
+        int64_t asked = std::max<int64_t>(numStages, 1) /
                         config.getInt("pipeline.num_virtual_stages") *
-                        stageDevices;
-        if (failed(planStages(copy, config, stageNames.getArrayRef(), numStages,
-                              asked, stageDevices)))
+                        std::max(splitDevices, replicateDevices);
+        ModuleOp copy = module.clone();
+        auto eraseCopy = llvm::make_scope_exit([&] { copy->erase(); });
+        auto copyFn = copy.lookupSymbol<func::FuncOp>(fn.getSymName());
+        ScopedDiagnosticHandler errorsOnly(&getContext(), [](Diagnostic &d) {
+          return success(d.getSeverity() != DiagnosticSeverity::Error);
+        });
+        if (failed(plan(copy, copyFn, std::max<int64_t>(asked, 1))))
           return failure();
       }
       return success();

@@ -372,14 +372,16 @@ LogicalResult Rematerializer::plan() {
         llvm::outs() << "epl-rematerialize @" << fn.getSymName();
         if (stage >= 0)
           llvm::outs() << " stage " << stage;
+        // A device's share when data parallelism splits the batch.
+        int64_t peak = llvm::divideCeil(plan->peakBytes, batchShards),
+                whole = llvm::divideCeil(total, batchShards);
         llvm::outs() << ": keeps " << llvm::count(plan->keep, true) << " of "
                      << chain.size() << " forward tensors; activations peak "
-                     << plan->peakBytes << " of " << total << " bytes ("
-                     << describeBytes(plan->peakBytes) << " of "
-                     << describeBytes(total) << ")";
+                     << peak << " of " << whole << " bytes ("
+                     << describeBytes(peak) << " of " << describeBytes(whole)
+                     << ")";
         if (batchShards > 1)
-          llvm::outs() << " for the batch split over " << batchShards
-                       << " devices";
+          llvm::outs() << " per device, the batch split over " << batchShards;
         llvm::outs() << ", recompute "
                      << llvm::format("%.4g", plan->recomputeCost) << " flops\n";
       }

@@ -118,9 +118,9 @@ def EPLRematerializePass : Pass<"epl-rematerialize", "ModuleOp"> {
       tensors plus one recomputed run at a time (of a run, the tensors the
       backward reads), so a plan needs the kept bytes plus the largest
       run's. Under `gradient_checkpoint.memory_budget` (a fraction of the
-      activations the plain step keeps when at most 1, bytes above: a
-      device's, which holds its shard of the batch, the inputs' dimension 0
-      split over the mesh axes epl-plan seeded) the
+      activations the plain step keeps when at most 1, bytes above: of one
+      micro-batch on one device, which holds its shard of the batch, the
+      inputs' dimension 0 split over the mesh axes epl-plan seeded) the
       pass keeps the plan with the least recompute flops, found by a
       dynamic program over the chain (lib/Checkpointing: exact on chains
       of up to 64 tensors, checked against brute force; longer chains are
