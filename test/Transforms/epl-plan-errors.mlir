@@ -173,6 +173,31 @@ module {
 
 // -----
 
+// A name is one stage's, and a stage has one name (both were taken, the
+// trace and messages naming two stages alike).
+module {
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.exp %x {epl.stage = #epl.stage<index = 0, name = "s0">} : tensor<8x4xf32>
+    // expected-error @+1 {{epl-plan: stages 0 and 1 are both named "s0"; a name is one stage's}}
+    %b = math.exp %a {epl.stage = #epl.stage<index = 1, name = "s0">} : tensor<8x4xf32>
+    return %b : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+module {
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    %a = math.exp %x {epl.stage = #epl.stage<index = 0, name = "s0">} : tensor<8x4xf32>
+    // expected-error @+1 {{epl-plan: stage 0 is named "s0" and "first"; a stage has one name}}
+    %b = math.exp %a {epl.stage = #epl.stage<index = 0, name = "first">} : tensor<8x4xf32>
+    %c = math.exp %b {epl.stage = #epl.stage<index = 1>} : tensor<8x4xf32>
+    return %c : tensor<8x4xf32>
+  }
+}
+
+// -----
+
 // Virtual stages of a model without stages would be ignored.
 module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64,
                                  "pipeline.strategy" = "Interleaved1F1B"}} {

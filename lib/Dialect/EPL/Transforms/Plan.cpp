@@ -337,13 +337,33 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
              << " virtual stages per device there are";
     int64_t p = numStages / chunks;
 
-    // Stage names: the scopes', else those the user wrote on `epl.stage`.
+    // Stage names: the scopes', else those the user wrote on `epl.stage`,
+    // one name per stage and one stage per name (two names would make the
+    // messages and the trace name one stage twice, or two stages alike).
     llvm::DenseMap<int64_t, StringAttr> writtenNames;
-    fn.walk([&](Operation *op) {
-      if (auto s = op->getAttrOfType<StageAttr>(EPLDialect::kStageAttrName);
-          s && s.getName())
-        writtenNames[s.getIndex()] = s.getName();
+    llvm::DenseMap<StringAttr, int64_t> writtenStages;
+    WalkResult named = fn.walk([&](Operation *op) -> WalkResult {
+      auto s = op->getAttrOfType<StageAttr>(EPLDialect::kStageAttrName);
+      if (!s || !s.getName())
+        return WalkResult::advance();
+      auto [name, newName] =
+          writtenNames.try_emplace(s.getIndex(), s.getName());
+      auto [stage, newStage] =
+          writtenStages.try_emplace(s.getName(), s.getIndex());
+      if (name->second != s.getName())
+        return op->emitError()
+               << "epl-plan: stage " << s.getIndex() << " is named \""
+               << name->second.getValue() << "\" and \""
+               << s.getName().getValue() << "\"; a stage has one name";
+      if (stage->second != s.getIndex())
+        return op->emitError()
+               << "epl-plan: stages " << stage->second << " and "
+               << s.getIndex() << " are both named \"" << s.getName().getValue()
+               << "\"; a name is one stage's";
+      return WalkResult::advance();
     });
+    if (named.wasInterrupted())
+      return failure();
     auto nameOf = [&](int64_t stage) {
       return stage < static_cast<int64_t>(names.size())
                  ? StringAttr::get(ctx, names[stage])
