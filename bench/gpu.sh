@@ -18,7 +18,8 @@
 # `run` takes well under 5 minutes on an H200. It runs EPL_GPU_EXEC
 # (default build/bin/epl-exec, which links Debian's OpenBLAS, Open MPI and
 # oneDNN; it says which libraries are missing). For a GPU machine, build
-# the one that needs only glibc, and carry it with DIR (a few MB):
+# the one that needs only glibc, and carry it with DIR (about 30 MB, most
+# of it static OpenBLAS; the device tool carries 64 MiB):
 #
 #   scripts/build-gpu-runner.sh            # build-gpu/bin/epl-exec
 #   bench/gpu.sh prepare bench/gpu-out     # artifacts from build/'s epl-compile

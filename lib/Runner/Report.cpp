@@ -139,7 +139,7 @@ static json::Array collectivesJSON(const rt::RankStats &stats,
 
 void mlir::epl::writeReport(const std::string &path,
                             const std::vector<StepRecord> &steps,
-                            const char *backend,
+                            const char *backend, bool gpu,
                             const std::vector<RankReport> &ranks,
                             const rt::RankStats &stats,
                             const std::vector<MeshInfo> &meshes) {
@@ -181,13 +181,17 @@ void mlir::epl::writeReport(const std::string &path,
         {"p2p_received_bytes", r.p2pReceivedBytes}});
   }
   writeJSON(path,
-            json::Object{{"steps", std::move(stepArray)},
-                         {"ranks", static_cast<int64_t>(ranks.size())},
-                         {"backend", backend},
-                         {"gemm", rt::gemmLibrary()},
-                         {"peak_bytes", std::move(peakArray)},
-                         {"per_rank", std::move(rankArray)},
-                         {"collectives", collectivesJSON(stats, meshes)}});
+            json::Object{
+                {"steps", std::move(stepArray)},
+                {"ranks", static_cast<int64_t>(ranks.size())},
+                {"backend", backend},
+                {"gpu", gpu},
+                {"gpu_collectives", gpu ? json::Value(rt::gpuCollectivesUsed())
+                                        : json::Value(nullptr)},
+                {"gemm", gpu ? "cublas" : rt::gemmLibrary()},
+                {"peak_bytes", std::move(peakArray)},
+                {"per_rank", std::move(rankArray)},
+                {"collectives", collectivesJSON(stats, meshes)}});
 }
 
 /// An action's slice is named by its phase's letter (as in the pipeline

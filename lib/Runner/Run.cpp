@@ -633,10 +633,19 @@ void finishRun(const Program &program, RankCall &call,
 
   std::vector<RankReport> reports = rankReports(program, measures, activities);
   const char *backend = backendName(options.ranks.backend);
-  printSummary(program, options.steps, steps, backend, reports);
+  // Where the ranks ran: on GPUs, and how their collectives went (auto
+  // picks per group).
+  std::string where = backend;
+  if (options.ranks.cuda) {
+    where += ", on GPUs";
+    if (std::string used = rt::gpuCollectivesUsed(); !used.empty())
+      where += ", collectives " +
+               (used == "NCCL" ? "over " + used : std::string(used));
+  }
+  printSummary(program, options.steps, steps, where.c_str(), reports);
   if (!options.reportFile.empty())
-    writeReport(options.reportFile, steps, backend, reports, stats,
-                program.meshes);
+    writeReport(options.reportFile, steps, backend, options.ranks.cuda, reports,
+                stats, program.meshes);
   if (!options.traceFile.empty())
     writeTrace(options.traceFile, program, events);
   if (!options.dumpFile.empty())

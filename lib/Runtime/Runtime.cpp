@@ -190,6 +190,9 @@ Options::GPUCollectives &gpuCollectivesMode() {
   return mode;
 }
 
+/// Which GPU communicators this process made (gpuCollectivesUsed).
+std::atomic<bool> madeNccl{false}, madeStaged{false};
+
 /// Used outside runRanks (e.g. a unit test calling the ABI directly).
 RankStats &fallbackStats() {
   static RankStats stats;
@@ -386,6 +389,14 @@ static void keepFreedMemory() {
 
 bool epl::rt::gpuAvailable(std::string &why) { return cuda::available(why); }
 
+std::string epl::rt::gpuCollectivesUsed() {
+  std::string used = madeNccl ? "NCCL" : "";
+  if (madeStaged)
+    used +=
+        (used.empty() ? "" : " and ") + std::string("staged through the host");
+  return used;
+}
+
 void epl::rt::runRanks(const Options &options,
                        const std::function<void(int)> &body) {
   keepFreedMemory();
@@ -532,8 +543,12 @@ Communicator *communicatorFor(const Group &group) {
       fatalError("--gpu-collectives nccl: " + why);
   }
   // Otherwise the host backend gets copies of the device buffers.
-  if (!onDevice)
+  if (onDevice)
+    madeNccl.store(true);
+  if (!onDevice) {
     onDevice = cuda::stageThroughHost(host, group.size());
+    madeStaged.store(true);
+  }
   return onDevice.get();
 }
 

@@ -93,7 +93,7 @@ def to_mlir(loss, outputs=()):
     g.set_loss(loss)
     g.config = dict(get_config().items())
     if g.config.get("gradient_checkpoint.type") == "collection" and g.marked_args \
-            and not any("epl.checkpoint" in line for line in g.lines):
+            and not g.marks_ops:
         marked = ", ".join(f"{a['kind']} '{a['name']}'" for a, _ in g.marked_args)
         raise ShapeError(
             f"gradient_checkpoint.type = \"collection\" keeps what epl.checkpoint "

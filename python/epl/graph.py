@@ -182,8 +182,10 @@ class Graph:
         # more ops (its tensors in the next model's ops printed names that
         # model does not define: an MLIR parse error in a temporary file).
         self.closed = False
-        # Arguments epl.checkpoint marked (always kept anyway), with where.
+        # Arguments epl.checkpoint marked (always kept anyway), with where;
+        # whether it marked an op.
         self.marked_args = []
+        self.marks_ops = False
 
     def _own(self, *values):
         """Checks that the tensors among `values` are this model's, and
@@ -292,7 +294,8 @@ class Graph:
         (to_mlir) rather than refused as marking nothing."""
         arg = next((a for a in self.args if a["ssa"] == x.ssa), None)
         if arg is not None:
-            self.marked_args.append((arg, user_location()))
+            if all(a is not arg for a, _ in self.marked_args):
+                self.marked_args.append((arg, user_location()))
             return x
         index = self._defs.get(x.ssa)
         if index is None:
@@ -319,6 +322,7 @@ class Graph:
             # their first type.
             head = head.replace(" : ", " {epl.checkpoint} : ", 1)
         self.lines[index] = head + ("\n" + rest if rest else "")
+        self.marks_ops = True
         return x
 
     def empty(self, shape, dtype=None):

@@ -398,7 +398,8 @@ def test_cubin_for_another_gpu_is_one_error(tmp_path):
     # fake runs no GPU code, as a driver too old for the cubin would not).
     same = exec_cuda(other, "--steps", 1, sm=100, expect_ok=False)
     assert ("CUDA: the driver refused the program's kernels, compiled for sm_100, "
-            "on this GPU (sm_100): no kernel image is available") in same.stderr, same.stderr
+            "on this GPU (sm_100): operation not supported; the driver's log "
+            "says: the fake driver runs no GPU code") in same.stderr, same.stderr
 
 
 @pytest.mark.parametrize("form, holds, refused", [
@@ -410,8 +411,8 @@ def test_cubin_for_another_gpu_is_one_error(tmp_path):
     # The driver compiles it when it loads it; its compiler's log is said.
     ("ptx", b".target sm_90",
      "compiled to PTX for sm_90 and this GPU is sm_80; compile with "
-     "--gpu-chip=sm_80: a PTX JIT compilation failed; the driver's PTX "
-     "compiler said: ptxas application ptx input, line 6; error   : SM "
+     "--gpu-chip=sm_80: a PTX JIT compilation failed; the driver's log "
+     "says: ptxas application ptx input, line 6; error   : SM "
      "version specified by .target is higher than default SM version "
      "assumed"),
 ])
@@ -443,7 +444,7 @@ def test_ptx_newer_than_the_driver_is_one_error(tmp_path):
         "than this driver (CUDA 11.8) compiles; update the driver, or compile "
         "a cubin for this GPU (--gpu-format=cubin --gpu-chip=sm_90): the "
         "provided PTX was compiled with an unsupported toolchain; the "
-        "driver's PTX compiler said: ptxas application ptx input, line 5; "
+        "driver's log says: ptxas application ptx input, line 5; "
         "fatal   : Unsupported .version 8.0; current version is '7.8'\n")
 
 
@@ -489,22 +490,37 @@ def test_gpu_work_that_never_finishes_is_an_error(tmp_path):
     out = run([EPL_EXEC, artifact, "--steps", 2, "--timeout", 2],
               expect_ok=False, env=env)
     assert out.returncode == 1, out.stderr
-    assert ("CUDA: the GPU's work has not finished after 2 s (a collective "
-            "whose other ranks never joined it, a message nobody receives, "
-            "or a kernel that does not end); see --timeout") in out.stderr
+    assert ("CUDA: the GPU's work of step 1 has not finished after 2 s (a "
+            "collective whose other ranks never joined it, a message nobody "
+            "receives, or a kernel that does not end); see --timeout") in out.stderr
     assert time.monotonic() - start < 60
 
 
-@pytest.mark.parametrize("fault, waiting", [
+def test_out_of_device_memory_says_what_needs_less(tmp_path):
+    """A GPU too small for the step (here 2 MiB for a 2.7 MiB MLP): the
+    step, the allocation, the GPU's size and what needs less, not the
+    driver's bare "cuMemAllocAsync failed: out of memory"."""
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir")
+    env = fake_env()
+    env["EPL_FAKE_CUDA_MEMORY_MB"] = "2"
+    out = run([EPL_EXEC, artifact, "--steps", 1], expect_ok=False, env=env)
+    assert out.returncode == 1, out.stderr
+    assert re.search(r"epl-exec: rank 0: CUDA: out of device memory( in step 1)?: "
+                     r"\d+\.\d\d MiB more does not fit on this GPU \(2\.00 MiB\); "
+                     r'offload.level = "v0" \(parameters and optimizer state in host '
+                     r"memory\), zero.level, gradient checkpointing", out.stderr), out.stderr
+
+
+@pytest.mark.parametrize("fault, waiting, rest", [
     # Rank 1 never joins: rank 0 waits in the communicator's creation.
     ("1:nccl:sleep=30", "rank 0: NCCL: joining the communicator of @mesh "
-     "[\"tensor\"] (2 devices) (ncclCommInitRank)"),
+     "[\"tensor\"] (2 devices) (ncclCommInitRank)", "rank 1"),
     # Rank 0 stops before its second collective: rank 1 waits in it (the
     # fake NCCL on the host, as the real one does where it connects).
     ("0:nccl@3:sleep=30", "rank 1: NCCL: all_reduce over @mesh "
-     "[\"tensor\"] (2 devices)"),
+     "[\"tensor\"] (2 devices)", "rank 0"),
 ])
-def test_nccl_call_that_never_returns_is_an_error(tmp_path, fault, waiting):
+def test_nccl_call_that_never_returns_is_an_error(tmp_path, fault, waiting, rest):
     """NCCL waits on the host for the other members (creating a
     communicator, connecting two members in their first collective) with no
     deadline of its own: a rank that died or stopped left the others
@@ -518,7 +534,7 @@ def test_nccl_call_that_never_returns_is_an_error(tmp_path, fault, waiting):
                "--steps", 2, "--timeout", 2], expect_ok=False, env=env)
     assert out.returncode == 1, out.stderr
     assert (f"epl-exec: {waiting}: timed out after 2 s waiting for the rest "
-            "of the group (ranks 0, 1); a rank may have failed, stopped or "
+            f"of the group ({rest}); a rank may have failed, stopped or "
             "left (see --timeout)") in out.stderr
     assert time.monotonic() - start < 20
 
@@ -649,3 +665,19 @@ def test_strategies_on_four_gpus_equal_the_cpu(tmp_path, kind, config):
     path = tmp_path / "model.mlir"
     path.write_text(model(kind, optimizer="adam", **config))
     nccl_equals_cpu(tmp_path, path, ["--data", data, "--steps", 4, "--seed", 5], ranks=4)
+
+
+@pytest.mark.parametrize("collectives, said", [("nccl", "over NCCL"),
+                                               ("host", "staged through the host")])
+def test_summary_and_report_say_gpus_and_collectives(tmp_path, collectives, said):
+    """Where the ranks ran: on GPUs, and how their collectives went
+    (`auto` picks per group; nothing said so, and the report named the
+    CPU's GEMM library)."""
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
+    report = tmp_path / "report.json"
+    out = exec_cuda(artifact, "--steps", 1, "--report", report, ranks=2, gpus=2,
+                    collectives=collectives)
+    assert f"on 2 ranks (threads, on GPUs, collectives {said})" in out.stdout
+    r = json.loads(report.read_text())
+    assert (r["backend"], r["gpu"], r["gemm"]) == ("threads", True, "cublas")
+    assert r["gpu_collectives"] == said.removeprefix("over ")

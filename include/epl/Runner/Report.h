@@ -109,14 +109,19 @@ void printEvaluation(const EvalRecord &eval);
 
 /// "epl-run: <n> steps of @<name> on <r> ranks (<backend>): mean step ...,
 /// peak memory ... per rank", then for a pipelined program a line per rank.
+/// `backend` says where the ranks ran ("threads"; "threads, on GPUs,
+/// collectives over NCCL").
 void printSummary(const Program &program, int numSteps,
                   const std::vector<StepRecord> &steps, const char *backend,
                   const std::vector<RankReport> &ranks);
 
-/// The JSON report: steps, ranks, backend, what each rank measured and what
-/// rank 0 communicated (`stats`), with mesh and axis names from `meshes`.
+/// The JSON report: steps, ranks, backend, whether the ranks ran on GPUs
+/// (then the GEMM library is cuBLAS, and how their collectives went), what
+/// each rank measured and what rank 0 communicated (`stats`), with mesh and
+/// axis names from `meshes`.
 void writeReport(const std::string &path, const std::vector<StepRecord> &steps,
-                 const char *backend, const std::vector<RankReport> &ranks,
+                 const char *backend, bool gpu,
+                 const std::vector<RankReport> &ranks,
                  const ::epl::rt::RankStats &stats,
                  const std::vector<MeshInfo> &meshes);
 

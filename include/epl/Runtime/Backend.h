@@ -199,6 +199,11 @@ bool gpuAvailable(std::string &why);
 /// "openblas", "blis" or "dnnl"; for reports.
 const char *gemmLibrary();
 
+/// How this process's GPU ranks communicated so far (--gpu-collectives
+/// auto picks per group): "NCCL", "staged through the host", both joined
+/// by " and ", or "" (no collective on a GPU); for reports.
+std::string gpuCollectivesUsed();
+
 /// The name the runtime's and the runner's messages start with ("epl-run"
 /// unless a runner sets its own).
 const std::string &toolName();
@@ -219,9 +224,10 @@ int launcherRank();
 /// (SIGKILL), or "sleep=SECONDS" (this rank's thread). Points: "start"
 /// (epl-run, before compiling), "communicator" (before a rank creates its
 /// first communicator, i.e. before its first collective), "nccl" (before a
-/// rank on a GPU calls NCCL; the first call creates a communicator), "all_reduce" (in
-/// the middle of an all_reduce: its peers have entered it and wait for this
-/// rank, for its part under MPI, for its leaving on the threads backend).
+/// rank on a GPU calls NCCL; the first call creates a communicator),
+/// "all_reduce" (in the middle of an all_reduce: its peers have entered it and
+/// wait for this rank, for its part under MPI, for its leaving on the threads
+/// backend).
 void injectFault(const char *point, int rank);
 /// Whether the MPI backend was compiled in.
 bool mpiAvailable();

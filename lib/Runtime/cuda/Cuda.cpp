@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -44,6 +45,7 @@ struct Driver {
   X(cuDeviceGetCount)                                                          \
   X(cuDeviceGet)                                                               \
   X(cuDeviceGetAttribute)                                                      \
+  X(cuDeviceTotalMem)                                                          \
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuCtxSetCurrent)                                                           \
   X(cuStreamCreate)                                                            \
@@ -280,8 +282,8 @@ std::string targetOf(const Image &image) {
   return "to PTX" + (target.empty() ? std::string() : " for " + target);
 }
 
-/// What the driver's PTX compiler said when it refused an image, if
-/// anything: "; the driver's PTX compiler said: ...".
+/// What the driver's error log says about an image it refused (its PTX
+/// compiler's complaint), if anything: "; the driver's log says: ...".
 std::string jitSaid(const char *log) {
   std::string text(log);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
@@ -289,7 +291,7 @@ std::string jitSaid(const char *log) {
   for (char &c : text)
     if (c == '\n')
       c = ' ';
-  return text.empty() ? "" : "; the driver's PTX compiler said: " + text;
+  return text.empty() ? "" : "; the driver's log says: " + text;
 }
 
 CUmodule moduleFor(Image &image) {
@@ -458,12 +460,37 @@ void reapPendingFrees(RankDevice &d) {
 void waitFor(CUstream stream);
 } // namespace
 
+/// The GPU has no room for `bytes` more: what it has, where it ran out,
+/// and what needs less.
+[[noreturn]] void outOfMemory(RankDevice &d, size_t bytes) {
+  CUdevice dev;
+  size_t total = 0;
+  driver().cuDeviceGet(&dev, d.ordinal);
+  driver().cuDeviceTotalMem(&total, dev);
+  auto mib = [](size_t b) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.2f MiB", b / 1048576.0);
+    return std::string(text);
+  };
+  fatalError("CUDA: out of device memory" +
+             (currentWork().empty() ? std::string() : " in " + currentWork()) +
+             ": " + mib(bytes) + " more does not fit on this GPU (" +
+             mib(total) +
+             "); offload.level = \"v0\" (parameters and optimizer state in "
+             "host memory), zero.level, gradient checkpointing or fewer "
+             "samples per device need less (the report's estimated peak "
+             "says how much the step holds)");
+}
+
 void *cuda::allocate(size_t bytes) {
   CUdeviceptr ptr = 0;
   RankDevice &d = device();
   size_t size = bytes ? bytes : 1;
   if (d.pools) {
-    check(driver().cuMemAllocAsync(&ptr, size, d.stream), "cuMemAllocAsync");
+    CUresult r = driver().cuMemAllocAsync(&ptr, size, d.stream);
+    if (r == CUDA_ERROR_OUT_OF_MEMORY)
+      outOfMemory(d, size);
+    check(r, "cuMemAllocAsync");
     return reinterpret_cast<void *>(ptr);
   }
   reapPendingFrees(d);
@@ -474,6 +501,8 @@ void *cuda::allocate(size_t bytes) {
     reapPendingFrees(d);
     r = driver().cuMemAlloc(&ptr, size);
   }
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    outOfMemory(d, size);
   check(r, "cuMemAlloc");
   return reinterpret_cast<void *>(ptr);
 }
@@ -605,11 +634,13 @@ void waitFor(CUstream stream) {
     std::chrono::duration<double> waited =
         std::chrono::steady_clock::now() - start;
     if (waited.count() > timeout)
-      fatalError("CUDA: the GPU's work has not finished after " +
-                 formatSeconds(timeout) +
-                 " (a collective whose other ranks never joined it, a "
-                 "message nobody receives, or a kernel that does not end); "
-                 "see --timeout");
+      fatalError(
+          "CUDA: the GPU's work" +
+          (currentWork().empty() ? std::string() : " of " + currentWork()) +
+          " has not finished after " + formatSeconds(timeout) +
+          " (a collective whose other ranks never joined it, a "
+          "message nobody receives, or a kernel that does not end); "
+          "see --timeout");
     // Spin while the work is short (a step's copy), then let the core go.
     if (polls > 1000)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
@@ -646,14 +677,23 @@ cublasHandle_t blasHandle() {
   RankDevice &d = device();
   if (!d.handle) {
     Blas &b = blas();
-    if (b.cublasCreate(&d.handle) != CUBLAS_STATUS_SUCCESS)
-      fatalError("CUDA: cuBLAS does not start");
-    b.cublasSetStream(d.handle, d.stream);
+    if (cublasStatus_t s = b.cublasCreate(&d.handle);
+        s != CUBLAS_STATUS_SUCCESS)
+      fatalError("CUDA: cuBLAS does not start (cublasCreate: status " +
+                 std::to_string(s) +
+                 (s == CUBLAS_STATUS_NOT_INITIALIZED
+                      ? ", not initialized: a cuBLAS for another CUDA than "
+                        "the driver's, or no GPU memory left)"
+                      : ")"));
+    if (b.cublasSetStream(d.handle, d.stream) != CUBLAS_STATUS_SUCCESS)
+      fatalError("CUDA: cuBLAS does not take the rank's stream");
     // Plain fp32 (the default math mode; set so that nothing else chose
     // one) unless the run asked for TF32 (--gpu-tf32), which rounds the
     // inputs to 10 bits of mantissa for the tensor cores.
-    b.cublasSetMathMode(d.handle, tf32.load() ? CUBLAS_TF32_TENSOR_OP_MATH
-                                              : CUBLAS_DEFAULT_MATH);
+    if (b.cublasSetMathMode(d.handle, tf32.load() ? CUBLAS_TF32_TENSOR_OP_MATH
+                                                  : CUBLAS_DEFAULT_MATH) !=
+        CUBLAS_STATUS_SUCCESS)
+      fatalError("CUDA: cuBLAS refuses the math mode (--gpu-tf32 or not)");
   }
   return d.handle;
 }

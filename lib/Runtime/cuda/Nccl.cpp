@@ -82,9 +82,9 @@ void check(ncclResult_t r, const char *what) {
                " failed: " + nccl().ncclGetErrorString(r));
 }
 
-/// Calls NCCL (`run` returns its result) under the run's deadline, waiting
-/// for `whom`, and checks the result.
-const std::string kNowhere;
+/// No "where" for a call (never destroyed: a deadline may fire while the
+/// process exits).
+const std::string &kNowhere = *new std::string;
 
 /// An NCCL call under way, as its timeout names it: "NCCL: OP WHERE".
 struct Waiting {
@@ -147,9 +147,12 @@ public:
   NcclCommunicator(Communicator &host, const Group &group)
       : host(host), size(group.size()), index(group.index),
         members(group.members) {
+    int listed = 0;
     for (int m : members)
-      others += (others.empty() ? "" : ", ") + std::to_string(m);
-    others = "the rest of the group (ranks " + others + ")";
+      if (m != members[index])
+        others += (listed++ ? ", " : "") + std::to_string(m);
+    others = "the rest of the group (rank" +
+             std::string(listed > 1 ? "s " : " ") + others + ")";
     over = " over " + group.describe();
     overGroupEnd = over + " (ncclGroupEnd)";
     ofInit = " of " + group.describe() + " (ncclCommInitRank)";

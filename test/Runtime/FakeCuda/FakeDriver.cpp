@@ -478,6 +478,14 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   return CUDA_SUCCESS;
 }
 
+CUresult cuDeviceTotalMem(size_t *bytes, CUdevice device) {
+  if (CUresult r = needDevice(device))
+    return r;
+  // One arena serves every fake GPU: each has all of it.
+  *bytes = driver().arena.size;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
                               CUdevice device) {
   if (CUresult r = needDevice(device))
@@ -809,12 +817,49 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
   const char *text = static_cast<const char *>(image);
   uint32_t magic;
   std::memcpy(&magic, text, sizeof(magic));
+  // Real GPU code: refused as another GPU refuses it, or, where this one
+  // would load it (a cubin for its chip; a fatbin with one, or with PTX it
+  // compiles), as the fake that runs none.
+  int sm = driver().sm;
+  auto loads = [&](uint32_t arch, bool ptx) {
+    return ptx ? int(arch) <= sm : int(arch) == sm;
+  };
+  bool loadable = false;
   if (std::memcmp(text,
                   "\x7f"
                   "ELF",
-                  4) == 0 ||
-      magic == 0xBA55ED50)
-    return CUDA_ERROR_NO_BINARY_FOR_GPU; // a cubin or fatbin: real GPU code
+                  4) == 0) {
+    uint32_t flags;
+    std::memcpy(&flags, text + 48, sizeof(flags)); // Elf64_Ehdr::e_flags
+    loadable = loads((flags >> 8) & 0xff, false);
+  } else if (magic == 0xBA55ED50) {
+    // CUDA's fatbin: a header, then entries (kind 1 PTX, 2 cubin).
+    uint16_t headerSize;
+    uint64_t fatSize;
+    std::memcpy(&headerSize, text + 6, sizeof(headerSize));
+    std::memcpy(&fatSize, text + 8, sizeof(fatSize));
+    for (size_t at = headerSize; at + 32 <= headerSize + fatSize;) {
+      uint16_t kind;
+      uint32_t entry, payload, arch;
+      std::memcpy(&kind, text + at, sizeof(kind));
+      std::memcpy(&entry, text + at + 4, sizeof(entry));
+      std::memcpy(&payload, text + at + 8, sizeof(payload));
+      std::memcpy(&arch, text + at + 28, sizeof(arch));
+      loadable |= loads(arch, kind == 1);
+      if (!entry)
+        break;
+      at += size_t(entry) + payload;
+    }
+  } else {
+    magic = 0;
+  }
+  if (loadable)
+    return refuse(CUDA_ERROR_NOT_SUPPORTED, "the fake driver runs no GPU code");
+  if (magic || std::memcmp(text,
+                           "\x7f"
+                           "ELF",
+                           4) == 0)
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
   if (std::strstr(text, ".version ")) {
     std::string log;
     return refuse(compilePTX(text, log), log);

@@ -111,8 +111,9 @@ private:
                << "cannot split the batch through '" << op->getName()
                << "': it reads a batched value without a sharding rule "
                   "saying how, so each micro-batch would read its own rows "
-                  "where the whole batch's were meant (compute it with "
-                  "linalg ops over the batch)";
+                  "where the whole batch's were meant (a micro-batch holds "
+                  "only its rows; compute it with linalg ops over the batch, "
+                  "or without micro-batches)";
     return false;
   }
 

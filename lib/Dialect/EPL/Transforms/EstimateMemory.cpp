@@ -91,8 +91,9 @@ struct Estimate {
 
 class Estimator {
 public:
-  Estimator(ModuleOp module, bool argumentsAroundUse, bool blas)
-      : argumentsAroundUse(argumentsAroundUse), blas(blas), symbols(module) {}
+  Estimator(ModuleOp module, bool argumentsAroundUse, bool blas, bool explain)
+      : argumentsAroundUse(argumentsAroundUse), blas(blas), explain(explain),
+        symbols(module) {}
 
   /// The peak of the buffers `func` allocates, as the entry (its arguments
   /// read-only, its results live to its end) or as a `callee` (its
@@ -105,6 +106,8 @@ public:
   const bool argumentsAroundUse;
   /// Contractions are the runtime's GEMMs (see the pass's option).
   const bool blas;
+  /// Print what an entry holds at its peak (see the pass's option).
+  const bool explain;
 
 private:
   SymbolTable symbols;
@@ -157,10 +160,10 @@ private:
   static bool reads(OpOperand &use);
   /// The position of `value`'s last use, loops accounted for.
   int64_t lastUse(Value value);
-  /// A transient `bytes` during `op`.
-  void transient(Operation *op, int64_t bytes) {
+  /// A transient `bytes` during `op`, which `why` says (explain).
+  void transient(Operation *op, int64_t bytes, const char *why) {
     if (bytes > 0)
-      transients.push_back({pos[op], bytes});
+      transients.push_back({pos[op], bytes, op, why});
   }
   /// Copies of strided views that `op` passes to the runtime or a call.
   void contiguousOperands(Operation *op);
@@ -188,7 +191,17 @@ private:
   /// optimizer state's update), with that argument's number.
   DenseMap<unsigned, unsigned> overArgument;
   SmallVector<Buffer> buffers;
-  SmallVector<std::pair<int64_t, int64_t>> transients;
+  /// Bytes held during one op only: (position, bytes, the op).
+  struct Transient {
+    int64_t at, bytes;
+    Operation *op;
+    const char *why;
+  };
+  SmallVector<Transient> transients;
+  /// Prints the buffers live at position `at`, the peak (`explain`).
+  void explainPeak(int64_t at, int64_t peak);
+  /// Where each buffer's last use is (explainPeak reads it).
+  SmallVector<int64_t> ends;
 };
 
 void FunctionReplay::number(Operation *root) {
@@ -390,7 +403,8 @@ void FunctionReplay::writeInto(Operation *op, Value result, Value dest) {
 void FunctionReplay::contiguousOperands(Operation *op) {
   for (Value operand : op->getOperands())
     if (stridedViews.contains(operand))
-      transient(op, bytesOf(operand.getType()) + kAlignment);
+      transient(op, bytesOf(operand.getType()) + kAlignment,
+                "a contiguous copy of a strided operand");
 }
 
 /// The layout `value`'s buffer will have: row-major, or a slice's strides
@@ -418,7 +432,9 @@ void FunctionReplay::stagedGemmOperands(linalg::LinalgOp op) {
   for (auto [i, operand] : llvm::enumerate(op->getOperands()))
     if (!plan->readsInPlace(i, layoutOf(operand)))
       // Allocated without alignment.
-      transient(op, bytesOf(operand.getType()));
+      transient(op, bytesOf(operand.getType()),
+                "a contiguous copy of an operand the GEMM cannot read in "
+                "place");
 }
 
 void FunctionReplay::visitBlock(Block &block) {
@@ -507,7 +523,8 @@ void FunctionReplay::visit(Operation *op) {
         newBuffer(result, pos[op], /*padding=*/0);
     if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
       if (!callee.isExternal())
-        transient(op, estimator.peakOf(callee, /*callee=*/true));
+        transient(op, estimator.peakOf(callee, /*callee=*/true),
+                  "the callee's own buffers");
     return;
   }
   if (isa<CollectiveOpInterface>(op)) {
@@ -516,7 +533,8 @@ void FunctionReplay::visit(Operation *op) {
     // dimension moves its data through one more buffer.
     auto moved = [&](int64_t dim, Value through) {
       if (dim != 0)
-        transient(op, bytesOf(through.getType()) + kAlignment);
+        transient(op, bytesOf(through.getType()) + kAlignment,
+                  "the runtime's staging of an inner-dimension move");
     };
     if (auto gather = dyn_cast<AllGatherOp>(op))
       moved(gather.getDim(), gather.getResult());
@@ -627,7 +645,8 @@ void FunctionReplay::argumentsAroundUse() {
   // return.
   for (auto [r, v] : llvm::enumerate(ret->getOperands()))
     if (!overArgument.count(r) && !builtInPlace.contains(r))
-      transient(ret, bytesOf(v.getType()));
+      transient(ret, bytesOf(v.getType()),
+                "a result copied into its own buffer on return");
 }
 
 int64_t FunctionReplay::run() {
@@ -674,21 +693,86 @@ int64_t FunctionReplay::run() {
     int64_t end = buffer.pinned ? kEnd : std::max(buffer.alloc, buffer.until);
     for (Value v : buffer.values)
       end = std::max(end, lastUse(v));
+    ends.push_back(end);
     events.push_back({buffer.alloc, buffer.bytes});
     if (end < kEnd)
       events.push_back({end + 1, -buffer.bytes});
   }
-  for (auto [at, bytes] : transients) {
-    events.push_back({at, bytes});
-    events.push_back({at + 1, -bytes});
+  for (const Transient &t : transients) {
+    events.push_back({t.at, t.bytes});
+    events.push_back({t.at + 1, -t.bytes});
   }
   llvm::sort(events);
-  int64_t live = 0, peak = 0;
+  int64_t live = 0, peak = 0, peakAt = 0;
   for (auto [at, bytes] : events) {
     live += bytes;
-    peak = std::max(peak, live);
+    if (live > peak) {
+      peak = live;
+      peakAt = at;
+    }
   }
+  if (!callee && estimator.explain && peak > 0)
+    explainPeak(peakAt, peak);
   return peak;
+}
+
+void FunctionReplay::explainPeak(int64_t at, int64_t peak) {
+  Operation *where = nullptr;
+  func.walk([&](Operation *op) {
+    if (pos.lookup(op) == at)
+      where = op;
+  });
+  // "'linalg.matmul' at model.mlir:12:5": the user's line where there is
+  // one.
+  auto describe = [](Operation *op) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << "'" << op->getName() << "'";
+    FileLineColLoc file;
+    op->getLoc()->walk([&](Location l) {
+      if (auto f = dyn_cast<FileLineColLoc>(l); f && !file)
+        file = f;
+      return WalkResult::advance();
+    });
+    if (file)
+      os << " at " << file.getFilename().getValue() << ":" << file.getLine()
+         << ":" << file.getColumn();
+    return s;
+  };
+  llvm::raw_ostream &os = llvm::outs();
+  os << "memory estimate @" << func.getSymName() << ": peak " << peak
+     << " bytes at " << (where ? describe(where) : "the start")
+     << ", held by:\n";
+  SmallVector<std::pair<int64_t, std::string>> held;
+  for (auto [buffer, end] : llvm::zip_equal(buffers, ends)) {
+    if (buffer.alloc > at || end < at || buffer.bytes == 0)
+      continue;
+    // Named by what it holds at the peak: the last op before it that
+    // wrote it (an empty tensor is only its shape, a reshape or slice a
+    // view of it).
+    Value v = buffer.values.front();
+    for (Value w : buffer.values)
+      if (Operation *def = w.getDefiningOp();
+          def && pos.lookup(def) <= at &&
+          !isa<tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+               tensor::ExtractSliceOp, tensor::CastOp>(def))
+        v = w;
+    std::string what =
+        isa<BlockArgument>(v)
+            ? "argument " +
+                  std::to_string(cast<BlockArgument>(v).getArgNumber())
+            : describe(v.getDefiningOp());
+    held.push_back({buffer.bytes, "the result of " + what});
+  }
+  for (const Transient &t : transients)
+    if (t.at == at)
+      held.push_back(
+          {t.bytes, "during " + describe(t.op) + ": " + std::string(t.why)});
+  // Largest first: what to look at to bring the peak down.
+  llvm::stable_sort(
+      held, [](const auto &a, const auto &b) { return a.first > b.first; });
+  for (const auto &[bytes, what] : held)
+    os << "  " << bytes << " bytes: " << what << "\n";
 }
 
 int64_t Estimator::peakOf(func::FuncOp func, bool callee) {
@@ -784,7 +868,7 @@ struct EPLEstimateMemoryPass
       if (failed(decomposeAggregatedOps(*copy)))
         return signalPassFailure();
     }
-    Estimator estimator(*copy, argumentsAroundUse, blas);
+    Estimator estimator(*copy, argumentsAroundUse, blas, explain);
     SymbolTable originals(getOperation());
     for (func::FuncOp func : copy->getOps<func::FuncOp>()) {
       if (func.isPrivate() || func.isExternal())

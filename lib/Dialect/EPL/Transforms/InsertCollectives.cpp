@@ -738,11 +738,14 @@ private:
             if (layouts.count(v) && !layouts.lookup(v).isReplicated())
               return op->emitError()
                      << "epl-insert-collectives: cannot partition '"
-                     << op->getName()
-                     << "': an operand is split over the mesh (by the batch "
-                        "or a split scope) and the op has no rule to run on "
-                        "its shard; compute it with linalg ops, or read the "
-                        "value inside a linalg body";
+                     << op->getName() << "': an operand is "
+                     << (layouts.lookup(v).partial.empty()
+                             ? "split over the mesh (by the batch, a split "
+                               "scope, ZeRO or a sharding constraint)"
+                             : "a partial sum over the mesh")
+                     << " and the op has no rule to run on its part; compute "
+                        "it with linalg ops, or read the value inside a "
+                        "linalg body";
           if (failed(localizeCaptured(op, nullptr, {})))
             return failure();
           // Any other op computes its tensors whole on every device.

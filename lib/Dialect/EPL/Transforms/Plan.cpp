@@ -36,6 +36,10 @@ std::string describe(Operation *op) {
 struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
   using Base::Base;
 
+  /// Planning a copy of a one-device model for the devices it asks for,
+  /// only to find what those could not run.
+  bool probing = false;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (devices < 1) {
@@ -101,17 +105,32 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       // its splits whole; what the devices its stages and splits ask for
       // could not run (a stage reading a later one's value, stages of
       // different widths, a split that does not divide its weight) is an
-      // error here too, found by planning a copy for them. Its warnings
-      // are about that plan, not this one: dropped.
-      if (numStages > 1 || splitDevices > 1) {
-        int64_t asked = std::max<int64_t>(numStages, 1) /
-                        config.getInt("pipeline.num_virtual_stages") *
-                        std::max(splitDevices, replicateDevices);
+      // error here too, found by planning a copy for them (`probing`: not
+      // what depends on the devices a run has, its batch over them, nor
+      // what is not planned yet there). Its warnings are about that plan,
+      // not this one: dropped.
+      int64_t asked = std::max<int64_t>(numStages, 1) /
+                      config.getInt("pipeline.num_virtual_stages") *
+                      std::max(splitDevices, replicateDevices);
+      // (Stage indices the user wrote may ask for any number: past a
+      // cluster's, the copy would only be sized by them.)
+      constexpr int64_t kMostDevices = 1 << 16;
+      if ((numStages > 1 || splitDevices > 1) && !probing &&
+          asked <= kMostDevices) {
         ModuleOp copy = module.clone();
-        auto eraseCopy = llvm::make_scope_exit([&] { copy->erase(); });
+        llvm::scope_exit eraseCopy([&] {
+          copy->erase();
+          probing = false;
+        });
+        probing = true;
         auto copyFn = copy.lookupSymbol<func::FuncOp>(fn.getSymName());
-        ScopedDiagnosticHandler errorsOnly(&getContext(), [](Diagnostic &d) {
-          return success(d.getSeverity() != DiagnosticSeverity::Error);
+        ScopedDiagnosticHandler errorsOnly(&getContext(), [&](Diagnostic &d) {
+          if (d.getSeverity() != DiagnosticSeverity::Error)
+            return success();
+          d.attachNote() << "found planning the model for the " << asked
+                         << " devices its stages and splits ask for (this "
+                            "run has one)";
+          return failure();
         });
         if (failed(plan(copy, copyFn, std::max<int64_t>(asked, 1))))
           return failure();
@@ -138,7 +157,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
              << " devices are not divisible by the stage's device count "
              << stageDevices << " (split(" << splitDevices << "), replicate("
              << replicateDevices << "))";
-    if (!colocate && replicateDevices > 1 && splitDevices > 1)
+    if (!colocate && replicateDevices > 1 && splitDevices > 1 && !probing)
       return fn.emitError()
              << "epl-plan: replicate(" << replicateDevices << ") and split("
              << splitDevices
@@ -221,7 +240,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       StringRef kind = getArgKind(fn, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if ((kind != "input" && kind != "label") || !type ||
-          type.getRank() == 0 || batchAxes.empty())
+          type.getRank() == 0 || batchAxes.empty() || probing)
         continue;
       int64_t g = groupSize(mesh, batchAxes);
       // Every input and label is split along its dimension 0: name the one
@@ -573,7 +592,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     if (result.wasInterrupted())
       return failure();
     edit.apply();
-    if (firstSplit && !seeded)
+    if (firstSplit && !seeded && !probing)
       return firstSplit->emitError()
              << "epl-plan: this split scope splits nothing: no contraction in "
                 "it multiplies by a parameter (directly or through a "

@@ -1332,6 +1332,14 @@ def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
     $ epl-opt model.mlir --epl-training-step --epl-estimate-memory -o /dev/null
     memory estimate @mlp: params 7.11 MiB, opt_state 7.11 MiB, inputs 794.0 KiB, grads 7.11 MiB, peak buffers 18.18 MiB (19059436 bytes)
     ```
+    With `explain`, what makes the peak, largest first: what to change
+    to bring it down (a layer to checkpoint, a buffer the fusion keeps):
+    ```
+    $ epl-opt model.mlir --epl-training-step --epl-estimate-memory="explain" -o /dev/null
+    memory estimate @mlp: peak 19059436 bytes at 'linalg.matmul' at mlp.mlir:12:10, held by:
+      3211280 bytes: the result of 'linalg.generic' at mlp.mlir:10:10
+      ...
+    ```
     ```mlir
     func.func @mlp(...) attributes {epl.memory_estimate = {grads = 7454760 : i64,
         inputs = 813056 : i64, opt_state = 7454760 : i64,
@@ -1349,6 +1357,9 @@ def EPLEstimateMemoryPass : Pass<"epl-estimate-memory", "ModuleOp"> {
            "Contractions run as the runtime's GEMM (epl-run --blas): an "
            "operand BLAS cannot read in place is a contiguous copy during "
            "the GEMM">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Print, for each function, the op at its peak and the buffers "
+           "live there, largest first, with the ops that made them">,
   ];
   // The replay runs the lowering's empty-tensor elimination, whose analysis
   // needs the bufferization dialect's interfaces.
