@@ -4,6 +4,7 @@
 // RUN: epl-opt %S/Inputs/linear.mlir --epl-training-step --epl-estimate-memory -o /dev/null | FileCheck %s --check-prefix=STEP
 // RUN: epl-opt %s -split-input-file --epl-estimate-memory=blas=0 -o /dev/null | FileCheck %s --check-prefix=NOBLAS
 // RUN: epl-opt %S/Inputs/linear.mlir --epl-training-step --epl-estimate-memory="print=false" | FileCheck %s --check-prefix=ATTR
+// RUN: epl-opt %s -split-input-file --epl-estimate-memory="explain=1 print=0" -o /dev/null | FileCheck %s --check-prefix=EXPLAIN
 
 // A training step: a linear layer (x: 4x3, w: 3x2) with momentum SGD.
 // Parameters, optimizer state and inputs are its tagged arguments; the
@@ -69,6 +70,14 @@ func.func @arguments_and_empties(%a: tensor<4x4xf32>) -> tensor<f32> {
 // CHECK-SAME: peak = 272 : i64
 // PRINT-NOT: @piece
 // PRINT: memory estimate @caller: {{.*}}peak buffers 272 B (272 bytes)
+// With explain, what holds that peak: during the call, the callee's own
+// buffers, the contiguous copy of the strided slice it is passed, and the
+// result buffer the caller allocates for it.
+// EXPLAIN: memory estimate @caller: peak 272 bytes at 'func.call' at {{.*}}epl-estimate-memory.mlir:[[#@LINE+13]]:8, held by:
+// EXPLAIN-NEXT: 128 bytes: during 'func.call' at {{.*}}: the callee's own buffers
+// EXPLAIN-NEXT: 80 bytes: during 'func.call' at {{.*}}: a contiguous copy of a strided operand
+// EXPLAIN-NEXT: 64 bytes: the result of 'func.call' at {{.*}}
+// EXPLAIN-NEXT: memory estimate @
 func.func private @piece(%a: tensor<4xf32>) -> tensor<4x4xf32> {
   %e = tensor.empty() : tensor<4x4xf32>
   %t = linalg.broadcast ins(%a : tensor<4xf32>) outs(%e : tensor<4x4xf32>) dimensions = [0]
