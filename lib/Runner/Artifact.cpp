@@ -274,6 +274,9 @@ std::string mlir::epl::writeManifest(const Manifest &m) {
                     {"producer", m.producer},
                     {"runtime_interface", m.runtimeInterface},
                     {"target", m.target},
+                    {"gpu_kernels", m.gpuKernels.empty()
+                                        ? json::Value(nullptr)
+                                        : json::Value(m.gpuKernels)},
                     {"triple", m.triple},
                     {"cpu", m.cpu},
                     {"devices", m.devices},
@@ -358,6 +361,9 @@ llvm::FailureOr<Manifest> mlir::epl::parseManifest(llvm::StringRef text,
   if (m.format != kManifestFormat)
     return m;
   const json::Object *p = read.object(root->get("program"), "program");
+  if (const json::Value *kernels = root->get("gpu_kernels");
+      kernels && kernels->getAsString())
+    m.gpuKernels = kernels->getAsString()->str();
   if (!p || !read.string(*root, "target", m.target, "manifest") ||
       !read.string(*root, "triple", m.triple, "manifest") ||
       !read.string(*root, "cpu", m.cpu, "manifest") ||

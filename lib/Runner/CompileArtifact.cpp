@@ -137,6 +137,18 @@ LogicalResult mlir::epl::writeArtifact(ModuleOp module, Step step,
   manifest.producer = eplVersionString();
   manifest.runtimeInterface = runtimeInterfaceDigest();
   manifest.target = options.target == Target::CUDA ? "cuda" : "cpu";
+  // What a GPU machine will be asked to load (--print-manifest shows it).
+  if (options.target == Target::CUDA) {
+    if (options.gpuHostKernels)
+      manifest.gpuKernels = "for the host (the fake driver's)";
+    else if (options.gpuFormat == GPUFormat::Fatbin)
+      manifest.gpuKernels =
+          "fatbin for " + options.gpuChip + " and newer (its PTX)";
+    else
+      manifest.gpuKernels =
+          (options.gpuFormat == GPUFormat::PTX ? "PTX for " : "cubin for ") +
+          options.gpuChip;
+  }
   manifest.triple = (*tm)->getTargetTriple().str();
   manifest.cpu = (*tm)->getTargetCPU().str();
   manifest.devices = artifact.devices;

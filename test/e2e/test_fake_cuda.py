@@ -425,6 +425,10 @@ def test_gpu_format_names_what_the_kernels_are(tmp_path, form, holds, refused):
     artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", host_kernels=False,
                             extra=("--gpu-format", form))
     assert holds in artifact.read_bytes()
+    # The manifest says which GPUs it is for (it could not tell them apart).
+    manifest = json.loads(run([EPL_EXEC, artifact, "--print-manifest"]).stdout)
+    assert manifest["gpu_kernels"] == {
+        "fatbin": "fatbin for sm_90 and newer (its PTX)", "ptx": "PTX for sm_90"}[form]
     out = exec_cuda(artifact, "--steps", 1, sm=80, expect_ok=False)
     assert out.returncode == 1, out.stderr
     assert f"epl-exec: rank 0: CUDA: the program's kernels were {refused}\n" == out.stderr

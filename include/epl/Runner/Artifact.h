@@ -63,6 +63,10 @@ struct Manifest {
   std::string runtimeInterface;
   /// "cpu" (or "cuda").
   std::string target = "cpu";
+  /// The cuda target's kernels: "cubin for sm_90", "fatbin for sm_90 and
+  /// newer (its PTX)", "PTX for sm_90", or "for the host (the fake
+  /// driver's)"; empty for the CPU.
+  std::string gpuKernels;
   /// The target triple and CPU the code was generated for.
   std::string triple;
   std::string cpu;
