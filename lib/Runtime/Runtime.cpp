@@ -30,6 +30,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace epl::rt;
 
 //===----------------------------------------------------------------------===//
@@ -387,7 +389,17 @@ static void keepFreedMemory() {
 #endif
 }
 
-bool epl::rt::gpuAvailable(std::string &why) { return cuda::available(why); }
+bool epl::rt::gpuAvailable(std::string &why) {
+  if (cuda::available(why))
+    return true;
+  // Under a launcher, which of the job's machines lacks it.
+  if (launchedByMPI()) {
+    char host[256] = "";
+    gethostname(host, sizeof(host) - 1);
+    why += " (rank " + std::to_string(launcherRank()) + ", on " + host + ")";
+  }
+  return false;
+}
 
 std::string epl::rt::gpuCollectivesUsed() {
   std::string used = madeNccl ? "NCCL" : "";

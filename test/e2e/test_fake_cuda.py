@@ -474,6 +474,17 @@ def test_no_gpu_is_one_error(tmp_path):
     assert "the CUDA driver sees no GPU" in out.stderr
 
 
+def test_no_gpu_under_mpirun_names_the_rank_and_machine(tmp_path):
+    """On a cluster, which node lacks the driver or a GPU."""
+    if not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
+    out = exec_cuda(artifact, "--steps", 1, ranks=2, gpus=0, mpi=True,
+                    expect_ok=False)
+    assert out.returncode != 0
+    assert re.search(r"the CUDA driver sees no GPU \(rank [01], on \S+\)", out.stderr), out.stderr
+
+
 def test_nccl_needs_a_gpu_per_rank(tmp_path):
     artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
     out = exec_cuda(artifact, "--steps", 1, ranks=2, gpus=1,
