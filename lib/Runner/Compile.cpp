@@ -251,13 +251,9 @@ static LogicalResult runPhase(PassManager &pm, ModuleOp module,
 FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
                                      const CompileOptions &options,
                                      PhaseTimer &timer, std::string &error) {
-  if (failed(Config::checkMisnamed(module, [&] {
-        return module.emitError(::epl::rt::toolName() + ": ");
-      })))
-    return failure();
   // A key nothing implements is an error even where nothing trains (a
   // forward under amp.level would silently run in f32).
-  if (failed(Config::get(module).checkImplemented(module.getContext(), [&] {
+  if (failed(Config::checkImplemented(module, [&] {
         return module.emitError(::epl::rt::toolName() + ": ");
       })))
     return failure();

@@ -425,9 +425,10 @@ Config Config::get(ModuleOp module) {
       module->getAttrOfType<DictionaryAttr>(EPLDialect::kConfigAttrName));
 }
 
-LogicalResult
-Config::checkMisnamed(ModuleOp module,
-                      function_ref<InFlightDiagnostic()> emitError) {
+/// A module attribute other than `epl.config` that holds EPL config keys
+/// or is named like it: an error (Config::checkImplemented).
+static LogicalResult
+checkMisnamed(ModuleOp module, function_ref<InFlightDiagnostic()> emitError) {
   StringRef expected = EPLDialect::kConfigAttrName;
   for (NamedAttribute attr : module->getDiscardableAttrs()) {
     StringRef name = attr.getName().getValue();
@@ -511,10 +512,14 @@ Config::checkTarget(bool gpu,
 }
 
 LogicalResult
-Config::checkImplemented(MLIRContext *context,
-                         function_ref<InFlightDiagnostic()> emitError) const {
+Config::checkImplemented(ModuleOp module,
+                         function_ref<InFlightDiagnostic()> emitError) {
+  if (failed(checkMisnamed(module, emitError)))
+    return failure();
+  DictionaryAttr dict = get(module).dict;
   if (!dict)
     return success();
+  MLIRContext *context = module.getContext();
   for (NamedAttribute entry : dict) {
     const ConfigKey *key = lookupConfigKey(entry.getName().getValue());
     const char *feature = key ? getMissingFeature(*key) : nullptr;

@@ -455,8 +455,7 @@ struct EPLApplyOptimizerPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto emitError = [&] { return module.emitError("epl-apply-optimizer: "); };
-    if (failed(Config::checkMisnamed(module, emitError)) ||
-        failed(Config::get(module).checkImplemented(&getContext(), emitError)))
+    if (failed(Config::checkImplemented(module, emitError)))
       return signalPassFailure();
     // Training steps: functions whose results say what they are. A step
     // of a model without parameters has no gradients, and nothing to do.

@@ -1414,8 +1414,7 @@ struct EPLAutodiffPass
     ModuleOp module = getOperation();
     Config config = Config::get(module);
     auto emitError = [&] { return module.emitError("epl-autodiff: "); };
-    if (failed(Config::checkMisnamed(module, emitError)) ||
-        failed(config.checkImplemented(&getContext(), emitError)))
+    if (failed(Config::checkImplemented(module, emitError)))
       return signalPassFailure();
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
     bool sumGradients =

@@ -143,21 +143,10 @@ constexpr int64_t kNeverKept = std::numeric_limits<int64_t>::max() / 8;
 /// batch's (the pass runs before partitioning), a byte budget a device's.
 int64_t batchShards(ModuleOp module) {
   MeshOp mesh = getMesh(module);
-  if (!mesh)
-    return 1;
   int64_t shards = 1;
-  for (auto fn : module.getOps<func::FuncOp>())
-    for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
-      StringRef kind = getArgKind(fn, i);
-      auto s =
-          fn.getArgAttrOfType<ShardingAttr>(i, EPLDialect::kShardingAttrName);
-      if ((kind != "input" && kind != "label") || !s || s.getDims().empty())
-        continue;
-      int64_t product = 1;
-      for (StringRef axis : s.getDimAxes(0))
-        product *= mesh.getAxisSize(axis).value_or(1);
-      shards = std::max(shards, product);
-    }
+  if (mesh)
+    for (auto fn : module.getOps<func::FuncOp>())
+      shards = std::max(shards, groupSize(mesh, dataAxes(fn)));
   return shards;
 }
 

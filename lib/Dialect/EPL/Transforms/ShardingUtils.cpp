@@ -60,6 +60,21 @@ MeshOp mlir::epl::getMesh(ModuleOp module) {
   return meshes.empty() ? MeshOp() : *meshes.begin();
 }
 
+AxisList mlir::epl::dataAxes(func::FuncOp fn) {
+  AxisList axes;
+  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
+    StringRef kind = getArgKind(fn, i);
+    auto s =
+        fn.getArgAttrOfType<ShardingAttr>(i, EPLDialect::kShardingAttrName);
+    if ((kind != "input" && kind != "label") || !s || s.getDims().empty())
+      continue;
+    for (StringRef axis : s.getDimAxes(0))
+      if (!llvm::is_contained(axes, axis))
+        axes.push_back(axis);
+  }
+  return axes;
+}
+
 int64_t mlir::epl::groupSize(MeshOp mesh, ArrayRef<StringRef> axes) {
   int64_t n = 1;
   for (StringRef a : axes)

@@ -31,23 +31,6 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
-/// The mesh axes the batch is split over: dimension 0 of the inputs' and
-/// labels' `epl.sharding`.
-AxisList dataAxes(func::FuncOp fn) {
-  AxisList axes;
-  for (unsigned i = 0, e = fn.getNumArguments(); i < e; ++i) {
-    StringRef kind = getArgKind(fn, i);
-    auto s =
-        fn.getArgAttrOfType<ShardingAttr>(i, EPLDialect::kShardingAttrName);
-    if ((kind != "input" && kind != "label") || !s || s.getDims().empty())
-      continue;
-    for (StringRef axis : s.getDimAxes(0))
-      if (!llvm::is_contained(axes, axis))
-        axes.push_back(axis);
-  }
-  return axes;
-}
-
 /// `param` laid out as `layout`, further split over the data axes `data`
 /// (those it does not use yet): on the first dimension nothing splits that
 /// they divide, else after the axes of the first split dimension they

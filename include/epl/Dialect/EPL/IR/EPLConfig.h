@@ -77,18 +77,15 @@ public:
   /// implements when the step is lowered for the CPU: `offload.level`.
   LogicalResult checkTarget(bool gpu,
                             function_ref<InFlightDiagnostic()> emitError) const;
-  /// Fails, naming the key, when the config sets a key that is not
-  /// implemented yet to a value other than its default: a key is either
+  /// Fails, naming the key, when `module`'s config sets a key that is not
+  /// implemented yet to a value other than its default, or when another
+  /// module attribute holds EPL config keys or is named like `epl.config`
+  /// (`elp.config`, `tf.config`: nothing reads it): a key is either
   /// honoured or rejected, never silently ignored. Passes that build the
   /// training step call this first.
-  LogicalResult
-  checkImplemented(MLIRContext *context,
-                   function_ref<InFlightDiagnostic()> emitError) const;
-  /// Fails on a module attribute other than `epl.config` that holds EPL
-  /// config keys or is named like it (`elp.config`, `tf.config`): nothing
-  /// reads it, so the model would train with the defaults without a word.
   static LogicalResult
-  checkMisnamed(ModuleOp module, function_ref<InFlightDiagnostic()> emitError);
+  checkImplemented(ModuleOp module,
+                   function_ref<InFlightDiagnostic()> emitError);
 
 private:
   DictionaryAttr dict;

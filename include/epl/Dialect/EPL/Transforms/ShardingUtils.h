@@ -51,6 +51,10 @@ struct Layout {
 /// The one mesh of a module (epl-plan makes one), or null.
 MeshOp getMesh(ModuleOp module);
 
+/// The mesh axes the batch is split over: those dimension 0 of `fn`'s
+/// inputs and labels is sharded over (epl-plan's seeds), in order.
+AxisList dataAxes(func::FuncOp fn);
+
 /// Whether `v` is all zeros: a zero splat constant, or a fill of zero
 /// (`linalg.fill` or its generic form).
 bool isZeroTensor(Value v);
