@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -198,12 +199,13 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n,
               accumulate ? 1.0 : 0.0, c, ldc);
 }
 
-/// C += A * B (with `accumulate`, else C = A * B) for one matrix of each.
-/// On a GPU: cuBLAS on the device buffers. The lowering stages operands
-/// BLAS cannot address in contiguous copies, so none is packed here.
+/// C += A * B (with `accumulate`, else C = A * B) for one matrix of each,
+/// or for each of `batch` (the matrices' strides apart). On a GPU: cuBLAS
+/// on the device buffers. The lowering stages operands BLAS cannot address
+/// in contiguous copies, so none is packed here.
 template <typename T>
 void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
-                    bool accumulate) {
+                    bool accumulate, cuda::GemmBatch batch = {}) {
   CBLAS_TRANSPOSE ta, tb, tc;
   int64_t lda, ldb, ldc;
   if (!a.blasForm(ta, lda) || !b.blasForm(tb, ldb) || !c.blasForm(tc, ldc))
@@ -211,12 +213,13 @@ void matmulOnDevice(const Matrix<T> &a, const Matrix<T> &b, const Matrix<T> &c,
                "lowering should have staged it in a contiguous copy)");
   if (tc == CblasNoTrans) {
     cuda::gemm(ta == CblasTrans, tb == CblasTrans, c.rows, c.cols, a.cols,
-               a.base, lda, b.base, ldb, c.base, ldc, accumulate);
+               a.base, lda, b.base, ldb, c.base, ldc, accumulate, batch);
     return;
   }
   // C is column-major: C^T += B^T A^T.
+  std::swap(batch.a, batch.b);
   cuda::gemm(tb == CblasNoTrans, ta == CblasNoTrans, c.cols, c.rows, a.cols,
-             b.base, ldb, a.base, lda, c.base, ldc, accumulate);
+             b.base, ldb, a.base, lda, c.base, ldc, accumulate, batch);
 }
 
 /// Runs a GEMM of `macs` multiply-adds on one OpenBLAS thread (one of
@@ -328,6 +331,18 @@ template <typename T> Matrix<T> matrixAt(const StridedView &v, int64_t batch) {
           v.strides[r - 1]};
 }
 
+/// Whether the matrices of the batched view `v` lie apart: each begins
+/// past the last element of the one before.
+bool batchesApart(const StridedView &v) {
+  int64_t last = 0;
+  for (size_t d = 1; d < v.sizes.size(); ++d) {
+    if (v.strides[d] < 0)
+      return false;
+    last += (v.sizes[d] - 1) * v.strides[d];
+  }
+  return v.strides[0] > last;
+}
+
 template <typename T>
 void matmul(EplUnrankedMemRef *am, EplUnrankedMemRef *bm, EplUnrankedMemRef *cm,
             bool accumulate) {
@@ -341,17 +356,25 @@ void matmul(EplUnrankedMemRef *am, EplUnrankedMemRef *bm, EplUnrankedMemRef *cm,
   int64_t batches = rank == 3 ? c.sizes[0] : 1;
   if (rank == 3 && (a.sizes[0] != batches || b.sizes[0] != batches))
     fatalError("matmul: batch sizes differ");
-  for (int64_t i = 0; i < batches; ++i) {
-    Matrix<T> ma = matrixAt<T>(a, i), mb = matrixAt<T>(b, i),
-              mc = matrixAt<T>(c, i);
-    if (ma.rows != mc.rows || mb.cols != mc.cols || ma.cols != mb.rows)
-      fatalError("matmul: shapes " + std::to_string(ma.rows) + "x" +
-                 std::to_string(ma.cols) + " * " + std::to_string(mb.rows) +
-                 "x" + std::to_string(mb.cols) + " -> " +
-                 std::to_string(mc.rows) + "x" + std::to_string(mc.cols) +
-                 " do not match");
-    matmul2d(ma, mb, mc, accumulate);
-  }
+  Matrix<T> ma = matrixAt<T>(a, 0), mb = matrixAt<T>(b, 0),
+            mc = matrixAt<T>(c, 0);
+  if (ma.rows != mc.rows || mb.cols != mc.cols || ma.cols != mb.rows)
+    fatalError("matmul: shapes " + std::to_string(ma.rows) + "x" +
+               std::to_string(ma.cols) + " * " + std::to_string(mb.rows) + "x" +
+               std::to_string(mb.cols) + " -> " + std::to_string(mc.rows) +
+               "x" + std::to_string(mc.cols) + " do not match");
+  // On a GPU, a batch is one call (attention's scores: batch x heads
+  // GEMMs, each a kernel launch of its own otherwise) where its matrices
+  // do not overlap in C (a view's batch stride may be anything).
+  if (cuda::bound() && batches > 1 && batchesApart(c) && mc.rows && mc.cols &&
+      ma.cols && a.strides[0] >= 0 && b.strides[0] >= 0 &&
+      batches <= std::numeric_limits<int>::max())
+    return matmulOnDevice(
+        ma, mb, mc, accumulate,
+        cuda::GemmBatch{batches, a.strides[0], b.strides[0], c.strides[0]});
+  for (int64_t i = 0; i < batches; ++i)
+    matmul2d(matrixAt<T>(a, i), matrixAt<T>(b, i), matrixAt<T>(c, i),
+             accumulate);
 }
 } // namespace
 

@@ -49,23 +49,49 @@ func.func @batched(%a: memref<3x4x5xf32>, %b: memref<3x5x6xf32>, %c: memref<3x4x
   return
 }
 
-// Attention scores q k^T over batch and heads: a loop over the batch, one
-// batched GEMM over the heads per iteration, k read transposed in place.
+// Attention scores q k^T over batch and heads: one batched GEMM over both
+// (one strided batched cuBLAS call on a GPU), k read transposed in place.
 // CHECK-LABEL: func @two_batch_dims
 func.func @two_batch_dims(%q: memref<2x3x4x5xf32>, %k: memref<2x3x6x5xf32>, %s: memref<2x3x4x6xf32>) {
   // CHECK: %[[KT:.*]] = memref.transpose %{{.*}} (d0, d1, d2, d3) -> (d0, d1, d3, d2)
-  // CHECK: scf.for %[[B:.*]] = %c0 to %c2 step %c1 {
-  // CHECK:   %[[QB:.*]] = memref.subview %{{.*}}[%[[B]], 0, 0, 0] [1, 3, 4, 5] [1, 1, 1, 1] : memref<2x3x4x5xf32> to memref<3x4x5xf32, strided<[20, 5, 1], offset: ?>>
-  // CHECK:   %[[KB:.*]] = memref.subview %[[KT]][%[[B]], 0, 0, 0] [1, 3, 5, 6] [1, 1, 1, 1]
-  // CHECK:   %[[SB:.*]] = memref.subview %{{.*}}[%[[B]], 0, 0, 0] [1, 3, 4, 6] [1, 1, 1, 1]
-  // CHECK:   call @epl_rt_matmul_f32
-  // CHECK: }
+  // CHECK-NOT: scf.for
+  // CHECK: %[[Q:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<2x3x4x5xf32> into memref<6x4x5xf32>
+  // CHECK: %[[K:.*]] = memref.collapse_shape %[[KT]] {{\[}}[0, 1], [2], [3]] : memref<2x3x5x6xf32, strided<[90, 30, 1, 5]>> into memref<6x5x6xf32, strided<[30, 1, 5]>>
+  // CHECK: %[[S:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<2x3x4x6xf32> into memref<6x4x6xf32>
+  // CHECK: call @epl_rt_matmul_f32
   // CHECK-NOT: linalg.generic
   linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>,
                                    affine_map<(b, h, m, n, k) -> (b, h, n, k)>,
                                    affine_map<(b, h, m, n, k) -> (b, h, m, n)>],
                   iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
       ins(%q, %k : memref<2x3x4x5xf32>, memref<2x3x6x5xf32>) outs(%s : memref<2x3x4x6xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %p = arith.mulf %x, %y : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  }
+  return
+}
+
+// q in [batch, seq, heads, dim] order: its batch and heads are not one
+// strided dimension, so a loop goes over the batch, one batched GEMM over
+// the heads per iteration.
+// CHECK-LABEL: func @two_batch_dims_apart
+func.func @two_batch_dims_apart(%q: memref<2x4x3x5xf32>, %k: memref<2x3x6x5xf32>, %s: memref<2x3x4x6xf32>) {
+  // CHECK: %[[QT:.*]] = memref.transpose %{{.*}} (d0, d1, d2, d3) -> (d0, d2, d1, d3)
+  // CHECK: %[[KT:.*]] = memref.transpose %{{.*}} (d0, d1, d2, d3) -> (d0, d1, d3, d2)
+  // CHECK-NOT: memref.collapse_shape
+  // CHECK: scf.for %[[B:.*]] = %c0 to %c2 step %c1 {
+  // CHECK:   %[[QB:.*]] = memref.subview %[[QT]][%[[B]], 0, 0, 0] [1, 3, 4, 5] [1, 1, 1, 1] : memref<2x3x4x5xf32, strided<[60, 5, 15, 1]>> to memref<3x4x5xf32, strided<[5, 15, 1], offset: ?>>
+  // CHECK:   %[[KB:.*]] = memref.subview %[[KT]][%[[B]], 0, 0, 0] [1, 3, 5, 6] [1, 1, 1, 1]
+  // CHECK:   %[[SB:.*]] = memref.subview %{{.*}}[%[[B]], 0, 0, 0] [1, 3, 4, 6] [1, 1, 1, 1]
+  // CHECK:   call @epl_rt_matmul_f32
+  // CHECK: }
+  linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, m, h, k)>,
+                                   affine_map<(b, h, m, n, k) -> (b, h, n, k)>,
+                                   affine_map<(b, h, m, n, k) -> (b, h, m, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k : memref<2x4x3x5xf32>, memref<2x3x6x5xf32>) outs(%s : memref<2x3x4x6xf32>) {
   ^bb0(%x: f32, %y: f32, %acc: f32):
     %p = arith.mulf %x, %y : f32
     %t = arith.addf %acc, %p : f32

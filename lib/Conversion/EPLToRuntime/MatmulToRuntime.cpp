@@ -129,6 +129,27 @@ Operation *zeroingBefore(linalg::LinalgOp op, Value c) {
   return nullptr;
 }
 
+/// The `batch` leading dimensions of the views as one, where each view's
+/// are one strided dimension (a contiguous batch and heads, k read
+/// transposed in place); unchanged otherwise.
+void collapseBatch(OpBuilder &b, Location loc, size_t batch,
+                   ArrayRef<Value *> views) {
+  if (batch < 2)
+    return;
+  ReassociationIndices leading;
+  for (size_t d = 0; d < batch; ++d)
+    leading.push_back(d);
+  SmallVector<ReassociationIndices> groups = {
+      leading, {int64_t(batch)}, {int64_t(batch) + 1}};
+  if (!llvm::all_of(views, [&](Value *view) {
+        return memref::CollapseShapeOp::isGuaranteedCollapsible(
+            cast<MemRefType>(view->getType()), groups);
+      }))
+    return;
+  for (Value *view : views)
+    *view = memref::CollapseShapeOp::create(b, loc, *view, groups);
+}
+
 /// Lowers `op` if it is a GEMM the runtime runs; returns whether it did.
 bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
                       linalg::LinalgOp op) {
@@ -180,10 +201,14 @@ bool lowerContraction(RuntimeAPI &api, RewriterBase &rewriter,
   Value va = matrix(0, a, false);
   Value vb = matrix(1, b, false);
   Value vc = matrix(2, c, true);
-  // The runtime's GEMM takes one batch dimension: loops go over the others
-  // (e.g. batch and heads of attention scores).
+  // The runtime's GEMM takes one batch dimension (on a GPU, one strided
+  // batched cuBLAS call): several (batch and heads of attention scores)
+  // become one where every operand's are one strided dimension, loops go
+  // over the others.
+  collapseBatch(rewriter, loc, plan->batch.size(), {&va, &vb, &vc});
   SmallVector<Value> outer;
-  for (unsigned i = 0; i + 1 < plan->batch.size(); ++i) {
+  int64_t batchDims = cast<MemRefType>(vc.getType()).getRank() - 2;
+  for (int64_t i = 0; i + 1 < batchDims; ++i) {
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value size = arith::ConstantIndexOp::create(

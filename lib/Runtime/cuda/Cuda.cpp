@@ -137,7 +137,9 @@ struct Blas {
   X(cublasSetStream)                                                           \
   X(cublasSetMathMode)                                                         \
   X(cublasSgemm)                                                               \
-  X(cublasDgemm)
+  X(cublasDgemm)                                                               \
+  X(cublasSgemmStridedBatched)                                                 \
+  X(cublasDgemmStridedBatched)
   EPL_CUBLAS_FUNCTIONS(EPL_DECLARE_FUNCTION)
   std::string error;
 
@@ -699,34 +701,45 @@ cublasHandle_t blasHandle() {
 }
 
 /// Row-major C = op(A) op(B) + C is column-major C^T = op(B)^T op(A)^T +
-/// C^T: the same call with the operands swapped.
-template <typename T, typename Gemm>
-void rowMajorGemm(Gemm gemm, bool transA, bool transB, int64_t m, int64_t n,
-                  int64_t k, const T *a, int64_t lda, const T *b, int64_t ldb,
-                  T *c, int64_t ldc, bool accumulate) {
+/// C^T: the same call with the operands swapped. A batch is one strided
+/// batched call (attention's products over batch and heads: one launch,
+/// not one a matrix).
+template <typename T, typename Gemm, typename Batched>
+void rowMajorGemm(Gemm gemm, Batched batched, bool transA, bool transB,
+                  int64_t m, int64_t n, int64_t k, const T *a, int64_t lda,
+                  const T *b, int64_t ldb, T *c, int64_t ldc, bool accumulate,
+                  cuda::GemmBatch batch) {
   T one = 1, beta = accumulate ? 1 : 0;
-  cublasStatus_t s = gemm(blasHandle(), transB ? CUBLAS_OP_T : CUBLAS_OP_N,
-                          transA ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b,
-                          ldb, a, lda, &beta, c, ldc);
+  cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N,
+                    opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasStatus_t s =
+      batch.count == 1
+          ? gemm(blasHandle(), opB, opA, n, m, k, &one, b, ldb, a, lda, &beta,
+                 c, ldc)
+          : batched(blasHandle(), opB, opA, n, m, k, &one, b, ldb, batch.b, a,
+                    lda, batch.a, &beta, c, ldc, batch.c, batch.count);
   if (s != CUBLAS_STATUS_SUCCESS)
     fatalError("CUDA: cuBLAS GEMM " + std::to_string(m) + "x" +
                std::to_string(n) + "x" + std::to_string(k) +
+               (batch.count == 1
+                    ? std::string()
+                    : " (a batch of " + std::to_string(batch.count) + ")") +
                " failed (status " + std::to_string(s) + ")");
 }
 } // namespace
 
 void cuda::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                 const float *a, int64_t lda, const float *b, int64_t ldb,
-                float *c, int64_t ldc, bool accumulate) {
-  rowMajorGemm(blas().cublasSgemm, transA, transB, m, n, k, a, lda, b, ldb, c,
-               ldc, accumulate);
+                float *c, int64_t ldc, bool accumulate, GemmBatch batch) {
+  rowMajorGemm(blas().cublasSgemm, blas().cublasSgemmStridedBatched, transA,
+               transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, batch);
 }
 
 void cuda::gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
                 const double *a, int64_t lda, const double *b, int64_t ldb,
-                double *c, int64_t ldc, bool accumulate) {
-  rowMajorGemm(blas().cublasDgemm, transA, transB, m, n, k, a, lda, b, ldb, c,
-               ldc, accumulate);
+                double *c, int64_t ldc, bool accumulate, GemmBatch batch) {
+  rowMajorGemm(blas().cublasDgemm, blas().cublasDgemmStridedBatched, transA,
+               transB, m, n, k, a, lda, b, ldb, c, ldc, accumulate, batch);
 }
 
 //===----------------------------------------------------------------------===//

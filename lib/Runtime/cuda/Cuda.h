@@ -94,17 +94,24 @@ void synchronizeAll();
 /// The GPUs the driver sees (0 without a driver).
 int deviceCount();
 
+/// `count` GEMMs of one shape whose operands lie `a`, `b` and `c`
+/// elements apart (an input's 0: the same matrix in each), as one call.
+struct GemmBatch {
+  int64_t count = 1;
+  int64_t a = 0, b = 0, c = 0;
+};
+
 /// C[m, n] += op(A) op(B) (with `accumulate`, else C = op(A) op(B)) on
 /// device buffers, row-major, with cuBLAS in the rank's stream (fp32
-/// without TF32, or fp64). `transA`/`transB` say whether A (m x k) and B
-/// (k x n) are stored transposed, `ld*` their leading dimensions as BLAS
-/// reads them.
+/// without TF32, or fp64), for each matrix of `batch`. `transA`/`transB`
+/// say whether A (m x k) and B (k x n) are stored transposed, `ld*` their
+/// leading dimensions as BLAS reads them.
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
-          int64_t ldc, bool accumulate);
+          int64_t ldc, bool accumulate, GemmBatch batch = {});
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const double *a, int64_t lda, const double *b, int64_t ldb, double *c,
-          int64_t ldc, bool accumulate);
+          int64_t ldc, bool accumulate, GemmBatch batch = {});
 
 /// A communicator whose buffers are on the GPU, over one whose buffers are
 /// on the host: each call copies its input to the host, runs there, and

@@ -42,11 +42,11 @@ std::unique_ptr<Communicator> cuda::ncclFor(Communicator &, const Group &,
   return nullptr;
 }
 void cuda::gemm(bool, bool, int64_t, int64_t, int64_t, const float *, int64_t,
-                const float *, int64_t, float *, int64_t, bool) {
+                const float *, int64_t, float *, int64_t, bool, GemmBatch) {
   unavailable();
 }
 void cuda::gemm(bool, bool, int64_t, int64_t, int64_t, const double *, int64_t,
-                const double *, int64_t, double *, int64_t, bool) {
+                const double *, int64_t, double *, int64_t, bool, GemmBatch) {
   unavailable();
 }
 std::unique_ptr<Communicator> cuda::stageThroughHost(Communicator &, int) {

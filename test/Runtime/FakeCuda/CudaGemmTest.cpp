@@ -23,6 +23,8 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <functional>
 #include <string>
 #include <tuple>
@@ -84,15 +86,84 @@ INSTANTIATE_TEST_SUITE_P(Layouts, CudaGemm,
                                                           {5, 6, 0}})),
                          [](const auto &info) { return caseName(info.param); });
 
-TEST(CudaGemmBatched, EachMatrixEqualsTheReference) {
-  View<float> a(13, 11, RowMajor, 3, 1, 3), b(11, 7, ColumnMajor, 5, 2, 3),
-      c(13, 7, RowMajor, 7, 3, 3);
-  std::vector<float> before = c.data;
+/// The GEMM calls the fake cuBLAS has taken (each a launch on a GPU).
+int64_t cublasCalls() {
+  // (The library the runtime opens: one, loaded once.)
+  void *library = dlopen("libcublas.so.13", RTLD_LAZY);
+  auto calls = library ? reinterpret_cast<int64_t (*)()>(
+                             dlsym(library, "eplFakeCublasCalls"))
+                       : nullptr;
+  return calls ? calls() : -1;
+}
+
+/// A batch of GEMMs (attention's scores over batch and heads) is one
+/// strided batched cuBLAS call, whatever C's layout.
+TEST(CudaGemmBatched, IsOneCallEachMatrixEqualToTheReference) {
+  for (Layout lc : {RowMajor, ColumnMajor}) {
+    for (bool accumulate : {true, false}) {
+      View<float> a(13, 11, RowMajor, 3, 1, 3), b(11, 7, ColumnMajor, 5, 2, 3),
+          c(13, 7, lc, 7, 3, 3);
+      std::vector<float> before = c.data;
+      int64_t calls = -1;
+      onAGPU([&] {
+        OnDevice<float> da(a), db(b), dc(c);
+        int64_t start = cublasCalls();
+        if (accumulate)
+          _mlir_ciface_epl_rt_matmul_f32(&a.memref, &b.memref, &c.memref);
+        else
+          _mlir_ciface_epl_rt_matmul_overwrite_f32(&a.memref, &b.memref,
+                                                   &c.memref);
+        calls = cublasCalls() - start;
+      });
+      EXPECT_EQ(calls, 1) << "C " << (lc == RowMajor ? "row" : "column")
+                          << "-major";
+      expectProduct(a, b, c, before, accumulate);
+    }
+  }
+}
+
+/// One B for every matrix of A (a batch stride of 0) is one call too.
+TEST(CudaGemmBatched, BroadcastOperand) {
+  View<double> a(6, 5, RowMajor, 1, 1, 4), b(5, 3, RowMajor, 2, 2, 4),
+      c(6, 3, ColumnMajor, 1, 3, 4);
+  b.matrixStride = 0;
+  b.descriptor[6] = 0; // the batch stride
+  std::vector<double> before = c.data;
+  int64_t calls = -1;
+  onAGPU([&] {
+    OnDevice<double> da(a), db(b), dc(c);
+    int64_t start = cublasCalls();
+    _mlir_ciface_epl_rt_matmul_f64(&a.memref, &b.memref, &c.memref);
+    calls = cublasCalls() - start;
+  });
+  EXPECT_EQ(calls, 1);
+  expectProduct(a, b, c, before, /*accumulate=*/true);
+}
+
+/// Matrices of C that overlap (a view whose batch stride is smaller than
+/// a matrix) cannot be one call: cuBLAS may write them in any order. Each
+/// is a call of its own, in order, as on the CPU.
+TEST(CudaGemmBatched, OverlappingResultsOneCallEach) {
+  View<float> a(4, 3, RowMajor, 0, 1, 3), b(3, 2, RowMajor, 0, 2, 3),
+      c(4, 2, RowMajor, 0, 3, 3);
+  c.descriptor[6] = 2; // matrix i starts at row i / 2 + ...: they overlap
+  int64_t calls = -1;
   onAGPU([&] {
     OnDevice<float> da(a), db(b), dc(c);
-    _mlir_ciface_epl_rt_matmul_f32(&a.memref, &b.memref, &c.memref);
+    int64_t start = cublasCalls();
+    _mlir_ciface_epl_rt_matmul_overwrite_f32(&a.memref, &b.memref, &c.memref);
+    calls = cublasCalls() - start;
   });
-  expectProduct(a, b, c, before, /*accumulate=*/true);
+  EXPECT_EQ(calls, 3);
+  // The last matrix written wins where they overlap: C's last matrix is
+  // A's last times B's.
+  for (int64_t i = 0; i < 4; ++i)
+    for (int64_t j = 0; j < 2; ++j) {
+      double want = 0;
+      for (int64_t l = 0; l < 3; ++l)
+        want += double(a.at(i, l, 2)) * double(b.at(l, j, 2));
+      EXPECT_NEAR(c.data[2 * 2 + i * 2 + j], want, 1e-5);
+    }
 }
 
 TEST(CudaGemmF64, EqualsTheReference) {

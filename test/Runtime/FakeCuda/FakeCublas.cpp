@@ -2,12 +2,13 @@
 //
 // Part of EPL-MLIR.
 //
-// cublasSgemm and cublasDgemm as cuBLAS defines them (column-major, with
-// its argument checks), computed on the CPU on the fake driver's device
-// buffers. A handle must have the stream of the calling thread's context;
-// every operand must lie in a device buffer of that GPU, as large as its
-// leading dimension says. In TF32 math mode (--gpu-tf32) the fp32 inputs
-// are rounded to TF32 first, as the tensor cores do.
+// cublasSgemm and cublasDgemm, and their strided batched forms, as cuBLAS
+// defines them (column-major, with its argument checks), computed on the
+// CPU on the fake driver's device buffers; eplFakeCublasCalls counts the
+// calls (each a launch on a GPU). A handle must have the stream of the calling
+// thread's context; every operand must lie in a device buffer of that GPU, as
+// large as its leading dimension says. In TF32 math mode (--gpu-tf32) the fp32
+// inputs are rounded to TF32 first, as the tensor cores do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 
 #include <cublas_v2.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -25,6 +27,8 @@ struct Handle {
 };
 
 bool transposed(cublasOperation_t op) { return op != CUBLAS_OP_N; }
+
+std::atomic<int64_t> calls{0};
 
 template <typename T> T toTF32(T value) {
   if constexpr (sizeof(T) != 4) {
@@ -53,8 +57,9 @@ template <typename T> bool onDevice(const T *p, int rows, int cols, int ld) {
 template <typename T>
 cublasStatus_t gemm(cublasHandle_t handle, cublasOperation_t opA,
                     cublasOperation_t opB, int m, int n, int k, const T *alpha,
-                    const T *a, int lda, const T *b, int ldb, const T *beta,
-                    T *c, int ldc) {
+                    const T *a, int lda, long long strideA, const T *b, int ldb,
+                    long long strideB, const T *beta, T *c, int ldc,
+                    long long strideC, int batches) {
   auto *h = reinterpret_cast<Handle *>(handle);
   if (!h)
     return CUBLAS_STATUS_NOT_INITIALIZED;
@@ -65,34 +70,39 @@ cublasStatus_t gemm(cublasHandle_t handle, cublasOperation_t opA,
       h->mode != CUBLAS_TF32_TENSOR_OP_MATH)
     eplFakeCudaFail("cuBLAS", "a GEMM in a math mode the runtime never asks "
                               "for");
+  ++calls;
   // TF32 (fp32 GEMMs only): the inputs keep 10 bits of mantissa, rounded
   // to nearest with ties away, as the tensor cores' conversion does.
   bool tf32 = h->mode == CUBLAS_TF32_TENSOR_OP_MATH && sizeof(T) == 4;
-  if (m < 0 || n < 0 || k < 0)
+  if (m < 0 || n < 0 || k < 0 || batches < 0)
     return CUBLAS_STATUS_INVALID_VALUE;
   bool ta = transposed(opA), tb = transposed(opB);
-  // op(A) is m x k, op(B) k x n, C m x n.
-  if (!onDevice(a, ta ? k : m, ta ? m : k, lda) ||
-      !onDevice(b, tb ? n : k, tb ? k : n, ldb) || !onDevice(c, m, n, ldc))
-    return CUBLAS_STATUS_INVALID_VALUE;
   epl::fake::DeviceWork work;
   T al = *alpha, be = *beta;
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < m; ++i) {
-      T sum = 0;
-      for (int l = 0; l < k; ++l) {
-        T x = ta ? a[l + int64_t(i) * lda] : a[i + int64_t(l) * lda];
-        T y = tb ? b[j + int64_t(l) * ldb] : b[l + int64_t(j) * ldb];
-        if (tf32) {
-          x = toTF32(x);
-          y = toTF32(y);
+  for (int batch = 0; batch < batches; ++batch) {
+    const T *ab = a + batch * strideA, *bb = b + batch * strideB;
+    T *cb = c + batch * strideC;
+    // op(A) is m x k, op(B) k x n, C m x n.
+    if (!onDevice(ab, ta ? k : m, ta ? m : k, lda) ||
+        !onDevice(bb, tb ? n : k, tb ? k : n, ldb) || !onDevice(cb, m, n, ldc))
+      return CUBLAS_STATUS_INVALID_VALUE;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        T sum = 0;
+        for (int l = 0; l < k; ++l) {
+          T x = ta ? ab[l + int64_t(i) * lda] : ab[i + int64_t(l) * lda];
+          T y = tb ? bb[j + int64_t(l) * ldb] : bb[l + int64_t(j) * ldb];
+          if (tf32) {
+            x = toTF32(x);
+            y = toTF32(y);
+          }
+          sum += x * y;
         }
-        sum += x * y;
+        T &out = cb[i + int64_t(j) * ldc];
+        // beta = 0: C is not read (it may hold NaNs), as in BLAS.
+        out = be == T(0) ? al * sum : al * sum + be * out;
       }
-      T &out = c[i + int64_t(j) * ldc];
-      // beta = 0: C is not read (it may hold NaNs), as in BLAS.
-      out = be == T(0) ? al * sum : al * sum + be * out;
-    }
+  }
   return CUBLAS_STATUS_SUCCESS;
 }
 } // namespace
@@ -118,7 +128,8 @@ cublasStatus_t cublasSgemm(cublasHandle_t handle, cublasOperation_t opA,
                            const float *alpha, const float *a, int lda,
                            const float *b, int ldb, const float *beta, float *c,
                            int ldc) {
-  return gemm(handle, opA, opB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return gemm(handle, opA, opB, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c,
+              ldc, 0, 1);
 }
 
 cublasStatus_t cublasDgemm(cublasHandle_t handle, cublasOperation_t opA,
@@ -126,6 +137,28 @@ cublasStatus_t cublasDgemm(cublasHandle_t handle, cublasOperation_t opA,
                            const double *alpha, const double *a, int lda,
                            const double *b, int ldb, const double *beta,
                            double *c, int ldc) {
-  return gemm(handle, opA, opB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return gemm(handle, opA, opB, m, n, k, alpha, a, lda, 0, b, ldb, 0, beta, c,
+              ldc, 0, 1);
 }
+
+cublasStatus_t cublasSgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t opA, cublasOperation_t opB, int m,
+    int n, int k, const float *alpha, const float *a, int lda,
+    long long strideA, const float *b, int ldb, long long strideB,
+    const float *beta, float *c, int ldc, long long strideC, int batches) {
+  return gemm(handle, opA, opB, m, n, k, alpha, a, lda, strideA, b, ldb,
+              strideB, beta, c, ldc, strideC, batches);
+}
+
+cublasStatus_t cublasDgemmStridedBatched(
+    cublasHandle_t handle, cublasOperation_t opA, cublasOperation_t opB, int m,
+    int n, int k, const double *alpha, const double *a, int lda,
+    long long strideA, const double *b, int ldb, long long strideB,
+    const double *beta, double *c, int ldc, long long strideC, int batches) {
+  return gemm(handle, opA, opB, m, n, k, alpha, a, lda, strideA, b, ldb,
+              strideB, beta, c, ldc, strideC, batches);
+}
+
+/// The GEMM calls made so far (the tests' count of cuBLAS launches).
+int64_t eplFakeCublasCalls() { return calls.load(); }
 }
