@@ -13,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 
@@ -137,6 +138,12 @@ static json::Array collectivesJSON(const rt::RankStats &stats,
   return collectives;
 }
 
+/// `x`, or null where it is not a finite number (a diverged run's loss):
+/// JSON has no NaN or infinity, and a reader would refuse the report.
+static json::Value finiteOrNull(double x) {
+  return std::isfinite(x) ? json::Value(x) : json::Value(nullptr);
+}
+
 void mlir::epl::writeReport(const std::string &path,
                             const std::vector<StepRecord> &steps,
                             const char *backend, bool gpu,
@@ -148,9 +155,9 @@ void mlir::epl::writeReport(const std::string &path,
     json::Object o{
         {"step", s.step}, {"time_ms", s.timeMs}, {"page_faults", s.pageFaults}};
     if (s.loss)
-      o["loss"] = *s.loss;
+      o["loss"] = finiteOrNull(*s.loss);
     if (s.samplesPerSecond)
-      o["samples_per_s"] = *s.samplesPerSecond;
+      o["samples_per_s"] = finiteOrNull(*s.samplesPerSecond);
     stepArray.push_back(std::move(o));
   }
   json::Array peakArray, rankArray;

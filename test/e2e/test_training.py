@@ -514,3 +514,42 @@ def test_sums_over_a_large_batch_are_as_accurate_as_pytorchs(tmp_path, blas):
         assert error(grads, name) < bound(error(torch32, name)), (
             f"{name} gradient {error(grads, name):.2e} off "
             f"(PyTorch f32: {error(torch32, name):.2e})")
+
+
+def test_a_diverged_loss_is_null_in_the_report(tmp_path):
+    """A run that diverges (a sum-of-squares loss with too large a rate)
+    goes on as PyTorch would, printing nan or inf; the report stays JSON."""
+    import json
+    model = tmp_path / "diverge.mlir"
+    model.write_text("""
+module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 1.0e+03 : f64}} {
+  func.func @model(%x: tensor<4x8xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<8xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<f32>
+    %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<f32>) -> tensor<f32>
+    %s = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                          affine_map<(i, j) -> ()>],
+                         iterator_types = ["reduction", "reduction"]}
+        ins(%x, %w : tensor<4x8xf32>, tensor<8xf32>) outs(%acc : tensor<f32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %p = arith.mulf %a, %b : f32
+      %q = arith.mulf %p, %p : f32
+      %r = arith.addf %o, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %s : tensor<f32>
+  }
+}
+""")
+    params = tmp_path / "w.safetensors"
+    safetensors.save(params, {"w": np.ones(8, np.float32)})
+    report = tmp_path / "report.json"
+    out = epl_run(model, "--steps", 8, "--params", params, "--report", report)
+    printed = re.findall(r"step \d+ loss (\S+)", out.stdout)
+    assert len(printed) == 8 and not np.isfinite(float(printed[-1])), out.stdout
+    steps = json.loads(report.read_text())["steps"]
+    for line, step in zip(printed, steps):
+        finite = np.isfinite(float(line))
+        assert (step["loss"] == pytest.approx(float(line), rel=1e-6)) if finite \
+            else step["loss"] is None, (line, step)
