@@ -493,6 +493,33 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
 
 // -----
 
+// Class weights passed as an input, unsqueezed as torch's weighted
+// cross-entropy does: the error names the input under its reshape.
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<4x3xf32> {epl.arg = "input", epl.name = "x"},
+               %cw: tensor<3xf32> {epl.arg = "input", epl.name = "class_weights"},
+               %w: tensor<f32> {epl.arg = "param"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %row = tensor.expand_shape %cw [[0, 1]] output_shape [1, 3] : tensor<3xf32> into tensor<1x3xf32>
+    // expected-error @+1 {{cannot split the batch: this op does not keep dimension 0 of input 'class_weights', reshaped to tensor<1x3xf32>, as a dimension (it is indexed by an expression, or joined along); every input and label is cut into micro-batches}}
+    %l = linalg.generic {indexing_maps = [affine_map<(b, c) -> (b, c)>, affine_map<(b, c) -> (0, c)>,
+                                          affine_map<(b, c) -> ()>, affine_map<(b, c) -> ()>],
+                         iterator_types = ["reduction", "reduction"]}
+        ins(%x, %row, %w : tensor<4x3xf32>, tensor<1x3xf32>, tensor<f32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %p: f32, %v: f32, %acc: f32):
+      %m = arith.mulf %a, %p : f32
+      %n = arith.mulf %m, %v : f32
+      %r = arith.addf %acc, %n : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // A batched input read inside the region of an op that has no sharding
 // rule (scf.if): a micro-batch would read its own rows at the whole
 // batch's positions (row 3 of 2).
@@ -546,4 +573,43 @@ module {
     } -> tensor<f32>
     return %l : tensor<f32>
   }
+}
+
+// -----
+
+// torch's max(dim): the values and their indices in one reduction. The
+// message says how to write it so that it is differentiated.
+func.func @f(%w: tensor<4x3xf32> {epl.arg = "param"}) -> tensor<f32> {
+  %lowest = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0 : i64
+  %z = arith.constant 0.0 : f32
+  %ev = tensor.empty() : tensor<4xf32>
+  %ei = tensor.empty() : tensor<4xi64>
+  %v0 = linalg.fill ins(%lowest : f32) outs(%ev : tensor<4xf32>) -> tensor<4xf32>
+  %i0 = linalg.fill ins(%zero : i64) outs(%ei : tensor<4xi64>) -> tensor<4xi64>
+  // expected-error @+1 {{epl-autodiff: cannot differentiate a linalg.generic with 2 results: result 1 ('tensor<4xi64>') holds indices, as torch's max(dim) and min(dim) return beside the values; take the indices alone (i = x.argmax(dim)) and the values as a gather at them (x.gather(dim, i.unsqueeze(dim))), which are differentiated}}
+  %m:2 = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i)>, affine_map<(i, j) -> (i)>],
+                         iterator_types = ["parallel", "reduction"]}
+      ins(%w : tensor<4x3xf32>) outs(%v0, %i0 : tensor<4xf32>, tensor<4xi64>) {
+  ^bb0(%x: f32, %best: f32, %at: i64):
+    %j = linalg.index 1 : index
+    %ji = arith.index_cast %j : index to i64
+    %gt = arith.cmpf ogt, %x, %best : f32
+    %v = arith.select %gt, %x, %best : f32
+    %i = arith.select %gt, %ji, %at : i64
+    linalg.yield %v, %i : f32, i64
+  } -> (tensor<4xf32>, tensor<4xi64>)
+  %es = tensor.empty() : tensor<f32>
+  %s0 = linalg.fill ins(%z : f32) outs(%es : tensor<f32>) -> tensor<f32>
+  // (The indices are read, as a routing reads them.)
+  %s = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%m#0, %m#1 : tensor<4xf32>, tensor<4xi64>) outs(%s0 : tensor<f32>) {
+  ^bb0(%v: f32, %i: i64, %acc: f32):
+    %f = arith.sitofp %i : i64 to f32
+    %p = arith.mulf %v, %f : f32
+    %t = arith.addf %acc, %p : f32
+    linalg.yield %t : f32
+  } -> tensor<f32>
+  return %s : tensor<f32>
 }

@@ -577,10 +577,28 @@ LogicalResult StepBuilder::adjointOf(Operation *op) {
 }
 
 FailureOr<GenericForm> StepBuilder::analyzeGeneric(linalg::GenericOp op) {
-  if (op.getNumDpsInits() != 1)
-    return op.emitError() << "epl-autodiff: cannot differentiate a "
-                             "linalg.generic with "
-                          << op.getNumDpsInits() << " results";
+  if (op.getNumDpsInits() != 1) {
+    auto diag = op.emitError() << "epl-autodiff: cannot differentiate a "
+                                  "linalg.generic with "
+                               << op.getNumDpsInits() << " results";
+    // torch's max(dim) and min(dim): the values and their indices in one
+    // reduction. argmax alone is not differentiated (its values are
+    // dropped), and a gather of the values at it is.
+    auto integer = [](Value v) {
+      return isa<IntegerType, IndexType>(getElementTypeOrSelf(v.getType()));
+    };
+    if (llvm::count_if(op->getResults(), integer) == op->getNumResults() - 1) {
+      for (OpResult r : op->getResults())
+        if (integer(r))
+          diag << ": result " << r.getResultNumber() << " (" << r.getType()
+               << ") holds indices, as torch's max(dim) and min(dim) return "
+                  "beside the values; take the indices alone "
+                  "(i = x.argmax(dim)) and the values as a gather at them "
+                  "(x.gather(dim, i.unsqueeze(dim))), which are "
+                  "differentiated";
+    }
+    return diag;
+  }
   GenericForm g;
   g.op = op;
   g.out = op.getResult(0);

@@ -150,13 +150,28 @@ private:
       "dimension 0, so one that holds no batch (a mask or positions shared "
       "by the examples) is a parameter or a constant instead";
 
-  /// "input 'mask'", or the value's type when it is no argument.
+  /// The argument `v` is a reshape of (torch's unsqueeze of an input),
+  /// else `v`.
+  Value reshapedFrom(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
+              def))
+        break;
+      v = def->getOperand(0);
+    }
+    return isArgument(v) ? v : Value();
+  }
+
+  /// "input 'mask'" (of a reshape of it: "input 'w', reshaped to ..."), or
+  /// the value's type when it is no argument.
   std::string describe(Value v) {
     std::string text;
     llvm::raw_string_ostream os(text);
-    if (isArgument(v)) {
-      unsigned n = cast<BlockArgument>(v).getArgNumber();
+    if (Value arg = reshapedFrom(v)) {
+      unsigned n = cast<BlockArgument>(arg).getArgNumber();
       os << getArgKind(fn, n) << " '" << getArgName(fn, n) << "'";
+      if (arg != v)
+        os << ", reshaped to " << v.getType() << ",";
     } else {
       os << "a value of type " << v.getType();
     }
@@ -182,7 +197,7 @@ private:
         diag << " (read in its body)";
       diag << " along its dimension " << *d;
       first = false;
-      fedArgument |= isArgument(v);
+      fedArgument |= static_cast<bool>(reshapedFrom(v));
     }
     if (fedArgument)
       diag << ")" << kHoldsNoBatch;
@@ -205,7 +220,7 @@ private:
             << " of " << describe(v)
             << " as a dimension (it is indexed by an expression, or joined "
                "along)";
-        if (isArgument(v))
+        if (reshapedFrom(v))
           diag << kHoldsNoBatch;
         return diag;
       }
