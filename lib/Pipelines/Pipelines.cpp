@@ -58,6 +58,10 @@ void mlir::epl::addKernelFormation(OpPassManager &pm, bool blas, bool gpu) {
   fuse.splitMaxPerThread = split.maxPerThread;
   pm.addPass(createEPLFuseElementwisePass(fuse));
   pm.addPass(createEPLSplitReductionsPass(split));
+  // Each buffer comes into being where it is first written (a shared
+  // tensor.empty would allocate at its own place): what the estimate
+  // counts.
+  pm.addPass(createEPLEmptyTensorPerUsePass());
 }
 
 /// The lowering's steps on tensors, and bufferization: the same for every

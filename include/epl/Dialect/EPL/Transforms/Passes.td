@@ -737,6 +737,47 @@ def EPLSplitReductionsPass : Pass<"epl-split-reductions"> {
   ];
 }
 
+def EPLEmptyTensorPerUsePass : Pass<"epl-empty-tensor-per-use"> {
+  let summary = "Gives each use of a tensor.empty an empty tensor of its own, made right before it";
+  let description = [{
+    Bufferization allocates an empty tensor's buffer where the
+    `tensor.empty` is, and an op writing into an empty tensor that a later
+    op writes into again gets a copy of its own. torch-mlir makes one
+    `tensor.empty` for a run of element-wise ops of one shape, and fusion
+    gives one op several results into one: each of them then holds a
+    buffer from the `tensor.empty` on, however late it is first written,
+    and one of them holds a buffer nothing reads; an empty tensor made
+    early (torch-mlir makes a reduction's before the ops that compute its
+    input) holds its buffer from there. With an empty tensor per use, made
+    right before its user, each buffer comes into being where it is first
+    written, as `epl-estimate-memory` counts it. A use in a
+    nested region (a loop's body) gets its empty tensor in the
+    `tensor.empty`'s block, before the op holding it. The lowerings run it
+    after fusion and the splitting of reductions.
+
+    ```mlir
+    %e = tensor.empty() : tensor<4x16xf32>
+    ...
+    %a = linalg.generic ... outs(%e : tensor<4x16xf32>)
+    ...
+    %b:2 = linalg.generic ... outs(%e, %e : tensor<4x16xf32>, tensor<4x16xf32>)
+    ```
+    becomes
+
+    ```mlir
+    %e0 = tensor.empty() : tensor<4x16xf32>
+    %a = linalg.generic ... outs(%e0 : tensor<4x16xf32>)
+    ...
+    %e1 = tensor.empty() : tensor<4x16xf32>
+    %e2 = tensor.empty() : tensor<4x16xf32>
+    %b:2 = linalg.generic ... outs(%e1, %e2 : tensor<4x16xf32>, tensor<4x16xf32>)
+    ```
+  }];
+  let statistics = [
+    Statistic<"numMade", "made", "Empty tensors made right before their use">,
+  ];
+}
+
 def EPLSplitStridedWindowsPass : Pass<"epl-split-strided-windows"> {
   let summary = "Splits a contraction over a stride-spread input into one contraction per phase";
   let description = [{

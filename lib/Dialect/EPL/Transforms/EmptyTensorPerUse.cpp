@@ -1,0 +1,51 @@
+//===- EmptyTensorPerUse.cpp - An empty tensor for each use ---------------===//
+//
+// Part of EPL-MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "epl/Dialect/EPL/Transforms/Passes.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::epl {
+#define GEN_PASS_DEF_EPLEMPTYTENSORPERUSEPASS
+#include "epl/Dialect/EPL/Transforms/Passes.h.inc"
+} // namespace mlir::epl
+
+using namespace mlir;
+
+namespace {
+struct EPLEmptyTensorPerUsePass
+    : public mlir::epl::impl::EPLEmptyTensorPerUsePassBase<
+          EPLEmptyTensorPerUsePass> {
+  void runOnOperation() override {
+    SmallVector<tensor::EmptyOp> used;
+    getOperation()->walk([&](tensor::EmptyOp empty) {
+      if (!empty->use_empty())
+        used.push_back(empty);
+    });
+    llvm::SmallPtrSet<Operation *, 16> isUsed;
+    for (tensor::EmptyOp empty : used)
+      isUsed.insert(empty);
+    // Uses in the order of the program, operands in order.
+    OpBuilder b(&getContext());
+    getOperation()->walk([&](Operation *user) {
+      for (OpOperand &use : user->getOpOperands()) {
+        Operation *empty = use.get().getDefiningOp();
+        if (!empty || !isUsed.contains(empty))
+          continue;
+        // Made in its block (its dynamic sizes are defined there), before
+        // the op there that holds the use: a use in a loop's body keeps
+        // one empty tensor for all iterations, as it had.
+        b.setInsertionPoint(empty->getBlock()->findAncestorOpInBlock(*user));
+        use.set(b.clone(*empty)->getResult(0));
+        ++numMade;
+      }
+    });
+    for (tensor::EmptyOp empty : used)
+      empty->erase();
+  }
+};
+} // namespace
