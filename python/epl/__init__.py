@@ -20,13 +20,16 @@ ToolError with the tool's message.
 from . import layers, nn
 from .config import Config
 from .errors import (ConfigError, DTypeError, EPLError, EPLWarning, ShapeError,
-                     StrategyError, ToolError)
+                     StrategyError, ToolError, user_location)
 from .graph import Graph, Tensor
 from .runner import Plan, TrainResult, run_tool, tools_dir
-from .strategy import replicate, set_default_strategy, split
+from .strategy import replicate, split
 from . import strategy as _strategy
 
-_state = {"graph": None, "config": None}
+_state = {"graph": None, "config": None,
+          # The strategy set_default_strategy was last given, where, and
+          # how much of the model was traced then.
+          "default_set": None}
 
 
 def init(config=None):
@@ -37,12 +40,38 @@ def init(config=None):
             config = Config(config)
         else:
             raise ConfigError(f"epl.init expects an epl.Config, got {config!r}")
+    # init starts the model afresh, its default strategy too: one set for
+    # a model nothing was traced in since (set before epl.init) would be
+    # dropped without a word.
+    if _state["default_set"] is not None:
+        strategy, where, traced = _state["default_set"]
+        _state["default_set"] = None   # said once
+        if _traced() == traced:
+            raise StrategyError(
+                f"epl.set_default_strategy({strategy!r}) at {where} is called before "
+                "epl.init(), which starts a new model with the default strategy "
+                "replicate(1): call set_default_strategy after epl.init")
     _strategy.reset()
     layers.reset_names()
     _state["config"] = config or Config()
     if _state["graph"] is not None:
         _state["graph"].closed = True
     _state["graph"] = Graph("model")
+
+
+def _traced():
+    """How much of the current model has been traced (arguments and ops)."""
+    g = _state["graph"]
+    return len(g.args) + len(g.lines)
+
+
+def set_default_strategy(strategy):
+    """The strategy of the current model's ops outside every scope (EPL's
+    default: replicate(1)); call it after epl.init, which starts a model
+    with the default."""
+    _graph()  # the model it is for: started now if it is not yet
+    _strategy.set_default_strategy(strategy)
+    _state["default_set"] = (strategy, user_location(), _traced())
 
 
 def _graph():

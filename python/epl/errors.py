@@ -25,6 +25,18 @@ def user_location():
     return f"{frame.filename}:{frame.lineno}" if frame else "<unknown>"
 
 
+def plain_name(name):
+    """Whether `name` is a non-empty string of printable characters without
+    quotes or backslashes: what the frontend prints into the module's
+    strings as it is (a tensor's `epl.name`, a scope's name)."""
+    return isinstance(name, str) and bool(name) and name.isprintable() and \
+        not any(c in name for c in '"\\')
+
+
+#: What a name that is not `plain_name` is told.
+PLAIN_NAME = "a non-empty string of printable characters without quotes or backslashes"
+
+
 class EPLError(Exception):
     """A mistake in how EPL is used; the message ends with the user's line."""
 

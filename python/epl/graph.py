@@ -24,7 +24,8 @@ import numbers
 import operator
 
 from . import strategy
-from .errors import DTypeError, ShapeError, user_frame, user_location
+from .errors import (PLAIN_NAME, DTypeError, ShapeError, plain_name, user_frame,
+                     user_location)
 
 # The element types of the model's inputs, labels and parameters: floats,
 # and integers for ids (Embedding, one_hot).
@@ -92,6 +93,11 @@ class Tensor:
 
     def __init__(self, graph, ssa, shape, dtype):
         self.graph, self.ssa, self.shape, self.dtype = graph, ssa, tuple(shape), dtype
+
+    # numpy's operators give way to the tensor's: `array + x` is
+    # x.__radd__(array), which says what to do with the array, instead of
+    # an object array of one op per element.
+    __array_ufunc__ = None
 
     @property
     def type(self):
@@ -202,10 +208,8 @@ class Graph:
     def _arg(self, kind, name, shape, dtype, init=None):
         # Checked here, where the user's line is known: the printed module
         # would otherwise fail to parse in a temporary file of epl-opt's.
-        if not isinstance(name, str) or not name or \
-                any(c in name for c in '"\\') or not name.isprintable():
-            raise ShapeError(f"the {kind} name {name!r} must be a non-empty string "
-                             "of printable characters without quotes or backslashes")
+        if not plain_name(name):
+            raise ShapeError(f"the {kind} name {name!r} must be {PLAIN_NAME}")
         if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__") or any(
                 isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1
                 for d in shape):
@@ -397,7 +401,19 @@ class Graph:
     # -- element-wise --------------------------------------------------------
 
     def _as_tensor(self, value, dtype):
-        return value if isinstance(value, Tensor) else self.constant(value, dtype)
+        if isinstance(value, Tensor):
+            return value
+        # A number (a numpy scalar or 0-d array too) becomes a scalar
+        # constant; the graph holds no tensor constants.
+        if not isinstance(value, numbers.Real) and getattr(value, "shape", None) != ():
+            what = (f"a {type(value).__module__}.{type(value).__name__} of shape "
+                    f"{tuple(value.shape)}" if hasattr(value, "shape") else
+                    f"{value!r} (a {type(value).__name__})")
+            raise ShapeError(f"{what} is neither a tensor of the model nor a number "
+                             "(the model's only constants): give an array as "
+                             "epl.input(...) (its values in train's `data`) or as "
+                             "a parameter")
+        return self.constant(value, dtype)
 
     def binary(self, op, lhs, rhs):
         dtype = (lhs if isinstance(lhs, Tensor) else rhs).dtype

@@ -11,6 +11,8 @@ before any tool runs.
 """
 
 import itertools
+import math
+import numbers
 
 from . import nn
 from .errors import ShapeError
@@ -28,6 +30,18 @@ def _unique(prefix):
 
 def reset_names():
     _counters.clear()
+
+
+def _number(layer, what, value, low, high=math.inf):
+    """`value`, a number argument of `layer`, as a float: checked when the
+    layer is made, at the user's line (a string or None would otherwise
+    fail, or be read, deep in the op it becomes a constant of)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+            not low <= value <= high or math.isinf(value):
+        limits = f"in [{low}, {high}]" if high < math.inf else f"of at least {low}"
+        raise ShapeError(f"{type(layer).__name__} '{layer.name}': {what} must be a "
+                         f"finite number {limits}, got {value!r}")
+    return float(value)
 
 
 class Layer:
@@ -86,7 +100,7 @@ class LayerNorm(Layer):
 
     def __init__(self, epsilon=1e-5, name=None):
         super().__init__(name)
-        self.epsilon = epsilon
+        self.epsilon = _number(self, "epsilon", epsilon, 0)
 
     def __call__(self, x):
         g = x.graph
@@ -176,7 +190,8 @@ class BatchNorm(Layer):
 
     def __init__(self, epsilon=1e-5, momentum=0.1, name=None):
         super().__init__(name)
-        self.epsilon, self.momentum = epsilon, momentum
+        self.epsilon = _number(self, "epsilon", epsilon, 0)
+        self.momentum = _number(self, "momentum", momentum, 0, 1)
 
     def __call__(self, x, training=True):
         g = x.graph

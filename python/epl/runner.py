@@ -8,6 +8,7 @@ import re
 import subprocess
 import tempfile
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .errors import EPLError, EPLWarning, ToolError, user_location
@@ -264,6 +265,25 @@ def _check_count(name, value, low, high=2**63):
                        f"got {value!r}")
 
 
+def _check_tensors(name, value, path=False):
+    """train's `params` and `data`: a dict of arrays by tensor name (or,
+    with `path`, a checkpoint's path), checked where the user's line is
+    known rather than where the safetensors file is written."""
+    if value is None or (path and isinstance(value, (str, os.PathLike))):
+        return
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        what = " or a checkpoint's path" if path else ""
+        raise EPLError(f"train: {name} must be a dict of numpy arrays by tensor name "
+                       f"({{name: array}}){what}, got {type(value).__name__}")
+    import numpy as np   # as safetensors is: `import epl` needs no numpy
+    from .safetensors import storable
+    for key, array in value.items():
+        dtype = np.asarray(array).dtype
+        if not storable(dtype):
+            raise EPLError(f"train: {name}[{key!r}] is an array of {dtype}, which "
+                           "a safetensors file cannot hold")
+
+
 def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
                  scopes=(), config=None, dataset=None, epochs=None, shuffle=False,
                  eval_model=None, eval_dataset=None, eval_each_epoch=False,
@@ -288,6 +308,8 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         raise EPLError("train: `data` and `dataset` both give the inputs and labels; "
                        "give one")
     _check_count("steps", steps, 0)
+    _check_tensors("params", params, path=True)
+    _check_tensors("data", data)
     _check_count("seed", seed, 0, 2**64)
     if devices is not None:
         _check_count("devices", devices, 1)

@@ -20,6 +20,11 @@ _DTYPES = {
 _NAMES = {np.dtype(v): k for k, v in _DTYPES.items()}
 
 
+def storable(dtype):
+    """Whether a safetensors file holds arrays of `dtype`."""
+    return np.dtype(dtype).newbyteorder("=") in _NAMES
+
+
 def load(path):
     """Returns {name: numpy array} (and drops the metadata)."""
     return load_with_metadata(path)[0]
@@ -51,7 +56,7 @@ def save(path, tensors, metadata=None):
         # optimizer's step) must keep their shape [].
         array = np.asarray(array, order="C")
         dtype = array.dtype.newbyteorder("=")
-        if dtype not in _NAMES:
+        if not storable(dtype):
             raise TypeError(f"{name}: safetensors has no dtype for {array.dtype}")
         blob = array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
         header[name] = {"dtype": _NAMES[dtype], "shape": list(array.shape),

@@ -11,7 +11,7 @@ type. Ops outside every scope take the default strategy
 (`set_default_strategy`), itself `replicate(1)` unless changed.
 """
 
-from .errors import StrategyError
+from .errors import PLAIN_NAME, StrategyError, plain_name
 
 
 class Strategy:
@@ -23,9 +23,10 @@ class Strategy:
                                          or device_count < 1):
             raise StrategyError(f"{self.kind}(device_count={device_count!r}): "
                                 "device_count must be a positive integer")
-        if name is not None and (not isinstance(name, str) or not name):
-            raise StrategyError(f"{self.kind}(name={name!r}): name must be a "
-                                "non-empty string")
+        # Checked here, at the user's line, as tensor names are: the name
+        # is printed into the module's `epl.scope` as it is.
+        if name is not None and not plain_name(name):
+            raise StrategyError(f"{self.kind}(name={name!r}): name must be {PLAIN_NAME}")
         self.device_count = 1 if device_count is None else device_count
         self.name = name
         #: Whether an op was traced in the scope: one without is no stage.

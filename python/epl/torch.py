@@ -38,7 +38,7 @@ import numpy as np
 
 from . import safetensors
 from .config import Config
-from .errors import EPLError, StrategyError
+from .errors import PLAIN_NAME, EPLError, StrategyError, plain_name
 from .graph import _config_value
 from .strategy import Strategy, replicate, split
 
@@ -46,7 +46,19 @@ from .strategy import Strategy, replicate, split
 #: stripped from module paths.
 _WRAPPED = "model"
 _LOC_PREFIX = "epl.module:"
-_LOC_RE = re.compile(r'"' + re.escape(_LOC_PREFIX) + r'([^:"]*):')
+#: An op's module path and FX node in its location.
+_LOC_RE = re.compile(r'"' + re.escape(_LOC_PREFIX) + r'([^:"]*):([^"]*)"')
+
+
+#: The dialects the EPL tools parse: those epl-opt and epl-run register
+#: (registerEPLDialects, lib/InitEPL.cpp), and builtin. An op of any other
+#: (torch-mlir's tm_tensor.scan of a cumsum, the ml_program seed of a
+#: dropout) would stop epl-run at MLIR's "Dialect not found".
+_DIALECTS = frozenset({"builtin", "arith", "bufferization", "cf", "epl", "func", "gpu",
+                       "linalg", "llvm", "math", "memref", "nvvm", "scf", "tensor", "ub"})
+#: The element types of the arguments runners pass (epl-run's "runners pass
+#: statically shaped f32, f64, i32 and i64 tensors").
+_RUN_TYPES = {"float32": "f32", "float64": "f64", "int32": "i32", "int64": "i64"}
 
 
 class ExportError(EPLError):
@@ -159,24 +171,127 @@ def _without_running_statistics(model):
     return model
 
 
+def _check_arguments(named, data):
+    """The parameters' and the data's element types are ones epl-run
+    passes, the data's names ones the module can hold: said here, naming
+    the tensor, before torch-mlir runs (a bf16 parameter would end in
+    numpy's TypeError, a bool mask in epl-run's refusal of the module)."""
+    for kind, tensors in (("parameter", named), ("input or label", data)):
+        for name, t in tensors.items():
+            if kind != "parameter" and not plain_name(name):
+                raise ExportError(f"the input or label name {name!r} must be {PLAIN_NAME}")
+            dtype = str(t.dtype).replace("torch.", "")
+            if dtype not in _RUN_TYPES:
+                fix = ("export a float32 or float64 copy of the model (model.float())"
+                       if kind == "parameter" else
+                       "convert it (a mask to int64 or float32, ids to int64)")
+                raise ExportError(
+                    f"the {kind} '{name}' is a {t.dtype} tensor; epl-run passes "
+                    f"{', '.join(f'{v} ({k})' for k, v in _RUN_TYPES.items())} "
+                    f"tensors: {fix}")
+
+
+def _where(path, modules):
+    """Module `path` of the model, as the user knows it."""
+    if not path:
+        return "the model's own forward"
+    module = modules.get(path)
+    return f"module '{path}'" + (f" ({type(module).__name__})" if module is not None else "")
+
+
+def _check_program(program, modules):
+    """Ops of the traced program whose training the exported forward cannot
+    carry: an embedding's padding_idx (PyTorch never updates that row),
+    scale_grad_by_freq, sparse gradients and max_norm (which renormalizes
+    the table in place), and dropout in training mode (random numbers,
+    which torch-mlir keeps in ml_program globals). Found on the FX nodes,
+    F.embedding and F.dropout calls included; named by module."""
+    for node in program.graph.nodes:
+        if node.op != "call_function":
+            continue
+        target = str(node.target)
+        where = _where(_module_path(node), modules)
+        if target.startswith("aten.embedding_renorm"):
+            raise ExportError(f"the embedding of {where} has max_norm={node.args[2]}: "
+                              "it renormalizes the table's rows in place, which the "
+                              "exported forward does not carry; export it without "
+                              "max_norm")
+        if target.startswith("aten.embedding."):
+            args = list(node.args) + [None] * 5
+            padding_idx = node.kwargs.get("padding_idx", args[2])
+            scale = node.kwargs.get("scale_grad_by_freq", args[3])
+            sparse = node.kwargs.get("sparse", args[4])
+            if padding_idx not in (None, -1):
+                raise ExportError(
+                    f"the embedding of {where} has padding_idx={padding_idx}: PyTorch "
+                    "never updates that row, but the exported forward carries no "
+                    "such rule, so epl-run would train it; export it without "
+                    "padding_idx")
+            if scale or sparse:
+                raise ExportError(
+                    f"the embedding of {where} has "
+                    f"{'scale_grad_by_freq=True' if scale else 'sparse=True'}: the "
+                    "exported forward carries only the dense gradient; export it "
+                    "with scale_grad_by_freq=False and sparse=False")
+        if target.startswith(("aten.dropout", "aten.native_dropout",
+                              "aten.feature_dropout", "aten.alpha_dropout")):
+            p, train = (list(node.args) + [None, None])[1:3]
+            if train and p:
+                raise ExportError(
+                    f"the dropout of {where} (p={p}) is in training mode, which "
+                    "draws random numbers the EPL tools do not: export the model "
+                    "in eval mode (model.eval()) or with p=0")
+
+
+def _operations(op):
+    """The ops nested in `op`, in order, at any depth."""
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                yield inner.operation
+                yield from _operations(inner.operation)
+
+
+def _check_dialects(module, modules):
+    """Each op of the lowered module is of a dialect the EPL tools take
+    (_DIALECTS); else the first that is not is named, with the torch op and
+    module it came from (its location; a module-level op, such as the
+    ml_program.global of a random seed, has none), rather than left to
+    epl-run's parse error."""
+    bad = [op for op in _operations(module.operation)
+           if op.name.partition(".")[0] not in _DIALECTS]
+    if not bad:
+        return
+    located = [(op, _LOC_RE.findall(str(op.location))) for op in bad]
+    op, locs = next(((op, locs) for op, locs in located if locs), located[0])
+    dialect = op.name.partition(".")[0]
+    what = f"'{locs[0][1]}' of {_where(locs[0][0], modules)}" if locs else "the model"
+    hint = ("; it draws random numbers, which the EPL tools do not (dropout: export "
+            "the model in eval mode, model.eval(), or with p=0)"
+            if dialect == "ml_program" else "")
+    raise ExportError(
+        f"torch-mlir lowered {what} to '{op.name}', of the {dialect} dialect, which "
+        f"the EPL tools do not take (they take "
+        f"{', '.join(sorted(_DIALECTS - {'builtin'}))}){hint}")
+
+
 def export(model, inputs, labels=None, *, strategy=None, config=None,
-           func_name="model"):
+           func_name="model", check_rtol=2e-6):
     """Exports `model` (an nn.Module whose forward takes the inputs then the
     labels, positionally in dict order, and returns the scalar loss) to an
-    L0 module. Parameters are `model.named_parameters()` under those names;
-    buffers are frozen into the module as constants. `strategy` maps module
-    name patterns to epl.replicate/epl.split (or strings such as "split(2)");
-    `config` holds epl.config keys (validated by epl.Config)."""
+    L0 module. Parameters are `model.named_parameters()` under those names
+    (frozen ones, requires_grad=False, as model state: carried, not
+    trained); buffers are frozen into the module as constants. `strategy`
+    maps module name patterns to epl.replicate/epl.split (or strings such
+    as "split(2)"); `config` holds epl.config keys (validated by
+    epl.Config). What the module could not train as PyTorch does (an
+    embedding's padding_idx, dropout in training mode, an op of a dialect
+    the EPL tools do not take, a tensor type epl-run does not pass) is an
+    ExportError naming it. The exported forward is then run by epl-run on
+    the same parameters and data: a loss further than `check_rtol` from
+    PyTorch's (an op torch-mlir lowered otherwise than PyTorch computes
+    it) is an ExportError too (None: not checked)."""
     import torch
-    try:
-        from torch_mlir import fx, ir
-        from torch_mlir.dialects import torch as torch_d
-        from torch_mlir.extras.fx_importer import ContextCache, FxImporter
-    except ImportError as e:
-        raise ExportError(f"torch-mlir is not importable in this Python ({sys.executable}: "
-                          f"{e}); scripts/setup-torch.sh makes a venv with it "
-                          f"(.venv-torch)") from None
-
     labels = labels or {}
     clash = set(inputs) & set(labels)
     if clash:
@@ -188,7 +303,18 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     if overlap:
         raise ExportError(f"{sorted(overlap)} name both a parameter and an input")
     names = list(named)
+    data = {**inputs, **labels}
+    _check_arguments(named, {n: torch.as_tensor(v) for n, v in data.items()})
+    try:
+        from torch_mlir import fx, ir
+        from torch_mlir.dialects import torch as torch_d
+        from torch_mlir.extras.fx_importer import ContextCache, FxImporter
+    except ImportError as e:
+        raise ExportError(f"torch-mlir is not importable in this Python ({sys.executable}: "
+                          f"{e}); scripts/setup-torch.sh makes a venv with it "
+                          f"(.venv-torch)") from None
     model = _without_running_statistics(model)
+    modules = dict(model.named_modules())
 
     class Functional(torch.nn.Module):
         """The model with its parameters as explicit arguments."""
@@ -202,7 +328,6 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
             return torch.func.functional_call(getattr(self, _WRAPPED), params,
                                               tuple(args[len(names):]))
 
-    data = {**inputs, **labels}
     args = tuple(p.detach() for p in named.values()) + tuple(
         torch.as_tensor(v) for v in data.values())
     with torch.no_grad():
@@ -212,6 +337,7 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
                           f"{type(loss).__name__} of shape "
                           f"{tuple(getattr(loss, 'shape', ()))}")
     program = torch.export.export(Functional(), args, strict=False)
+    _check_program(program, modules)
 
     class ModuleLocations(ContextCache):
         """Names each op after the module it ran in (the FX node's
@@ -232,12 +358,19 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     context.allow_unregistered_dialects = True  # #epl.* attributes, opaque here
     scopes = {}
     with context, ir.Location.unknown():
+        _check_dialects(module, modules)
         funcs = [op for op in module.body.operations if op.operation.name == "func.func"]
         if len(funcs) != 1:
             raise ExportError(f"torch-mlir produced {len(funcs)} functions, expected 1")
         func = funcs[0].operation
-        kinds = (["param"] * len(names) + ["input"] * len(inputs)
-                 + ["label"] * len(labels))
+        # A frozen parameter (requires_grad=False) is model state: an
+        # epl.arg = "state" the step reads and returns no next value of is
+        # carried unchanged (no gradient, no optimizer state) and saved with
+        # the parameters, as epl-run does with it (checked: losses as
+        # PyTorch's, the tensor unchanged in --save). A constant, as buffers
+        # are, would drop it from the parameters file and the checkpoints.
+        kinds = ([("param" if named[n].requires_grad else "state") for n in names]
+                 + ["input"] * len(inputs) + ["label"] * len(labels))
         arg_names = names + list(data)
         if len(func.regions[0].blocks[0].arguments) != len(kinds):
             raise ExportError(
@@ -257,7 +390,7 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
                 if dialect not in ("linalg", "tensor") or op.name == "tensor.empty":
                     continue
                 paths = _LOC_RE.findall(str(op.location))
-                path = paths[0] if paths else ""
+                path = paths[0][0] if paths else ""
                 s = scope_of(path, strategy)
                 if s is not None:
                     op.attributes["epl.scope"] = ir.Attribute.parse(s.attribute)
@@ -265,7 +398,43 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
 
     params = {n: p.detach().cpu().numpy() for n, p in named.items()}
     data_np = {n: torch.as_tensor(v).detach().cpu().numpy() for n, v in data.items()}
-    return Exported(module.operation.get_asm(), params, data_np, scopes)
+    exported = Exported(module.operation.get_asm(), params, data_np, scopes)
+    if check_rtol is not None:
+        _check_forward(exported, float(loss), check_rtol)
+    return exported
+
+
+def _check_forward(exported, expected, rtol):
+    """epl-run's loss of the exported forward (--no-train, one step, on the
+    export's parameters and data) is PyTorch's `expected` within `rtol`:
+    torch-mlir's lowering of an op can differ from PyTorch's (its
+    gelu(approximate="tanh") once rounded sqrt(2/pi) to 0.797724, 1e-5 of
+    a loss off), which training would carry on silently."""
+    import tempfile
+    import warnings
+    from .errors import EPLWarning
+    from .runner import run_tool, tools_dir
+    if not (tools_dir() / "epl-run").exists():
+        warnings.warn(EPLWarning(
+            f"the exported forward is not checked against PyTorch's: "
+            f"{tools_dir() / 'epl-run'} does not exist (build the project, or "
+            f"set EPL_BUILD_DIR)"), stacklevel=3)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        mlir, params, data = exported.save(os.path.join(tmp, "model"))
+        out = run_tool("epl-run", mlir, "--no-train", "--steps", "1", "--params", params,
+                       "--data", data, names={mlir: "the exported module"})
+    found = re.search(r"^step 1 loss (\S+)", out, re.M)
+    if not found:
+        raise ExportError(f"epl-run printed no loss for the exported forward:\n{out}")
+    loss = float(found.group(1))
+    if not abs(loss - expected) <= rtol * abs(expected):
+        raise ExportError(
+            f"the exported forward's loss is {loss!r} where PyTorch's is {expected!r} "
+            f"(relative difference {abs(loss - expected) / abs(expected or 1):.1e}, over "
+            f"check_rtol={rtol:g}): torch-mlir lowered an op otherwise than PyTorch "
+            "computes it; find it by exporting parts of the model, or pass a larger "
+            "check_rtol to accept the difference")
 
 
 def make_optimizer(parameters, config):

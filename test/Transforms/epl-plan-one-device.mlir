@@ -74,8 +74,11 @@ module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipel
 // -----
 
 // One device reduces no gradients: the communication keys that tune those
-// reductions are said to do nothing.
-module attributes {epl.config = {"communication.fp16" = true, "communication.max_splits" = 2 : i64}} {
+// reductions are said to do nothing; nor has colocation splits to share
+// devices with.
+module attributes {epl.config = {"communication.fp16" = true, "communication.max_splits" = 2 : i64,
+                                 "cluster.colocate_split_and_replicate" = true}} {
+  // expected-warning @+3 {{epl-plan: "cluster.colocate_split_and_replicate" has no split part to share devices with; it changes nothing in this plan}}
   // expected-warning @+2 {{epl-plan: "communication.fp16" compresses data-parallel gradient reductions, and this plan (one device) has none; gradients are not sent}}
   // expected-warning @+1 {{epl-plan: "communication.max_splits" buckets data-parallel gradient reductions, and this plan (one device) has none; gradients are not sent}}
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"},

@@ -214,6 +214,46 @@ def test_the_default_strategy_is_planned_and_reported():
     np.testing.assert_allclose(split.losses, one.losses, rtol=1e-5)
 
 
+def test_a_default_strategy_set_before_init_is_an_error():
+    """epl.init starts the model afresh, default strategy included: one set
+    before it (for a model nothing was traced in) was dropped without a
+    word, and the model ran data parallel instead of split. Set before any
+    init, with no init after it, it is the model's."""
+    epl.set_default_strategy(epl.split(2))  # marker: default-before-init
+    with pytest.raises(epl.StrategyError) as e:
+        epl.init(epl.Config({"optimizer.lr": 0.1}))  # marker: init-after-default
+    assert (f"epl.set_default_strategy(epl.split(device_count=2)) at "
+            f"{__file__}:{line_of('marker: default-before-init')} is called before "
+            "epl.init()") in str(e.value)
+    assert f"(at {__file__}:{line_of('marker: init-after-default')})" in str(e.value)
+    epl.init()  # said once: the next init starts a model
+    epl.set_default_strategy(epl.split(2))
+    epl.input("x", (4, 6))
+    epl.init()  # a default the model used: init starts the next one quietly
+    code = ("import sys; sys.path.insert(0, 'python'); import epl\n"
+            "epl.set_default_strategy(epl.split(2))\n"
+            "x, y = epl.input('x', (4, 6)), epl.label('y', (4, 2))\n"
+            "loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(2)(x), y)\n"
+            "print(epl.to_mlir(loss))\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    assert "#epl.split<devices = 2>" in out and "#epl.replicate" not in out
+
+
+@pytest.mark.parametrize("devices", [2, 1])
+def test_colocation_without_a_split_is_warned_about(devices):
+    """docs/parallelism.md: beside a model without `split`,
+    cluster.colocate_split_and_replicate is warned about, on one device
+    too (where it was not)."""
+    epl.init(epl.Config({"cluster.colocate_split_and_replicate": True}))
+    x, y = epl.input("x", (8, 6)), epl.label("y", (8, 3))
+    with epl.replicate(1):
+        loss = epl.layers.softmax_cross_entropy(epl.layers.Dense(3)(x), y)
+    with pytest.warns(epl.EPLWarning, match='"cluster.colocate_split_and_replicate" '
+                      "has no split part to share devices with"):
+        epl.train(loss, steps=1, devices=devices)
+
+
 def test_scopes_and_config_reach_the_mlir():
     epl.init(epl.Config({"pipeline.num_micro_batch": 2}))
     epl.set_default_strategy(epl.replicate(1))
@@ -333,8 +373,28 @@ def _conv(padding):
      "the shape of param 'fc/kernel' must be a sequence of positive integers"),
     (lambda: epl.label('y"', (4,)), epl.ShapeError,
      "the label name 'y\"' must be a non-empty string of printable characters"),
+    (lambda: epl.replicate(1, name='enc"oder'), epl.StrategyError,
+     "replicate(name='enc\"oder'): name must be a non-empty string of printable "
+     "characters without quotes or backslashes"),
+    (lambda: epl.split(2, name="stage\\0"), epl.StrategyError,
+     "split(name='stage\\\\0'): name must be a non-empty string of printable"),
+    (lambda: epl.layers.LayerNorm(epsilon=None, name="ln"), epl.ShapeError,
+     "LayerNorm 'ln': epsilon must be a finite number of at least 0, got None"),
+    (lambda: epl.layers.LayerNorm(epsilon="1e-5", name="ln"), epl.ShapeError,
+     "LayerNorm 'ln': epsilon must be a finite number of at least 0, got '1e-5'"),
+    (lambda: epl.layers.BatchNorm(momentum=1.5, name="bn"), epl.ShapeError,
+     "BatchNorm 'bn': momentum must be a finite number in [0, 1], got 1.5"),
+    (lambda: epl.input("x", (4, 6)) + np.ones((4, 6), np.float32), epl.ShapeError,
+     "a numpy.ndarray of shape (4, 6) is neither a tensor of the model nor a number"),
+    (lambda: np.ones((4, 6)) * epl.input("x", (4, 6)), epl.ShapeError,
+     "a numpy.ndarray of shape (4, 6) is neither a tensor of the model nor a number"),
+    (lambda: epl.nn.layer_norm(epl.input("x", (4, 6)), epl.param("g", (6,)),
+                               epl.param("b", (6,)), "1e-5"), epl.ShapeError,
+     "'1e-5' (a str) is neither a tensor of the model nor a number"),
 ], ids=["heads", "vector-matmul", "integer-dense", "gelu", "padding", "float-ids",
-       "negative-dim", "float-dim", "zero-units", "quoted-name"])
+       "negative-dim", "float-dim", "zero-units", "quoted-name", "quoted-scope-name",
+       "backslash-stage-name", "epsilon-none", "epsilon-string", "momentum",
+       "array-constant", "reflected-array-constant", "string-constant"])
 def test_frontend_mistakes_are_errors_at_the_users_line(monkeypatch, build, error, message):
     """Each used to be a raw Python exception, a misleading message, MLIR
     that did not verify, or (gelu) a silent fallback to another function."""
@@ -511,6 +571,15 @@ def test_a_number_given_as_a_large_integer_trains():
     ({"devices": 0}, "train: devices must be an integer of at least 1, got 0"),
     ({"steps": True}, "train: steps must be an integer of at least 0, got True"),
     ({"timeout": 0}, "train: timeout must be a positive number of seconds, got 0"),
+    ({"params": [np.zeros((3, 2), np.float32)]},
+     "train: params must be a dict of numpy arrays by tensor name ({name: array}) "
+     "or a checkpoint's path, got list"),
+    ({"data": (np.zeros((4, 3), np.float32),)},
+     "train: data must be a dict of numpy arrays by tensor name ({name: array}), "
+     "got tuple"),
+    ({"params": {"d/kernel": None}},
+     "train: params['d/kernel'] is an array of object, which a safetensors file "
+     "cannot hold"),
 ])
 def test_train_arguments_are_checked_at_the_call(arguments, message):
     """Were epl-run's words about its command line ("for the --steps

@@ -384,6 +384,25 @@ def test_split_mlp_block_is_megatron(tmp_path, ranks):
     assert "phase<backward_input>" in tensor_reduces[1]
 
 
+@pytest.mark.parametrize("name", ["mlp", "transformer"])
+def test_export_checks_the_forward_against_pytorchs_loss(name):
+    """export's last check, without torch-mlir: epl-run's forward of the
+    exported module (a recorded export, its step-1 loss PyTorch's) passes
+    at check_rtol; a loss PyTorch computed 1e-5 otherwise (torch-mlir's
+    gelu-tanh constant) is an ExportError giving both."""
+    from epl import safetensors
+    exported = epl.torch.Exported(
+        (INPUTS / f"{name}.mlir").read_text(),
+        safetensors.load(INPUTS / f"{name}.params.safetensors"),
+        safetensors.load(INPUTS / f"{name}.data.safetensors"), {})
+    pytorch = record(name)["optimizers"]["sgd"]["losses"][0]
+    epl.torch._check_forward(exported, pytorch, 2e-6)
+    with pytest.raises(epl.torch.ExportError,
+                       match=r"the exported forward's loss is \S+ where PyTorch's is "
+                             r"\S+ \(relative difference 1\.0e-05, over check_rtol=2e-06\)"):
+        epl.torch._check_forward(exported, pytorch * (1 + 1e-5), 2e-6)
+
+
 def test_export_without_torch_mlir_is_one_error_line(tmp_path):
     """`python -m epl.torch` in a Python without torch-mlir (the default
     test environment) says so and where to get it, exit 1; no traceback."""
@@ -397,3 +416,148 @@ def test_export_without_torch_mlir_is_one_error_line(tmp_path):
     assert out.stderr.startswith("epl.torch: error: torch-mlir is not importable in this "
                                  "Python"), out.stderr
     assert "scripts/setup-torch.sh" in out.stderr and "Traceback" not in out.stderr
+
+
+#: Models export() must refuse, each named by its case; the script prints
+#: {case: the error} as JSON (one torch start for all).
+REFUSED = '''
+import json, sys
+import torch, torch.nn as nn, torch.nn.functional as F
+import epl.torch
+
+class Emb(nn.Module):
+    def __init__(self, **kw):
+        super().__init__(); self.emb = nn.Embedding(10, 6, **kw); self.fc = nn.Linear(6, 3)
+    def forward(self, i, y):
+        return F.cross_entropy(self.fc(self.emb(i).mean(1)), y)
+
+class FEmb(Emb):
+    def forward(self, i, y):
+        return F.cross_entropy(self.fc(F.embedding(i, self.emb.weight, padding_idx=3).mean(1)), y)
+
+class Act(nn.Module):
+    def __init__(self, f, dtype=torch.float32):
+        super().__init__(); self.f = f; self.fc = nn.Linear(6, 3).to(dtype)
+        self.drop = nn.Dropout(0.1)
+    def forward(self, x, y):
+        return F.mse_loss(self.f(self, self.fc(x)), y)
+
+class Masked(nn.Module):
+    def __init__(self):
+        super().__init__(); self.fc = nn.Linear(6, 3)
+    def forward(self, x, m, y):
+        return F.mse_loss(self.fc(x) * m[:, None], y)
+
+i, y = torch.randint(0, 10, (8, 5)), torch.randint(0, 3, (8,))
+x, yr = torch.randn(4, 6), torch.randn(4, 3)
+cases = {
+    "padding_idx": (Emb(padding_idx=0), {"i": i}, {"y": y}),
+    "functional-padding_idx": (FEmb(), {"i": i}, {"y": y}),
+    "max_norm": (Emb(max_norm=1.0), {"i": i}, {"y": y}),
+    "scale_grad_by_freq": (Emb(scale_grad_by_freq=True), {"i": i}, {"y": y}),
+    "sparse": (Emb(sparse=True), {"i": i}, {"y": y}),
+    "dropout": (Act(lambda m, h: m.drop(h)), {"x": x}, {"y": yr}),
+    "dropout-eval": (Act(lambda m, h: m.drop(h)).eval(), {"x": x}, {"y": yr}),
+    "cumsum": (Act(lambda m, h: torch.cumsum(h, 1)), {"x": x}, {"y": yr}),
+    "rand": (Act(lambda m, h: h + torch.rand_like(h)), {"x": x}, {"y": yr}),
+    "bf16": (Act(lambda m, h: h, torch.bfloat16), {"x": x.bfloat16()}, {"y": yr.bfloat16()}),
+    "bool-input": (Masked(), {"x": x, "m": torch.rand(4) > 0.5}, {"y": yr}),
+    "uint8-input": (Masked(), {"x": x, "m": torch.ones(4, dtype=torch.uint8)}, {"y": yr}),
+}
+out = {}
+for case, (model, inputs, labels) in cases.items():
+    try:
+        epl.torch.export(model, inputs, labels)  # marker: export
+        out[case] = "exported"
+    except Exception as e:  # a raw one fails its case alone
+        out[case] = f"{type(e).__name__}: {e}"
+print(json.dumps(out))
+'''
+
+
+@pytest.fixture(scope="module")
+def refused(tmp_path_factory):
+    script = tmp_path_factory.mktemp("refused") / "refused.py"
+    script.write_text(REFUSED)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    out = run([VENV_PYTHON, script], env=env).stdout
+    line = next(i for i, l in enumerate(REFUSED.splitlines(), 1) if "marker: export" in l)
+    return json.loads(out.splitlines()[-1]), f"(at {script}:{line})"
+
+
+@needs_venv
+@pytest.mark.parametrize("case, message", [
+    ("padding_idx", "the embedding of module 'emb' (Embedding) has padding_idx=0: PyTorch "
+                    "never updates that row"),
+    ("functional-padding_idx", "the embedding of the model's own forward has padding_idx=3"),
+    ("max_norm", "the embedding of module 'emb' (Embedding) has max_norm=1.0"),
+    ("scale_grad_by_freq", "(Embedding) has scale_grad_by_freq=True"),
+    ("sparse", "(Embedding) has sparse=True"),
+    ("dropout", "the dropout of module 'drop' (Dropout) (p=0.1) is in training mode, which "
+                "draws random numbers the EPL tools do not: export the model in eval mode "
+                "(model.eval()) or with p=0"),
+    ("cumsum", "torch-mlir lowered 'cumsum' of the model's own forward to 'tm_tensor.scan', "
+               "of the tm_tensor dialect, which the EPL tools do not take (they take arith, "),
+    ("rand", "torch-mlir lowered 'rand_like' of the model's own forward to "
+             "'ml_program.global_load'"),
+    ("bf16", "the parameter 'fc.weight' is a torch.bfloat16 tensor; epl-run passes "
+             "f32 (float32), f64 (float64), i32 (int32), i64 (int64) tensors"),
+    ("bool-input", "the input or label 'm' is a torch.bool tensor"),
+    ("uint8-input", "the input or label 'm' is a torch.uint8 tensor"),
+])
+def test_export_refuses_what_it_cannot_train_exactly(refused, case, message):
+    """Each exported a module that trained unlike PyTorch (a padding row,
+    scaled or renormalized rows updated), that epl-run could not parse
+    (MLIR's "Dialect not found") or refused (a bool mask), or ended in
+    numpy's TypeError (bf16): an ExportError naming the module, op or
+    tensor, at the line calling export."""
+    errors, at = refused
+    assert errors[case].startswith("ExportError: ") and message in errors[case], errors[case]
+    assert errors[case].endswith(at), errors[case]
+
+
+@needs_venv
+def test_dropout_in_eval_mode_exports(refused):
+    assert refused[0]["dropout-eval"] == "exported"
+
+
+@needs_venv
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_frozen_parameters_stay_unchanged(tmp_path, optimizer):
+    """Parameters with requires_grad=False (fine-tuning fc2 over a frozen
+    fc1) were exported as "param" and trained: they are model state now,
+    carried unchanged (no optimizer state) and saved with the rest; the
+    losses are PyTorch's."""
+    script = tmp_path / "frozen.py"
+    script.write_text(
+        "import json, sys\n"
+        "import torch, torch.nn as nn, torch.nn.functional as F\n"
+        "import epl.torch\n"
+        "class Frozen(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc1 = nn.Linear(12, 16); self.fc2 = nn.Linear(16, 8)\n"
+        "        for p in self.fc1.parameters(): p.requires_grad_(False)\n"
+        "    def forward(self, x, y):\n"
+        "        return F.mse_loss(self.fc2(torch.tanh(self.fc1(x))), y)\n"
+        "torch.manual_seed(11)\n"
+        "model, x, y = Frozen(), torch.randn(8, 12), torch.randn(8, 8)\n"
+        f"config = {{'optimizer.type': {optimizer!r}, 'optimizer.lr': 0.1}}\n"
+        "epl.torch.export(model, {'x': x}, {'y': y}, config=config).save(sys.argv[1])\n"
+        "print(json.dumps(epl.torch.torch_losses(model, {'x': x}, {'y': y}, config, 6)))\n")
+    prefix = tmp_path / "frozen"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    expected = json.loads(run([VENV_PYTHON, script, prefix], env=env).stdout.splitlines()[-1])
+    text = (tmp_path / "frozen.mlir").read_text()
+    assert '{epl.arg = "state", epl.name = "fc1.weight"}' in text
+    assert '{epl.arg = "param", epl.name = "fc2.weight"}' in text
+    saved = tmp_path / "trained.safetensors"
+    out = epl_run(prefix.with_suffix(".mlir"), "--params", f"{prefix}.params.safetensors",
+                  "--data", f"{prefix}.data.safetensors", "--steps", 6, "--save", saved)
+    np.testing.assert_allclose(losses(out.stdout), expected, rtol=RTOL)
+    before = epl.safetensors.load(f"{prefix}.params.safetensors")
+    after = epl.safetensors.load(saved)
+    for name in ("fc1.weight", "fc1.bias"):
+        np.testing.assert_array_equal(after[name], before[name])
+        assert not any(k.startswith(name + ".") for k in after), sorted(after)
+    assert not np.array_equal(after["fc2.weight"], before["fc2.weight"])

@@ -99,6 +99,13 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     // means the same on one (where its stages run in sequence) as on many.
     if (failed(checkPipelineKeys(fn, config, numStages)))
       return failure();
+    // Keys that have nothing to act on in this plan: said, not ignored (on
+    // one device too, where the model is planned again for its devices).
+    bool colocate = config.getBool("cluster.colocate_split_and_replicate");
+    if (colocate && splitDevices == 1 && !probing)
+      fn.emitWarning() << "epl-plan: \"cluster.colocate_split_and_replicate\" "
+                          "has no split part to share devices with; it "
+                          "changes nothing in this plan";
     if (numDevices == 1) {
       warnAboutUnusedReductionKeys(fn, config, "one device");
       // One device runs the model as written, its stages in sequence and
@@ -138,7 +145,6 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       return success();
     }
     int64_t microBatches = config.getInt("pipeline.num_micro_batch");
-    bool colocate = config.getBool("cluster.colocate_split_and_replicate");
     int64_t stageDevices = std::max(splitDevices, replicateDevices);
     // Pipeline stages: every stage uses as many devices (as in EPL), and
     // the stage axis comes first, so devices = stages x replicas x split.
@@ -168,11 +174,6 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       return fn.emitError()
              << "epl-plan: colocated replicate(" << replicateDevices
              << ") and split(" << splitDevices << ") must use as many devices";
-    // Keys that have nothing to act on in this plan: said, not ignored.
-    if (colocate && splitDevices == 1)
-      fn.emitWarning() << "epl-plan: \"cluster.colocate_split_and_replicate\" "
-                          "has no split part to share devices with; it "
-                          "changes nothing in this plan";
     int64_t replicas = numDevices / stageDevices;
     // Without split parts, a stage of replicate(n) holds n copies of the
     // model: data parallel like its replicas, so one data axis spans them all.
