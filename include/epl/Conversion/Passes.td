@@ -151,7 +151,12 @@ def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
     sequence of operations the CPU's loop nest computes for that point. Any
     rank, broadcasts, windows, index-dependent bodies and ops with no
     parallel loop (one thread) are covered, and no grid dimension but x is
-    used, so no shape meets the y/z grid limit.
+    used, so no shape meets the y/z grid limit. A reduction whose result a
+    fill wrote right before (nothing touching it between: a sum's zeros, a
+    max's lowest value) starts its accumulators from the fill's value
+    instead of loading them, and the fill, whose every element the
+    reduction overwrites, is dropped: one launch and one pass over memory
+    fewer, the same numbers.
 
     A constant the kernels read (a `memref.global`) is copied into a device
     buffer where it is read (`gpu.memcpy`); globals marked `epl.host`
@@ -211,6 +216,8 @@ def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numLaunches", "launches", "Linalg ops turned into launches">,
+    Statistic<"numFillsDropped", "fills-dropped",
+              "Fills of a reduction's result it starts from instead">,
     Statistic<"numParallel", "parallel",
               "Parallel loops (scf.forall) turned into launches">,
     Statistic<"numSequential", "sequential",

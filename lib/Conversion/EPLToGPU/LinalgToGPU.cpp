@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "epl/Conversion/EPLToRuntime/BufferWrites.h"
 #include "epl/Conversion/Passes.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 
@@ -130,8 +131,10 @@ gpu::LaunchOp createFlatLaunch(OpBuilder &b, Location loc,
 /// each thread runs the reduction loops in their order, keeping the
 /// accumulators in registers. A thread computes exactly what the CPU's loop
 /// nest computes for that point, in the same order.
+/// `starts` holds, per result, the value its accumulators start from where
+/// the fill that wrote it was dropped (null: the result's current value).
 LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
-                              bool allowHostCalls) {
+                              bool allowHostCalls, ArrayRef<Value> starts) {
   if (!op.hasPureBufferSemantics())
     return op.emitOpError("cannot run as a GPU kernel: it is not bufferized");
   if (failed(checkBody(op, allowHostCalls)))
@@ -210,9 +213,11 @@ LogicalResult convertToLaunch(linalg::LinalgOp op, int64_t threadsPerBlock,
     return Value();
   };
   SmallVector<Value> accumulators;
-  for (auto [init, point] : llvm::zip(op.getDpsInitsMutable(), perPoint))
+  for (auto [init, point, start] :
+       llvm::zip(op.getDpsInitsMutable(), perPoint, starts))
     if (!point)
-      accumulators.push_back(initialValue(b, init, !reduction.empty()));
+      accumulators.push_back(start ? start
+                                   : initialValue(b, init, !reduction.empty()));
 
   // The point's value: the body on its inputs and accumulators; results
   // indexed by a reduction loop are read and written here.
@@ -476,8 +481,43 @@ struct EPLLinalgToGPUPass
       if (!onDevice(op))
         ops.push_back(op);
     });
+    // A reduction whose result a fill wrote just before (a sum's zeros, a
+    // max's lowest value) starts its accumulators from the fill's value
+    // and writes every element of it: the fill is one launch and one pass
+    // over memory that change nothing.
+    llvm::DenseMap<Operation *, SmallVector<Value>> starts;
+    llvm::SmallPtrSet<Operation *, 16> dropped;
     for (linalg::LinalgOp op : ops) {
-      if (failed(convertToLaunch(op, threadsPerBlock, allowHostCalls)))
+      if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0)
+        continue;
+      SmallVector<Value> values;
+      for (OpOperand &init : op.getDpsInitsMutable()) {
+        AffineMap map = op.getMatchingIndexingMap(&init);
+        bool readsAlongReduction = llvm::any_of(
+            llvm::enumerate(op.getIteratorTypesArray()), [&](auto it) {
+              return it.value() == utils::IteratorType::reduction &&
+                     map.isFunctionOfDim(it.index());
+            });
+        Operation *fill = epl::lastTouch(init.get(), op);
+        Value value = readsAlongReduction || dropped.contains(fill)
+                          ? Value()
+                          : epl::filledWith(fill, init.get());
+        if (value)
+          dropped.insert(fill);
+        values.push_back(value);
+      }
+      starts[op] = std::move(values);
+    }
+    for (linalg::LinalgOp op : ops) {
+      if (dropped.contains(op)) {
+        op->erase();
+        ++numFillsDropped;
+        continue;
+      }
+      SmallVector<Value> none(op.getNumDpsInits());
+      auto it = starts.find(op);
+      if (failed(convertToLaunch(op, threadsPerBlock, allowHostCalls,
+                                 it == starts.end() ? none : it->second)))
         return signalPassFailure();
       ++numLaunches;
     }

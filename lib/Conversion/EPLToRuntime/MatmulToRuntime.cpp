@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "epl/Conversion/EPLToRuntime/BufferWrites.h"
 #include "epl/Conversion/EPLToRuntime/RuntimeAPI.h"
 #include "epl/Conversion/Passes.h"
 #include "epl/Dialect/EPL/Transforms/GemmPlan.h"
@@ -58,59 +59,11 @@ Value innermost(OpBuilder &b, Location loc, Value view, ValueRange outer) {
                                    offsets, sizes, strides);
 }
 
-/// The buffer a view of it (subview, cast, reshape, transpose) was taken
-/// from.
-Value rootBuffer(Value view) {
-  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
-    view = viewLike.getViewSource();
-  return view;
-}
-
-/// The last op before `before` in its block that touches `buffer`'s
-/// memory (through any view, in its operands or its regions' ops); null
-/// when none does, or when a call, which might, comes first.
-Operation *lastTouch(Value buffer, Operation *before) {
-  Value root = rootBuffer(buffer);
-  for (Operation *prev = before->getPrevNode(); prev;
-       prev = prev->getPrevNode()) {
-    bool touches = false, calls = false;
-    prev->walk([&](Operation *op) {
-      calls |= isa<CallOpInterface>(op);
-      for (Value operand : op->getOperands())
-        touches |= isa<BaseMemRefType>(operand.getType()) &&
-                   rootBuffer(operand) == root;
-    });
-    if (calls)
-      return nullptr;
-    if (touches)
-      return prev;
-  }
-  return nullptr;
-}
-
-/// Whether `op` writes zeros into all of exactly `buffer`: a `linalg.fill`,
-/// or the generic a generalized fill is (a scalar input yielded into every
-/// element).
+/// Whether `op` writes zeros into all of exactly `buffer`.
 bool isZeroFill(Operation *op, Value buffer) {
-  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
-  if (!linalgOp || !linalgOp.hasPureBufferSemantics() ||
-      linalgOp.getNumDpsInits() != 1 ||
-      linalgOp.getDpsInitOperand(0)->get() != buffer ||
-      linalgOp.getNumDpsInputs() != 1)
-    return false;
-  Value value = linalgOp.getDpsInputOperand(0)->get();
-  if (!isa<FloatType>(value.getType()) ||
-      !matchPattern(value, m_AnyZeroFloat()))
-    return false;
-  if (isa<linalg::FillOp>(op))
-    return true;
-  auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumParallelLoops() != generic.getNumLoops() ||
-      !generic.getIndexingMapsArray().back().isIdentity())
-    return false;
-  auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
-  return yield.getNumOperands() == 1 &&
-         yield.getOperand(0) == generic.getBody()->getArgument(0);
+  Value value = filledWith(op, buffer);
+  return value && isa<FloatType>(value.getType()) &&
+         matchPattern(value, m_AnyZeroFloat());
 }
 
 /// What makes `c` zeros right before `op` (which accumulates onto it), when

@@ -56,6 +56,49 @@ func.func @row_sum(%a: memref<8x16xf32>, %s: memref<8xf32>) {
 
 // -----
 
+// A sum from zeros the fill before it wrote: the accumulator starts from
+// the fill's value, not a load, and the fill is no launch of its own. A
+// fill that something reads before the sum stays, and its sum loads.
+// CHECK-LABEL: func.func @row_sum_from_fill
+// CHECK-SAME: (%[[A:.*]]: memref<8x16xf32>, %[[S:.*]]: memref<8xf32>, %[[T:.*]]: memref<8xf32>, %[[U:.*]]: memref<8xf32>)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: gpu.launch
+// CHECK-NOT: memref.load %[[S]]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32)
+// CHECK: memref.store %{{.*}}, %[[S]]
+// CHECK: gpu.terminator
+// The second fill, read by the copy, is a launch; its sum loads.
+// CHECK: gpu.launch
+// CHECK: memref.store %[[ZERO]], %[[T]]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[T]]
+// CHECK: gpu.launch
+// CHECK: %[[INIT:.*]] = memref.load %[[T]]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (f32)
+#row = affine_map<(i, k) -> (i)>
+#mat = affine_map<(i, k) -> (i, k)>
+func.func @row_sum_from_fill(%a: memref<8x16xf32>, %s: memref<8xf32>, %t: memref<8xf32>, %u: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<8xf32>)
+  linalg.generic {indexing_maps = [#mat, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<8x16xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%t : memref<8xf32>)
+  memref.copy %t, %u : memref<8xf32> to memref<8xf32>
+  linalg.generic {indexing_maps = [#mat, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<8x16xf32>) outs(%t : memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // What fusion makes: an element-wise producer's value at every point of a
 // column sum is a result too, written at each point of the reduction loop.
 // CHECK-LABEL: func.func @fused_column_sum
