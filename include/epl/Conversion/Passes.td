@@ -153,10 +153,11 @@ def EPLLinalgToGPUPass : Pass<"epl-linalg-to-gpu", "ModuleOp"> {
     parallel loop (one thread) are covered, and no grid dimension but x is
     used, so no shape meets the y/z grid limit. A reduction whose result a
     fill wrote right before (nothing touching it between: a sum's zeros, a
-    max's lowest value) starts its accumulators from the fill's value
-    instead of loading them, and the fill, whose every element the
-    reduction overwrites, is dropped: one launch and one pass over memory
-    fewer, the same numbers.
+    max's lowest value), or a copy of a filled buffer (bufferization's, of
+    one several reductions start from), starts its accumulators from the
+    fill's value instead of loading them, and the fill or copy, whose
+    every element the reduction overwrites, is dropped: one launch and one
+    pass over memory fewer, the same numbers.
 
     A constant the kernels read (a `memref.global`) is copied into a device
     buffer where it is read (`gpu.memcpy`); globals marked `epl.host`

@@ -482,9 +482,10 @@ struct EPLLinalgToGPUPass
         ops.push_back(op);
     });
     // A reduction whose result a fill wrote just before (a sum's zeros, a
-    // max's lowest value) starts its accumulators from the fill's value
-    // and writes every element of it: the fill is one launch and one pass
-    // over memory that change nothing.
+    // max's lowest value), or a copy of a filled buffer, starts its
+    // accumulators from the fill's value and writes every element of it:
+    // the fill (or copy) is one launch and one pass over memory that
+    // change nothing.
     llvm::DenseMap<Operation *, SmallVector<Value>> starts;
     llvm::SmallPtrSet<Operation *, 16> dropped;
     for (linalg::LinalgOp op : ops) {
@@ -498,12 +499,19 @@ struct EPLLinalgToGPUPass
               return it.value() == utils::IteratorType::reduction &&
                      map.isFunctionOfDim(it.index());
             });
-        Operation *fill = epl::lastTouch(init.get(), op);
-        Value value = readsAlongReduction || dropped.contains(fill)
-                          ? Value()
-                          : epl::filledWith(fill, init.get());
+        Operation *writer = epl::lastTouch(init.get(), op);
+        Value value;
+        if (!readsAlongReduction && writer && !dropped.contains(writer)) {
+          value = epl::filledWith(writer, init.get());
+          // Bufferization copies a filled buffer that several reductions
+          // start from: the copy goes, the fill stays for the others.
+          auto copy = dyn_cast<linalg::CopyOp>(writer);
+          if (!value && copy && copy.getOutputs()[0] == init.get())
+            value = epl::filledWith(epl::lastWrite(copy.getInputs()[0], copy),
+                                    copy.getInputs()[0]);
+        }
         if (value)
-          dropped.insert(fill);
+          dropped.insert(writer);
         values.push_back(value);
       }
       starts[op] = std::move(values);

@@ -7,6 +7,7 @@
 #include "epl/Conversion/EPLToRuntime/BufferWrites.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -31,6 +32,38 @@ Operation *mlir::epl::lastTouch(Value buffer, Operation *before) {
     });
     if (calls)
       return nullptr;
+    if (touches)
+      return prev;
+  }
+  return nullptr;
+}
+
+Operation *mlir::epl::lastWrite(Value buffer, Operation *before) {
+  Value root = rootBuffer(buffer);
+  auto isRoot = [&](Value v) {
+    return isa<BaseMemRefType>(v.getType()) && rootBuffer(v) == root;
+  };
+  for (Operation *prev = before->getPrevNode(); prev;
+       prev = prev->getPrevNode()) {
+    // What each op writes, where that is known: its targets; any other op
+    // touching the buffer might write it.
+    if (auto copy = dyn_cast<memref::CopyOp>(prev)) {
+      if (isRoot(copy.getTarget()))
+        return prev;
+      continue;
+    }
+    if (auto linalgOp = dyn_cast<linalg::LinalgOp>(prev);
+        linalgOp && linalgOp.hasPureBufferSemantics()) {
+      if (llvm::any_of(linalgOp.getDpsInits(), isRoot))
+        return prev;
+      continue;
+    }
+    // (A call reaches a buffer only through its operands: buffers are the
+    // function's own allocations or arguments.)
+    bool touches = false;
+    prev->walk([&](Operation *op) {
+      touches |= llvm::any_of(op->getOperands(), isRoot);
+    });
     if (touches)
       return prev;
   }

@@ -99,6 +99,56 @@ func.func @row_sum_from_fill(%a: memref<8x16xf32>, %s: memref<8xf32>, %t: memref
 
 // -----
 
+// Bufferization copies a filled buffer that several sums start from: each
+// starts from the fill's value and its copy goes; the fill stays (the
+// third reader, a copy out, still reads it), passing over a call that is
+// not given it.
+// CHECK-LABEL: func.func @sums_from_copies_of_a_fill
+// CHECK-SAME: (%[[A:.*]]: memref<8x16xf32>, %[[S:.*]]: memref<8xf32>, %[[T:.*]]: memref<8xf32>, %[[U:.*]]: memref<8xf32>)
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[F:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: gpu.launch
+// CHECK: memref.store %[[ZERO]], %[[F]]
+// CHECK: gpu.launch
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32)
+// CHECK: memref.store %{{.*}}, %[[S]]
+// CHECK: call @unrelated
+// CHECK: gpu.launch
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[ZERO]]) -> (f32)
+// CHECK: memref.store %{{.*}}, %[[T]]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[F]]
+// CHECK: memref.store %{{.*}}, %[[U]]
+// CHECK-NOT: gpu.launch
+#row = affine_map<(i, k) -> (i)>
+#mat = affine_map<(i, k) -> (i, k)>
+func.func private @unrelated(memref<8x16xf32>)
+func.func @sums_from_copies_of_a_fill(%a: memref<8x16xf32>, %s: memref<8xf32>, %t: memref<8xf32>, %u: memref<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %f = memref.alloc() : memref<8xf32>
+  linalg.fill ins(%zero : f32) outs(%f : memref<8xf32>)
+  memref.copy %f, %s : memref<8xf32> to memref<8xf32>
+  linalg.generic {indexing_maps = [#mat, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<8x16xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  call @unrelated(%a) : (memref<8x16xf32>) -> ()
+  memref.copy %f, %t : memref<8xf32> to memref<8xf32>
+  linalg.generic {indexing_maps = [#mat, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<8x16xf32>) outs(%t : memref<8xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %x, %acc : f32
+    linalg.yield %r : f32
+  }
+  memref.copy %f, %u : memref<8xf32> to memref<8xf32>
+  memref.dealloc %f : memref<8xf32>
+  return
+}
+
+// -----
+
 // What fusion makes: an element-wise producer's value at every point of a
 // column sum is a result too, written at each point of the reduction loop.
 // CHECK-LABEL: func.func @fused_column_sum

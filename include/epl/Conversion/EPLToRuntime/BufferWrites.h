@@ -25,6 +25,12 @@ Value rootBuffer(Value view);
 /// when none does, or when a call, which might, comes first.
 Operation *lastTouch(Value buffer, Operation *before);
 
+/// The last op before `before` in its block that may write `buffer`'s
+/// memory: as lastTouch, but ops that only read it (a copy from it, a
+/// linalg op's input) are passed over, and so are calls that are not
+/// passed it (a buffer is reached through operands only).
+Operation *lastWrite(Value buffer, Operation *before);
+
 /// The value `op` writes into every element of exactly `buffer`: a
 /// `linalg.fill`, or the generic a generalized fill is (a scalar input
 /// yielded into every element); null otherwise.
