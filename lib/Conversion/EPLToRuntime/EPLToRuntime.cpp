@@ -726,6 +726,63 @@ static void checkGatherIndices(ModuleOp module) {
   }
 }
 
+/// An integer division by zero (or of the lowest value by -1, which
+/// overflows) traps the CPU: the run would end in SIGFPE. Each one whose
+/// divisor is not a constant that cannot fail gets a `cf.assert` naming
+/// where (PyTorch raises on it too).
+static void checkIntegerDivisions(ModuleOp module) {
+  SmallVector<Operation *> divisions;
+  module.walk([&](Operation *op) {
+    if (!isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
+             arith::CeilDivSIOp, arith::CeilDivUIOp, arith::FloorDivSIOp>(op) ||
+        !op->getResult(0).getType().isIntOrIndex())
+      return;
+    APInt divisor;
+    bool isSigned = isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
+                        arith::FloorDivSIOp>(op);
+    if (matchPattern(op->getOperand(1), m_ConstantInt(&divisor)) &&
+        !divisor.isZero() && !(isSigned && divisor.isAllOnes()))
+      return;
+    divisions.push_back(op);
+  });
+  for (Operation *op : divisions) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    Type type = rhs.getType();
+    auto constant = [&](const APInt &v) {
+      return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, v))
+          .getResult();
+    };
+    unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rhs,
+                                     constant(APInt::getZero(width)));
+    if (isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
+            arith::FloorDivSIOp>(op)) {
+      Value lowest =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs,
+                                constant(APInt::getSignedMinValue(width)));
+      Value minusOne =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rhs,
+                                constant(APInt::getAllOnes(width)));
+      ok = arith::AndIOp::create(
+          b, loc, ok,
+          arith::XOrIOp::create(b, loc,
+                                arith::AndIOp::create(b, loc, lowest, minusOne),
+                                arith::ConstantIntOp::create(b, loc, 1, 1)));
+    }
+    // (A named op's body, linalg.div's, has no place of its own.)
+    std::string where = atSource(loc);
+    if (auto parent = op->getParentOfType<linalg::LinalgOp>();
+        where.empty() && parent)
+      where = atSource(parent.getLoc());
+    cf::AssertOp::create(
+        b, loc, ok,
+        "an integer division (" + op->getName().getStringRef().str() + where +
+            ") divides by zero, or the lowest value by -1, which overflows");
+  }
+}
+
 /// `cf.assert %ok, "msg"` as `scf.if !ok { epl_rt_assert_failed("msg") }`,
 /// the message a constant i8 global: a failed check ends the run with a
 /// message instead of an abort.
@@ -816,6 +873,7 @@ struct EPLLowerToRuntimePass
       lowerAction(api, call, action);
     numActions += actions.size();
     checkGatherIndices(module);
+    checkIntegerDivisions(module);
     lowerAsserts(module, api, deviceAssertions);
 
     // On one device (no partitioning ran), a sharding constraint is the
