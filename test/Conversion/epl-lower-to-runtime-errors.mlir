@@ -323,3 +323,28 @@ func.func @other(%x: tensor<4xf32>) {
   epl.send %x on @pp over ["stage"] to 1 direct : tensor<4xf32>
   return
 }
+
+// -----
+
+// A call cycle would recurse without bound on the runner's stack.
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{@f calls itself: a recursive function cannot run (nothing bounds how deep it goes)}}
+  %r = func.call @f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @a(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = func.call @b(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func @b(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = func.call @c(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+func.func @c(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{@a calls @b, which calls @c, which calls it back: a recursive function cannot run (nothing bounds how deep it goes)}}
+  %r = func.call @a(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -692,6 +692,52 @@ static std::string atSource(Location loc) {
       .str();
 }
 
+/// A call cycle (a function calling itself, directly or through others)
+/// would recurse without bound on the runners' stacks: an error naming
+/// the cycle, at the call that closes it.
+static LogicalResult checkCallCycles(ModuleOp module) {
+  SymbolTable symbols(module);
+  // Functions being visited (on the path), and those done.
+  llvm::SmallPtrSet<Operation *, 8> onPath, done;
+  SmallVector<func::FuncOp> path;
+  std::function<LogicalResult(func::FuncOp)> visit =
+      [&](func::FuncOp fn) -> LogicalResult {
+    if (done.contains(fn))
+      return success();
+    onPath.insert(fn);
+    path.push_back(fn);
+    WalkResult walk = fn.walk([&](func::CallOp call) {
+      auto callee = symbols.lookup<func::FuncOp>(call.getCallee());
+      if (!callee || callee.isExternal())
+        return WalkResult::advance();
+      if (onPath.contains(callee)) {
+        InFlightDiagnostic diag = call.emitError()
+                                  << "@" << callee.getSymName() << " calls ";
+        auto from = llvm::find(path, callee);
+        if (std::next(from) == path.end())
+          diag << "itself";
+        for (auto it = std::next(from); it != path.end(); ++it)
+          diag << "@" << it->getSymName()
+               << (std::next(it) == path.end() ? ", which calls it back"
+                                               : ", which calls ");
+        diag << ": a recursive function cannot run (nothing bounds how deep "
+                "it goes)";
+        return WalkResult::interrupt();
+      }
+      return failed(visit(callee)) ? WalkResult::interrupt()
+                                   : WalkResult::advance();
+    });
+    path.pop_back();
+    onPath.erase(fn);
+    done.insert(fn);
+    return failure(walk.wasInterrupted());
+  };
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (failed(visit(fn)))
+      return failure();
+  return success();
+}
+
 /// A gather's indices are data (class ids, token ids): one out of range
 /// would read another row, or past the buffer. Each `tensor.extract` in a
 /// linalg body (nested in an `scf.if` there too) with a computed index gets
@@ -843,6 +889,8 @@ struct EPLLowerToRuntimePass
     ModuleOp module = getOperation();
     if (failed(Config::get(module).checkTarget(
             gpu, [&] { return module.emitError(getArgument()) << ": "; })))
+      return signalPassFailure();
+    if (failed(checkCallCycles(module)))
       return signalPassFailure();
     RuntimeAPI api(module);
     if (failed(verifyMessageKinds(module)) ||
