@@ -42,7 +42,10 @@ class Workers {
 public:
   explicit Workers(int threads) : faults(threads) {
     for (int i = 1; i < threads; ++i)
-      workers.emplace_back([this, i] { work(i); });
+      workers.push_back(epl::rt::startThread(
+          [this, i] { work(i); }, "a worker thread of the rank (" +
+                                      std::to_string(i) + " of " +
+                                      std::to_string(threads - 1) + ")"));
   }
   ~Workers() {
     {

@@ -20,7 +20,10 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace epl::rt {
@@ -288,6 +291,20 @@ std::vector<std::vector<char>> allGatherBytes(const std::vector<char> &data);
 /// Prints "epl-run: rank R: MESSAGE" and ends the whole run with exit code 1
 /// (every rank, on every backend). Never returns.
 [[noreturn]] void fatalError(const std::string &message);
+
+/// A thread running `body`, `what` ("rank 3's thread") saying what it is
+/// when the system cannot start it (a limit on threads or memory): one
+/// error line, not std::system_error's abort.
+template <typename Body>
+std::thread startThread(Body &&body, const std::string &what) {
+  try {
+    return std::thread(std::forward<Body>(body));
+  } catch (const std::system_error &e) {
+    fatalError("cannot start " + what + ": " + e.what() +
+               " (the system's limit on threads or memory: ulimit -u, "
+               "ulimit -v; run fewer ranks or threads per rank)");
+  }
+}
 
 /// Backend entry points; implemented in threads/ and mpi/.
 namespace detail {

@@ -415,11 +415,14 @@ void epl::rt::detail::runThreads(const Options &options,
                      options.timeoutSeconds);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < options.ranks; ++rank)
-    threads.emplace_back([&, rank]() {
-      enterRank(&world, rank);
-      body(rank);
-      leaveRank();
-    });
+    threads.push_back(startThread(
+        [&, rank]() {
+          enterRank(&world, rank);
+          body(rank);
+          leaveRank();
+        },
+        "rank " + std::to_string(rank) + "'s thread (of " +
+            std::to_string(options.ranks) + " ranks)"));
   for (std::thread &t : threads)
     t.join();
 }
