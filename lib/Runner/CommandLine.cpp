@@ -77,9 +77,10 @@ RunCommandLine::RunCommandLine(cl::OptionCategory &category)
                        "GEMMs; default: the cores with one rank, else 1"),
               cl::init(0), cl::cat(category)) {}
 
-llvm::FailureOr<RunOptions>
-RunCommandLine::runOptions(std::string &error, int defaultRanks,
-                           llvm::ArrayRef<std::string> otherInputs) const {
+llvm::FailureOr<RunOptions> RunCommandLine::runOptions(
+    std::string &error, int defaultRanks,
+    llvm::ArrayRef<std::string> otherInputs,
+    llvm::ArrayRef<std::pair<std::string, std::string>> otherOutputs) const {
   RunOptions run;
   run.ranks.ranks = ranks.getNumOccurrences() ? ranks : defaultRanks;
   run.ranks.timeoutSeconds = timeout;
@@ -133,7 +134,7 @@ RunCommandLine::runOptions(std::string &error, int defaultRanks,
   inputs.push_back(paramsFile);
   inputs.push_back(dataFile);
   if (failed(checkInputs(inputs, error)) ||
-      failed(checkOutputs(run, inputs, error)))
+      failed(checkOutputs(run, inputs, otherOutputs, error)))
     return llvm::failure();
   rt::injectFault("start", rt::launcherRank());
   return run;
@@ -273,9 +274,23 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
 llvm::LogicalResult mlir::epl::checkOptionsGivenOnce(std::string &error) {
   const auto &options = cl::getRegisteredOptions();
   for (const auto &[name, option] : options) {
+    if (name != option->ArgStr || !option->getNumOccurrences())
+      continue;
+    // As the user wrote it: -o, --params.
+    std::string flagName =
+        (option->ArgStr.size() == 1 ? "-" : "--") + option->ArgStr.str();
+    // A file name given empty (`--save "$CKPT"` with CKPT unset) would read
+    // as the option not given: the run would train from random
+    // parameters and save nothing.
+    if (auto *text = dynamic_cast<cl::opt<std::string> *>(option);
+        text && text->getValue().empty()) {
+      error = flagName +
+              " is given an empty value; give it a value, or leave it out";
+      return llvm::failure();
+    }
+    cl::NumOccurrencesFlag flag = option->getNumOccurrencesFlag();
     if (option->getNumOccurrences() <= 1 ||
-        option->getNumOccurrencesFlag() != cl::Optional ||
-        name != option->ArgStr)
+        (flag != cl::Optional && flag != cl::Required))
       continue;
     // An alias's occurrences count for its option and not for itself:
     // `--ranks 2 --devices 4` gives epl-compile's --devices twice. cl::alias
@@ -286,7 +301,7 @@ llvm::LogicalResult mlir::epl::checkOptionsGivenOnce(std::string &error) {
       if (o != option && o->HelpStr == aliasHelp)
         alias =
             " (--" + other.str() + " counts as --" + option->ArgStr.str() + ")";
-    error = "--" + option->ArgStr.str() + " is given " +
+    error = flagName + " is given " +
             std::to_string(option->getNumOccurrences()) + " times" + alias +
             "; give it once";
     return llvm::failure();

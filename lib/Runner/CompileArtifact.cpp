@@ -209,6 +209,16 @@ LogicalResult mlir::epl::writeArtifact(ModuleOp module, Step step,
                                              /*RequiresNullTerminator=*/false);
     std::error_code ec = image.getError();
     if (!ec) {
+      // A linker that exits 0 without writing the shared object (a
+      // --linker that is not one) must not replace a good artifact.
+      if (!(*image)->getBuffer().starts_with("\x7f"
+                                             "ELF")) {
+        error = "linking " + artifact.output + " with " + *linker +
+                " wrote no shared object (its output is " +
+                std::to_string((*image)->getBufferSize()) +
+                " bytes, not ELF): is --linker a C compiler driver?";
+        return failure();
+      }
       std::string trailer = checksumTrailer((*image)->getBuffer());
       image->reset();
       llvm::raw_fd_ostream out(linked.path, ec, llvm::sys::fs::OF_Append);

@@ -33,14 +33,19 @@ bool isFed(const EntryArg &arg) {
   return arg.kind == ArgKind::Input || arg.kind == ArgKind::Label;
 }
 
+/// Whether dataset `path` is NAME=FILE.npy pairs rather than one file: a
+/// file that exists is a safetensors file, whatever its name holds.
+bool isNpyList(llvm::StringRef path) {
+  return path.contains('=') && !llvm::sys::fs::exists(path);
+}
+
 /// The tensors of dataset `path`: a safetensors file, or `NAME=FILE.npy`
 /// pairs separated by commas (one .npy file per tensor); `files` gets the
 /// file each tensor came from.
 llvm::Expected<SafetensorsFile>
 readDatasetTensors(llvm::StringRef path,
                    std::map<std::string, std::string> &files) {
-  // A file that exists is a safetensors file, whatever its name holds.
-  if (!path.contains('=') || llvm::sys::fs::exists(path)) {
+  if (!isNpyList(path)) {
     // One NumPy array is not a dataset of named tensors: say which form
     // is (its header read as safetensors' was a length past the file).
     if (auto buffer = llvm::MemoryBuffer::getFileSlice(path, 6, 0,
@@ -84,6 +89,20 @@ readDatasetTensors(llvm::StringRef path,
   return file;
 }
 } // namespace
+
+std::vector<std::string> mlir::epl::datasetFiles(llvm::StringRef spec) {
+  if (spec.empty())
+    return {};
+  if (!isNpyList(spec))
+    return {spec.str()};
+  std::vector<std::string> files;
+  llvm::SmallVector<llvm::StringRef> entries;
+  spec.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef entry : entries)
+    if (llvm::StringRef npy = entry.split('=').second; !npy.empty())
+      files.push_back(npy.str());
+  return files;
+}
 
 std::vector<int64_t> Dataset::order(int epoch) const {
   if (shuffle)

@@ -745,14 +745,17 @@ llvm::LogicalResult mlir::epl::checkOutputFile(llvm::StringRef flag,
   return llvm::success();
 }
 
-llvm::LogicalResult mlir::epl::checkOutputs(const RunOptions &options,
-                                            llvm::ArrayRef<std::string> inputs,
-                                            std::string &error) {
+llvm::LogicalResult mlir::epl::checkOutputs(
+    const RunOptions &options, llvm::ArrayRef<std::string> inputs,
+    llvm::ArrayRef<std::pair<std::string, std::string>> otherOutputs,
+    std::string &error) {
   std::vector<std::pair<const char *, const std::string *>> outputs = {
       {"--report", &options.reportFile},
       {"--trace", &options.traceFile},
       {"--dump-results", &options.dumpFile},
       {"--save", &options.saveFile}};
+  for (const auto &[flag, path] : otherOutputs)
+    outputs.push_back({flag.c_str(), &path});
   std::map<std::string, const char *> written;
   std::set<std::string> read;
   for (const std::string &input : inputs)
@@ -776,7 +779,8 @@ llvm::LogicalResult mlir::epl::checkOutputs(const RunOptions &options,
     llvm::SmallString<256> probe;
     if (std::error_code ec =
             llvm::sys::fs::createUniqueFile(*path + ".probe-%%%%%%", probe)) {
-      error = "cannot write " + *path + ": " + ec.message();
+      error = std::string("cannot write ") + flag + " " + *path + ": " +
+              ec.message();
       return llvm::failure();
     }
     llvm::sys::fs::remove(probe);

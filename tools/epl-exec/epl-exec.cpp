@@ -14,6 +14,7 @@
 
 #include "epl/Runner/Artifact.h"
 #include "epl/Runner/CommandLine.h"
+#include "epl/Runner/Dataset.h"
 #include "epl/Runtime/Backend.h"
 #include "epl/Support/Signals.h"
 #include "epl/Version.h"
@@ -81,9 +82,10 @@ int main(int argc, char **argv) {
     llvm::outs() << writeManifest(*manifest) << "\n";
     return 0;
   }
+  std::vector<std::string> inputs = {artifactFile};
+  llvm::append_range(inputs, datasetFiles(datasetLine.file));
   llvm::FailureOr<RunOptions> run =
-      runLine.runOptions(error, static_cast<int>(manifest->devices),
-                         {artifactFile, datasetLine.file});
+      runLine.runOptions(error, static_cast<int>(manifest->devices), inputs);
   if (failed(run) || failed(datasetLine.check(runLine, error)))
     fail(error);
   run->ranks.cuda = manifest->target == "cuda";

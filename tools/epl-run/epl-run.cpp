@@ -110,11 +110,15 @@ int main(int argc, char **argv) {
     fail(error);
   CompileOptions compile = *compileOrFailure;
   compile.objectDumpPath = dumpObject;
-  if (!dumpObject.empty() &&
-      failed(checkOutputFile("--dump-object", dumpObject, error)))
-    fail(error);
-  FailureOr<RunOptions> runOrFailure = runLine.runOptions(
-      error, 1, {inputFile, datasetLine.file, evalDatasetFile, evalModelFile});
+  std::vector<std::string> inputs = {inputFile, evalModelFile};
+  for (const std::string &spec :
+       {datasetLine.file.getValue(), evalDatasetFile.getValue()})
+    llvm::append_range(inputs, datasetFiles(spec));
+  std::vector<std::pair<std::string, std::string>> outputs;
+  if (!dumpObject.empty())
+    outputs.push_back({"--dump-object", dumpObject});
+  FailureOr<RunOptions> runOrFailure =
+      runLine.runOptions(error, 1, inputs, outputs);
   if (failed(runOrFailure))
     fail(error);
   RunOptions run = std::move(*runOrFailure);

@@ -29,11 +29,14 @@ public:
 
   /// The options as given, checked (ranks, timeout, steps, the MPI backend
   /// built in, the inputs regular files, every output path writable and
-  /// none an input, `otherInputs` included): fails with `error` before
-  /// anything compiles or runs. `defaultRanks` is --ranks when not given.
+  /// none an input, `otherInputs` and `otherOutputs` (flag, path) of the
+  /// tool's own included): fails with `error` before anything compiles or
+  /// runs. `defaultRanks` is --ranks when not given.
   llvm::FailureOr<RunOptions>
   runOptions(std::string &error, int defaultRanks = 1,
-             llvm::ArrayRef<std::string> otherInputs = {}) const;
+             llvm::ArrayRef<std::string> otherInputs = {},
+             llvm::ArrayRef<std::pair<std::string, std::string>> otherOutputs =
+                 {}) const;
   ArgumentSources sources() const;
 
   llvm::cl::opt<int> ranks;
@@ -78,7 +81,9 @@ public:
 
 /// Fails, naming it, when an option was given more than once: the command
 /// line parser lets the last occurrence win (`--params a --params b`
-/// trained from b), which a run must not guess at. Lists may repeat.
+/// trained from b), which a run must not guess at; lists may repeat. Also
+/// when a text option (a file name) was given empty, which would read as
+/// not given.
 llvm::LogicalResult checkOptionsGivenOnce(std::string &error);
 
 } // namespace mlir::epl

@@ -71,6 +71,10 @@ llvm::FailureOr<Dataset> openDataset(const Program &program,
                                      const std::string &path, bool shuffle,
                                      uint64_t seed, std::string &error);
 
+/// The files dataset `spec` reads: the safetensors file, or the file of each
+/// NAME=FILE.npy pair (for the outputs to be checked against them).
+std::vector<std::string> datasetFiles(llvm::StringRef spec);
+
 /// Writes into `local`, `rank`'s shard (per `arg.shard` over `mesh`) of
 /// argument `arg` (Program::args[`argIndex`]), its part of batch `batch`
 /// (0-based within the epoch) of `order`.

@@ -62,14 +62,17 @@ struct RunOptions {
 llvm::LogicalResult checkOutputFile(llvm::StringRef flag, llvm::StringRef path,
                                     std::string &error);
 
-/// Checks that each file `options` names can be written (by creating and
-/// removing a temporary file next to it) and is not a directory, and that
-/// no two name the same file, nor any of them one of `inputs` (the model
-/// or artifact, parameters, data), so that a bad path fails before anything
-/// runs and no input is overwritten.
-llvm::LogicalResult checkOutputs(const RunOptions &options,
-                                 llvm::ArrayRef<std::string> inputs,
-                                 std::string &error);
+/// Checks that each file `options` names, and each of `otherOutputs`
+/// (flag, path: a tool's own, epl-run's --dump-object), can be written (by
+/// creating and removing a temporary file next to it) and is not a
+/// directory, and that no two name the same file, nor any of them one of
+/// `inputs` (the model or artifact, parameters, data, each file of a
+/// dataset), so that a bad path fails before anything runs and no input is
+/// overwritten.
+llvm::LogicalResult
+checkOutputs(const RunOptions &options, llvm::ArrayRef<std::string> inputs,
+             llvm::ArrayRef<std::pair<std::string, std::string>> otherOutputs,
+             std::string &error);
 
 /// Whether paths `a` and `b` name one file (which need not exist yet).
 bool sameFile(llvm::StringRef a, llvm::StringRef b);
