@@ -307,7 +307,8 @@ void mlir::epl::buildTrainingStepPipeline(OpPassManager &pm,
   // On one device the plan only checks the config against the model's
   // stages: a model means the same on any number of devices.
   EPLPlanPassOptions plan;
-  plan.devices = 1;
+  // (Fewer than one is epl-plan's error, not one device.)
+  plan.devices = options.devices;
   pm.addPass(createEPLPlanPass(plan));
   pm.addPass(createEPLAutodiffPass());
   pm.addPass(createEPLRematerializePass());

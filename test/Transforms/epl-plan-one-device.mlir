@@ -1,4 +1,7 @@
 // RUN: epl-opt %s --split-input-file --epl-training-step -verify-diagnostics
+// Fewer than one device is an error (it was taken for one).
+// RUN: not epl-opt %s --split-input-file --epl-training-step=devices=0 2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: epl-plan: devices must be at least 1, got 0
 // A model means the same on any number of devices: on one, where nothing is
 // partitioned, epl-training-step's epl-plan still refuses pipeline keys
 // that do not fit the model's stages (epl-plan-errors.mlir has them on 4).
