@@ -29,6 +29,17 @@ static std::string listFunctions(ModuleOp module) {
   return names.empty() ? "none" : names;
 }
 
+/// "@f (at model.mlir:2:3) is only declared: it has no body to run".
+static std::string onlyDeclared(func::FuncOp fn) {
+  std::string where;
+  if (auto file = dyn_cast<FileLineColLoc>(fn.getLoc()))
+    where = " (at " + file.getFilename().str() + ":" +
+            std::to_string(file.getLine()) + ":" +
+            std::to_string(file.getColumn()) + ")";
+  return "@" + fn.getSymName().str() + where +
+         " is only declared: it has no body to run";
+}
+
 /// One function of its own.
 static StepFunctions single(func::FuncOp fn) {
   return {fn.getSymName().str(), {fn}, {}};
@@ -44,7 +55,11 @@ mlir::epl::findEntryPoint(ModuleOp module, StringRef name, std::string &error) {
     if (auto pipeline = module.lookupSymbol<PipelineOp>(name))
       return pipelined(pipeline);
     auto fn = module.lookupSymbol<func::FuncOp>(name);
-    if (!fn || fn.isExternal()) {
+    if (fn && fn.isExternal()) {
+      error = onlyDeclared(fn);
+      return failure();
+    }
+    if (!fn) {
       error = "no function @" + name.str() +
               " in the module (functions: " + listFunctions(module) + ")";
       return failure();
@@ -75,8 +90,19 @@ mlir::epl::findEntryPoint(ModuleOp module, StringRef name, std::string &error) {
     error += "); choose one with --entry";
     return failure();
   }
-  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+  // A declaration would be the entry but for its body.
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (fn.isExternal() && hasTaggedArguments(fn)) {
+      error = onlyDeclared(fn);
+      return failure();
+    }
+  if (auto main = module.lookupSymbol<func::FuncOp>("main")) {
+    if (main.isExternal()) {
+      error = onlyDeclared(main);
+      return failure();
+    }
     return single(main);
+  }
   error = "no entry point: no function tags its arguments with epl.arg and "
           "there is no @main; choose one with --entry (functions: " +
           listFunctions(module) + ")";
