@@ -144,12 +144,14 @@ llvm::LogicalResult checkCheckpoint(const Program &program,
   // values) starts a fresh optimizer as PyTorch's load_state_dict does:
   // nothing to say; beside another optimizer's state, a line.
   if (!fresh.empty() && fresh.size() == optState && !unused.empty())
-    notes() << warning << path << " has no optimizer state (none of its "
-            << optState << " tensors: " << someNames(fresh, 3)
-            << "); it starts afresh\n";
+    notes() << warning << path
+            << " holds none of the optimizer state the step reads (" << optState
+            << (optState == 1 ? " tensor: " : " tensors: ")
+            << someNames(fresh, 3) << "); it starts afresh\n";
   else if (!fresh.empty() && fresh.size() < optState)
-    notes() << warning << path << " has no optimizer state " << someNames(fresh)
-            << "; it starts afresh\n";
+    notes() << warning << path
+            << " lacks part of the optimizer state the step reads, "
+            << someNames(fresh) << "; that part starts afresh\n";
   if (!freshModel.empty())
     notes() << warning << path << " has no model state "
             << someNames(freshModel) << "; it starts from its initial value\n";
