@@ -17,6 +17,7 @@
 #include <elf.h>
 #include <fstream>
 #include <iterator>
+#include <limits>
 
 using namespace mlir::epl;
 namespace json = llvm::json;
@@ -369,6 +370,13 @@ llvm::FailureOr<Manifest> mlir::epl::parseManifest(llvm::StringRef text,
       !read.string(*root, "cpu", m.cpu, "manifest") ||
       !read.integer(root->get("devices"), m.devices, "devices"))
     return llvm::failure();
+  // (epl-compile's --devices: one at least, and a rank count a run can
+  // have, which it becomes when --ranks is not given.)
+  if (m.devices < 1 || m.devices > std::numeric_limits<int32_t>::max()) {
+    read.fail("devices is " + std::to_string(m.devices) +
+              ", not a number of devices");
+    return llvm::failure();
+  }
   Program &program = m.program;
   int64_t mesh = 0;
   if (!read.string(*p, "name", program.name, "program") ||

@@ -64,3 +64,5 @@ assert x in artifact
 patched("x-local-shape.so", x, x.replace(b"[\n          32,", b"[\n          16,", 1))
 patched("x-shape.so", x, x.replace(b'"shape": [\n          32,', b'"shape": [\n          16,'))
 patched("x-dtype.so", b'"dtype": "F32",\n        "kind": "input"', b'"dtype": "F64",\n        "kind": "input"')
+# Devices no run can have (it said --ranks, which was not given, was wrong).
+patched("no-devices.so", b'"devices": 1,', b'"devices": 0,')
