@@ -720,6 +720,11 @@ llvm::LogicalResult mlir::epl::checkOutputFile(llvm::StringRef flag,
   // a pipe or a device there would be replaced by a file (as root,
   // /dev/null itself), and this run's own standard output or error would
   // lose what the run printed to it.
+  llvm::SmallString<256> through;
+  if (std::error_code ec = throughLinks(path, through)) {
+    error = ("cannot write " + flag + " " + path + ": " + ec.message()).str();
+    return llvm::failure();
+  }
   llvm::sys::fs::file_status target;
   if (llvm::sys::fs::status(path, target))
     return llvm::success(); // A new file.

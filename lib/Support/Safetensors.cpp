@@ -384,17 +384,40 @@ std::error_code mlir::epl::createFileNextTo(StringRef path,
   return std::make_error_code(std::errc::file_exists);
 }
 
+std::error_code mlir::epl::throughLinks(StringRef path,
+                                        llvm::SmallString<256> &out) {
+  out = path;
+  for (int links = 0;; ++links) {
+    llvm::sys::fs::file_status status;
+    if (llvm::sys::fs::status(out, status, /*Follow=*/false) ||
+        status.type() != llvm::sys::fs::file_type::symlink_file)
+      return {};
+    if (links == 40)
+      return std::make_error_code(std::errc::too_many_symbolic_link_levels);
+    char target[4096];
+    ssize_t size = ::readlink(out.c_str(), target, sizeof(target) - 1);
+    if (size < 0)
+      return std::error_code(errno, std::generic_category());
+    StringRef next(target, size);
+    if (llvm::sys::path::is_absolute(next)) {
+      out = next;
+    } else {
+      llvm::SmallString<256> joined = llvm::sys::path::parent_path(out);
+      llvm::sys::path::append(joined, next);
+      out = joined;
+    }
+  }
+}
+
 llvm::Error mlir::epl::writeFileAtomically(
     StringRef given, llvm::function_ref<void(llvm::raw_ostream &)> write) {
   // A symbolic link is written through: the rename replaces the file it
-  // names, and the link stays.
+  // names (made if it is not there yet), and the link stays.
   llvm::SmallString<256> target;
-  llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status(given, status, /*Follow=*/false) &&
-      status.type() == llvm::sys::fs::file_type::symlink_file &&
-      !llvm::sys::fs::real_path(given, target))
-    given = target;
-  StringRef path = given;
+  if (std::error_code ec = throughLinks(given, target))
+    return llvm::createStringError(ec, "cannot write " + given + ": " +
+                                           ec.message());
+  StringRef path = target;
   // Next to the destination, so that the rename stays on one file system: a
   // reader never sees half a file, and a failed run leaves the old one.
   llvm::SmallString<256> temp;

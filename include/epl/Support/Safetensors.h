@@ -13,6 +13,7 @@
 #define EPL_SUPPORT_SAFETENSORS_H
 
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -82,6 +83,11 @@ llvm::Error writeSafetensors(llvm::StringRef path, const SafetensorsFile &file);
 llvm::Error
 writeFileAtomically(llvm::StringRef path,
                     llvm::function_ref<void(llvm::raw_ostream &)> write);
+
+/// The file `path` names through its symbolic links, followed one at a
+/// time: a link to a file not made yet (a dangling one) names it, and
+/// that is where writeFileAtomically writes. ELOOP past 40 links.
+std::error_code throughLinks(llvm::StringRef path, llvm::SmallString<256> &out);
 
 /// Creates a new, empty file `PATH.tmp-XXXXXX` next to `path` (so that a
 /// rename over `path` stays on one file system), named in `temp`, open for
