@@ -6,11 +6,15 @@
 
 #include "epl/Runtime/Backend.h"
 
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -52,44 +56,90 @@ int epl::rt::launcherRank() {
   return 0;
 }
 
+namespace {
+/// EPL_RT_FAULT=RANK:POINT[@N]:ACTION, read and checked once: a fault test
+/// with a typo in it must not pass without its fault.
+struct FaultSpec {
+  int rank = -1;
+  std::string at; // POINT[@N], as given
+  std::string point;
+  long nth = 1;
+  std::string action;
+  double sleepSeconds = 0;
+};
+
+/// `text` whole as a decimal integer (no sign, no spaces).
+bool wholeNumber(const std::string &text, long &out) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  errno = 0;
+  out = std::strtol(text.c_str(), nullptr, 10);
+  return errno == 0 && out <= INT32_MAX;
+}
+
+std::optional<FaultSpec> readFaultSpec() {
+  const char *value = std::getenv("EPL_RT_FAULT");
+  if (!value)
+    return std::nullopt;
+  std::string s(value);
+  auto bad = [&](const std::string &why) -> std::optional<FaultSpec> {
+    epl::rt::fatalError(
+        "EPL_RT_FAULT=" + s + ": " + why +
+        " (RANK:POINT[@N]:ACTION; points start, communicator, nccl, "
+        "all_reduce; actions stop, kill, sleep=SECONDS)");
+  };
+  size_t a = s.find(':'), b = a == std::string::npos ? a : s.find(':', a + 1);
+  if (b == std::string::npos || s.find(':', b + 1) != std::string::npos)
+    return bad("not three fields separated by ':'");
+  FaultSpec spec;
+  long rank;
+  if (!wholeNumber(s.substr(0, a), rank))
+    return bad("the rank '" + s.substr(0, a) + "' is not a rank number");
+  spec.rank = static_cast<int>(rank);
+  spec.at = s.substr(a + 1, b - a - 1);
+  size_t count = spec.at.find('@');
+  spec.point = spec.at.substr(0, count);
+  if (spec.point != "start" && spec.point != "communicator" &&
+      spec.point != "nccl" && spec.point != "all_reduce")
+    return bad("no fault point '" + spec.point + "'");
+  if (count != std::string::npos &&
+      (!wholeNumber(spec.at.substr(count + 1), spec.nth) || spec.nth < 1))
+    return bad("the count after '@' must be 1 or more");
+  spec.action = s.substr(b + 1);
+  if (spec.action.rfind("sleep=", 0) == 0) {
+    const char *seconds = spec.action.c_str() + 6;
+    char *end = nullptr;
+    spec.sleepSeconds = std::strtod(seconds, &end);
+    if (end == seconds || *end || !(spec.sleepSeconds >= 0) ||
+        !(spec.sleepSeconds <= 86400))
+      return bad("sleep= takes a number of seconds up to a day");
+  } else if (spec.action != "stop" && spec.action != "kill") {
+    return bad("no fault action '" + spec.action + "'");
+  }
+  return spec;
+}
+} // namespace
+
 void epl::rt::injectFault(const char *point, int rank) {
   // Read once: this is on every all_reduce's path.
-  static const char *spec = std::getenv("EPL_RT_FAULT");
-  if (!spec)
+  static const std::optional<FaultSpec> spec = readFaultSpec();
+  if (!spec || spec->rank != rank || spec->point != point)
     return;
-  std::string s(spec);
-  size_t a = s.find(':'), b = s.find(':', a == std::string::npos ? a : a + 1);
-  if (a == std::string::npos || b == std::string::npos ||
-      std::atoi(s.substr(0, a).c_str()) != rank)
+  // The N-th time this rank reaches the point (the first by default),
+  // counted by the thread that reaches it (a rank of the threads backend;
+  // an MPI rank's main thread).
+  static thread_local long reached = 0;
+  if (++reached != spec->nth)
     return;
-  // POINT[@N]: the N-th time this rank reaches the point (the first by
-  // default), counted by the thread that reaches it (a rank of the threads
-  // backend; an MPI rank's main thread).
-  std::string where = s.substr(a + 1, b - a - 1);
-  int nth = 1;
-  if (size_t at = where.find('@'); at != std::string::npos) {
-    nth = std::atoi(where.c_str() + at + 1);
-    if (nth < 1)
-      fatalError("EPL_RT_FAULT=" + s +
-                 ": the count after '@' must be 1 or "
-                 "more");
-    where.resize(at);
-  }
-  if (where != point)
-    return;
-  static thread_local int reached = 0;
-  if (++reached != nth)
-    return;
-  std::string action = s.substr(b + 1);
   std::fprintf(stderr, "%s: rank %d: injected fault: %s at %s\n",
-               toolName().c_str(), rank, action.c_str(),
-               s.substr(a + 1, b - a - 1).c_str());
+               toolName().c_str(), rank, spec->action.c_str(),
+               spec->at.c_str());
   std::fflush(stderr);
-  if (action == "stop")
+  if (spec->action == "stop")
     std::raise(SIGSTOP);
-  else if (action == "kill")
+  else if (spec->action == "kill")
     std::raise(SIGKILL);
-  else if (action.rfind("sleep=", 0) == 0)
+  else
     std::this_thread::sleep_for(
-        std::chrono::duration<double>(std::atof(action.c_str() + 6)));
+        std::chrono::duration<double>(spec->sleepSeconds));
 }
