@@ -12,9 +12,11 @@
 #include "epl/Support/Npy.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/xxhash.h"
 
 #include <cstring>
 
@@ -123,6 +125,8 @@ std::map<std::string, std::string> Dataset::position(int64_t batches) const {
   // whatever seed either run had.
   if (shuffle)
     keys["dataset.seed"] = std::to_string(seed);
+  keys["dataset.fingerprint"] =
+      llvm::utohexstr(fingerprint, /*LowerCase=*/true);
   return keys;
 }
 
@@ -146,6 +150,13 @@ void Dataset::resumeFrom(const std::map<std::string, std::string> &metadata,
       auto shuffled = metadata.find("dataset.shuffle");
       if (shuffled == metadata.end() || shuffled->second != "true")
         continue;
+    }
+    // (Checkpoints of earlier versions record no fingerprint.)
+    if (key == "dataset.fingerprint") {
+      if (theirs != metadata.end() && theirs->second != value)
+        differ.push_back("its contents differ (fingerprint " + theirs->second +
+                         " there, " + value + " here)");
+      continue;
     }
     if (theirs == metadata.end() || theirs->second != value)
       differ.push_back(key.substr(strlen("dataset.")) + " " +
@@ -261,6 +272,16 @@ llvm::FailureOr<Dataset> mlir::epl::openDataset(const Program &program,
             << " reads nothing of " << path << " named " << someNames(unread)
             << "\n";
   data.batchesPerEpoch = data.numSamples / data.batchSize;
+  // What it feeds, in the program's order of arguments: a checkpoint taken
+  // on other data of one size goes on at its first batch, not mid-epoch.
+  std::string contents;
+  for (auto [argIndex, tensorIndex] : data.feeds) {
+    const HostTensor &t = data.file.tensors[tensorIndex];
+    contents += t.name + '\0';
+    contents += llvm::utohexstr(llvm::xxh3_64bits(llvm::ArrayRef(
+        reinterpret_cast<const uint8_t *>(t.data.data()), t.data.size())));
+  }
+  data.fingerprint = llvm::xxh3_64bits(llvm::StringRef(contents));
   return data;
 }
 

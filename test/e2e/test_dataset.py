@@ -121,6 +121,14 @@ def test_resuming_goes_on_where_the_dataset_stopped(tmp_path, ranks):
                                             r"4 here\): this one starts at its first batch"):
         other = epl.train(loss, steps=2, params=first.params, **dict(kw, seed=4))
     assert other.params.metadata["dataset.batches"] == "2"
+    # Other data of the same size and order: its contents differ (it went
+    # on at batch 8 of data it had never read).
+    changed = dict(arrays, x=arrays["x"] + 1)
+    with pytest.warns(epl.EPLWarning, match=r"another dataset or order \(its contents differ "
+                                            r"\(fingerprint [0-9a-f]+ there, [0-9a-f]+ here\)\): "
+                                            r"this one starts at its first batch"):
+        fresh = epl.train(loss, steps=2, params=first.params, **dict(kw, dataset=changed))
+    assert fresh.params.metadata["dataset.batches"] == "2"
 
 
 def fashion_mnist_or_skip():

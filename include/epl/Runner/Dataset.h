@@ -40,6 +40,10 @@ struct Dataset {
   /// argument of the program (index into Program::args) it was opened for.
   std::map<size_t, size_t> feeds;
 
+  /// A hash of what the dataset feeds (the names and bytes of its fed
+  /// tensors): two datasets of one size differ in it.
+  uint64_t fingerprint = 0;
+
   /// Global batches read before this run: a checkpoint (--params) of a
   /// run on this dataset records where it stopped, and the run goes on
   /// from there (resumeFrom).
@@ -49,8 +53,8 @@ struct Dataset {
   std::vector<int64_t> order(int epoch) const;
 
   /// What a checkpoint records of its run on this dataset after `batches`
-  /// global batches in all: the count, and what makes the dataset's order
-  /// (samples, batch, shuffle and seed).
+  /// global batches in all: the count, what makes the dataset's order
+  /// (samples, batch, shuffle and seed), and its fingerprint.
   std::map<std::string, std::string> position(int64_t batches) const;
 
   /// Goes on from a checkpoint's position (its metadata, from position())
