@@ -46,6 +46,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -110,9 +112,22 @@ struct Function {
   Launcher launch;
 };
 
-int envInt(const char *name, int fallback) {
+/// Variable `name` as an integer in [low, high], `fallback` when unset: a
+/// test whose fake GPU is not the one it asked for must not run on.
+int envInt(const char *name, int fallback, long low, long high) {
   const char *text = std::getenv(name);
-  return text && *text ? std::atoi(text) : fallback;
+  if (!text || !*text)
+    return fallback;
+  char *end = nullptr;
+  errno = 0;
+  long value = std::strtol(text, &end, 10);
+  if (*end || errno || value < low || value > high) {
+    std::string message = std::string(name) + "=" + text +
+                          " is not an integer from " + std::to_string(low) +
+                          " to " + std::to_string(high);
+    eplFakeCudaFail("driver", message.c_str());
+  }
+  return static_cast<int>(value);
 }
 
 /// Device memory: one arena, first fit, freed blocks merged.
@@ -128,7 +143,7 @@ struct Arena {
   int working = 0;                // device operations in flight
 
   void init() {
-    size = size_t(envInt("EPL_FAKE_CUDA_MEMORY_MB", 4096)) << 20;
+    size = size_t(envInt("EPL_FAKE_CUDA_MEMORY_MB", 4096, 1, 1 << 20)) << 20;
     void *p = mmap(nullptr, size, PROT_NONE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
@@ -381,11 +396,12 @@ CUresult cuInit(unsigned int flags) {
     return CUDA_ERROR_INVALID_VALUE;
   if (d.initialized)
     return CUDA_SUCCESS;
-  d.devices = envInt("EPL_FAKE_CUDA_DEVICES", 1);
-  d.sm = envInt("EPL_FAKE_CUDA_SM", 90);
-  d.version = envInt("EPL_FAKE_CUDA_DRIVER_VERSION", 13000);
-  d.hangAfterLaunches = envInt("EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES", -1);
-  d.noPools = envInt("EPL_FAKE_CUDA_NO_POOLS", 0) != 0;
+  d.devices = envInt("EPL_FAKE_CUDA_DEVICES", 1, 0, 64);
+  d.sm = envInt("EPL_FAKE_CUDA_SM", 90, 10, 999);
+  d.version = envInt("EPL_FAKE_CUDA_DRIVER_VERSION", 13000, 1000, 99999);
+  d.hangAfterLaunches =
+      envInt("EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES", -1, -1, INT32_MAX);
+  d.noPools = envInt("EPL_FAKE_CUDA_NO_POOLS", 0, 0, 1) != 0;
   for (int k = 0; k < d.devices; ++k)
     d.contexts.push_back(std::make_unique<Context>(Context{k}));
   d.arena.init();
