@@ -308,9 +308,13 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // An L0 model trains: build its training step first (the same pipeline
   // as `epl-opt --epl-training-step`), on several devices planned and
   // partitioned too (epl-parallelize).
+  // (Of an L0 model, or of a function whose arguments are untagged: an
+  // untagged @main's ids are bounded by its gathers too. Not of a step
+  // already partitioned, whose local shapes would give other fan-ins.)
   InitHints hints;
-  if (!step->pipeline && isModel(step->functions.front()))
-    hints = analyzeInitHints(step->functions.front());
+  func::FuncOp entry = step->functions.front();
+  if (!step->pipeline && (isModel(entry) || !hasTaggedArguments(entry)))
+    hints = analyzeInitHints(entry);
   if (!step->pipeline && isModel(step->functions.front()) && options.train) {
     PassManager pm(module.getContext());
     ParallelizeOptions parallelize;

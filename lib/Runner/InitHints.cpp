@@ -175,9 +175,10 @@ InitHints mlir::epl::analyzeInitHints(func::FuncOp model) {
     auto name =
         model.getArgAttrOfType<StringAttr>(i, EPLDialect::kNameAttrName);
     auto type = dyn_cast<RankedTensorType>(arg.getType());
-    if (!kind || !name || !type || !type.hasStaticShape())
+    // (An untagged argument is an input, as the runner feeds it.)
+    if (!name || !type || !type.hasStaticShape())
       continue;
-    if (kind.getValue() == "param") {
+    if (kind && kind.getValue() == "param") {
       if (std::optional<int64_t> f = fanInOf(arg))
         hints.fanIn[name.getValue()] = *f;
     } else if (isa<IntegerType>(type.getElementType())) {

@@ -29,7 +29,8 @@ struct InitHints {
   llvm::StringMap<int64_t> indexBound;
 };
 
-/// Reads the hints off an L0 model function (arguments tagged `epl.arg`).
+/// Reads the hints off an L0 model function (arguments tagged `epl.arg`),
+/// or one whose arguments are untagged (inputs, as the runner feeds them).
 InitHints analyzeInitHints(func::FuncOp model);
 
 /// Fills `fanIn` and `indexBound` of the arguments `hints` names.
