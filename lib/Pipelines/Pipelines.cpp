@@ -87,6 +87,11 @@ static void addBufferization(OpPassManager &pm, bool blas, bool gpu,
   // runtime and epl-run pass.
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // A loop whose body computes its carried tensor anew (into a tensor it
+  // does not carry) yields a new buffer each iteration, which
+  // ownership-based deallocation frees: otherwise an error in
+  // bufferization's terms.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   // Private functions (a pipeline stage's pieces) write their results into
   // buffers their caller allocates: the caller then owns every buffer it
