@@ -26,6 +26,26 @@ std::string mlir::epl::artifactStageSymbol(size_t stage) {
   return "__epl_stage_" + std::to_string(stage);
 }
 
+std::string mlir::epl::artifactSignatureSymbol(size_t stage) {
+  return artifactStageSymbol(stage) + "_signature";
+}
+
+std::string mlir::epl::stageSignature(const Stage &stage) {
+  std::string text;
+  auto add = [&](const char *what, const EntryValue &v) {
+    text += what;
+    text += v.dtype ? dtypeName(*v.dtype) : "?";
+    for (int64_t d : v.localShape)
+      text += " " + std::to_string(d);
+    text += ";";
+  };
+  for (const EntryArg &a : stage.entry.args)
+    add("arg ", a);
+  for (const EntryResult &r : stage.entry.results)
+    add("result ", r);
+  return text;
+}
+
 std::string mlir::epl::eplVersionString() {
   return std::string("EPL-MLIR ") + EPL_VERSION_STRING;
 }
@@ -711,6 +731,19 @@ llvm::LogicalResult mlir::epl::loadArtifact(llvm::StringRef path,
       return llvm::failure();
     }
     stage.call = reinterpret_cast<EntryFunction>(address);
+    // The manifest calls the code as it was compiled (an artifact of this
+    // version always has the signature).
+    auto *signature = static_cast<const char *>(
+        dlsym(handle, artifactSignatureSymbol(k).c_str()));
+    if (!signature || stageSignature(stage) != signature) {
+      error = path.str() + ": not a valid artifact: its manifest calls stage " +
+              std::to_string(k) + " (@" + stage.entry.name +
+              ") with other arguments or results than its code was compiled "
+              "for (" +
+              (signature ? std::string(signature) : "none recorded") +
+              "): was the manifest edited?";
+      return llvm::failure();
+    }
   }
   return llvm::success();
 }

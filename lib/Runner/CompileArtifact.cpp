@@ -59,15 +59,22 @@ LogicalResult addPackedStage(llvm::Module &m, size_t stage,
   return success();
 }
 
-/// The manifest as a C string in its own section, and as a symbol.
-void addManifest(llvm::Module &m, const std::string &text) {
+/// `text` as an exported C string `symbol`, in `section` when one is named.
+void addConstantString(llvm::Module &m, const std::string &symbol,
+                       const std::string &text, llvm::StringRef section) {
   llvm::Constant *data = llvm::ConstantDataArray::getString(
       m.getContext(), text, /*AddNull=*/true);
   auto *global = new llvm::GlobalVariable(
       m, data->getType(), /*isConstant=*/true,
-      llvm::GlobalValue::ExternalLinkage, data, kManifestSymbol);
-  global->setSection(kManifestSection);
+      llvm::GlobalValue::ExternalLinkage, data, symbol);
+  if (!section.empty())
+    global->setSection(section);
   global->setAlignment(llvm::Align(1));
+}
+
+/// The manifest as a C string in its own section, and as a symbol.
+void addManifest(llvm::Module &m, const std::string &text) {
+  addConstantString(m, kManifestSymbol, text, kManifestSection);
 }
 
 /// Removes a temporary file when it goes out of scope (and on a signal).
@@ -132,6 +139,11 @@ LogicalResult mlir::epl::writeArtifact(ModuleOp module, Step step,
     if (failed(addPackedStage(*llvmModule, k, error)))
       return failure();
   optimizeLLVMModule(*llvmModule, options, tm->get());
+  // (After the optimization, which links the module's globals back from
+  // the kernels' module, as the manifest is.)
+  for (auto [k, stage] : llvm::enumerate(step.program.stages))
+    addConstantString(*llvmModule, artifactSignatureSymbol(k),
+                      stageSignature(stage), /*section=*/"");
 
   Manifest manifest;
   manifest.producer = eplVersionString();

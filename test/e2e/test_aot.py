@@ -71,7 +71,7 @@ def test_manifest_describes_the_step(tmp_path):
     artifact = tmp_path / "split.so"
     run([EPL_COMPILE, model, "--devices", 4, "-o", artifact])
     manifest = json.loads(run([EPL_EXEC, artifact, "--print-manifest"]).stdout)
-    assert manifest["format"] == 1 and manifest["target"] == "cpu"
+    assert manifest["format"] == 2 and manifest["target"] == "cpu"
     assert manifest["devices"] == 4
     program = manifest["program"]
     args = {a["name"]: a for a in program["args"]}

@@ -28,7 +28,7 @@
 namespace mlir::epl {
 
 /// The manifest's format; a runner reads its own format only.
-constexpr int kManifestFormat = 1;
+constexpr int kManifestFormat = 2;
 
 /// The ELF section and the symbol that hold the manifest.
 constexpr const char *kManifestSection = ".epl_manifest";
@@ -47,6 +47,15 @@ std::string checksumTrailer(llvm::StringRef image);
 /// of its entry wrapper (EntryFunction: a pointer to each argument's and
 /// result's descriptor pointer).
 std::string artifactStageSymbol(size_t stage);
+
+/// What the code of stage `stage` was compiled to be called with: each
+/// argument's and result's element type and local shape, in order. An
+/// artifact holds it beside the stage's function
+/// (artifactSignatureSymbol), and the runner checks the manifest against
+/// it: a manifest edited to call the code otherwise (a result dropped, an
+/// argument added) would have it read or write past its buffers.
+std::string stageSignature(const Stage &stage);
+std::string artifactSignatureSymbol(size_t stage);
 
 /// "EPL-MLIR <version>": who made an artifact, and who may run it.
 std::string eplVersionString();

@@ -46,7 +46,7 @@ def section(name):
 
 
 patched("old-version.so", b'"producer": "EPL-MLIR ', b'"producer": "EPL-MLIX ')
-patched("not-json.so", b'"format": 1', b'"format"; 1')
+patched("not-json.so", b'"format": 2', b'"format"; 2')
 patched("cuda.so", b'"target": "cpu"', b'"target":"cuda"')
 arm = bytearray(artifact)
 arm[18:20] = (183).to_bytes(2, "little")  # EM_AARCH64
@@ -66,3 +66,10 @@ patched("x-shape.so", x, x.replace(b'"shape": [\n          32,', b'"shape": [\n 
 patched("x-dtype.so", b'"dtype": "F32",\n        "kind": "input"', b'"dtype": "F64",\n        "kind": "input"')
 # Devices no run can have (it said --ranks, which was not given, was wrong).
 patched("no-devices.so", b'"devices": 1,', b'"devices": 0,')
+# The loss as f64 throughout the manifest (consistent in itself): the code
+# returns f32, which it would have been read as (a result dropped crashed).
+loss = (b'"dtype": "F32",\n            "grad_bytes": 0,\n            "kind": "loss",\n'
+        b'            "local_shape": [],\n            "name": "result0",\n'
+        b'            "shape": [],\n            "shard": [],\n'
+        b'            "type": "tensor<f32>"')
+patched("f64-loss.so", loss, loss.replace(b"F32", b"F64").replace(b"<f32>", b"<f64>"))
