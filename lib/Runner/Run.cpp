@@ -771,7 +771,10 @@ llvm::LogicalResult mlir::epl::checkOutputs(
       continue;
     if (failed(checkOutputFile(flag, *path, error)))
       return llvm::failure();
-    std::string identity = fileIdentity(*path);
+    // The file written is the one its links name (checked just above).
+    llvm::SmallString<256> target;
+    (void)throughLinks(*path, target);
+    std::string identity = fileIdentity(target);
     if (read.count(identity)) {
       error = std::string(flag) + " " + *path +
               " would overwrite an input of the run";
@@ -783,7 +786,7 @@ llvm::LogicalResult mlir::epl::checkOutputs(
     }
     llvm::SmallString<256> probe;
     if (std::error_code ec =
-            llvm::sys::fs::createUniqueFile(*path + ".probe-%%%%%%", probe)) {
+            llvm::sys::fs::createUniqueFile(target + ".probe-%%%%%%", probe)) {
       error = std::string("cannot write ") + flag + " " + *path + ": " +
               ec.message();
       return llvm::failure();

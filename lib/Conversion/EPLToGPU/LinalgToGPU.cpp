@@ -491,17 +491,41 @@ struct EPLLinalgToGPUPass
     for (linalg::LinalgOp op : ops) {
       if (!op.hasPureBufferSemantics() || op.getNumReductionLoops() == 0)
         continue;
+      // Each result the op writes whole, and nothing else of the op reads
+      // or writes its buffer: then its fill's values are all overwritten
+      // unread.
+      auto alone = [&](OpOperand &init) {
+        Value root = epl::rootBuffer(init.get());
+        for (OpOperand &other : op->getOpOperands())
+          if (&other != &init && isa<BaseMemRefType>(other.get().getType()) &&
+              epl::rootBuffer(other.get()) == root)
+            return false;
+        return true;
+      };
+      auto wholeResult = [&](OpOperand &init) {
+        AffineMap map = op.getMatchingIndexingMap(&init);
+        auto type = cast<MemRefType>(init.get().getType());
+        for (auto [d, e] : llvm::enumerate(map.getResults())) {
+          // A reduction loop indexing it: read and written along it.
+          if (auto dim = dyn_cast<AffineDimExpr>(e);
+              dim && op.getIteratorTypesArray()[dim.getPosition()] ==
+                         utils::IteratorType::reduction)
+            return false;
+          // A constant writes one index of its dimension: whole only when
+          // that is the dimension's one (torch's keep-dim results).
+          if (isa<AffineConstantExpr>(e) && type.getDimSize(d) != 1)
+            return false;
+          if (!isa<AffineDimExpr, AffineConstantExpr>(e))
+            return false;
+        }
+        return true;
+      };
       SmallVector<Value> values;
       for (OpOperand &init : op.getDpsInitsMutable()) {
-        AffineMap map = op.getMatchingIndexingMap(&init);
-        bool readsAlongReduction = llvm::any_of(
-            llvm::enumerate(op.getIteratorTypesArray()), [&](auto it) {
-              return it.value() == utils::IteratorType::reduction &&
-                     map.isFunctionOfDim(it.index());
-            });
         Operation *writer = epl::lastTouch(init.get(), op);
         Value value;
-        if (!readsAlongReduction && writer && !dropped.contains(writer)) {
+        if (writer && !dropped.contains(writer) && wholeResult(init) &&
+            alone(init)) {
           value = epl::filledWith(writer, init.get());
           // Bufferization copies a filled buffer that several reductions
           // start from: the copy goes, the fill stays for the others.

@@ -14,9 +14,15 @@
 using namespace mlir;
 
 Value mlir::epl::rootBuffer(Value view) {
-  while (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
-    view = viewLike.getViewSource();
-  return view;
+  while (true) {
+    if (auto viewLike = view.getDefiningOp<ViewLikeOpInterface>())
+      view = viewLike.getViewSource();
+    // (Not a ViewLikeOpInterface, but a view all the same.)
+    else if (auto transpose = view.getDefiningOp<memref::TransposeOp>())
+      view = transpose.getIn();
+    else
+      return view;
+  }
 }
 
 Operation *mlir::epl::lastTouch(Value buffer, Operation *before) {

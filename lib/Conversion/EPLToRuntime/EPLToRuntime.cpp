@@ -775,8 +775,10 @@ static void checkGatherIndices(ModuleOp module) {
 /// An integer division by zero (or of the lowest value by -1, which
 /// overflows) traps the CPU: the run would end in SIGFPE. Each one whose
 /// divisor is not a constant that cannot fail gets a `cf.assert` naming
-/// where (PyTorch raises on it too).
-static void checkIntegerDivisions(ModuleOp module) {
+/// where (PyTorch raises on a division by zero too); they are added to
+/// `checks`.
+static void checkIntegerDivisions(ModuleOp module,
+                                  llvm::SmallPtrSetImpl<Operation *> &checks) {
   SmallVector<Operation *> divisions;
   module.walk([&](Operation *op) {
     if (!isa<arith::DivSIOp, arith::DivUIOp, arith::RemSIOp, arith::RemUIOp,
@@ -822,10 +824,10 @@ static void checkIntegerDivisions(ModuleOp module) {
     if (auto parent = op->getParentOfType<linalg::LinalgOp>();
         where.empty() && parent)
       where = atSource(parent.getLoc());
-    cf::AssertOp::create(
+    checks.insert(cf::AssertOp::create(
         b, loc, ok,
         "an integer division (" + op->getName().getStringRef().str() + where +
-            ") divides by zero, or the lowest value by -1, which overflows");
+            ") divides by zero, or the lowest value by -1, which overflows"));
   }
 }
 
@@ -833,12 +835,16 @@ static void checkIntegerDivisions(ModuleOp module) {
 /// the message a constant i8 global: a failed check ends the run with a
 /// message instead of an abort.
 static void lowerAsserts(ModuleOp module, RuntimeAPI &api,
-                         bool deviceAssertions) {
+                         bool deviceAssertions,
+                         const llvm::SmallPtrSetImpl<Operation *> &divisions) {
   SmallVector<cf::AssertOp> asserts;
   module.walk([&](cf::AssertOp a) {
     // A kernel cannot call the host: in a linalg body on a GPU, the
-    // assertion stays the kernel's own.
-    if (!deviceAssertions || !a->getParentOfType<linalg::LinalgOp>())
+    // assertion stays the kernel's own; so does a division's check in
+    // host code, which epl-linalg-to-gpu moves into a kernel with the
+    // loop around it (a call would keep it on the host).
+    if (!deviceAssertions ||
+        !(a->getParentOfType<linalg::LinalgOp>() || divisions.contains(a)))
       asserts.push_back(a);
   });
   llvm::StringMap<memref::GlobalOp> messages;
@@ -921,8 +927,9 @@ struct EPLLowerToRuntimePass
       lowerAction(api, call, action);
     numActions += actions.size();
     checkGatherIndices(module);
-    checkIntegerDivisions(module);
-    lowerAsserts(module, api, deviceAssertions);
+    llvm::SmallPtrSet<Operation *, 8> divisions;
+    checkIntegerDivisions(module, divisions);
+    lowerAsserts(module, api, deviceAssertions, divisions);
 
     // On one device (no partitioning ran), a sharding constraint is the
     // identity.

@@ -99,6 +99,44 @@ func.func @row_sum_from_fill(%a: memref<8x16xf32>, %s: memref<8xf32>, %t: memref
 
 // -----
 
+// Fills that must stay: a result written at one index of a longer
+// dimension (the rest keeps the fill's values), and a sum that reads its
+// own result's buffer as an input.
+// CHECK-LABEL: func.func @fills_that_stay
+// CHECK-SAME: (%[[A:.*]]: memref<4x2xf32>, %[[X:.*]]: memref<4x2xf32>, %[[Y:.*]]: memref<4xf32>)
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[X]]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[X]]
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %[[Y]]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[Y]]
+func.func @fills_that_stay(%a: memref<4x2xf32>, %x: memref<4x2xf32>, %y: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%x : memref<4x2xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i, 0)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<4x2xf32>) outs(%x : memref<4x2xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %r = arith.addf %v, %acc : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%y : memref<4xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>,
+                                   affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a, %y : memref<4x2xf32>, memref<4xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%v: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %v, %w : f32
+    %r = arith.addf %p, %acc : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
 // Bufferization copies a filled buffer that several sums start from: each
 // starts from the fill's value and its copy goes; the fill stays (the
 // third reader, a copy out, still reads it), passing over a call that is

@@ -39,13 +39,19 @@ struct EPLEmptyTensorPerUsePass
         // Made in its block (its dynamic sizes are defined there), before
         // the op there that holds the use: a use in a loop's body keeps
         // one empty tensor for all iterations, as it had.
-        b.setInsertionPoint(empty->getBlock()->findAncestorOpInBlock(*user));
+        Operation *holder = empty->getBlock()->findAncestorOpInBlock(*user);
+        // (A use in another block of the region, after a branch: it keeps
+        // the empty tensor, which dominates it where it is.)
+        if (!holder)
+          continue;
+        b.setInsertionPoint(holder);
         use.set(b.clone(*empty)->getResult(0));
         ++numMade;
       }
     });
     for (tensor::EmptyOp empty : used)
-      empty->erase();
+      if (empty->use_empty())
+        empty->erase();
   }
 };
 } // namespace
