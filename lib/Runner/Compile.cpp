@@ -315,7 +315,7 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   func::FuncOp entry = step->functions.front();
   if (!step->pipeline && (isModel(entry) || !hasTaggedArguments(entry)))
     hints = analyzeInitHints(entry);
-  if (!step->pipeline && isModel(step->functions.front()) && options.train) {
+  if (!step->pipeline && isModel(entry) && options.train) {
     PassManager pm(module.getContext());
     ParallelizeOptions parallelize;
     parallelize.devices = options.devices;

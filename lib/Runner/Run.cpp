@@ -711,7 +711,8 @@ llvm::LogicalResult mlir::epl::checkInputs(llvm::ArrayRef<std::string> inputs,
 
 llvm::LogicalResult mlir::epl::checkOutputFile(llvm::StringRef flag,
                                                llvm::StringRef path,
-                                               std::string &error) {
+                                               std::string &error,
+                                               llvm::SmallString<256> *file) {
   if (llvm::sys::fs::is_directory(path)) {
     error = ("cannot write " + flag + " " + path + ": it is a directory").str();
     return llvm::failure();
@@ -725,6 +726,8 @@ llvm::LogicalResult mlir::epl::checkOutputFile(llvm::StringRef flag,
     error = ("cannot write " + flag + " " + path + ": " + ec.message()).str();
     return llvm::failure();
   }
+  if (file)
+    *file = through;
   llvm::sys::fs::file_status target;
   if (llvm::sys::fs::status(path, target))
     return llvm::success(); // A new file.
@@ -769,11 +772,10 @@ llvm::LogicalResult mlir::epl::checkOutputs(
   for (auto [flag, path] : outputs) {
     if (path->empty())
       continue;
-    if (failed(checkOutputFile(flag, *path, error)))
-      return llvm::failure();
-    // The file written is the one its links name (checked just above).
+    // The file written is the one its links name.
     llvm::SmallString<256> target;
-    (void)throughLinks(*path, target);
+    if (failed(checkOutputFile(flag, *path, error, &target)))
+      return llvm::failure();
     std::string identity = fileIdentity(target);
     if (read.count(identity)) {
       error = std::string(flag) + " " + *path +

@@ -384,6 +384,13 @@ def test_split_mlp_block_is_megatron(tmp_path, ranks):
     assert "phase<backward_input>" in tensor_reduces[1]
 
 
+def test_export_takes_the_dialects_the_tools_register():
+    """epl.torch's list of the dialects the tools parse is epl-opt's."""
+    out = run([EPL_OPT, "--show-dialects"]).stdout
+    registered = set(out.split(":", 1)[1].strip().split(","))
+    assert epl.torch._DIALECTS == registered, out
+
+
 @pytest.mark.parametrize("name", ["mlp", "transformer"])
 def test_export_checks_the_forward_against_pytorchs_loss(name):
     """export's last check, without torch-mlir: epl-run's forward of the

@@ -58,9 +58,11 @@ struct RunOptions {
 
 /// Checks that output `path` (of option `flag`, "--save") may be written
 /// whole and renamed over: it is no directory, pipe or device, and not the
-/// run's own standard output or error.
+/// run's own standard output or error; its links end (no loop). `file`,
+/// when given, gets the file the links name, which is what is written.
 llvm::LogicalResult checkOutputFile(llvm::StringRef flag, llvm::StringRef path,
-                                    std::string &error);
+                                    std::string &error,
+                                    llvm::SmallString<256> *file = nullptr);
 
 /// Checks that each file `options` names, and each of `otherOutputs`
 /// (flag, path: a tool's own, epl-run's --dump-object), can be written (by

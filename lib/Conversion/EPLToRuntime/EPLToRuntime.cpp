@@ -777,6 +777,13 @@ static void checkGatherIndices(ModuleOp module) {
 /// divisor is not a constant that cannot fail gets a `cf.assert` naming
 /// where (PyTorch raises on a division by zero too); they are added to
 /// `checks`.
+/// Whether `op` divides signed integers (which overflow at the lowest
+/// value divided by -1).
+static bool isSignedDivision(Operation *op) {
+  return isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
+             arith::FloorDivSIOp>(op);
+}
+
 static void checkIntegerDivisions(ModuleOp module,
                                   llvm::SmallPtrSetImpl<Operation *> &checks) {
   SmallVector<Operation *> divisions;
@@ -786,10 +793,8 @@ static void checkIntegerDivisions(ModuleOp module,
         !op->getResult(0).getType().isIntOrIndex())
       return;
     APInt divisor;
-    bool isSigned = isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
-                        arith::FloorDivSIOp>(op);
     if (matchPattern(op->getOperand(1), m_ConstantInt(&divisor)) &&
-        !divisor.isZero() && !(isSigned && divisor.isAllOnes()))
+        !divisor.isZero() && !(isSignedDivision(op) && divisor.isAllOnes()))
       return;
     divisions.push_back(op);
   });
@@ -805,8 +810,7 @@ static void checkIntegerDivisions(ModuleOp module,
     unsigned width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
     Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, rhs,
                                      constant(APInt::getZero(width)));
-    if (isa<arith::DivSIOp, arith::RemSIOp, arith::CeilDivSIOp,
-            arith::FloorDivSIOp>(op)) {
+    if (isSignedDivision(op)) {
       Value lowest =
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs,
                                 constant(APInt::getSignedMinValue(width)));

@@ -96,6 +96,21 @@ int64_t cublasCalls() {
   return calls ? calls() : -1;
 }
 
+/// The cuBLAS calls `gemm` makes on a GPU, `a`, `b` and `c` copied there
+/// around it.
+template <typename T>
+int64_t cublasCallsOf(View<T> &a, View<T> &b, View<T> &c,
+                      const std::function<void()> &gemm) {
+  int64_t calls = -1;
+  onAGPU([&] {
+    OnDevice<T> da(a), db(b), dc(c);
+    int64_t start = cublasCalls();
+    gemm();
+    calls = cublasCalls() - start;
+  });
+  return calls;
+}
+
 /// A batch of GEMMs (attention's scores over batch and heads) is one
 /// strided batched cuBLAS call, whatever C's layout.
 TEST(CudaGemmBatched, IsOneCallEachMatrixEqualToTheReference) {
@@ -104,16 +119,12 @@ TEST(CudaGemmBatched, IsOneCallEachMatrixEqualToTheReference) {
       View<float> a(13, 11, RowMajor, 3, 1, 3), b(11, 7, ColumnMajor, 5, 2, 3),
           c(13, 7, lc, 7, 3, 3);
       std::vector<float> before = c.data;
-      int64_t calls = -1;
-      onAGPU([&] {
-        OnDevice<float> da(a), db(b), dc(c);
-        int64_t start = cublasCalls();
+      int64_t calls = cublasCallsOf(a, b, c, [&] {
         if (accumulate)
           _mlir_ciface_epl_rt_matmul_f32(&a.memref, &b.memref, &c.memref);
         else
           _mlir_ciface_epl_rt_matmul_overwrite_f32(&a.memref, &b.memref,
                                                    &c.memref);
-        calls = cublasCalls() - start;
       });
       EXPECT_EQ(calls, 1) << "C " << (lc == RowMajor ? "row" : "column")
                           << "-major";
@@ -129,14 +140,12 @@ TEST(CudaGemmBatched, BroadcastOperand) {
   b.matrixStride = 0;
   b.descriptor[6] = 0; // the batch stride
   std::vector<double> before = c.data;
-  int64_t calls = -1;
-  onAGPU([&] {
-    OnDevice<double> da(a), db(b), dc(c);
-    int64_t start = cublasCalls();
-    _mlir_ciface_epl_rt_matmul_f64(&a.memref, &b.memref, &c.memref);
-    calls = cublasCalls() - start;
-  });
-  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(cublasCallsOf(a, b, c,
+                          [&] {
+                            _mlir_ciface_epl_rt_matmul_f64(&a.memref, &b.memref,
+                                                           &c.memref);
+                          }),
+            1);
   expectProduct(a, b, c, before, /*accumulate=*/true);
 }
 
@@ -147,14 +156,12 @@ TEST(CudaGemmBatched, OverlappingResultsOneCallEach) {
   View<float> a(4, 3, RowMajor, 0, 1, 3), b(3, 2, RowMajor, 0, 2, 3),
       c(4, 2, RowMajor, 0, 3, 3);
   c.descriptor[6] = 2; // matrix i starts at row i / 2 + ...: they overlap
-  int64_t calls = -1;
-  onAGPU([&] {
-    OnDevice<float> da(a), db(b), dc(c);
-    int64_t start = cublasCalls();
-    _mlir_ciface_epl_rt_matmul_overwrite_f32(&a.memref, &b.memref, &c.memref);
-    calls = cublasCalls() - start;
-  });
-  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(cublasCallsOf(a, b, c,
+                          [&] {
+                            _mlir_ciface_epl_rt_matmul_overwrite_f32(
+                                &a.memref, &b.memref, &c.memref);
+                          }),
+            3);
   // The last matrix written wins where they overlap: C's last matrix is
   // A's last times B's.
   for (int64_t i = 0; i < 4; ++i)

@@ -21,20 +21,17 @@ struct EPLEmptyTensorPerUsePass
     : public mlir::epl::impl::EPLEmptyTensorPerUsePassBase<
           EPLEmptyTensorPerUsePass> {
   void runOnOperation() override {
-    SmallVector<tensor::EmptyOp> used;
+    llvm::SmallPtrSet<Operation *, 16> used;
     getOperation()->walk([&](tensor::EmptyOp empty) {
       if (!empty->use_empty())
-        used.push_back(empty);
+        used.insert(empty);
     });
-    llvm::SmallPtrSet<Operation *, 16> isUsed;
-    for (tensor::EmptyOp empty : used)
-      isUsed.insert(empty);
     // Uses in the order of the program, operands in order.
     OpBuilder b(&getContext());
     getOperation()->walk([&](Operation *user) {
       for (OpOperand &use : user->getOpOperands()) {
         Operation *empty = use.get().getDefiningOp();
-        if (!empty || !isUsed.contains(empty))
+        if (!empty || !used.contains(empty))
           continue;
         // Made in its block (its dynamic sizes are defined there), before
         // the op there that holds the use: a use in a loop's body keeps
@@ -49,7 +46,7 @@ struct EPLEmptyTensorPerUsePass
         ++numMade;
       }
     });
-    for (tensor::EmptyOp empty : used)
+    for (Operation *empty : used)
       if (empty->use_empty())
         empty->erase();
   }
