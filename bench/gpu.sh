@@ -130,16 +130,26 @@ run)
   # cuBLAS and NCCL are opened with dlopen, by name: where the loader does
   # not know them (PyTorch's pip wheels keep them in site-packages/nvidia,
   # found through torch's own paths), point it at the first copy found.
-  for lib in libcublas.so.13 libnccl.so.2; do
-    python3 -c "import ctypes, sys; ctypes.CDLL(sys.argv[1])" "$lib" 2>/dev/null && continue
+  # cuBLAS 13, else 12 (the runtime takes either; PyTorch's CUDA 12 wheels
+  # carry 12).
+  for libs in "libcublas.so.13 libcublas.so.12" libnccl.so.2; do
+    loadable=""
+    for lib in $libs; do
+      python3 -c "import ctypes, sys; ctypes.CDLL(sys.argv[1])" "$lib" 2>/dev/null && loadable=$lib && break
+    done
+    [ -n "$loadable" ] && continue
     mapfile -t roots < <(python3 -c 'import site
 for p in site.getsitepackages() + [site.getusersitepackages()]: print(p)' 2>/dev/null || true)
-    found=$(find "${roots[@]}" /usr/local /opt -name "$lib" -print -quit 2>/dev/null || true)
+    found=""
+    for lib in $libs; do
+      found=$(find "${roots[@]}" /usr/local /opt -name "$lib" -print -quit 2>/dev/null || true)
+      [ -n "$found" ] && break
+    done
     if [ -n "$found" ]; then
-      echo "(the loader does not find $lib: using $found)"
+      echo "(the loader does not find $libs: using $found)"
       export LD_LIBRARY_PATH=$(dirname "$found")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     else
-      echo "(no $lib on this machine: runs that need it will say so)"
+      echo "(no ${libs// / or } on this machine: runs that need it will say so)"
     fi
   done
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null ||

@@ -161,6 +161,9 @@ struct RankContext {
   /// Groups by descriptor content: descriptors are per-call-site constants,
   /// so this stays small.
   std::map<std::vector<int64_t>, Group> groups;
+  /// On a GPU, where collectives may use NCCL: each rank's GPU's UUID, by
+  /// rank (exchanged when the ranks took their GPUs).
+  std::vector<std::vector<char>> gpus;
   /// On a GPU: for each host communicator, the one that moves device
   /// buffers (NCCL, or staged through the host one).
   std::map<Communicator *, std::unique_ptr<Communicator>> onDevice;
@@ -421,8 +424,17 @@ void epl::rt::runRanks(const Options &options,
   cuda::setTF32(options.gpuTF32);
   cuda::setTimeout(options.timeoutSeconds);
   auto onDevice = [&](int rank) {
-    if (options.cuda)
+    if (options.cuda) {
       cuda::bindRank(current ? current->backend->machineRank(rank) : rank);
+      // Which ranks share a GPU, for NCCL (communicatorFor): known to all
+      // before any group forms, as not every group is formed by all its
+      // members (a pipeline's stage with nothing to send).
+      if (current && options.gpuCollectives != Options::GPUCollectives::Host) {
+        std::array<uint8_t, 16> uuid = cuda::gpuUuid();
+        current->gpus =
+            allGatherBytes(std::vector<char>(uuid.begin(), uuid.end()));
+      }
+    }
     body(rank);
   };
   if (options.backend == BackendKind::MPI)
@@ -529,6 +541,40 @@ const Group &resolveGroup(EplUnrankedMemRef *desc, const char *op) {
   return it->second;
 }
 
+/// Empty where every member of `group` has a GPU of its own and no GPU of
+/// this process serves two ranks; else what is shared. GPUs are told apart
+/// by UUID, not by how many a machine has, as a process given one GPU
+/// (CUDA_VISIBLE_DEVICES) sees only that one.
+std::string sharedGPU(const Group &group) {
+  // NCCL kernels of two communicators on one GPU of one process may wait
+  // for each other: ranks of a process never share a GPU over NCCL, in any
+  // group (all of a group's members are in the process then, so all of them
+  // decide so without the exchange).
+  int inProcess = current->backend->processSize();
+  if (inProcess > cuda::deviceCount())
+    return std::to_string(inProcess) + " ranks in this process share " +
+           std::to_string(cuda::deviceCount()) + " GPU(s)";
+  const std::vector<std::vector<char>> &gpus = current->gpus;
+  for (int i = 0; i < group.size(); ++i)
+    for (int j = 0; j < i; ++j) {
+      const std::vector<char> &gpu = gpus[group.members[i]];
+      if (gpu != gpus[group.members[j]])
+        continue;
+      std::string uuid = "GPU-";
+      for (size_t k = 0; k < gpu.size(); ++k) {
+        static const char hex[] = "0123456789abcdef";
+        if (k == 4 || k == 6 || k == 8 || k == 10)
+          uuid += '-';
+        uuid += hex[uint8_t(gpu[k]) >> 4];
+        uuid += hex[uint8_t(gpu[k]) & 15];
+      }
+      return "ranks " + std::to_string(group.members[j]) + " and " +
+             std::to_string(group.members[i]) + " of " + group.describe() +
+             " share " + uuid;
+    }
+  return "";
+}
+
 Communicator *communicatorFor(const Group &group) {
   if (!current)
     return nullptr;
@@ -540,16 +586,12 @@ Communicator *communicatorFor(const Group &group) {
     return onDevice.get();
   using Mode = Options::GPUCollectives;
   Mode mode = gpuCollectivesMode();
-  // Ranks on other machines (under MPI) have GPUs of their own.
-  int here = current->backend->machineSize();
-  bool ownGPUs = here <= cuda::deviceCount();
-  if (mode == Mode::NCCL || (mode == Mode::Auto && ownGPUs)) {
+  std::string shared = mode == Mode::Host ? "" : sharedGPU(group);
+  if (!shared.empty() && mode == Mode::NCCL)
+    fatalError("--gpu-collectives nccl: " + shared +
+               "; NCCL needs a GPU per rank (use host)");
+  if (mode == Mode::NCCL || (mode == Mode::Auto && shared.empty())) {
     std::string why;
-    if (mode == Mode::NCCL && !ownGPUs)
-      fatalError("--gpu-collectives nccl: " + std::to_string(here) +
-                 " ranks on this machine share " +
-                 std::to_string(cuda::deviceCount()) +
-                 " GPU(s); NCCL needs a GPU per rank (use host)");
     onDevice = cuda::ncclFor(host, group, why);
     if (!onDevice && mode == Mode::NCCL)
       fatalError("--gpu-collectives nccl: " + why);

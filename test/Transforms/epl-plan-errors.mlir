@@ -14,13 +14,14 @@ module {
 
 // -----
 
+// The devices do not fit the widest scope: said at its first op.
 module {
-  // expected-error @+1 {{epl-plan: 4 devices are not divisible by the stage's device count 3 (split(3), replicate(1))}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<8x12xf32>
     %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x12xf32>) -> tensor<8x12xf32>
+    // expected-error @+1 {{epl-plan: 4 devices are not divisible by the stage's device count 3 (split(3), replicate(1))}}
     %y = linalg.matmul {epl.scope = #epl.split<devices = 3>} ins(%x, %w : tensor<8x16xf32>, tensor<16x12xf32>) outs(%z : tensor<8x12xf32>) -> tensor<8x12xf32>
     return %y : tensor<8x12xf32>
   }
@@ -88,8 +89,8 @@ module {
 
 // Two stages interleaved two per device are one stage device: no pipeline,
 // the schedule would be ignored.
+// expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 puts all 2 pipeline stages on one stage device, so nothing is pipelined; interleave fewer stages per device (at most 1)}}
 module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipeline.strategy" = "Interleaved1F1B", "pipeline.num_micro_batch" = 2 : i64}} {
-  // expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 puts all 2 pipeline stages on one stage device, so nothing is pipelined; interleave fewer stages per device (at most 1)}}
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
     %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
     %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "b">} : tensor<8x4xf32>
@@ -112,8 +113,8 @@ module {
 // -----
 
 // Virtual stages are for the interleaved schedule only.
+// expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 needs "pipeline.strategy" = "Interleaved1F1B", not "PreferBackward"}}
 module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64}} {
-  // expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 needs "pipeline.strategy" = "Interleaved1F1B", not "PreferBackward"}}
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
     %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
     %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "b">} : tensor<8x4xf32>
@@ -123,8 +124,8 @@ module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64}} {
 
 // -----
 
+// expected-error @+1 {{epl-plan: 3 pipeline stages are not divisible by "pipeline.num_virtual_stages" = 2}}
 module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipeline.strategy" = "Interleaved1F1B"}} {
-  // expected-error @+1 {{epl-plan: 3 pipeline stages are not divisible by "pipeline.num_virtual_stages" = 2}}
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
     %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "a">} : tensor<8x4xf32>
     %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "b">} : tensor<8x4xf32>
@@ -199,9 +200,9 @@ module {
 // -----
 
 // Virtual stages of a model without stages would be ignored.
+// expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 splits pipeline stages, but the model has none (name its scopes, or drop the key)}}
 module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64,
                                  "pipeline.strategy" = "Interleaved1F1B"}} {
-  // expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 splits pipeline stages, but the model has none (name its scopes, or drop the key)}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
     %zero = arith.constant 0.0 : f32
@@ -215,8 +216,8 @@ module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64,
 // -----
 
 // So would a schedule; one named scope is no pipeline.
+// expected-error @+1 {{epl-plan: "pipeline.strategy" = "PreferForward" schedules pipeline stages, but the model has none (name its scopes, or drop the key)}}
 module attributes {epl.config = {"pipeline.strategy" = "PreferForward"}} {
-  // expected-error @+1 {{epl-plan: "pipeline.strategy" = "PreferForward" schedules pipeline stages, but the model has none (name its scopes, or drop the key)}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
     %zero = arith.constant 0.0 : f32
@@ -237,5 +238,46 @@ module {
       -> (tensor<f32> {epl.result = "loss"}, tensor<2xf32> {epl.result = "param", epl.name = "w"}) {
     %c = arith.constant dense<0.0> : tensor<f32>
     return %c, %w : tensor<f32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// replicate(2) and split(2) on separate devices: said at the split scope,
+// with a note at the replicate scope.
+module {
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x12xf32> {epl.arg = "param"},
+                   %v: tensor<12x4xf32> {epl.arg = "param"}) -> tensor<8x4xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x12xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x12xf32>) -> tensor<8x12xf32>
+    // expected-note @+1 {{the replicate scope}}
+    %y = linalg.matmul {epl.scope = #epl.replicate<devices = 2>} ins(%x, %w : tensor<8x16xf32>, tensor<16x12xf32>) outs(%z : tensor<8x12xf32>) -> tensor<8x12xf32>
+    %e2 = tensor.empty() : tensor<8x4xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x4xf32>) -> tensor<8x4xf32>
+    // expected-error @+1 {{epl-plan: replicate(2) and split(2) on different devices is not planned yet; set "cluster.colocate_split_and_replicate" to share them}}
+    %o = linalg.matmul {epl.scope = #epl.split<devices = 2>} ins(%y, %v : tensor<8x12xf32>, tensor<12x4xf32>) outs(%z2 : tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %o : tensor<8x4xf32>
+  }
+}
+
+// -----
+
+// Colocated, they use as many devices.
+module attributes {epl.config = {"cluster.colocate_split_and_replicate" = true}} {
+  func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
+                   %w: tensor<16x12xf32> {epl.arg = "param"},
+                   %v: tensor<12x4xf32> {epl.arg = "param"}) -> tensor<8x4xf32> {
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<8x12xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<8x12xf32>) -> tensor<8x12xf32>
+    // expected-note @+1 {{the replicate scope}}
+    %y = linalg.matmul {epl.scope = #epl.replicate<devices = 4>} ins(%x, %w : tensor<8x16xf32>, tensor<16x12xf32>) outs(%z : tensor<8x12xf32>) -> tensor<8x12xf32>
+    %e2 = tensor.empty() : tensor<8x4xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<8x4xf32>) -> tensor<8x4xf32>
+    // expected-error @+1 {{epl-plan: colocated replicate(4) and split(2) must use as many devices}}
+    %o = linalg.matmul {epl.scope = #epl.split<devices = 2>} ins(%y, %v : tensor<8x12xf32>, tensor<12x4xf32>) outs(%z2 : tensor<8x4xf32>) -> tensor<8x4xf32>
+    return %o : tensor<8x4xf32>
   }
 }

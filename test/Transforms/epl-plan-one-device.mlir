@@ -6,8 +6,8 @@
 // partitioned, epl-training-step's epl-plan still refuses pipeline keys
 // that do not fit the model's stages (epl-plan-errors.mlir has them on 4).
 
+// expected-error @+1 {{epl-plan: "pipeline.strategy" = "PreferForward" schedules pipeline stages, but the model has none (name its scopes, or drop the key)}}
 module attributes {epl.config = {"pipeline.strategy" = "PreferForward"}} {
-  // expected-error @+1 {{epl-plan: "pipeline.strategy" = "PreferForward" schedules pipeline stages, but the model has none (name its scopes, or drop the key)}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
     %zero = arith.constant 0.0 : f32
@@ -44,8 +44,8 @@ module attributes {epl.config = {"pipeline.strategy" = "PreferForward", "pipelin
 // -----
 
 // Virtual stages need the interleaved schedule, on one device as on many.
+// expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 needs "pipeline.strategy" = "Interleaved1F1B", not "PreferBackward"}}
 module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64}} {
-  // expected-error @+1 {{epl-plan: "pipeline.num_virtual_stages" = 2 needs "pipeline.strategy" = "Interleaved1F1B", not "PreferBackward"}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x16xf32> {epl.arg = "param"}) -> tensor<8x16xf32> {
     %zero = arith.constant 0.0 : f32
@@ -60,8 +60,8 @@ module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64}} {
 // -----
 
 // ... and must divide the stages.
+// expected-error @+1 {{epl-plan: 3 pipeline stages are not divisible by "pipeline.num_virtual_stages" = 2}}
 module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipeline.strategy" = "Interleaved1F1B"}} {
-  // expected-error @+1 {{epl-plan: 3 pipeline stages are not divisible by "pipeline.num_virtual_stages" = 2}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x16xf32> {epl.arg = "param"}) -> tensor<8x16xf32> {
     %zero = arith.constant 0.0 : f32
@@ -79,11 +79,11 @@ module attributes {epl.config = {"pipeline.num_virtual_stages" = 2 : i64, "pipel
 // One device reduces no gradients: the communication keys that tune those
 // reductions are said to do nothing; nor has colocation splits to share
 // devices with.
+// expected-warning @+3 {{epl-plan: "cluster.colocate_split_and_replicate" has no split part to share devices with; it changes nothing in this plan}}
+// expected-warning @+2 {{epl-plan: "communication.fp16" compresses data-parallel gradient reductions, and this plan (one device) has none; gradients are not sent}}
+// expected-warning @+1 {{epl-plan: "communication.max_splits" buckets data-parallel gradient reductions, and this plan (one device) has none; gradients are not sent}}
 module attributes {epl.config = {"communication.fp16" = true, "communication.max_splits" = 2 : i64,
                                  "cluster.colocate_split_and_replicate" = true}} {
-  // expected-warning @+3 {{epl-plan: "cluster.colocate_split_and_replicate" has no split part to share devices with; it changes nothing in this plan}}
-  // expected-warning @+2 {{epl-plan: "communication.fp16" compresses data-parallel gradient reductions, and this plan (one device) has none; gradients are not sent}}
-  // expected-warning @+1 {{epl-plan: "communication.max_splits" buckets data-parallel gradient reductions, and this plan (one device) has none; gradients are not sent}}
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"},
                    %w: tensor<4xf32> {epl.arg = "param"}) -> (tensor<f32> {epl.result = "loss"}) {
     %e = tensor.empty() : tensor<f32>

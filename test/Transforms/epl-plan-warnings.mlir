@@ -1,8 +1,8 @@
 // RUN: epl-opt %s --split-input-file --epl-plan=devices=2 -verify-diagnostics
 // Keys the plan has nothing to act on are said, not ignored.
 
+// expected-warning @+1 {{epl-plan: "cluster.colocate_split_and_replicate" has no split part to share devices with; it changes nothing in this plan}}
 module attributes {epl.config = {"cluster.colocate_split_and_replicate" = true}} {
-  // expected-warning @+1 {{epl-plan: "cluster.colocate_split_and_replicate" has no split part to share devices with; it changes nothing in this plan}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
     %zero = arith.constant 0.0 : f32
@@ -16,8 +16,8 @@ module attributes {epl.config = {"cluster.colocate_split_and_replicate" = true}}
 // -----
 
 // Tensor parallelism alone reduces no gradients over the batch.
+// expected-warning @+1 {{epl-plan: "communication.fp16" compresses data-parallel gradient reductions, and this plan ("tensor" = 2) has none; gradients are not sent}}
 module attributes {epl.config = {"communication.fp16" = true}} {
-  // expected-warning @+1 {{epl-plan: "communication.fp16" compresses data-parallel gradient reductions, and this plan ("tensor" = 2) has none; gradients are not sent}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
     %zero = arith.constant 0.0 : f32
@@ -30,8 +30,8 @@ module attributes {epl.config = {"communication.fp16" = true}} {
 
 // -----
 
+// expected-warning @+1 {{epl-plan: "communication.max_splits" buckets data-parallel gradient reductions, and this plan ("tensor" = 2) has none; gradients are not sent}}
 module attributes {epl.config = {"communication.max_splits" = 3 : i64}} {
-  // expected-warning @+1 {{epl-plan: "communication.max_splits" buckets data-parallel gradient reductions, and this plan ("tensor" = 2) has none; gradients are not sent}}
   func.func @model(%x: tensor<8x16xf32> {epl.arg = "input"},
                    %w: tensor<16x12xf32> {epl.arg = "param"}) -> tensor<8x12xf32> {
     %zero = arith.constant 0.0 : f32

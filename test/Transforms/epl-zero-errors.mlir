@@ -8,8 +8,8 @@
 // are 1 data-parallel worker.
 #id = affine_map<(i, j) -> (i, j)>
 #none = affine_map<(i, j) -> ()>
+// expected-error @+1 {{epl-zero: zero.level = "v0": ZeRO needs at least 2 data-parallel workers (EPL: >= 2 workers); @model has 1}}
 module attributes {epl.config = {"zero.level" = "v0"}} {
-  // expected-error @+1 {{epl-zero: zero.level = "v0": ZeRO needs at least 2 data-parallel workers (EPL: >= 2 workers); @model has 1}}
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
                    %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
     %zero = arith.constant 0.0 : f32

@@ -267,7 +267,8 @@ def test_nccl_ranks_on_other_machines_have_their_own_gpus(tmp_path):
     """Under mpirun, the GPUs a rank may take are its machine's: with the
     launcher saying each process is alone on its machine (as on two nodes
     of one GPU each), NCCL is not refused, and each binds the GPU of its
-    index there; two processes on one machine of one GPU are refused."""
+    index there; two processes on one machine of one GPU are refused,
+    naming the GPU they share."""
     if not MPIRUN:
         pytest.skip("mpirun is not installed")
     artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
@@ -275,13 +276,39 @@ def test_nccl_ranks_on_other_machines_have_their_own_gpus(tmp_path):
     env = fake_env(1)
     alone = [MPIRUN, "--oversubscribe", "--allow-run-as-root", "-np", 2,
              "-x", "LD_LIBRARY_PATH", "-x", "EPL_FAKE_CUDA_DEVICES", "sh", "-c",
-             f"OMPI_COMM_WORLD_LOCAL_SIZE=1 OMPI_COMM_WORLD_LOCAL_RANK=0 exec {EPL_EXEC} "
+             "EPL_FAKE_CUDA_MACHINE=$OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_LOCAL_SIZE=1 "
+             f"OMPI_COMM_WORLD_LOCAL_RANK=0 exec {EPL_EXEC} "
              f"{artifact} --gpu-collectives nccl --steps 2"]
     np.testing.assert_allclose(losses(run(alone, env=env).stdout), one, rtol=RTOL)
     out = exec_cuda(artifact, "--steps", 1, ranks=2, gpus=1, collectives="nccl",
                     mpi=True, expect_ok=False)
     assert out.returncode != 0
-    assert "2 ranks on this machine share 1 GPU(s)" in out.stderr
+    assert re.search(r"--gpu-collectives nccl: ranks 0 and 1 of .* share GPU-[0-9a-f-]{36}; "
+                     r"NCCL needs a GPU per rank", out.stderr), out.stderr
+
+
+@pytest.mark.parametrize("visible, said", [
+    ("$OMPI_COMM_WORLD_LOCAL_RANK", "NCCL"),   # a GPU each, each sees one
+    ("0", "staged through the host"),          # both given the same GPU
+])
+def test_one_visible_gpu_per_process(tmp_path, visible, said):
+    """As SLURM and Kubernetes run ranks, each process seeing its own GPU
+    alone (CUDA_VISIBLE_DEVICES): GPUs are told apart by UUID, so `auto`
+    takes NCCL (before, two processes and one GPU in sight each looked
+    like a shared GPU and were staged through the host, and `nccl` was
+    refused); two processes given one GPU are staged."""
+    if not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
+    one = losses(epl_run(EXAMPLES / "mlp.mlir", "--steps", 2, ranks=2).stdout)
+    report = tmp_path / "report.json"
+    cmd = [MPIRUN, "--oversubscribe", "--allow-run-as-root", "-np", 2,
+           "-x", "LD_LIBRARY_PATH", "-x", "EPL_FAKE_CUDA_DEVICES", "sh", "-c",
+           f"CUDA_VISIBLE_DEVICES={visible} exec {EPL_EXEC} {artifact} "
+           f"--gpu-collectives auto --steps 2 --report {report}"]
+    out = run(cmd, env=fake_env(2))
+    np.testing.assert_allclose(losses(out.stdout), one, rtol=RTOL)
+    assert json.loads(report.read_text())["gpu_collectives"] == said
 
 
 def test_pipeline_stage_with_nothing_on_it_over_nccl(tmp_path):
@@ -490,7 +517,7 @@ def test_nccl_needs_a_gpu_per_rank(tmp_path):
     out = exec_cuda(artifact, "--steps", 1, ranks=2, gpus=1,
                     collectives="nccl", expect_ok=False)
     assert out.returncode == 1
-    assert "--gpu-collectives nccl: 2 ranks on this machine share 1 GPU(s)" in out.stderr
+    assert "--gpu-collectives nccl: 2 ranks in this process share 1 GPU(s)" in out.stderr
 
 
 def test_gpu_work_that_never_finishes_is_an_error(tmp_path):

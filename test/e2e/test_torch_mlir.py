@@ -406,7 +406,10 @@ def test_export_checks_the_forward_against_pytorchs_loss(name):
     epl.torch._check_forward(exported, pytorch, 2e-6)
     with pytest.raises(epl.torch.ExportError,
                        match=r"the exported forward's loss is \S+ where PyTorch's is "
-                             r"\S+ \(relative difference 1\.0e-05, over check_rtol=2e-06\)"):
+                             # (1e-5 and the forward's own rounding, which
+                             # depends on the CPU's vector width.)
+                             r"\S+ \(relative difference (9\.\de-06|1\.\de-05), over "
+                             r"check_rtol=2e-06\)"):
         epl.torch._check_forward(exported, pytorch * (1 + 1e-5), 2e-6)
 
 

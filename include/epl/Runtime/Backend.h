@@ -315,6 +315,8 @@ public:
   /// The ranks on this machine, which share its GPUs, and the calling
   /// rank's index among them.
   virtual int machineSize() { return worldSize(); }
+  /// The ranks of this process, which share its GPUs' contexts.
+  virtual int processSize() { return worldSize(); }
   virtual int machineRank(int rank) { return rank; }
   /// The communicator for `group`, created on first use and cached.
   virtual Communicator &getCommunicator(const Group &group) = 0;

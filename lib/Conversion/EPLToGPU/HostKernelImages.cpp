@@ -24,11 +24,80 @@ namespace mlir::epl {
 using namespace mlir;
 
 namespace {
+/// The global `@<slot>`: a pointer the fake driver sets when it loads the
+/// module (the artifact cannot link against the driver, which the runtime
+/// opens with dlopen).
+void declareSlot(ModuleOp module, OpBuilder &moduleBuilder, Location loc,
+                 StringRef slot) {
+  if (module.lookupSymbol(slot))
+    return;
+  MLIRContext *context = module.getContext();
+  LLVM::GlobalOp::create(moduleBuilder, loc,
+                         LLVM::LLVMPointerType::get(context),
+                         /*isConstant=*/false, LLVM::Linkage::Weak, slot,
+                         LLVM::ZeroAttr::get(context));
+}
+
+/// Hands the fake driver each buffer a kernel is launched with:
+/// `check(kernel, argument, aligned pointer, bytes it spans from there)`,
+/// through `@__epl_host_check_buffer_<module>`. A GPU faults
+/// (CUDA_ERROR_ILLEGAL_ADDRESS, the context lost for good) on a host
+/// pointer or another GPU's memory, which the host loops would read
+/// happily: a lowering that hands a kernel such a buffer fails here.
+void checkBuffer(OpBuilder &b, Location loc, StringRef moduleName,
+                 Value kernelName, unsigned argument, MemRefType type,
+                 ArrayRef<Value> fields) {
+  MLIRContext *context = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  auto i32 = IntegerType::get(context, 32);
+  auto i64 = IntegerType::get(context, 64);
+  auto i64Constant = [&](int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i64, v).getResult();
+  };
+  // Fields: allocated and aligned pointers, offset, sizes, strides. The
+  // buffer spans offset + sum((size - 1) * stride) + 1 elements from the
+  // aligned pointer, none where a size is 0.
+  int64_t rank = type.getRank();
+  Value extent = LLVM::AddOp::create(b, loc, fields[2], i64Constant(1));
+  Value empty = LLVM::ConstantOp::create(b, loc, b.getI1Type(), 0);
+  for (int64_t d = 0; d < rank; ++d) {
+    Value size = fields[3 + d], stride = fields[3 + rank + d];
+    extent = LLVM::AddOp::create(
+        b, loc, extent,
+        LLVM::MulOp::create(
+            b, loc, LLVM::SubOp::create(b, loc, size, i64Constant(1)), stride));
+    empty = LLVM::OrOp::create(b, loc, empty,
+                               LLVM::ICmpOp::create(b, loc,
+                                                    LLVM::ICmpPredicate::sle,
+                                                    size, i64Constant(0)));
+  }
+  // i1 buffers hold a byte an element.
+  int64_t elementBytes =
+      llvm::divideCeil(type.getElementType().isIndex()
+                           ? 64
+                           : type.getElementType().getIntOrFloatBitWidth(),
+                       8);
+  Value bytes = LLVM::SelectOp::create(
+      b, loc, empty, i64Constant(0),
+      LLVM::MulOp::create(b, loc, extent, i64Constant(elementBytes)));
+  std::string slot = ("__epl_host_check_buffer_" + moduleName).str();
+  Value function = LLVM::LoadOp::create(
+      b, loc, ptr, LLVM::AddressOfOp::create(b, loc, ptr, slot));
+  auto check = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
+                                           {ptr, i32, ptr, i64});
+  LLVM::CallOp::create(
+      b, loc, check,
+      ValueRange{function, kernelName,
+                 LLVM::ConstantOp::create(b, loc, i32, argument), fields[1],
+                 bytes});
+}
+
 /// `@__epl_host_launch_<module>_<kernel>(params, grid x, y, z, block x, y,
 /// z)`: the C function the fake driver's cuLaunchKernel calls. `params` is
 /// what the launch hands the driver, a pointer to each of the kernel's
 /// arguments as the LLVM lowering passes them (a memref as its descriptor's
-/// fields, one pointer each); it packs them back and calls `host`.
+/// fields, one pointer each); it checks each buffer is the GPU's
+/// (checkBuffer), packs them back and calls `host`.
 LogicalResult buildLauncher(gpu::GPUFuncOp kernel, func::FuncOp host,
                             StringRef name, OpBuilder &moduleBuilder,
                             const LLVMTypeConverter &converter) {
@@ -51,8 +120,14 @@ LogicalResult buildLauncher(gpu::GPUFuncOp kernel, func::FuncOp host,
     Value address = LLVM::LoadOp::create(b, loc, ptr, slot);
     return LLVM::LoadOp::create(b, loc, type, address);
   };
+  auto gpuModule = kernel->getParentOfType<gpu::GPUModuleOp>();
+  declareSlot(kernel->getParentOfType<ModuleOp>(), moduleBuilder, loc,
+              ("__epl_host_check_buffer_" + gpuModule.getName()).str());
+  Value kernelName = LLVM::createGlobalString(
+      loc, b, name.str() + "_name", (kernel.getName() + Twine('\0')).str(),
+      LLVM::Linkage::Private);
   SmallVector<Value> operands;
-  for (Type type : kernel.getArgumentTypes()) {
+  for (auto [argument, type] : llvm::enumerate(kernel.getArgumentTypes())) {
     if (auto memref = dyn_cast<MemRefType>(type)) {
       if (memref.getMemorySpace())
         return kernel.emitOpError("cannot run under the fake CUDA driver: an "
@@ -62,6 +137,8 @@ LogicalResult buildLauncher(gpu::GPUFuncOp kernel, func::FuncOp host,
       unsigned count = MemRefDescriptor::getNumUnpackedValues(memref);
       for (unsigned k = 0; k < count; ++k)
         fields.push_back(param(k < 2 ? Type(ptr) : Type(i64)));
+      checkBuffer(b, loc, gpuModule.getName(), kernelName, argument, memref,
+                  fields);
       Value descriptor =
           MemRefDescriptor::pack(b, loc, converter, memref, fields);
       operands.push_back(
@@ -101,11 +178,8 @@ void lowerKernelAsserts(func::FuncOp host, StringRef moduleName,
   MLIRContext *context = host.getContext();
   auto ptr = LLVM::LLVMPointerType::get(context);
   std::string slot = ("__epl_host_assertfail_" + moduleName).str();
-  auto module = host->getParentOfType<ModuleOp>();
-  if (!module.lookupSymbol(slot))
-    LLVM::GlobalOp::create(moduleBuilder, host.getLoc(), ptr,
-                           /*isConstant=*/false, LLVM::Linkage::Weak, slot,
-                           LLVM::ZeroAttr::get(context));
+  declareSlot(host->getParentOfType<ModuleOp>(), moduleBuilder, host.getLoc(),
+              slot);
   auto i32 = IntegerType::get(context, 32);
   auto i64 = IntegerType::get(context, 64);
   auto assertfail = LLVM::LLVMFunctionType::get(

@@ -26,10 +26,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <thread>
-
+#include <limits>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -44,6 +44,7 @@ struct Driver {
   X(cuDriverGetVersion)                                                        \
   X(cuDeviceGetCount)                                                          \
   X(cuDeviceGet)                                                               \
+  X(cuDeviceGetUuid)                                                           \
   X(cuDeviceGetAttribute)                                                      \
   X(cuDeviceTotalMem)                                                          \
   X(cuDevicePrimaryCtxRetain)                                                  \
@@ -145,7 +146,11 @@ struct Blas {
 
   Blas() {
     void *library =
-        cuda::openLibrary({"libcublas.so.13", "libcublas.so"}, "cuBLAS", error);
+        // cuBLAS 12 (PyTorch's CUDA 12 wheels) has the same entry points
+        // and runs on a CUDA 13 driver.
+        cuda::openLibrary(
+            {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, "cuBLAS",
+            error);
     const char *name = "cuBLAS";
     if (library) {
       EPL_CUBLAS_FUNCTIONS(EPL_LOOKUP_FUNCTION)
@@ -196,6 +201,10 @@ RankDevice &device() {
 struct Image {
   std::vector<char> data; // a cubin, a fatbin, or PTX the driver compiles
   std::map<CUcontext, CUmodule> modules;
+  /// Never reused, unlike the image's address once a program is unloaded:
+  /// what a rank's cache of kernels is keyed by.
+  uint64_t id = nextId++;
+  static inline std::atomic<uint64_t> nextId{0};
 };
 std::mutex imagesMutex;
 
@@ -414,6 +423,16 @@ void cuda::bindRank(int rank) {
 }
 
 bool cuda::bound() { return rankDevice.ordinal >= 0; }
+
+std::array<uint8_t, 16> cuda::gpuUuid() {
+  CUdevice dev;
+  check(driver().cuDeviceGet(&dev, device().ordinal), "cuDeviceGet");
+  CUuuid uuid;
+  check(driver().cuDeviceGetUuid(&uuid, dev), "cuDeviceGetUuid");
+  std::array<uint8_t, 16> bytes;
+  std::memcpy(bytes.data(), uuid.bytes, bytes.size());
+  return bytes;
+}
 
 namespace {
 template <typename T, typename Pred>
@@ -709,6 +728,15 @@ void rowMajorGemm(Gemm gemm, Batched batched, bool transA, bool transB,
                   int64_t m, int64_t n, int64_t k, const T *a, int64_t lda,
                   const T *b, int64_t ldb, T *c, int64_t ldc, bool accumulate,
                   cuda::GemmBatch batch) {
+  // cuBLAS's sizes are `int`: a larger one would be cut silently.
+  for (int64_t v : {m, n, k, lda, ldb, ldc, batch.count})
+    if (v > std::numeric_limits<int>::max())
+      fatalError("CUDA: cuBLAS GEMM " + std::to_string(m) + "x" +
+                 std::to_string(n) + "x" + std::to_string(k) +
+                 " (leading dimensions " + std::to_string(lda) + ", " +
+                 std::to_string(ldb) + ", " + std::to_string(ldc) +
+                 ", a batch of " + std::to_string(batch.count) +
+                 "): a size over 2^31 - 1, more than cuBLAS takes");
   T one = 1, beta = accumulate ? 1 : 0;
   cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N,
                     opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -774,13 +802,14 @@ void mgpuModuleUnload(void *module) {
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
   // Every launch asks; the rank keeps what it found (names are the
-  // program's constants).
-  thread_local std::map<std::tuple<void *, const char *, CUcontext>, CUfunction>
+  // program's constants, and live as long as its images).
+  thread_local std::map<std::tuple<uint64_t, const char *, CUcontext>,
+                        CUfunction>
       found;
-  CUfunction &function = found[{module, name, device().context}];
+  Image &image = *static_cast<Image *>(module);
+  CUfunction &function = found[{image.id, name, device().context}];
   if (!function)
-    check(driver().cuModuleGetFunction(
-              &function, moduleFor(*static_cast<Image *>(module)), name),
+    check(driver().cuModuleGetFunction(&function, moduleFor(image), name),
           "finding a kernel");
   return function;
 }

@@ -16,6 +16,7 @@
 
 #include "epl/Runtime/Backend.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,11 @@ void bindRank(int rank);
 
 /// Whether the calling rank is bound to a GPU.
 bool bound();
+
+/// The UUID of the calling rank's GPU (cuDeviceGetUuid): one GPU's
+/// everywhere, whatever its index in a process (CUDA_VISIBLE_DEVICES
+/// renumbers them).
+std::array<uint8_t, 16> gpuUuid();
 
 /// Device memory of the calling rank's GPU. `release` frees the `bytes` at
 /// `ptr` in the rank's stream order, once no side stream reads them any

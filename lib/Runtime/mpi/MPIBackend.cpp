@@ -174,6 +174,7 @@ public:
   // ranks on other machines do not share this one's GPUs. Without it, all
   // are taken to be here.
   int machineSize() override { return fromLauncher(kLocalSizes, n); }
+  int processSize() override { return 1; }
   int machineRank(int rank) override { return fromLauncher(kLocalRanks, rank); }
   Communicator &getCommunicator(const Group &group) override {
     auto it = communicators.find(group.members);

@@ -5,8 +5,12 @@
 
 // The module becomes an image naming it; the kernel a host function over
 // its blocks and threads, and a launcher reading the kernel's arguments as
-// cuLaunchKernel receives them: a memref's five descriptor fields, then
+// cuLaunchKernel receives them: a memref's five descriptor fields (the
+// buffer handed to the fake driver's check, as a GPU faults on memory not
+// its own: its aligned pointer and the bytes it spans from there,
+// (offset + 1 + (size - 1) * stride) * 4, none where a size is 0), then
 // the f32.
+// CHECK-LABEL: llvm.mlir.global private constant @__epl_host_launch_kernels_add_name("add\00")
 // CHECK-LABEL: func.func @step
 // CHECK: gpu.launch_func @kernels::@add blocks in
 // CHECK: gpu.binary @kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:kernels\00">]
@@ -14,8 +18,30 @@
 // CHECK-COUNT-6: scf.for
 // CHECK: memref.store
 // CHECK: func.func @__epl_host_launch_kernels_add(%[[PARAMS:.*]]: !llvm.ptr, %[[GX:.*]]: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64)
+// CHECK: %[[NAME:.*]] = llvm.getelementptr %{{.*}}[0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<4 x i8>
 // CHECK: llvm.getelementptr %[[PARAMS]][0]
+// CHECK: llvm.getelementptr %[[PARAMS]][1]
+// CHECK-NEXT: llvm.load
+// CHECK-NEXT: %[[ALIGNED:.*]] = llvm.load %{{.*}} : !llvm.ptr -> !llvm.ptr
+// CHECK: llvm.getelementptr %[[PARAMS]][2]
+// CHECK: %[[OFFSET:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK: llvm.getelementptr %[[PARAMS]][3]
+// CHECK: %[[SIZE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
 // CHECK: llvm.getelementptr %[[PARAMS]][4]
+// CHECK: %[[STRIDE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK: %[[E0:.*]] = llvm.add %[[OFFSET]], %{{.*}} : i64
+// CHECK: %[[LAST:.*]] = llvm.sub %[[SIZE]], %{{.*}} : i64
+// CHECK: %[[SPAN:.*]] = llvm.mul %[[LAST]], %[[STRIDE]] : i64
+// CHECK: %[[E1:.*]] = llvm.add %[[E0]], %[[SPAN]] : i64
+// CHECK: %[[NONE:.*]] = llvm.icmp "sle" %[[SIZE]], %{{.*}} : i64
+// CHECK: %[[EMPTY:.*]] = llvm.or %{{.*}}, %[[NONE]] : i1
+// CHECK: %[[FOUR:.*]] = llvm.mlir.constant(4 : i64) : i64
+// CHECK: %[[BYTES:.*]] = llvm.mul %[[E1]], %[[FOUR]] : i64
+// CHECK: %[[CHECKED:.*]] = llvm.select %[[EMPTY]], %{{.*}}, %[[BYTES]] : i1, i64
+// CHECK: %[[CSLOT:.*]] = llvm.mlir.addressof @__epl_host_check_buffer_kernels : !llvm.ptr
+// CHECK: %[[CHECK:.*]] = llvm.load %[[CSLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK: %[[ARG0:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK: llvm.call %[[CHECK]](%[[NAME]], %[[ARG0]], %[[ALIGNED]], %[[CHECKED]]) : !llvm.ptr, (!llvm.ptr, i32, !llvm.ptr, i64) -> ()
 // CHECK: %[[DESC:.*]] = llvm.insertvalue %{{.*}}[4, 0]
 // CHECK: %[[A:.*]] = builtin.unrealized_conversion_cast %[[DESC]] : {{.*}} to memref<8xf32>
 // CHECK: llvm.getelementptr %[[PARAMS]][5]

@@ -195,6 +195,53 @@ TEST(CudaGemmDeathTest, HostOperandsAreAnError) {
               ::testing::ExitedWithCode(1), "cuBLAS GEMM 4x2x3 failed");
 }
 
+// A kernel compiled for the host as `epl-host-kernel-images` makes it: its
+// launcher hands the driver each buffer it was launched with, through the
+// slot the driver sets when it loads the module.
+extern "C" {
+void (*__epl_host_check_buffer_probe)(const char *, int32_t, const void *,
+                                      int64_t) = nullptr;
+void __epl_host_launch_probe_touch(void **params, int64_t, int64_t, int64_t,
+                                   int64_t, int64_t, int64_t) {
+  // A memref<4xf32>'s fields: allocated and aligned pointers, offset 0,
+  // size 4, stride 1.
+  auto *aligned = *static_cast<float **>(params[1]);
+  __epl_host_check_buffer_probe("touch", 0, aligned, 4 * sizeof(float));
+  aligned[0] += 1;
+}
+}
+
+/// Launches the probe's kernel on `buffer`, a memref<4xf32>.
+void launchProbe(float *buffer) {
+  static char image[] = "epl-host-kernels:probe";
+  void *module = mgpuModuleLoad(image, sizeof(image));
+  void *function = mgpuModuleGetFunction(module, "touch");
+  void *allocated = buffer, *aligned = buffer;
+  int64_t offset = 0, size = 4, stride = 1;
+  void *params[] = {&allocated, &aligned, &offset, &size, &stride};
+  mgpuLaunchKernel(function, 1, 1, 1, 1, 1, 1, 0, cuda::stream(), params,
+                   nullptr, 5);
+  cuda::synchronize();
+}
+
+/// A GPU faults on a kernel reading host memory (and loses its context);
+/// the host loops standing in for it would not: the fake ends the run.
+TEST(FakeDriverDeathTest, KernelLaunchedWithAHostBufferEndsTheRun) {
+  onAGPU([] {
+    auto *device =
+        static_cast<float *>(_mlir_memref_to_llvm_aligned_alloc(64, 16));
+    launchProbe(device);
+    _mlir_memref_to_llvm_free(device);
+  });
+  EXPECT_EXIT(onAGPU([] {
+                std::vector<float> host(4);
+                launchProbe(host.data());
+              }),
+              ::testing::ExitedWithCode(86),
+              "kernel touch was launched with argument 0 \\(16 bytes at "
+              "0x[0-9a-f]+\\) outside this GPU's memory");
+}
+
 TEST(FakeDriverDeathTest, HostCodeTouchingDeviceMemoryEndsTheRun) {
   EXPECT_EXIT(onAGPU([] {
                 auto *p = static_cast<volatile float *>(

@@ -11,7 +11,10 @@
 // buffer dies with a message instead of passing unnoticed. The cuBLAS and
 // NCCL fakes ask the driver fake about buffers through these functions.
 //
-// Environment: EPL_FAKE_CUDA_DEVICES (GPUs the driver sees, default 1),
+// Environment: EPL_FAKE_CUDA_DEVICES (the machine's GPUs, default 1, of
+// which the driver sees those CUDA_VISIBLE_DEVICES lists),
+// EPL_FAKE_CUDA_MACHINE (which machine the process stands for: its GPUs'
+// UUIDs, default 0),
 // EPL_FAKE_CUDA_SM (their compute capability, default 90),
 // EPL_FAKE_CUDA_MEMORY_MB (the arena, default 4096), EPL_FAKE_CUDA_REPORT
 // (print the most host memory pinned, and what is still pinned, at exit).

@@ -19,6 +19,12 @@
 // GPU: its stream runs nothing more, cuStreamQuery says CUDA_ERROR_NOT_READY
 // and cuStreamSynchronize blocks for good.
 //
+// GPUs: EPL_FAKE_CUDA_DEVICES of them (default 1), of which the process
+// sees those CUDA_VISIBLE_DEVICES lists by index (up to the first entry
+// that is none, as CUDA reads it), renumbered from 0. A GPU's UUID is its
+// index among all of them and EPL_FAKE_CUDA_MACHINE (default 0), which
+// tests give processes that stand for other machines.
+//
 // Kernel images: a real cubin or fatbin is refused as a GPU of another
 // architecture refuses it (CUDA_ERROR_NO_BINARY_FOR_GPU); PTX is compiled
 // as the driver does, which refuses a `.target` newer than the GPU
@@ -214,6 +220,10 @@ struct Driver {
   size_t pinnedBytes = 0, mostPinnedBytes = 0;
   bool initialized = false;
   int devices = 1;
+  /// The GPUs this process sees (CUDA_VISIBLE_DEVICES): their indices
+  /// among the machine's.
+  std::vector<int> visible;
+  int machine = 0;
   int sm = 90;
   int version = 13000;
   /// Launches before one hangs (EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES); -1: none.
@@ -300,6 +310,23 @@ void assertfail(const char *message, const char *file, unsigned line,
     eplFakeCudaFail("driver", "an assertion failed outside a kernel");
   current->failed = CUDA_ERROR_ASSERT;
   longjmp(*kernelExit, 1);
+}
+
+/// What the kernels compiled for the host call with each buffer they are
+/// launched with, through `__epl_host_check_buffer_<module>`: a GPU faults
+/// on a pointer to host memory or to another GPU's, and loses its context
+/// for good, where the host loops would read it.
+void checkKernelBuffer(const char *kernel, int32_t argument, const void *ptr,
+                       int64_t bytes) {
+  if (bytes <= 0 || eplFakeCudaIsDeviceBuffer(ptr, bytes))
+    return;
+  char message[400];
+  std::snprintf(message, sizeof(message),
+                "kernel %s was launched with argument %d (%lld bytes at %p) "
+                "outside this GPU's memory (a host buffer, or another GPU's): "
+                "a GPU would stop it with CUDA_ERROR_ILLEGAL_ADDRESS",
+                kernel, argument, static_cast<long long>(bytes), ptr);
+  eplFakeCudaFail("driver", message);
 }
 
 CUresult needDevice(int ordinal) {
@@ -396,7 +423,24 @@ CUresult cuInit(unsigned int flags) {
     return CUDA_ERROR_INVALID_VALUE;
   if (d.initialized)
     return CUDA_SUCCESS;
-  d.devices = envInt("EPL_FAKE_CUDA_DEVICES", 1, 0, 64);
+  int machineDevices = envInt("EPL_FAKE_CUDA_DEVICES", 1, 0, 64);
+  for (int k = 0; k < machineDevices; ++k)
+    d.visible.push_back(k);
+  if (const char *list = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    d.visible.clear();
+    for (const char *at = list; *at;) {
+      char *end = nullptr;
+      long k = std::strtol(at, &end, 10);
+      if (end == at || (*end && *end != ',') || k < 0 || k >= machineDevices ||
+          std::find(d.visible.begin(), d.visible.end(), int(k)) !=
+              d.visible.end())
+        break;
+      d.visible.push_back(int(k));
+      at = *end ? end + 1 : end;
+    }
+  }
+  d.devices = d.visible.size();
+  d.machine = envInt("EPL_FAKE_CUDA_MACHINE", 0, 0, INT32_MAX);
   d.sm = envInt("EPL_FAKE_CUDA_SM", 90, 10, 999);
   d.version = envInt("EPL_FAKE_CUDA_DRIVER_VERSION", 13000, 1000, 99999);
   d.hangAfterLaunches =
@@ -491,6 +535,19 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   if (CUresult r = needDevice(ordinal))
     return r;
   *device = ordinal;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice device) {
+  if (CUresult r = needDevice(device))
+    return r;
+  // "fake", the machine, then the GPU's index there: one GPU's in any
+  // process.
+  uint32_t machine = driver().machine;
+  uint64_t index = driver().visible[device];
+  std::memcpy(uuid->bytes, "fake", 4);
+  std::memcpy(uuid->bytes + 4, &machine, 4);
+  std::memcpy(uuid->bytes + 8, &index, 8);
   return CUDA_SUCCESS;
 }
 
@@ -888,6 +945,8 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
   // (there only when a kernel asserts).
   if (void *slot = findSymbol("__epl_host_assertfail_" + name))
     *static_cast<decltype(&assertfail) *>(slot) = &assertfail;
+  if (void *slot = findSymbol("__epl_host_check_buffer_" + name))
+    *static_cast<decltype(&checkKernelBuffer) *>(slot) = &checkKernelBuffer;
   *module = reinterpret_cast<CUmodule>(new Module{name});
   return CUDA_SUCCESS;
 }

@@ -75,6 +75,9 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     // the order the model first uses them, as in EPL (Whale's task graphs:
     // a named split is a stage too).
     int64_t splitDevices = 1, replicateDevices = 1;
+    // The first ops of the widest split and replicate scopes, where
+    // diagnostics about their device counts point.
+    Operation *widestSplit = fn, *widestReplicate = fn;
     llvm::SmallSetVector<StringRef, 4> stageNames;
     int64_t userStages = 0;
     fn.walk([&](Operation *op) {
@@ -84,10 +87,12 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
           op->getAttrOfType<ScopeAttrInterface>(EPLDialect::kScopeAttrName);
       if (!scope)
         return;
-      if (isa<SplitAttr>(scope))
-        splitDevices = std::max(splitDevices, scope.getDevices());
-      else
-        replicateDevices = std::max(replicateDevices, scope.getDevices());
+      bool split = isa<SplitAttr>(scope);
+      int64_t &widest = split ? splitDevices : replicateDevices;
+      if (scope.getDevices() > widest) {
+        widest = scope.getDevices();
+        (split ? widestSplit : widestReplicate) = op;
+      }
       if (scope.getName())
         stageNames.insert(scope.getName().getValue());
     });
@@ -97,17 +102,20 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     Config config = Config::get(module);
     // The pipeline keys are checked on any number of devices: a model
     // means the same on one (where its stages run in sequence) as on many.
-    if (failed(checkPipelineKeys(fn, config, numStages)))
+    // Diagnostics about a key are located where the config is written.
+    Operation *configOp = module;
+    if (failed(checkPipelineKeys(configOp, config, numStages)))
       return failure();
     // Keys that have nothing to act on in this plan: said, not ignored (on
     // one device too, where the model is planned again for its devices).
     bool colocate = config.getBool("cluster.colocate_split_and_replicate");
     if (colocate && splitDevices == 1 && !probing)
-      fn.emitWarning() << "epl-plan: \"cluster.colocate_split_and_replicate\" "
-                          "has no split part to share devices with; it "
-                          "changes nothing in this plan";
+      configOp->emitWarning()
+          << "epl-plan: \"cluster.colocate_split_and_replicate\" "
+             "has no split part to share devices with; it "
+             "changes nothing in this plan";
     if (numDevices == 1) {
-      warnAboutUnusedReductionKeys(fn, config, "one device");
+      warnAboutUnusedReductionKeys(configOp, config, "one device");
       // One device runs the model as written, its stages in sequence and
       // its splits whole; what the devices its stages and splits ask for
       // could not run (a stage reading a later one's value, stages of
@@ -158,22 +166,31 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
       numDevices /= pipelineDevices;
     }
     if (numDevices % stageDevices != 0)
-      return fn.emitError()
+      return (splitDevices >= replicateDevices ? widestSplit : widestReplicate)
+                 ->emitError()
              << "epl-plan: " << numDevices
              << " devices are not divisible by the stage's device count "
              << stageDevices << " (split(" << splitDevices << "), replicate("
              << replicateDevices << "))";
-    if (!colocate && replicateDevices > 1 && splitDevices > 1 && !probing)
-      return fn.emitError()
-             << "epl-plan: replicate(" << replicateDevices << ") and split("
-             << splitDevices
-             << ") on different devices is not planned yet; set "
-                "\"cluster.colocate_split_and_replicate\" to share them";
+    if (!colocate && replicateDevices > 1 && splitDevices > 1 && !probing) {
+      InFlightDiagnostic diag =
+          widestSplit->emitError()
+          << "epl-plan: replicate(" << replicateDevices << ") and split("
+          << splitDevices
+          << ") on different devices is not planned yet; set "
+             "\"cluster.colocate_split_and_replicate\" to share them";
+      diag.attachNote(widestReplicate->getLoc()) << "the replicate scope";
+      return diag;
+    }
     if (colocate && replicateDevices > 1 && splitDevices > 1 &&
-        replicateDevices != splitDevices)
-      return fn.emitError()
-             << "epl-plan: colocated replicate(" << replicateDevices
-             << ") and split(" << splitDevices << ") must use as many devices";
+        replicateDevices != splitDevices) {
+      InFlightDiagnostic diag = widestSplit->emitError()
+                                << "epl-plan: colocated replicate("
+                                << replicateDevices << ") and split("
+                                << splitDevices << ") must use as many devices";
+      diag.attachNote(widestReplicate->getLoc()) << "the replicate scope";
+      return diag;
+    }
     int64_t replicas = numDevices / stageDevices;
     // Without split parts, a stage of replicate(n) holds n copies of the
     // model: data parallel like its replicas, so one data axis spans them all.
@@ -206,7 +223,7 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
     if (colocate && stageDevices > 1)
       batchAxes.push_back("tensor");
     if (batchAxes.empty())
-      warnAboutUnusedReductionKeys(fn, config, wanted);
+      warnAboutUnusedReductionKeys(configOp, config, wanted);
 
     MLIRContext *ctx = &getContext();
     MeshOp mesh = getMesh(module);
@@ -282,51 +299,53 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
   /// The communication keys act on the reductions of gradients over the
   /// batch's devices: a plan without any (`plan`: its axes, in words)
   /// leaves them nothing to do, which is said, not ignored.
-  void warnAboutUnusedReductionKeys(func::FuncOp fn, const Config &config,
+  void warnAboutUnusedReductionKeys(Operation *configOp, const Config &config,
                                     StringRef plan) {
     if (config.getBool("communication.fp16"))
-      fn.emitWarning() << "epl-plan: \"communication.fp16\" compresses "
-                          "data-parallel gradient reductions, and this plan ("
-                       << plan << ") has none; gradients are not sent";
+      configOp->emitWarning()
+          << "epl-plan: \"communication.fp16\" compresses "
+             "data-parallel gradient reductions, and this plan ("
+          << plan << ") has none; gradients are not sent";
     if (config.isSet("communication.max_splits"))
-      fn.emitWarning() << "epl-plan: \"communication.max_splits\" buckets "
-                          "data-parallel gradient reductions, and this plan ("
-                       << plan << ") has none; gradients are not sent";
+      configOp->emitWarning()
+          << "epl-plan: \"communication.max_splits\" buckets "
+             "data-parallel gradient reductions, and this plan ("
+          << plan << ") has none; gradients are not sent";
   }
 
-  LogicalResult checkPipelineKeys(func::FuncOp fn, const Config &config,
+  LogicalResult checkPipelineKeys(Operation *configOp, const Config &config,
                                   int64_t numStages) {
     int64_t chunks = config.getInt("pipeline.num_virtual_stages");
     StringRef strategy = config.getString("pipeline.strategy");
     if (numStages <= 1) {
       if (chunks > 1)
-        return fn.emitError()
+        return configOp->emitError()
                << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
                << " splits pipeline stages, but the model has none (name "
                   "its scopes, or drop the key)";
       if (strategy !=
           StringRef(lookupConfigKey("pipeline.strategy")->defaultValue)
               .trim('"'))
-        return fn.emitError()
+        return configOp->emitError()
                << "epl-plan: \"pipeline.strategy\" = \"" << strategy
                << "\" schedules pipeline stages, but the model has none (name "
                   "its scopes, or drop the key)";
       return success();
     }
     if (chunks > 1 && strategy != "Interleaved1F1B")
-      return fn.emitError()
+      return configOp->emitError()
              << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
              << " needs \"pipeline.strategy\" = \"Interleaved1F1B\", not \""
              << strategy << "\"";
     if (numStages % chunks != 0)
-      return fn.emitError() << "epl-plan: " << numStages
-                            << " pipeline stages are not divisible by "
-                               "\"pipeline.num_virtual_stages\" = "
-                            << chunks;
+      return configOp->emitError() << "epl-plan: " << numStages
+                                   << " pipeline stages are not divisible by "
+                                      "\"pipeline.num_virtual_stages\" = "
+                                   << chunks;
     // Every stage on one stage device is no pipeline: the plan would be
     // data parallel, the schedule ignored.
     if (chunks > 1 && numStages == chunks)
-      return fn.emitError()
+      return configOp->emitError()
              << "epl-plan: \"pipeline.num_virtual_stages\" = " << chunks
              << " puts all " << numStages
              << " pipeline stages on one stage device, so nothing is "

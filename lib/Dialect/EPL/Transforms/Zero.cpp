@@ -112,10 +112,11 @@ struct EPLZeroPass : public mlir::epl::impl::EPLZeroPassBase<EPLZeroPass> {
       AxisList data = mesh ? dataAxes(fn) : AxisList();
       int64_t workers = mesh ? groupSize(mesh, data) : 1;
       if (workers < 2) {
-        fn.emitError() << "epl-zero: zero.level = \"" << level
-                       << "\": ZeRO needs at least 2 data-parallel workers "
-                          "(EPL: >= 2 workers); @"
-                       << fn.getSymName() << " has " << workers;
+        // Located where the config is written.
+        module.emitError() << "epl-zero: zero.level = \"" << level
+                           << "\": ZeRO needs at least 2 data-parallel workers "
+                              "(EPL: >= 2 workers); @"
+                           << fn.getSymName() << " has " << workers;
         return signalPassFailure();
       }
       if (failed(shard(fn, mesh, data, grads, shardAccumulators, shardParams)))
