@@ -426,6 +426,7 @@ void epl::rt::runRanks(const Options &options,
   auto onDevice = [&](int rank) {
     if (options.cuda) {
       cuda::bindRank(current ? current->backend->machineRank(rank) : rank);
+      cuda::loadKernels();
       // Which ranks share a GPU, for NCCL (communicatorFor): known to all
       // before any group forms, as not every group is formed by all its
       // members (a pipeline's stage with nothing to send).

@@ -272,15 +272,20 @@ def EPLHostKernelImagesPass : Pass<"epl-host-kernel-images", "ModuleOp"> {
     `epl-lower-to-cuda` makes it (launches, copies and frees in stream
     order, lowered by `gpu-to-llvm` to the runtime's `mgpu*` calls, which
     call the CUDA driver), while each `gpu.module @M` becomes a
-    `gpu.binary @M` whose one object is the text `epl-host-kernels:M`
-    instead of a cubin. Each kernel `@K` of it becomes a host function
+    `gpu.binary @M` whose one object is the text
+    `epl-host-kernels:M:K1,K2,...` (the module and its kernels) instead of
+    a cubin. Each kernel `@K` of it becomes a host function
     running every thread of every block (as epl-gpu-kernels-to-host makes
     them) and a launcher
     `@__epl_host_launch_M_K(!llvm.ptr params, i64 grid x, y, z, i64 block
     x, y, z)` that reads the kernel's arguments from `params` as
     `cuLaunchKernel` receives them (a memref as its descriptor's fields).
-    The fake driver (`test/Runtime/FakeCuda`) loads the image by that name
-    and finds the launchers in the loaded program. A kernel's `cf.assert`
+    The launcher first hands the fake driver each buffer it was launched
+    with, through the pointer `@__epl_host_check_buffer_M` (the kernel's
+    name, the argument, its aligned pointer and the bytes it spans): a GPU
+    faults on a buffer that is not its own, where the host loops would
+    read it. The fake driver (`test/Runtime/FakeCuda`) loads the image by
+    its module's name and finds the launchers in the loaded program. A kernel's `cf.assert`
     calls CUDA's `__assertfail(message, file, line, function, 1)` where it
     fails, as on a GPU, through the pointer `@__epl_host_assertfail_M` the
     fake sets when it loads the module; its `__assertfail` prints what a GPU
@@ -293,10 +298,11 @@ def EPLHostKernelImagesPass : Pass<"epl-host-kernel-images", "ModuleOp"> {
     ```
     becomes
     ```mlir
-    gpu.binary @__epl_kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:__epl_kernels\00">]
+    gpu.binary @__epl_kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:__epl_kernels:k\00">]
     func.func private @__epl_host_kernel___epl_kernels_k(memref<8xf32>, index, index, index, index, index, index)
     func.func @__epl_host_launch___epl_kernels_k(%params: !llvm.ptr, %gx: i64, ...) {
-      // five llvm.load pairs packed into the memref's descriptor
+      // five llvm.load pairs packed into the memref's descriptor, after the
+      // buffer's check
       call @__epl_host_kernel___epl_kernels_k(%a, %gx', ...)
     }
     ```

@@ -229,9 +229,11 @@ struct EPLHostKernelImagesPass
     OpBuilder moduleBuilder = OpBuilder::atBlockEnd(module.getBody());
     SmallVector<gpu::GPUModuleOp> gpuModules(module.getOps<gpu::GPUModuleOp>());
     for (gpu::GPUModuleOp gpuModule : gpuModules) {
+      SmallVector<StringRef> kernels;
       for (auto kernel : gpuModule.getOps<gpu::GPUFuncOp>()) {
         if (!kernel.isKernel())
           continue;
+        kernels.push_back(kernel.getName());
         std::string suffix =
             (gpuModule.getName() + "_" + kernel.getName()).str();
         FailureOr<func::FuncOp> host = epl::buildHostKernel(
@@ -244,10 +246,13 @@ struct EPLHostKernelImagesPass
                            moduleBuilder);
         ++numKernels;
       }
-      // The image names the module: the fake driver finds its kernels'
-      // launchers by that name in the program loaded. NUL-terminated, as
+      // The image names the module and its kernels: the fake driver finds
+      // their launchers by those names in the program loaded, and lists
+      // them as a cubin's (cuModuleEnumerateFunctions). NUL-terminated, as
       // cuModuleLoadData takes no size.
-      std::string image = ("epl-host-kernels:" + gpuModule.getName()).str();
+      std::string image = ("epl-host-kernels:" + gpuModule.getName() + ":" +
+                           llvm::join(kernels, ","))
+                              .str();
       image.push_back('\0');
       OpBuilder b(gpuModule);
       auto object = gpu::ObjectAttr::get(

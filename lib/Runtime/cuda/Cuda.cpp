@@ -70,6 +70,13 @@ struct Driver {
   X(cuModuleGetFunction)                                                       \
   X(cuLaunchKernel)
   EPL_CUDA_FUNCTIONS(EPL_DECLARE_FUNCTION)
+// Drivers since CUDA 12.4: kernels loaded before they are first launched
+// (loadKernels); older ones load them at cuModuleGetFunction.
+#define EPL_CUDA_OPTIONAL_FUNCTIONS(X)                                         \
+  X(cuModuleGetFunctionCount)                                                  \
+  X(cuModuleEnumerateFunctions)                                                \
+  X(cuFuncLoad)
+  EPL_CUDA_OPTIONAL_FUNCTIONS(EPL_DECLARE_FUNCTION)
   std::string error;
 
   Driver() {
@@ -78,6 +85,9 @@ struct Driver {
     if (!library)
       return;
     EPL_CUDA_FUNCTIONS(EPL_LOOKUP_FUNCTION)
+#define EPL_LOOKUP_OPTIONAL_FUNCTION(f)                                        \
+  f = reinterpret_cast<decltype(f)>(dlsym(library, EPL_SYMBOL(f)));
+    EPL_CUDA_OPTIONAL_FUNCTIONS(EPL_LOOKUP_OPTIONAL_FUNCTION)
     if (!error.empty())
       return;
     int count = 0;
@@ -198,6 +208,8 @@ RankDevice &device() {
 
 /// A compiled kernel image, loaded into each GPU's context the first time
 /// a rank there looks up one of its kernels.
+/// A kernel image of the program (mgpuModuleLoad), loaded into each GPU's
+/// context when a rank binds it (cuda::loadKernels).
 struct Image {
   std::vector<char> data; // a cubin, a fatbin, or PTX the driver compiles
   std::map<CUcontext, CUmodule> modules;
@@ -207,6 +219,11 @@ struct Image {
   static inline std::atomic<uint64_t> nextId{0};
 };
 std::mutex imagesMutex;
+/// The program's images, in the order it loaded them.
+std::vector<Image *> &programImages() {
+  static std::vector<Image *> images;
+  return images;
+}
 
 /// "sm_90" for a cubin's ELF flags (which hold the architecture).
 std::string cubinChip(const char *data, size_t size) {
@@ -364,6 +381,29 @@ CUmodule moduleFor(Image &image) {
   fatalError("CUDA: loading the program's kernels failed: " + why);
 }
 } // namespace
+
+void cuda::loadKernels() {
+  std::vector<Image *> images;
+  {
+    std::lock_guard<std::mutex> lock(imagesMutex);
+    images = programImages();
+  }
+  Driver &d = driver();
+  for (Image *image : images) {
+    CUmodule module = moduleFor(*image);
+    if (!d.cuModuleGetFunctionCount || !d.cuModuleEnumerateFunctions ||
+        !d.cuFuncLoad)
+      continue;
+    unsigned count = 0;
+    check(d.cuModuleGetFunctionCount(&count, module),
+          "counting the program's kernels");
+    std::vector<CUfunction> functions(count);
+    check(d.cuModuleEnumerateFunctions(functions.data(), count, module),
+          "listing the program's kernels");
+    for (CUfunction function : functions)
+      check(d.cuFuncLoad(function), "loading a kernel");
+  }
+}
 
 namespace {
 std::atomic<bool> tf32{false};
@@ -781,6 +821,8 @@ void *mgpuModuleLoad(void *data, size_t size) {
   auto *image = new Image;
   image->data.assign(static_cast<char *>(data),
                      static_cast<char *>(data) + size);
+  std::lock_guard<std::mutex> lock(imagesMutex);
+  programImages().push_back(image);
   return image;
 }
 
@@ -792,11 +834,16 @@ void *mgpuModuleLoadJIT(void *data, int optLevel) {
   size_t size = std::strlen(static_cast<char *>(data)) + 1;
   image->data.assign(static_cast<char *>(data),
                      static_cast<char *>(data) + size);
+  std::lock_guard<std::mutex> lock(imagesMutex);
+  programImages().push_back(image);
   return image;
 }
 
 void mgpuModuleUnload(void *module) {
   // Contexts are the GPUs' primary contexts, released with the process.
+  std::lock_guard<std::mutex> lock(imagesMutex);
+  std::vector<Image *> &images = programImages();
+  images.erase(std::remove(images.begin(), images.end(), module), images.end());
   delete static_cast<Image *>(module);
 }
 

@@ -13,7 +13,7 @@
 // CHECK-LABEL: llvm.mlir.global private constant @__epl_host_launch_kernels_add_name("add\00")
 // CHECK-LABEL: func.func @step
 // CHECK: gpu.launch_func @kernels::@add blocks in
-// CHECK: gpu.binary @kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:kernels\00">]
+// CHECK: gpu.binary @kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:kernels:add\00">]
 // CHECK: func.func private @__epl_host_kernel_kernels_add(%{{.*}}: memref<8xf32>, %{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index)
 // CHECK-COUNT-6: scf.for
 // CHECK: memref.store
@@ -111,5 +111,5 @@ module attributes {gpu.container_module} {
 // PIPELINE: llvm.call @mgpuMemcpy
 // PIPELINE: gpu.launch_func <%{{.*}} : !llvm.ptr> @__epl_kernels::@model_kernel blocks in
 // PIPELINE: llvm.call @epl_rt_matmul_overwrite_f32
-// PIPELINE: gpu.binary @__epl_kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:__epl_kernels\00">]
+// PIPELINE: gpu.binary @__epl_kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:__epl_kernels:{{[a-z0-9_,]+}}\00">]
 // PIPELINE: llvm.func @__epl_host_launch___epl_kernels_model_kernel(%{{.*}}: !llvm.ptr, %{{.*}}: i64

@@ -213,7 +213,7 @@ void __epl_host_launch_probe_touch(void **params, int64_t, int64_t, int64_t,
 
 /// Launches the probe's kernel on `buffer`, a memref<4xf32>.
 void launchProbe(float *buffer) {
-  static char image[] = "epl-host-kernels:probe";
+  static char image[] = "epl-host-kernels:probe:touch";
   void *module = mgpuModuleLoad(image, sizeof(image));
   void *function = mgpuModuleGetFunction(module, "touch");
   void *allocated = buffer, *aligned = buffer;

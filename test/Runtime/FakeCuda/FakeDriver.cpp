@@ -108,14 +108,20 @@ struct Event {
     return true;
   }
 };
-struct Module {
-  std::string name;
-};
 using Launcher = void (*)(void **params, int64_t gridX, int64_t gridY,
                           int64_t gridZ, int64_t blockX, int64_t blockY,
                           int64_t blockZ);
 struct Function {
+  std::string name;
   Launcher launch;
+  /// Loaded onto the GPU (cuModuleGetFunction, cuFuncLoad), as the driver's
+  /// lazy loading does it: not by cuModuleLoadData, nor by enumerating.
+  bool loaded = false;
+};
+struct Module {
+  std::string name;
+  /// Its kernels, as the image lists them, in order.
+  std::vector<std::unique_ptr<Function>> functions;
 };
 
 /// Variable `name` as an integer in [low, high], `fallback` when unset: a
@@ -937,30 +943,92 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
     std::string log;
     return refuse(compilePTX(text, log), log);
   }
+  // `epl-host-kernels:<module>:<kernel>,<kernel>...`.
   static const char prefix[] = "epl-host-kernels:";
   if (std::strncmp(text, prefix, sizeof(prefix) - 1) != 0)
     return CUDA_ERROR_INVALID_IMAGE;
-  std::string name(text + sizeof(prefix) - 1);
+  std::string rest(text + sizeof(prefix) - 1);
+  size_t colon = rest.find(':');
+  if (colon == std::string::npos)
+    return CUDA_ERROR_INVALID_IMAGE;
+  std::string name = rest.substr(0, colon);
+  auto loaded = std::make_unique<Module>(Module{name, {}});
+  for (size_t at = colon + 1; at < rest.size();) {
+    size_t comma = std::min(rest.find(',', at), rest.size());
+    std::string kernel = rest.substr(at, comma - at);
+    void *launch = findSymbol("__epl_host_launch_" + name + "_" + kernel);
+    if (!launch)
+      return CUDA_ERROR_INVALID_IMAGE;
+    loaded->functions.push_back(std::make_unique<Function>(
+        Function{kernel, reinterpret_cast<Launcher>(launch)}));
+    at = comma + 1;
+  }
   // The module's kernels call the device's assertion through this pointer
   // (there only when a kernel asserts).
   if (void *slot = findSymbol("__epl_host_assertfail_" + name))
     *static_cast<decltype(&assertfail) *>(slot) = &assertfail;
   if (void *slot = findSymbol("__epl_host_check_buffer_" + name))
     *static_cast<decltype(&checkKernelBuffer) *>(slot) = &checkKernelBuffer;
-  *module = reinterpret_cast<CUmodule>(new Module{name});
+  *module = reinterpret_cast<CUmodule>(loaded.release());
   return CUDA_SUCCESS;
+}
+
+/// Loads `f` onto the GPU, as lazy loading (CUDA's default) does on first
+/// use. That may synchronize the context, so a kernel loaded while an NCCL
+/// send of it waits for its receive (in a side stream: a channel's) could
+/// wait for it for good, and the peer for this rank: the run ends, saying
+/// so.
+void load(Function &f) {
+  if (f.loaded)
+    return;
+  f.loaded = true;
+  if (pendingReadOverlaps(0, UINTPTR_MAX)) {
+    std::string message =
+        "kernel " + f.name +
+        " is loaded onto the GPU while a send of this GPU waits for its "
+        "receive: CUDA's lazy loading may synchronize the context to load "
+        "it, which would wait for the send, and the peer for this rank, "
+        "for good; load kernels before messages are in flight";
+    eplFakeCudaFail("driver", message.c_str());
+  }
 }
 
 CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
                              const char *name) {
   if (CUresult r = needContext())
     return r;
-  auto *m = reinterpret_cast<Module *>(module);
-  void *launch = findSymbol("__epl_host_launch_" + m->name + "_" + name);
-  if (!launch)
-    return CUDA_ERROR_NOT_FOUND;
-  *function = reinterpret_cast<CUfunction>(
-      new Function{reinterpret_cast<Launcher>(launch)});
+  for (auto &f : reinterpret_cast<Module *>(module)->functions)
+    if (f->name == name) {
+      load(*f);
+      *function = reinterpret_cast<CUfunction>(f.get());
+      return CUDA_SUCCESS;
+    }
+  return CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule module) {
+  if (CUresult r = needContext())
+    return r;
+  *count = reinterpret_cast<Module *>(module)->functions.size();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleEnumerateFunctions(CUfunction *functions, unsigned int count,
+                                    CUmodule module) {
+  if (CUresult r = needContext())
+    return r;
+  auto &all = reinterpret_cast<Module *>(module)->functions;
+  if (count < all.size())
+    return CUDA_ERROR_INVALID_VALUE;
+  for (size_t k = 0; k < all.size(); ++k)
+    functions[k] = reinterpret_cast<CUfunction>(all[k].get());
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncLoad(CUfunction function) {
+  if (CUresult r = needContext())
+    return r;
+  load(*reinterpret_cast<Function *>(function));
   return CUDA_SUCCESS;
 }
 
