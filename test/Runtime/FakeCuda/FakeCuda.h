@@ -48,6 +48,12 @@ void eplFakeCudaEndDeviceWork();
 void eplFakeCudaAddPendingWork(const void *stream, const void *ptr,
                                size_t bytes, bool (*done)(void *), void *arg);
 
+/// Whether an NCCL send of the calling thread's current context waits for
+/// its receive (eplFakeCudaAddPendingWork): then anything that synchronizes
+/// the GPU (cudaMalloc inside NCCL, a lazily loaded kernel) would wait for
+/// it, and its peer for this rank, for good.
+bool eplFakeCudaSendInFlight();
+
 /// Reports a misuse of the fake's API as the real library would fail, then
 /// ends the process with exit code 86 (a bug in the runtime).
 [[noreturn]] void eplFakeCudaFail(const char *library, const char *message);

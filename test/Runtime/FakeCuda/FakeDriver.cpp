@@ -387,6 +387,10 @@ bool eplFakeCudaIsDeviceBuffer(const void *ptr, size_t bytes) {
   return block && current && block->second.device == current->device;
 }
 
+bool eplFakeCudaSendInFlight() {
+  return pendingReadOverlaps(0, UINTPTR_MAX);
+}
+
 bool eplFakeCudaIsCurrentStream(const void *stream) {
   return checkStream(const_cast<CUstream>(
              static_cast<const CUstream_st *>(stream))) == CUDA_SUCCESS;

@@ -440,6 +440,14 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int size, ncclUniqueId id,
                               int rank) {
+  // NCCL allocates device memory for a communicator with cudaMalloc, which
+  // synchronizes the GPU.
+  if (eplFakeCudaSendInFlight())
+    eplFakeCudaFail("NCCL", "ncclCommInitRank while a send of this GPU waits "
+                            "for its receive: the cudaMalloc it makes would "
+                            "wait for the send, and the peer for this rank, "
+                            "for good; make communicators before messages "
+                            "are in flight");
   std::string name(id.internal, strnlen(id.internal, sizeof(id.internal)));
   if (name.rfind("/epl-fake-nccl-", 0) != 0 || size < 1 || size > kMaxMembers ||
       rank < 0 || rank >= size)

@@ -12,7 +12,8 @@
 // including that sends posted alone where each waits for the other's
 // receive end the program with a message instead of finishing. Sends
 // outside groups (the runtime's channels) keep their stream busy until
-// taken, and their buffers may be neither freed nor written until then:
+// taken, and their buffers may be neither freed nor written until then,
+// nor may a communicator be made (NCCL's cudaMalloc synchronizes the GPU):
 // the fake must say so, or a runtime doing it would pass.
 //
 //===----------------------------------------------------------------------===//
@@ -212,5 +213,22 @@ TEST(FakeNcclDeathTest, FreeingASentBufferBeforeItIsTakenEndsTheProgram) {
               testing::ExitedWithCode(86),
               "fake driver: a buffer was freed while an NCCL send on another "
               "stream still reads it");
+}
+// Making a communicator allocates device memory with cudaMalloc, which
+// synchronizes the GPU: with a send waiting for its receive, for good.
+TEST(FakeNcclDeathTest, ACommunicatorMadeWhileASendWaitsEndsTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(onTwoGPUs([&](Member &m) {
+                if (m.rank == 1)
+                  return;
+                ncclSend(m.upload({1}), 1, ncclFloat32, 1, m.comm, m.stream);
+                ncclUniqueId id;
+                ncclComm_t alone;
+                ncclGetUniqueId(&id);
+                ncclCommInitRank(&alone, 1, id, 0);
+              }),
+              testing::ExitedWithCode(86),
+              "fake NCCL: ncclCommInitRank while a send of this GPU waits for "
+              "its receive");
 }
 } // namespace
