@@ -927,6 +927,12 @@ void _mlir_ciface_epl_rt_open_channel(EplUnrankedMemRef *groupDesc,
     comm->openChannel(static_cast<int>(peer));
 }
 
+void _mlir_ciface_epl_rt_prepare_group(EplUnrankedMemRef *groupDesc) {
+  const Group &group = resolveGroup(groupDesc, "prepare_group");
+  if (Communicator *comm = communicatorFor(group))
+    comm->prepare();
+}
+
 void _mlir_ciface_epl_rt_action_begin(int32_t phase, int64_t microBatch,
                                       int64_t stage) {
   // On a GPU, the action's time is the device's: what came before is done.

@@ -347,3 +347,56 @@ func.func private @bwd_in_place(%a: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<
 func.func private @pass(%a: tensor<4xf32>) -> tensor<4xf32> {
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// A program with channels prepares its collectives' groups first thing,
+// once each, in the order of their mesh and axes, before it opens its
+// channels: an NCCL communicator made at the gradient reduction would wait
+// for a channel's send in flight.
+epl.mesh @m ["stage" = 2, "data" = 2]
+epl.pipeline @model on @m over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
+
+// CHECK-LABEL: func @stage0
+// CHECK-NEXT: %[[DATA:.*]] = memref.get_global @[[DATA_GROUP:__epl_group_[0-9]+]] : memref<6xi64>
+// CHECK-NEXT: %[[DATA_CAST:.*]] = memref.cast %[[DATA]]
+// CHECK-NEXT: call @epl_rt_prepare_group(%[[DATA_CAST]])
+// CHECK-NEXT: %[[BOTH:.*]] = memref.get_global @[[BOTH_GROUP:__epl_group_[0-9]+]] : memref<7xi64>
+// CHECK-NEXT: %[[BOTH_CAST:.*]] = memref.cast %[[BOTH]]
+// CHECK-NEXT: call @epl_rt_prepare_group(%[[BOTH_CAST]])
+// CHECK-NOT: epl_rt_prepare_group
+// CHECK: call @epl_rt_open_channel
+// CHECK: call @epl_rt_send_f32
+// CHECK: memref.get_global @[[DATA_GROUP]]
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: call @epl_rt_all_reduce_f32
+// CHECK: memref.get_global @[[BOTH_GROUP]]
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: call @epl_rt_all_reduce_f32
+// CHECK: memref.get_global @[[DATA_GROUP]]
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: call @epl_rt_all_reduce_f32
+func.func @stage0(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = func.call @fwd(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
+  epl.send %a on @m over ["stage"] to 1 tag 0 direct : tensor<4xf32>
+  %r = epl.all_reduce %a on @m over ["data"] sum : tensor<4xf32>
+  %s = epl.all_reduce %x on @m over ["stage", "data"] sum : tensor<4xf32>
+  %t = epl.all_reduce %s on @m over ["data"] sum : tensor<4xf32>
+  return %r, %s, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+// Without collectives, nothing to prepare.
+// CHECK-LABEL: func @stage1
+// CHECK-NOT: epl_rt_prepare_group
+// CHECK: call @epl_rt_open_channel
+func.func @stage1() -> tensor<4xf32> {
+  %a = epl.recv on @m over ["stage"] from 0 tag 0 direct : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+func.func private @fwd(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %e = tensor.empty() : tensor<4xf32>
+  %y = linalg.exp ins(%x : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}

@@ -95,6 +95,9 @@ public:
   /// whose sends do not wait need do nothing, and move direct messages as
   /// the others.
   virtual void openChannel(int peer) {}
+  /// Makes now what the group's collectives will need
+  /// (epl_rt_prepare_group), with the other members.
+  virtual void prepare() {}
   virtual void sendDirect(const void *in, size_t count, EplDType dtype,
                           int peer, int64_t tag) {
     send(in, count, dtype, peer, tag);

@@ -115,6 +115,13 @@ void _mlir_ciface_epl_rt_message_group_end(void);
 /// calls again do nothing; on other transports nothing at all.
 void _mlir_ciface_epl_rt_open_channel(EplUnrankedMemRef *group, int64_t peer);
 
+/// Sets up what the group's collectives need now (on GPUs with NCCL, its
+/// communicator), with every device of the group; later calls do nothing.
+/// A program with channels prepares its collectives' groups first thing:
+/// made later, an NCCL communicator's cudaMalloc would synchronize the GPU
+/// while a channel's send waits for its receive, for good.
+void _mlir_ciface_epl_rt_prepare_group(EplUnrankedMemRef *group);
+
 /// Returns once every device of the group has called it.
 void _mlir_ciface_epl_rt_barrier(EplUnrankedMemRef *group);
 

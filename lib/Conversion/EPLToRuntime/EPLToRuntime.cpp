@@ -22,6 +22,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <map>
 #include <set>
 
 #define DEBUG_TYPE "epl-lower-to-runtime"
@@ -553,7 +554,11 @@ static LogicalResult verifyMessageKinds(ModuleOp module) {
 /// program, or the runner's wrapper of one), the channels to the peers
 /// they go to and come from, in ascending order: every device runs its
 /// program each step, and opening its pairs in one global order, both
-/// members of each, no two devices wait for each other. Fails on a direct
+/// members of each, no two devices wait for each other. Before them it
+/// prepares the device groups of the function's collectives (a data
+/// parallel gradient reduction), in one global order too: an NCCL
+/// communicator made at a group's first collective would synchronize the
+/// GPU while a channel's send waits for its receive. Fails on a direct
 /// message in a region or over a second device group.
 static LogicalResult openChannels(RuntimeAPI &api, ModuleOp module) {
   for (auto fn : module.getOps<func::FuncOp>()) {
@@ -593,6 +598,19 @@ static LogicalResult openChannels(RuntimeAPI &api, ModuleOp module) {
     auto group = cast<CollectiveOpInterface>(first);
     OpBuilder b = OpBuilder::atBlockBegin(&fn.front());
     Location loc = fn.getLoc();
+    // The collectives' groups, by mesh and axes as written (every device
+    // orders them alike).
+    std::map<std::string, CollectiveOpInterface> collectiveGroups;
+    fn.walk([&](CollectiveOpInterface op) {
+      if (isa<SendOp, RecvOp>(op))
+        return;
+      std::string key;
+      llvm::raw_string_ostream(key) << op.getMeshAttr() << " " << op.getAxes();
+      collectiveGroups.try_emplace(key, op);
+    });
+    for (auto &[key, op] : collectiveGroups)
+      api.call(b, loc, RuntimeAPI::function("prepare_group"),
+               {api.groupDescriptor(b, loc, op.getMeshOp(), op.getAxes())});
     Value desc =
         api.groupDescriptor(b, loc, group.getMeshOp(), group.getAxes());
     for (int64_t peer : peers)

@@ -219,6 +219,8 @@ public:
     communicator();
     grouping = true;
   }
+  void prepare() override { communicator(); }
+
   void openChannel(int peer) override {
     Channel &c = channels[peer];
     if (c.sends)

@@ -335,6 +335,20 @@ void checkKernelBuffer(const char *kernel, int32_t argument, const void *ptr,
   eplFakeCudaFail("driver", message);
 }
 
+/// Driver calls that may synchronize the GPU (plain allocation and free,
+/// pinning) wait for a send in flight, and so its peer for this rank, for
+/// good: the run ends, naming `call`.
+void refuseSynchronizingWithASendInFlight(const char *call) {
+  if (!pendingReadOverlaps(0, UINTPTR_MAX))
+    return;
+  std::string message =
+      std::string(call) +
+      " while a send of this GPU waits for its receive: it may synchronize "
+      "the GPU, which would wait for the send, and the peer for this rank, "
+      "for good";
+  eplFakeCudaFail("driver", message.c_str());
+}
+
 CUresult needDevice(int ordinal) {
   if (!driver().initialized)
     return CUDA_ERROR_NOT_INITIALIZED;
@@ -757,12 +771,14 @@ static CUresult release(CUdeviceptr ptr) {
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
   if (!current)
     return CUDA_ERROR_INVALID_CONTEXT;
+  refuseSynchronizingWithASendInFlight("cuMemAlloc");
   return allocate(ptr, bytes);
 }
 
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
   if (!current)
     return CUDA_ERROR_INVALID_CONTEXT;
+  refuseSynchronizingWithASendInFlight("cuMemFree");
   return release(ptr);
 }
 
@@ -806,6 +822,7 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
 CUresult cuMemHostRegister(void *ptr, size_t bytes, unsigned int flags) {
   if (CUresult r = needContext())
     return r;
+  refuseSynchronizingWithASendInFlight("cuMemHostRegister");
   Driver &d = driver();
   std::lock_guard<std::mutex> lock(d.mutex);
   if (!ptr || !bytes || d.arena.contains(ptr) ||
@@ -827,6 +844,7 @@ CUresult cuMemHostRegister(void *ptr, size_t bytes, unsigned int flags) {
 CUresult cuMemHostUnregister(void *ptr) {
   if (CUresult r = needContext())
     return r;
+  refuseSynchronizingWithASendInFlight("cuMemHostUnregister");
   Driver &d = driver();
   std::lock_guard<std::mutex> lock(d.mutex);
   auto it = d.pinned.find(reinterpret_cast<uintptr_t>(ptr));
