@@ -63,6 +63,7 @@ struct Driver {
   X(cuMemFree)                                                                 \
   X(cuDeviceGetDefaultMemPool)                                                 \
   X(cuMemPoolSetAttribute)                                                     \
+  X(cuMemPoolTrimTo)                                                           \
   X(cuMemcpyAsync)                                                             \
   X(cuMemHostRegister)                                                         \
   X(cuMemHostUnregister)                                                       \
@@ -185,6 +186,8 @@ struct RankDevice {
   /// virtualized one does): else plain allocations, freed after the
   /// stream's work.
   bool pools = true;
+  /// The GPU's default pool, which keeps the buffers freed into it.
+  CUmemoryPool pool = nullptr;
   /// Without pools: buffers freed once the event recorded after the work
   /// before their free has happened.
   std::vector<std::pair<CUdeviceptr, CUevent>> pendingFrees;
@@ -455,11 +458,11 @@ void cuda::bindRank(int rank) {
   r.pools = pools != 0;
   if (!r.pools)
     return;
-  CUmemoryPool pool;
-  check(d.cuDeviceGetDefaultMemPool(&pool, dev), "cuDeviceGetDefaultMemPool");
+  check(d.cuDeviceGetDefaultMemPool(&r.pool, dev), "cuDeviceGetDefaultMemPool");
   cuuint64_t keep = UINT64_MAX;
-  check(d.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
-        "cuMemPoolSetAttribute");
+  check(
+      d.cuMemPoolSetAttribute(r.pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep),
+      "cuMemPoolSetAttribute");
 }
 
 bool cuda::bound() { return rankDevice.ordinal >= 0; }
@@ -715,6 +718,15 @@ void cuda::synchronize() {
   reapPendingFrees(d);
 }
 
+void cuda::returnCachedMemory() {
+  RankDevice &d = device();
+  // Buffers freed in stream order count as in use until the host has seen
+  // the stream do their frees.
+  synchronize();
+  if (d.pool)
+    check(driver().cuMemPoolTrimTo(d.pool, 0), "cuMemPoolTrimTo");
+}
+
 void cuda::synchronizeAll() {
   RankDevice &d = device();
   waitFor(d.stream);
@@ -738,6 +750,8 @@ cublasHandle_t blasHandle() {
   RankDevice &d = device();
   if (!d.handle) {
     Blas &b = blas();
+    // cuBLAS allocates its workspace outside the pool.
+    cuda::returnCachedMemory();
     if (cublasStatus_t s = b.cublasCreate(&d.handle);
         s != CUBLAS_STATUS_SUCCESS)
       fatalError("CUDA: cuBLAS does not start (cublasCreate: status " +

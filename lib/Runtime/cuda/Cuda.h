@@ -104,6 +104,12 @@ void readBySideStream(const void *ptr, size_t bytes, void *side);
 /// setTimeout's seconds: the end of a step, whose sends must all be taken.
 void synchronizeAll();
 
+/// Returns to the GPU the memory the rank's pool keeps of freed buffers
+/// (the pool keeps all of it, for the next step's), before NCCL or cuBLAS
+/// allocate theirs outside it: else a step near the GPU's memory could
+/// leave them none.
+void returnCachedMemory();
+
 /// The GPUs the driver sees (0 without a driver).
 int deviceCount();
 

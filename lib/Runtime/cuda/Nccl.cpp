@@ -243,6 +243,7 @@ public:
       host.recv(ids, words, EPL_RT_I64, peer, kChannelTag);
     }
     // ids[0]: low to high, ids[1]: high to low; the sender is member 0.
+    cuda::returnCachedMemory();
     ncclComm_t lowToHigh, highToLow;
     std::string end =
         "rank " + std::to_string(members[peer]) + ", the channel's other end";
@@ -362,6 +363,8 @@ private:
     static_assert(sizeof(id) % sizeof(int64_t) == 0);
     ncclUniqueId shared;
     host.broadcast(&id, &shared, sizeof(id) / sizeof(int64_t), EPL_RT_I64, 0);
+    // NCCL allocates its buffers outside the rank's pool.
+    cuda::returnCachedMemory();
     call("joining the communicator", ofInit, others,
          [&] { return nccl().ncclCommInitRank(&comm, size, shared, index); });
     return comm;

@@ -36,6 +36,7 @@ void cuda::deleteSideStream(void *) { unavailable(); }
 void cuda::sideStreamFollowsRank(void *) { unavailable(); }
 void cuda::readBySideStream(const void *, size_t, void *) { unavailable(); }
 void cuda::synchronizeAll() { unavailable(); }
+void cuda::returnCachedMemory() { unavailable(); }
 int cuda::deviceCount() { return 0; }
 void cuda::loadNccl() {}
 std::unique_ptr<Communicator> cuda::ncclFor(Communicator &, const Group &,

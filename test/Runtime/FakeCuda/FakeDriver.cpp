@@ -401,9 +401,7 @@ bool eplFakeCudaIsDeviceBuffer(const void *ptr, size_t bytes) {
   return block && current && block->second.device == current->device;
 }
 
-bool eplFakeCudaSendInFlight() {
-  return pendingReadOverlaps(0, UINTPTR_MAX);
-}
+bool eplFakeCudaSendInFlight() { return pendingReadOverlaps(0, UINTPTR_MAX); }
 
 bool eplFakeCudaIsCurrentStream(const void *stream) {
   return checkStream(const_cast<CUstream>(
@@ -734,6 +732,18 @@ CUresult cuMemPoolSetAttribute(CUmemoryPool, CUmemPool_attribute attribute,
   if (attribute != CU_MEMPOOL_ATTR_RELEASE_THRESHOLD || !value)
     return CUDA_ERROR_NOT_SUPPORTED;
   return CUDA_SUCCESS;
+}
+
+// The fake's pool keeps nothing: freed buffers go back to the arena at
+// once, and nothing allocates outside the pool for trimming to make room
+// for.
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t) {
+  if (CUresult r = needContext())
+    return r;
+  for (auto &context : driver().contexts)
+    if (reinterpret_cast<CUmemoryPool>(context.get()) == pool)
+      return CUDA_SUCCESS;
+  return CUDA_ERROR_INVALID_VALUE;
 }
 
 /// A device buffer of the current context's GPU.
