@@ -267,6 +267,8 @@ dry-run)
     echo "bench/gpu.sh: no fake CUDA driver in $FAKE (built where CUDA's headers are)" >&2
     exit 1
   fi
+  # The fake's GPUs are its own: a GPU machine's selection is not theirs.
+  unset CUDA_VISIBLE_DEVICES
   EPL_GPU_MATMUL=256 EPL_GPU_CUDA_FLAGS=--gpu-host-kernels EPL_HOST_CPU= "$0" prepare "$DIR"
   EPL_GPU_FAKE_DIR=$FAKE "$0" run "$DIR"
   ;;

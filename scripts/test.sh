@@ -107,7 +107,8 @@ if [[ -e "$fake/libcuda.so.1" ]]; then
   steps() { # EXEC ARTIFACT ARGS...: the steps' losses
     local exec=$1
     shift
-    LD_LIBRARY_PATH="$fake" EPL_FAKE_CUDA_DEVICES=2 "$exec" "$@" --steps 3 |
+    LD_LIBRARY_PATH="$fake" EPL_FAKE_CUDA_DEVICES=2 env -u CUDA_VISIBLE_DEVICES \
+      "$exec" "$@" --steps 3 |
       grep '^step' | cut -d' ' -f1-4
   }
   if EPL_BUILD_DIR="$dir" scripts/build-gpu-runner.sh > "$log" 2>&1 &&

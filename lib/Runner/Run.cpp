@@ -929,6 +929,10 @@ static void checkAgainstReference(const Program &program,
 struct RunAgreement {
   int64_t steps, datasetStart, datasetSamples, datasetBatch, datasetShuffle,
       datasetSeed;
+  /// --gpu-collectives and --gpu-tf32: ranks that disagree would meet in
+  /// different collectives (NCCL's and the host's), or compute the
+  /// replicas' steps in different precisions.
+  int64_t gpuCollectives, gpuTF32;
   uint64_t program, arguments;
 };
 
@@ -959,6 +963,8 @@ static RunAgreement agreementOf(const Program &program,
           d ? d->batchSize : 0,
           d ? d->shuffle : 0,
           d && d->shuffle ? static_cast<int64_t>(d->seed) : 0,
+          static_cast<int64_t>(options.ranks.gpuCollectives),
+          options.ranks.gpuTF32,
           fingerprintOf(program),
           hash};
 }
@@ -990,6 +996,11 @@ static void checkRanksAgree(const RunAgreement &mine) {
                              "than rank 0 (--dataset, --shuffle, --seed, "
                              "the checkpoint of --params): every process of "
                              "a run must read the same");
+    if (theirs.gpuCollectives != first.gpuCollectives ||
+        theirs.gpuTF32 != first.gpuTF32)
+      rt::fatalError(other + " runs its GPU with other options than rank 0 "
+                             "(--gpu-collectives, --gpu-tf32): every process "
+                             "of a run must be given the same options");
     if (theirs.arguments != first.arguments)
       rt::fatalError(other + " starts from other parameters or data than "
                              "rank 0 (--params, --data or --seed differ, or "

@@ -429,8 +429,10 @@ void epl::rt::runRanks(const Options &options,
       cuda::loadKernels();
       // Which ranks share a GPU, for NCCL (communicatorFor): known to all
       // before any group forms, as not every group is formed by all its
-      // members (a pipeline's stage with nothing to send).
-      if (current && options.gpuCollectives != Options::GPUCollectives::Host) {
+      // members (a pipeline's stage with nothing to send). On every GPU
+      // run, whatever --gpu-collectives says, so that ranks given other
+      // values meet here and are told so by the runner's agreement check.
+      if (current) {
         std::array<uint8_t, 16> uuid = cuda::gpuUuid();
         current->gpus =
             allGatherBytes(std::vector<char>(uuid.begin(), uuid.end()));

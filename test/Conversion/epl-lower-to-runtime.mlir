@@ -387,13 +387,19 @@ func.func @stage0(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x
   %t = epl.all_reduce %s on @m over ["data"] sum : tensor<4xf32>
   return %r, %s, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
-// Without collectives, nothing to prepare.
+// The other stage joins the group spanning both; a group's index
+// communicates nothing and is not prepared.
 // CHECK-LABEL: func @stage1
+// CHECK-NEXT: memref.get_global @[[BOTH_GROUP]] : memref<7xi64>
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: call @epl_rt_prepare_group
 // CHECK-NOT: epl_rt_prepare_group
 // CHECK: call @epl_rt_open_channel
-func.func @stage1() -> tensor<4xf32> {
+func.func @stage1(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, index) {
   %a = epl.recv on @m over ["stage"] from 0 tag 0 direct : tensor<4xf32>
-  return %a : tensor<4xf32>
+  %s = epl.all_reduce %x on @m over ["stage", "data"] sum : tensor<4xf32>
+  %i = epl.group_index on @m over ["data"]
+  return %a, %s, %i : tensor<4xf32>, tensor<4xf32>, index
 }
 func.func private @fwd(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = tensor.empty() : tensor<4xf32>

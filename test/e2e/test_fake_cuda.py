@@ -33,6 +33,8 @@ pytestmark = pytest.mark.skipif(
 
 def fake_env(gpus=1, sm=None, report=False):
     env = dict(os.environ)
+    # The fake's GPUs are its own: a GPU machine's selection is not theirs.
+    env.pop("CUDA_VISIBLE_DEVICES", None)
     if report:
         env["EPL_FAKE_CUDA_REPORT"] = "1"
     env["LD_LIBRARY_PATH"] = f"{FAKE}:{env.get('LD_LIBRARY_PATH', '')}"
@@ -322,6 +324,44 @@ def test_pipeline_stage_with_nothing_on_it_over_nccl(tmp_path):
     # Per step and micro-batch, two activations one way, two gradients back;
     # a first message each way when the channel opens.
     assert sum(int(c) for c in counts) == 4 * 2 * 4 + 2
+
+
+def test_processes_given_other_gpu_options_are_refused(tmp_path):
+    """Under mpirun each process has its own command line: one in TF32
+    would train its replica apart (one with other --gpu-collectives would
+    meet the others in other collectives)."""
+    if not MPIRUN:
+        pytest.skip("mpirun is not installed")
+    artifact = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
+    cmd = [MPIRUN, "--oversubscribe", "--allow-run-as-root", "-np", 2,
+           "-x", "LD_LIBRARY_PATH", "-x", "EPL_FAKE_CUDA_DEVICES", "sh", "-c",
+           'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then tf32=--gpu-tf32; fi; '
+           f"exec {EPL_EXEC} {artifact} --steps 1 $tf32"]
+    out = run(cmd, env=fake_env(2), expect_ok=False)
+    assert out.returncode != 0
+    assert ("rank 1 runs its GPU with other options than rank 0 (--gpu-collectives, "
+            "--gpu-tf32)") in out.stderr, out.stderr
+
+
+def test_channels_need_memory_pools_over_nccl(tmp_path):
+    """On a GPU without stream-ordered memory pools, buffers are allocated
+    and freed with cuMemAlloc and cuMemFree mid-step, which synchronize
+    the GPU: with a channel's send in flight, for good (the fake driver
+    ended such a run). Channels over NCCL are refused there, saying what
+    runs instead; staged through the host, the pipeline equals the CPU."""
+    path = ROOT / "test/e2e/Inputs/pipeline-stage-gap.mlir"
+    args = ["--steps", 2, "--seed", 3]
+    artifact = compile_cuda(tmp_path, path, devices=3)
+    env = fake_env(gpus=3)
+    env["EPL_FAKE_CUDA_NO_POOLS"] = "1"
+    out = run([EPL_EXEC, "--ranks", 3, artifact, "--gpu-collectives", "nccl", *args],
+              env=env, expect_ok=False)
+    assert out.returncode == 1, out.stderr
+    assert re.search(r"opening a channel to rank \d: this GPU has no stream-ordered memory "
+                     r"pools .* run with --gpu-collectives host", out.stderr), out.stderr
+    host = run([EPL_EXEC, "--ranks", 3, artifact, "--gpu-collectives", "host", *args], env=env)
+    cpu = losses(epl_run(path, *args, ranks=3).stdout)
+    np.testing.assert_allclose(losses(host.stdout), cpu, rtol=RTOL)
 
 
 @pytest.mark.parametrize("strategy", ["PreferBackward", "Interleaved1F1B"])

@@ -46,7 +46,7 @@ void declareSlot(ModuleOp module, OpBuilder &moduleBuilder, Location loc,
 /// happily: a lowering that hands a kernel such a buffer fails here.
 void checkBuffer(OpBuilder &b, Location loc, StringRef moduleName,
                  Value kernelName, unsigned argument, MemRefType type,
-                 ArrayRef<Value> fields) {
+                 ArrayRef<Value> fields, unsigned indexBits) {
   MLIRContext *context = b.getContext();
   auto ptr = LLVM::LLVMPointerType::get(context);
   auto i32 = IntegerType::get(context, 32);
@@ -72,11 +72,9 @@ void checkBuffer(OpBuilder &b, Location loc, StringRef moduleName,
                                                     size, i64Constant(0)));
   }
   // i1 buffers hold a byte an element.
-  int64_t elementBytes =
-      llvm::divideCeil(type.getElementType().isIndex()
-                           ? 64
-                           : type.getElementType().getIntOrFloatBitWidth(),
-                       8);
+  Type element = type.getElementType();
+  int64_t elementBytes = llvm::divideCeil(
+      element.isIndex() ? indexBits : element.getIntOrFloatBitWidth(), 8);
   Value bytes = LLVM::SelectOp::create(
       b, loc, empty, i64Constant(0),
       LLVM::MulOp::create(b, loc, extent, i64Constant(elementBytes)));
@@ -124,7 +122,8 @@ LogicalResult buildLauncher(gpu::GPUFuncOp kernel, func::FuncOp host,
   declareSlot(kernel->getParentOfType<ModuleOp>(), moduleBuilder, loc,
               ("__epl_host_check_buffer_" + gpuModule.getName()).str());
   Value kernelName = LLVM::createGlobalString(
-      loc, b, name.str() + "_name", (kernel.getName() + Twine('\0')).str(),
+      loc, b,
+      ("__epl_host_name_" + gpuModule.getName() + "_" + kernel.getName()).str(), (kernel.getName() + Twine('\0')).str(),
       LLVM::Linkage::Private);
   SmallVector<Value> operands;
   for (auto [argument, type] : llvm::enumerate(kernel.getArgumentTypes())) {
@@ -137,8 +136,12 @@ LogicalResult buildLauncher(gpu::GPUFuncOp kernel, func::FuncOp host,
       unsigned count = MemRefDescriptor::getNumUnpackedValues(memref);
       for (unsigned k = 0; k < count; ++k)
         fields.push_back(param(k < 2 ? Type(ptr) : Type(i64)));
+      if (!memref.getElementType().isIntOrIndexOrFloat())
+        return kernel.emitOpError("cannot run under the fake CUDA driver: an "
+                                  "argument of element type ")
+               << memref.getElementType();
       checkBuffer(b, loc, gpuModule.getName(), kernelName, argument, memref,
-                  fields);
+                  fields, converter.getIndexTypeBitwidth());
       Value descriptor =
           MemRefDescriptor::pack(b, loc, converter, memref, fields);
       operands.push_back(

@@ -602,7 +602,9 @@ static LogicalResult openChannels(RuntimeAPI &api, ModuleOp module) {
     // orders them alike).
     std::map<std::string, CollectiveOpInterface> collectiveGroups;
     fn.walk([&](CollectiveOpInterface op) {
-      if (isa<SendOp, RecvOp>(op))
+      // Messages go over channels or groups of their own, and a group's
+      // index communicates nothing.
+      if (isa<SendOp, RecvOp, GroupIndexOp>(op))
         return;
       std::string key;
       llvm::raw_string_ostream(key) << op.getMeshAttr() << " " << op.getAxes();

@@ -169,8 +169,13 @@ struct Blas {
   }
 };
 
-Blas &blas() {
+Blas &loadBlas() {
   static Blas b;
+  return b;
+}
+
+Blas &blas() {
+  Blas &b = loadBlas();
   if (!b.error.empty())
     fatalError("CUDA: " + b.error);
   return b;
@@ -385,7 +390,15 @@ CUmodule moduleFor(Image &image) {
 }
 } // namespace
 
+namespace {
+cublasHandle_t blasHandle();
+} // namespace
+
 void cuda::loadKernels() {
+  // cuBLAS's handle too (its cudaMalloc synchronizes the GPU), where cuBLAS
+  // is installed: a program that multiplies says so at its first GEMM.
+  if (loadBlas().error.empty())
+    blasHandle();
   std::vector<Image *> images;
   {
     std::lock_guard<std::mutex> lock(imagesMutex);
@@ -466,6 +479,8 @@ void cuda::bindRank(int rank) {
 }
 
 bool cuda::bound() { return rankDevice.ordinal >= 0; }
+
+bool cuda::hasMemoryPools() { return device().pools; }
 
 std::array<uint8_t, 16> cuda::gpuUuid() {
   CUdevice dev;

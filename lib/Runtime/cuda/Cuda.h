@@ -46,11 +46,17 @@ void bindRank(int rank);
 /// Whether the calling rank is bound to a GPU.
 bool bound();
 
+/// Whether the rank's GPU allocates in stream order from a pool
+/// (cuMemAllocAsync), else with cuMemAlloc and cuMemFree.
+bool hasMemoryPools();
+
 /// Loads the program's kernels onto the calling rank's GPU, each kernel
 /// too: CUDA's lazy loading (its default) loads one at its first launch,
 /// which may synchronize the context, and so wait for good for a channel's
-/// send that waits for its receive while the peer does the same. Errors
-/// (kernels for another GPU) end the run here, before the first step.
+/// send that waits for its receive while the peer does the same. Makes the
+/// rank's cuBLAS handle too, where cuBLAS is installed (its workspace's
+/// cudaMalloc would synchronize the GPU as well). Errors (kernels for
+/// another GPU) end the run here, before the first step.
 void loadKernels();
 
 /// The UUID of the calling rank's GPU (cuDeviceGetUuid): one GPU's

@@ -219,12 +219,36 @@ public:
     communicator();
     grouping = true;
   }
-  void prepare() override { communicator(); }
+  void prepare() override {
+    ncclComm_t comm = communicator();
+    if (connected)
+      return;
+    // NCCL connects a communicator's ranks (and allocates the buffers for
+    // it) at its first collective: here, not at a later one.
+    connected = true;
+    void *probe = cuda::allocate(sizeof(float));
+    call("preparing the group (its first collective)", over, others, [&] {
+      return nccl().ncclAllReduce(probe, probe, 1, ncclFloat32, ncclSum, comm,
+                                  stream());
+    });
+    cuda::synchronize();
+    cuda::release(probe, sizeof(float));
+  }
 
   void openChannel(int peer) override {
     Channel &c = channels[peer];
     if (c.sends)
       return;
+    // Without pools, buffers are allocated and freed with cuMemAlloc and
+    // cuMemFree in the middle of a step, which synchronize the GPU: with a
+    // channel's send waiting for its receive, for good.
+    if (!cuda::hasMemoryPools())
+      fatalError("opening a channel to rank " + std::to_string(members[peer]) +
+                 ": this GPU has no stream-ordered memory pools (some "
+                 "virtualized ones), which a pipeline's direct messages "
+                 "need over NCCL (its allocations and frees would wait for "
+                 "a send in flight, for good); run with --gpu-collectives "
+                 "host, or on a GPU with pools");
     // The lower member makes the ids of both directions' communicators and
     // hands them to the other through the host (whose sends do not wait);
     // both join them in the same order.
@@ -384,6 +408,8 @@ private:
   std::vector<int> members;
   std::string others, over, overGroupEnd, ofInit;
   ncclComm_t comm = nullptr;
+  /// Whether prepare() has run a collective, which connects the members.
+  bool connected = false;
   std::unique_ptr<Communicator> hostStaged;
   /// The open message group's sends and receives, in program order.
   struct Message {

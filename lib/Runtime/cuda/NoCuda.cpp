@@ -20,6 +20,7 @@ bool cuda::available(std::string &why) {
 }
 void cuda::bindRank(int) { unavailable(); }
 bool cuda::bound() { return false; }
+bool cuda::hasMemoryPools() { unavailable(); }
 void cuda::loadKernels() { unavailable(); }
 std::array<uint8_t, 16> cuda::gpuUuid() { unavailable(); }
 void *cuda::allocate(size_t) { unavailable(); }

@@ -10,7 +10,7 @@
 // its own: its aligned pointer and the bytes it spans from there,
 // (offset + 1 + (size - 1) * stride) * 4, none where a size is 0), then
 // the f32.
-// CHECK-LABEL: llvm.mlir.global private constant @__epl_host_launch_kernels_add_name("add\00")
+// CHECK-LABEL: llvm.mlir.global private constant @__epl_host_name_kernels_add("add\00")
 // CHECK-LABEL: func.func @step
 // CHECK: gpu.launch_func @kernels::@add blocks in
 // CHECK: gpu.binary @kernels [#gpu.object<#nvvm.target, bin = "epl-host-kernels:kernels:add\00">]

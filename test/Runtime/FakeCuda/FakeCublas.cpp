@@ -109,6 +109,13 @@ cublasStatus_t gemm(cublasHandle_t handle, cublasOperation_t opA,
 
 extern "C" {
 cublasStatus_t cublasCreate(cublasHandle_t *handle) {
+  // cuBLAS allocates its workspace with cudaMalloc, which synchronizes the
+  // GPU.
+  if (eplFakeCudaSendInFlight())
+    eplFakeCudaFail("cuBLAS", "cublasCreate while a send of this GPU waits "
+                              "for its receive: its cudaMalloc would wait "
+                              "for the send, and the peer for this rank, for "
+                              "good");
   *handle = reinterpret_cast<cublasHandle_t>(new Handle);
   return CUBLAS_STATUS_SUCCESS;
 }

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
@@ -116,7 +117,8 @@ struct Function {
   Launcher launch;
   /// Loaded onto the GPU (cuModuleGetFunction, cuFuncLoad), as the driver's
   /// lazy loading does it: not by cuModuleLoadData, nor by enumerating.
-  bool loaded = false;
+  /// (Ranks sharing a GPU share its context, and load in turn.)
+  std::atomic<bool> loaded{false};
 };
 struct Module {
   std::string name;
@@ -991,8 +993,10 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
     void *launch = findSymbol("__epl_host_launch_" + name + "_" + kernel);
     if (!launch)
       return CUDA_ERROR_INVALID_IMAGE;
-    loaded->functions.push_back(std::make_unique<Function>(
-        Function{kernel, reinterpret_cast<Launcher>(launch)}));
+    auto function = std::make_unique<Function>();
+    function->name = kernel;
+    function->launch = reinterpret_cast<Launcher>(launch);
+    loaded->functions.push_back(std::move(function));
     at = comma + 1;
   }
   // The module's kernels call the device's assertion through this pointer
@@ -1011,9 +1015,8 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
 /// wait for it for good, and the peer for this rank: the run ends, saying
 /// so.
 void load(Function &f) {
-  if (f.loaded)
+  if (f.loaded.exchange(true))
     return;
-  f.loaded = true;
   if (pendingReadOverlaps(0, UINTPTR_MAX)) {
     std::string message =
         "kernel " + f.name +
