@@ -350,10 +350,10 @@ func.func private @pass(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// A program with channels prepares its collectives' groups first thing,
-// once each, in the order of their mesh and axes, before it opens its
-// channels: an NCCL communicator made at the gradient reduction would wait
-// for a channel's send in flight.
+// A program with channels prepares its collectives' groups (its callees'
+// too) first thing, once each, in the order of their mesh and axes,
+// before it opens its channels: an NCCL communicator made at the gradient
+// reduction would wait for a channel's send in flight.
 epl.mesh @m ["stage" = 2, "data" = 2]
 epl.pipeline @model on @m over "stage" stages [@stage0, @stage1] strategy "PreferForward" micro_batches 1
 
@@ -371,10 +371,7 @@ epl.pipeline @model on @m over "stage" stages [@stage0, @stage1] strategy "Prefe
 // CHECK-NEXT: memref.cast
 // CHECK-NEXT: arith.constant
 // CHECK-NEXT: call @epl_rt_all_reduce_f32
-// CHECK: memref.get_global @[[BOTH_GROUP]]
-// CHECK-NEXT: memref.cast
-// CHECK-NEXT: arith.constant
-// CHECK-NEXT: call @epl_rt_all_reduce_f32
+// CHECK: call @reduce_all
 // CHECK: memref.get_global @[[DATA_GROUP]]
 // CHECK-NEXT: memref.cast
 // CHECK-NEXT: arith.constant
@@ -383,9 +380,20 @@ func.func @stage0(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x
   %a = func.call @fwd(%x) {epl.action = #epl.action<phase = forward, micro_batch = 0, stage = 0>} : (tensor<4xf32>) -> tensor<4xf32>
   epl.send %a on @m over ["stage"] to 1 tag 0 direct : tensor<4xf32>
   %r = epl.all_reduce %a on @m over ["data"] sum : tensor<4xf32>
-  %s = epl.all_reduce %x on @m over ["stage", "data"] sum : tensor<4xf32>
+  %s = func.call @reduce_all(%x) : (tensor<4xf32>) -> tensor<4xf32>
   %t = epl.all_reduce %s on @m over ["data"] sum : tensor<4xf32>
   return %r, %s, %t : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+// A callee's collectives are the program's: not prepared again here.
+// CHECK-LABEL: func private @reduce_all
+// CHECK-NOT: epl_rt_prepare_group
+// CHECK: memref.get_global @[[BOTH_GROUP]]
+// CHECK-NEXT: memref.cast
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: call @epl_rt_all_reduce_f32
+func.func private @reduce_all(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %s = epl.all_reduce %x on @m over ["stage", "data"] sum : tensor<4xf32>
+  return %s : tensor<4xf32>
 }
 // The other stage joins the group spanning both; a group's index
 // communicates nothing and is not prepared.

@@ -31,14 +31,15 @@ def EPLLowerToRuntimePass : Pass<"epl-lower-to-runtime", "ModuleOp"> {
     `epl_rt_action_begin(phase, micro_batch, stage)` and
     `epl_rt_action_end()`, which time it for epl-run's trace and report;
     the attribute is dropped. A run of `grouped` sends and receives is
-    bracketed by `epl_rt_message_group_begin()`/`_end()`. A function with
-    `direct` messages (a stage program whose messages go over channels)
-    first calls `epl_rt_prepare_group(group)` for the device group of each
-    of its collectives, in the order of their mesh and axes (on GPUs, the
+    bracketed by `epl_rt_message_group_begin()`/`_end()`. Each program of a
+    pipeline whose messages are `direct` (its stage programs and the
+    runners' wrappers of them) first calls `epl_rt_prepare_group(group)`
+    for the device group of each collective it runs, its callees'
+    included, in the order of their mesh and axes (on GPUs, the
     group's NCCL communicator is made and connected then, not at its first
     collective, which would synchronize the GPU while a channel's send
-    waits), then `epl_rt_open_channel(group, peer)` for its peers in
-    ascending order.
+    waits); a function with direct messages then calls
+    `epl_rt_open_channel(group, peer)` for its peers in ascending order.
 
     Every `tensor.extract` in a linalg body with a computed index (a
     gather: class and token ids are data) first gets a `cf.assert` that the index is within

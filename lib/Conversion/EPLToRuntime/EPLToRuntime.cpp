@@ -554,11 +554,7 @@ static LogicalResult verifyMessageKinds(ModuleOp module) {
 /// program, or the runner's wrapper of one), the channels to the peers
 /// they go to and come from, in ascending order: every device runs its
 /// program each step, and opening its pairs in one global order, both
-/// members of each, no two devices wait for each other. Before them it
-/// prepares the device groups of the function's collectives (a data
-/// parallel gradient reduction), in one global order too: an NCCL
-/// communicator made at a group's first collective would synchronize the
-/// GPU while a channel's send waits for its receive. Fails on a direct
+/// members of each, no two devices wait for each other. Fails on a direct
 /// message in a region or over a second device group.
 static LogicalResult openChannels(RuntimeAPI &api, ModuleOp module) {
   for (auto fn : module.getOps<func::FuncOp>()) {
@@ -598,21 +594,6 @@ static LogicalResult openChannels(RuntimeAPI &api, ModuleOp module) {
     auto group = cast<CollectiveOpInterface>(first);
     OpBuilder b = OpBuilder::atBlockBegin(&fn.front());
     Location loc = fn.getLoc();
-    // The collectives' groups, by mesh and axes as written (every device
-    // orders them alike).
-    std::map<std::string, CollectiveOpInterface> collectiveGroups;
-    fn.walk([&](CollectiveOpInterface op) {
-      // Messages go over channels or groups of their own, and a group's
-      // index communicates nothing.
-      if (isa<SendOp, RecvOp, GroupIndexOp>(op))
-        return;
-      std::string key;
-      llvm::raw_string_ostream(key) << op.getMeshAttr() << " " << op.getAxes();
-      collectiveGroups.try_emplace(key, op);
-    });
-    for (auto &[key, op] : collectiveGroups)
-      api.call(b, loc, RuntimeAPI::function("prepare_group"),
-               {api.groupDescriptor(b, loc, op.getMeshOp(), op.getAxes())});
     Value desc =
         api.groupDescriptor(b, loc, group.getMeshOp(), group.getAxes());
     for (int64_t peer : peers)
@@ -621,6 +602,76 @@ static LogicalResult openChannels(RuntimeAPI &api, ModuleOp module) {
           {desc, arith::ConstantIntOp::create(b, loc, b.getI64Type(), peer)});
   }
   return success();
+}
+
+/// The device groups `fn` and the functions it calls communicate over in
+/// collectives, keyed by mesh and axes as written (every device orders
+/// them alike). Messages go over channels or groups of their own, and a
+/// group's index communicates nothing.
+static void
+collectiveGroups(func::FuncOp fn, SymbolTable &symbols,
+                 std::map<std::string, CollectiveOpInterface> &groups,
+                 llvm::SmallPtrSetImpl<Operation *> &visited) {
+  if (!visited.insert(fn).second)
+    return;
+  fn.walk([&](Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      if (auto callee = symbols.lookup<func::FuncOp>(call.getCallee()))
+        collectiveGroups(callee, symbols, groups, visited);
+      return;
+    }
+    auto collective = dyn_cast<CollectiveOpInterface>(op);
+    if (!collective || isa<SendOp, RecvOp, GroupIndexOp>(op))
+      return;
+    std::string key;
+    llvm::raw_string_ostream(key)
+        << collective.getMeshAttr() << " " << collective.getAxes();
+    groups.try_emplace(key, collective);
+  });
+}
+
+/// Prepares, first thing in each program of a pipeline whose messages go
+/// over channels (its stage programs, even one with no message, and the
+/// runners' wrappers of them), the device groups of the collectives it
+/// runs, its callees' included (a stage's gradient reduction, a
+/// tensor-parallel layer's), in one global order: on a GPU, a group's
+/// NCCL communicator made and connected at its first collective would
+/// synchronize the GPU while a channel's send waits for its receive, for
+/// good. Every member of a group runs a collective over it, so every
+/// member prepares it, as its program's first collectives (before the
+/// channels open).
+static void prepareGroups(RuntimeAPI &api, ModuleOp module) {
+  SymbolTable symbols(module);
+  llvm::SmallPtrSet<Operation *, 8> programs;
+  for (auto pipeline : module.getOps<PipelineOp>()) {
+    SmallVector<func::FuncOp> stages = pipeline.getStageFunctions();
+    bool direct = false;
+    for (func::FuncOp stage : stages)
+      stage.walk([&](Operation *op) { direct |= isDirectMessage(op); });
+    if (direct)
+      programs.insert_range(llvm::map_range(
+          stages, [](func::FuncOp f) { return f.getOperation(); }));
+  }
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    auto wraps =
+        fn->getAttrOfType<FlatSymbolRefAttr>(EPLDialect::kWrapsAttrName);
+    bool direct = false;
+    fn.walk([&](Operation *op) { direct |= isDirectMessage(op); });
+    if (direct || (wraps && programs.contains(symbols.lookup(wraps.getAttr()))))
+      programs.insert(fn);
+  }
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    if (fn.isExternal() || !programs.contains(fn))
+      continue;
+    std::map<std::string, CollectiveOpInterface> groups;
+    llvm::SmallPtrSet<Operation *, 8> visited;
+    collectiveGroups(fn, symbols, groups, visited);
+    OpBuilder b = OpBuilder::atBlockBegin(&fn.front());
+    for (auto &[key, op] : groups)
+      api.call(
+          b, fn.getLoc(), RuntimeAPI::function("prepare_group"),
+          {api.groupDescriptor(b, fn.getLoc(), op.getMeshOp(), op.getAxes())});
+  }
 }
 
 /// Brackets each run of `grouped` sends and receives (adjacent, nothing
@@ -927,6 +978,8 @@ struct EPLLowerToRuntimePass
         failed(bracketMessageGroups(api, module)) ||
         failed(openChannels(api, module)))
       return signalPassFailure();
+    // (At the entry, before the channels open.)
+    prepareGroups(api, module);
     SmallVector<Operation *> ops;
     module.walk([&](CollectiveOpInterface op) { ops.push_back(op); });
 
