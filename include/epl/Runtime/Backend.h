@@ -315,11 +315,10 @@ class Backend {
 public:
   virtual ~Backend();
   virtual int worldSize() = 0;
-  /// The ranks on this machine, which share its GPUs, and the calling
-  /// rank's index among them.
-  virtual int machineSize() { return worldSize(); }
   /// The ranks of this process, which share its GPUs' contexts.
   virtual int processSize() { return worldSize(); }
+  /// The calling rank's index among the ranks of its machine, whose GPUs
+  /// they share.
   virtual int machineRank(int rank) { return rank; }
   /// The communicator for `group`, created on first use and cached.
   virtual Communicator &getCommunicator(const Group &group) = 0;

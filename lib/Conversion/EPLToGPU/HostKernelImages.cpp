@@ -123,8 +123,8 @@ LogicalResult buildLauncher(gpu::GPUFuncOp kernel, func::FuncOp host,
               ("__epl_host_check_buffer_" + gpuModule.getName()).str());
   Value kernelName = LLVM::createGlobalString(
       loc, b,
-      ("__epl_host_name_" + gpuModule.getName() + "_" + kernel.getName()).str(), (kernel.getName() + Twine('\0')).str(),
-      LLVM::Linkage::Private);
+      ("__epl_host_name_" + gpuModule.getName() + "_" + kernel.getName()).str(),
+      (kernel.getName() + Twine('\0')).str(), LLVM::Linkage::Private);
   SmallVector<Value> operands;
   for (auto [argument, type] : llvm::enumerate(kernel.getArgumentTypes())) {
     if (auto memref = dyn_cast<MemRefType>(type)) {

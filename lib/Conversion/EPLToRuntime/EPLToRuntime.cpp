@@ -641,23 +641,27 @@ collectiveGroups(func::FuncOp fn, SymbolTable &symbols,
 /// member prepares it, as its program's first collectives (before the
 /// channels open).
 static void prepareGroups(RuntimeAPI &api, ModuleOp module) {
+  auto hasDirectMessages = [](func::FuncOp fn) {
+    return fn
+        .walk([](Operation *op) {
+          return isDirectMessage(op) ? WalkResult::interrupt()
+                                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  };
   SymbolTable symbols(module);
   llvm::SmallPtrSet<Operation *, 8> programs;
   for (auto pipeline : module.getOps<PipelineOp>()) {
     SmallVector<func::FuncOp> stages = pipeline.getStageFunctions();
-    bool direct = false;
-    for (func::FuncOp stage : stages)
-      stage.walk([&](Operation *op) { direct |= isDirectMessage(op); });
-    if (direct)
-      programs.insert_range(llvm::map_range(
-          stages, [](func::FuncOp f) { return f.getOperation(); }));
+    if (llvm::any_of(stages, hasDirectMessages))
+      for (func::FuncOp stage : stages)
+        programs.insert(stage);
   }
   for (auto fn : module.getOps<func::FuncOp>()) {
     auto wraps =
         fn->getAttrOfType<FlatSymbolRefAttr>(EPLDialect::kWrapsAttrName);
-    bool direct = false;
-    fn.walk([&](Operation *op) { direct |= isDirectMessage(op); });
-    if (direct || (wraps && programs.contains(symbols.lookup(wraps.getAttr()))))
+    if (hasDirectMessages(fn) ||
+        (wraps && programs.contains(symbols.lookup(wraps.getAttr()))))
       programs.insert(fn);
   }
   for (auto fn : module.getOps<func::FuncOp>()) {

@@ -405,10 +405,11 @@ void cuda::loadKernels() {
     images = programImages();
   }
   Driver &d = driver();
+  bool enumerates = d.cuModuleGetFunctionCount &&
+                    d.cuModuleEnumerateFunctions && d.cuFuncLoad;
   for (Image *image : images) {
     CUmodule module = moduleFor(*image);
-    if (!d.cuModuleGetFunctionCount || !d.cuModuleEnumerateFunctions ||
-        !d.cuFuncLoad)
+    if (!enumerates)
       continue;
     unsigned count = 0;
     check(d.cuModuleGetFunctionCount(&count, module),

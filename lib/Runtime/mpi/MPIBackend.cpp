@@ -65,10 +65,8 @@ const char *opName(int64_t code) {
   return "?";
 }
 
-/// The launcher's variables for a rank's machine: how many ranks it runs,
-/// and the calling rank's index among them.
-constexpr const char *kLocalSizes[] = {"OMPI_COMM_WORLD_LOCAL_SIZE",
-                                       "MPI_LOCALNRANKS"};
+/// The launcher's variables for the calling rank's index among the ranks
+/// of its machine.
 constexpr const char *kLocalRanks[] = {"OMPI_COMM_WORLD_LOCAL_RANK",
                                        "MPI_LOCALRANKID"};
 template <size_t N>
@@ -170,11 +168,10 @@ public:
                              "with one of them")));
   }
   int worldSize() override { return n; }
-  // What the launcher says (Open MPI, MPICH and derivatives set these):
-  // ranks on other machines do not share this one's GPUs. Without it, all
-  // are taken to be here.
-  int machineSize() override { return fromLauncher(kLocalSizes, n); }
   int processSize() override { return 1; }
+  // What the launcher says (Open MPI, MPICH and derivatives set it): the
+  // rank's index on its machine, whose GPUs it takes. Without it, all
+  // ranks are taken to be here.
   int machineRank(int rank) override { return fromLauncher(kLocalRanks, rank); }
   Communicator &getCommunicator(const Group &group) override {
     auto it = communicators.find(group.members);
