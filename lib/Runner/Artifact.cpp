@@ -290,7 +290,8 @@ std::string mlir::epl::writeManifest(const Manifest &m) {
                        {"stages", std::move(stages)},
                        {"meshes", std::move(meshes)},
                        {"mesh", static_cast<int64_t>(p.mesh)},
-                       {"stage_axis", p.stageAxis}};
+                       {"stage_axis", p.stageAxis},
+                       {"direct_messages", p.directMessages}};
   json::Object root{{"format", m.format},
                     {"producer", m.producer},
                     {"runtime_interface", m.runtimeInterface},
@@ -406,6 +407,12 @@ llvm::FailureOr<Manifest> mlir::epl::parseManifest(llvm::StringRef text,
                     "program.stage_axis"))
     return llvm::failure();
   program.mesh = static_cast<size_t>(mesh);
+  std::optional<bool> direct = p->getBoolean("direct_messages");
+  if (!direct) {
+    read.fail("program.direct_messages is not true or false");
+    return llvm::failure();
+  }
+  program.directMessages = *direct;
   const json::Array *meshes = read.array(*p, "meshes", "program");
   if (!meshes)
     return llvm::failure();

@@ -266,6 +266,14 @@ FailureOr<Program> mlir::epl::describeProgram(ModuleOp module,
         llvm::find(mesh->axes, pipeline.getAxis().str()) - mesh->axes.begin();
     // Each stage runs on its own devices: the run needs every one.
     mesh->communicates = true;
+    // (A receive is direct where its send is.)
+    program.directMessages = module
+                                 .walk([](SendOp send) {
+                                   return send.getDirect()
+                                              ? WalkResult::interrupt()
+                                              : WalkResult::advance();
+                                 })
+                                 .wasInterrupted();
   }
   if (failed(collectArguments(program, error)))
     return failure();

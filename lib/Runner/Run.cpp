@@ -1009,6 +1009,13 @@ static void checkRanksAgree(const RunAgreement &mine) {
   }
 }
 
+bool mlir::epl::gpusAvailableFor(const Program &program,
+                                 const rt::Options &ranks, std::string &error) {
+  return rt::gpuAvailable(error, program.directMessages &&
+                                     ranks.gpuCollectives !=
+                                         rt::Options::GPUCollectives::Host);
+}
+
 int mlir::epl::runProgram(const Program &program, std::vector<HostTensor> args,
                           const RunOptions &options) {
   // Threads share one command line and one copy of the files: only the

@@ -392,15 +392,27 @@ static void keepFreedMemory() {
 #endif
 }
 
-bool epl::rt::gpuAvailable(std::string &why) {
-  if (cuda::available(why))
-    return true;
-  // Under a launcher, which of the job's machines lacks it.
+/// Under a launcher, which of the job's machines `why` is about.
+static std::string onThisMachine(std::string why) {
   if (launchedByMPI()) {
     char host[256] = "";
     gethostname(host, sizeof(host) - 1);
     why += " (rank " + std::to_string(launcherRank()) + ", on " + host + ")";
   }
+  return why;
+}
+
+bool epl::rt::gpuDriverFound(std::string &why) {
+  if (cuda::driverFound(why))
+    return true;
+  why = onThisMachine(why);
+  return false;
+}
+
+bool epl::rt::gpuAvailable(std::string &why, bool channels) {
+  if (cuda::available(why, channels))
+    return true;
+  why = onThisMachine(why);
   return false;
 }
 

@@ -71,7 +71,7 @@ def test_manifest_describes_the_step(tmp_path):
     artifact = tmp_path / "split.so"
     run([EPL_COMPILE, model, "--devices", 4, "-o", artifact])
     manifest = json.loads(run([EPL_EXEC, artifact, "--print-manifest"]).stdout)
-    assert manifest["format"] == 2 and manifest["target"] == "cpu"
+    assert manifest["format"] == 3 and manifest["target"] == "cpu"
     assert manifest["devices"] == 4
     program = manifest["program"]
     args = {a["name"]: a for a in program["args"]}
@@ -82,6 +82,7 @@ def test_manifest_describes_the_step(tmp_path):
     assert w["shape"] == [16, 32] and w["local_shape"] == [16, 8]
     assert w["shard"] == [[], [0]]
     assert [m["sizes"] for m in program["meshes"]] == [[4]]
+    assert program["direct_messages"] is False
     (stage,) = program["stages"]
     assert stage["symbol"] == "__epl_stage_0"
     assert any(r["kind"] == "loss" for r in stage["results"])

@@ -364,6 +364,49 @@ def test_channels_need_memory_pools_over_nccl(tmp_path):
     np.testing.assert_allclose(losses(host.stdout), cpu, rtol=RTOL)
 
 
+def test_channels_load_every_kernel_before_the_first_step(tmp_path):
+    """A channel's send waits for its receive in a stream of its own, and
+    CUDA's lazy loading (its default) loads a kernel at its first launch,
+    which may synchronize the context: wait for the send, while the peer
+    waits for this rank. The fake cuBLAS ended these runs at the first
+    GEMM after a send (`fake cuBLAS: the kernel of a 8x2x8 GEMM is loaded
+    at its first use ...`, before the runtime had the driver load every
+    kernel as it starts, CUDA_MODULE_LOADING=EAGER, for programs with
+    channels). A user's LAZY is refused for them, naming what runs
+    instead (one line, exit 1, by epl-exec and by epl-run after
+    compiling); programs without channels run under it."""
+    path = ROOT / "test/e2e/Inputs/pipeline-stage-gap.mlir"
+    args = ["--steps", 2, "--seed", 3]
+    artifact = compile_cuda(tmp_path, path, devices=3)
+    manifest = json.loads(run([EPL_EXEC, artifact, "--print-manifest"]).stdout)
+    assert manifest["program"]["direct_messages"] is True
+    env = fake_env(gpus=3)
+    env["CUDA_MODULE_LOADING"] = "LAZY"
+    said = ("CUDA_MODULE_LOADING=LAZY: this pipeline's messages go from GPU to GPU "
+            "over channels (an NCCL send waiting for its receive in a stream of its "
+            "own), and a kernel loaded at its first launch (a cuBLAS GEMM's) may wait "
+            "for such a send for good; unset it (the run then loads every kernel when "
+            "it starts) or run with --gpu-collectives host\n")
+    out = run([EPL_EXEC, "--ranks", 3, artifact, *args], env=env, expect_ok=False)
+    assert out.returncode == 1
+    assert out.stderr == f"epl-exec: error: {artifact} targets cuda, but {said}", out.stderr
+    if os.path.exists("/usr/local/cuda/bin/ptxas"):
+        jit = run([EPL_RUN, path, "--target", "cuda", "--ranks", 3, *args], env=env,
+                  expect_ok=False)
+        assert jit.returncode == 1
+        assert jit.stderr == f"epl-run: error: --target cuda: {said}", jit.stderr
+    cpu = losses(epl_run(path, *args, ranks=3).stdout)
+    host = run([EPL_EXEC, "--ranks", 3, artifact, "--gpu-collectives", "host", *args],
+               env=env)
+    np.testing.assert_allclose(losses(host.stdout), cpu, rtol=RTOL)
+    mlp = compile_cuda(tmp_path, EXAMPLES / "mlp.mlir", devices=2)
+    two = run([EPL_EXEC, "--ranks", 2, mlp, "--steps", 2], env=fake_env(gpus=2) | {
+        "CUDA_MODULE_LOADING": "LAZY"})
+    np.testing.assert_allclose(
+        losses(two.stdout), losses(epl_run(EXAMPLES / "mlp.mlir", "--steps", 2,
+                                           ranks=2).stdout), rtol=RTOL)
+
+
 @pytest.mark.parametrize("strategy", ["PreferBackward", "Interleaved1F1B"])
 def test_pipeline_messages_between_gpus_under_mpirun(tmp_path, strategy):
     """A stage per process: the groups' members meet across processes (and

@@ -89,7 +89,8 @@ int main(int argc, char **argv) {
   if (failed(run) || failed(datasetLine.check(runLine, error)))
     fail(error);
   run->ranks.cuda = manifest->target == "cuda";
-  if (run->ranks.cuda && !::epl::rt::gpuAvailable(error))
+  if (run->ranks.cuda &&
+      !gpusAvailableFor(manifest->program, run->ranks, error))
     fail(artifactFile + " targets cuda, but " + error);
   for (llvm::cl::Option *gpuOption :
        {static_cast<llvm::cl::Option *>(&runLine.gpuCollectives),

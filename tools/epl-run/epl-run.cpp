@@ -130,7 +130,8 @@ int main(int argc, char **argv) {
       fail("--" + gpuOption->ArgStr.str() +
            " is for GPU ranks; give --target cuda");
   if (compile.target == Target::CUDA) {
-    if (!::epl::rt::gpuAvailable(error))
+    // The driver starts once the program is known (gpusAvailableFor).
+    if (!::epl::rt::gpuDriverFound(error))
       fail("--target cuda: " + error);
     run.ranks.cuda = true;
   }
@@ -149,6 +150,8 @@ int main(int argc, char **argv) {
   FailureOr<Step> step = buildStep(module.get(), compile, timer, error);
   if (failed(step))
     return exitWith(error);
+  if (run.ranks.cuda && !gpusAvailableFor(step->program, run.ranks, error))
+    return exitWith("--target cuda: " + error);
   if (failed(checkMeshes(step->program.meshes, run.ranks, error)))
     return exitWith(error);
   // Load and check every input before compiling or running anything.

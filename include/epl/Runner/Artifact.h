@@ -28,7 +28,7 @@
 namespace mlir::epl {
 
 /// The manifest's format; a runner reads its own format only.
-constexpr int kManifestFormat = 2;
+constexpr int kManifestFormat = 3;
 
 /// The ELF section and the symbol that hold the manifest.
 constexpr const char *kManifestSection = ".epl_manifest";

@@ -185,6 +185,10 @@ struct Program {
   /// stages are laid out along its axis `stageAxis` (-1: one stage).
   size_t mesh = 0;
   int64_t stageAxis = -1;
+  /// Whether the stages send messages over channels (`direct` ones:
+  /// interleaved 1F1B's), which on GPUs are NCCL sends waiting for their
+  /// receives in streams of their own (epl::rt::gpuAvailable).
+  bool directMessages = false;
 
   bool isPipelined() const { return stageAxis >= 0; }
 

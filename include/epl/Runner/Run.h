@@ -99,6 +99,12 @@ llvm::LogicalResult checkMeshes(const std::vector<MeshInfo> &meshes,
                                 const ::epl::rt::Options &options,
                                 std::string &error);
 
+/// Whether GPU ranks can run `program` here (epl::rt::gpuAvailable):
+/// the driver starts, loading every kernel eagerly where the program's
+/// channels go over NCCL; else `error` says why.
+bool gpusAvailableFor(const Program &program, const ::epl::rt::Options &ranks,
+                      std::string &error);
+
 /// Runs `options.steps` steps of `program` from the global `args`
 /// (Arguments.h, in the order of `program.args`) on every rank. Rank 0
 /// prints a line per step (with the loss from the stage that returns it)

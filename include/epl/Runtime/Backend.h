@@ -196,10 +196,21 @@ struct Options {
   int threadsPerRank = 0;
 };
 
-/// Whether ranks can run on GPUs here (Options::cuda): the CUDA driver loads
-/// and sees one; else `why` says what is missing, in one line. Loads the
-/// driver with dlopen: nothing else on the CPU path needs it.
-bool gpuAvailable(std::string &why);
+/// Whether the CUDA driver is installed here, without starting it: what a
+/// runner checks before it compiles for GPUs; else `why`, in one line.
+/// Loads the driver with dlopen: nothing else on the CPU path needs it.
+bool gpuDriverFound(std::string &why);
+
+/// Whether ranks can run on GPUs here (Options::cuda): the CUDA driver
+/// starts and sees one; else `why` says what is missing, in one line.
+/// `channels`: the program sends messages from GPU to GPU over channels (a
+/// pipeline's `direct` messages, Program::directMessages) through NCCL,
+/// whose sends wait for their receives in streams of their own: the driver
+/// then loads every kernel, cuBLAS's too, before the first step
+/// (CUDA_MODULE_LOADING=EAGER), as loading one later may wait for such a
+/// send for good. Called before the ranks run, and before anything else
+/// starts the driver.
+bool gpuAvailable(std::string &why, bool channels = false);
 
 /// The GEMM libraries this runtime was built with (EPL_BLAS): "openblas+dnnl",
 /// "openblas", "blis" or "dnnl"; for reports.

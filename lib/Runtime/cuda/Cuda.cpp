@@ -25,6 +25,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -36,7 +37,14 @@
 using namespace epl::rt;
 
 namespace {
-/// The driver functions the runtime calls, looked up once.
+/// Whether the driver, when it starts, loads every kernel of every module
+/// (cuBLAS's too) when the module is loaded, not at its first launch
+/// (cuda::available).
+std::atomic<bool> eagerLoading{false};
+
+/// The driver functions the runtime calls, looked up once; the driver
+/// starts (cuInit) at its first use after that (driver()), when the program
+/// is known: how it loads kernels is read then.
 struct Driver {
 #define EPL_CUDA_FUNCTIONS(X)                                                  \
   X(cuInit)                                                                    \
@@ -78,7 +86,12 @@ struct Driver {
   X(cuModuleEnumerateFunctions)                                                \
   X(cuFuncLoad)
   EPL_CUDA_OPTIONAL_FUNCTIONS(EPL_DECLARE_FUNCTION)
+  /// Why the driver does not load, or did not start.
   std::string error;
+  std::once_flag startOnce;
+  std::atomic<bool> started{false};
+  /// Whether it started loading kernels eagerly.
+  bool eager = false;
 
   Driver() {
     void *library = cuda::openLibrary({"libcuda.so.1"}, "CUDA driver", error);
@@ -89,8 +102,34 @@ struct Driver {
 #define EPL_LOOKUP_OPTIONAL_FUNCTION(f)                                        \
   f = reinterpret_cast<decltype(f)>(dlsym(library, EPL_SYMBOL(f)));
     EPL_CUDA_OPTIONAL_FUNCTIONS(EPL_LOOKUP_OPTIONAL_FUNCTION)
+  }
+
+  void start() {
+    started = true;
     if (!error.empty())
       return;
+    // CUDA loads a kernel at its first launch (lazy loading, its default),
+    // which may wait for all of the context's work: a pipeline's send
+    // waiting in a side stream for its receive would hold that up for good
+    // (and the peer waits for this rank). The program's own kernels are
+    // loaded when a rank binds its GPU (loadKernels), but cuBLAS's are out
+    // of reach: eager loading, which the driver reads here, loads them all
+    // with their module.
+    if (eagerLoading.load()) {
+      const char *mode = std::getenv("CUDA_MODULE_LOADING");
+      if (mode && std::strcmp(mode, "EAGER") != 0) {
+        error = std::string("CUDA_MODULE_LOADING=") + mode +
+                ": this pipeline's messages go from GPU to GPU over "
+                "channels (an NCCL send waiting for its receive in a stream "
+                "of its own), and a kernel loaded at its first launch (a "
+                "cuBLAS GEMM's) may wait for such a send for good; unset it "
+                "(the run then loads every kernel when it starts) or run "
+                "with --gpu-collectives host";
+        return;
+      }
+      setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/1);
+      eager = true;
+    }
     int count = 0;
     if (CUresult r = cuInit(0); r != CUDA_SUCCESS) {
       error = "the CUDA driver does not start (" + describe(r) + ")";
@@ -119,8 +158,16 @@ struct Driver {
   int devices = 0;
 };
 
-Driver &driver() {
+/// The driver's library, not started.
+Driver &loadedDriver() {
   static Driver d;
+  return d;
+}
+
+/// The driver, started.
+Driver &driver() {
+  Driver &d = loadedDriver();
+  std::call_once(d.startOnce, [&] { d.start(); });
   return d;
 }
 
@@ -433,7 +480,22 @@ void cuda::setTimeout(double seconds) { timeoutSeconds.store(seconds); }
 
 double cuda::timeout() { return timeoutSeconds.load(); }
 
-bool cuda::available(std::string &why) {
+bool cuda::driverFound(std::string &why) {
+  why = loadedDriver().error;
+  return why.empty();
+}
+
+bool cuda::available(std::string &why, bool loadEagerly) {
+  if (loadEagerly) {
+    Driver &d = loadedDriver();
+    if (d.started && !d.eager) {
+      why = "the CUDA driver started already, loading kernels lazily, "
+            "before a pipeline with channels between GPUs asked it to load "
+            "them eagerly";
+      return false;
+    }
+    eagerLoading.store(true);
+  }
   why = driver().error;
   return why.empty();
 }

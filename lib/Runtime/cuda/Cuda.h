@@ -34,9 +34,17 @@ void setTF32(bool enabled);
 void setTimeout(double seconds);
 double timeout();
 
-/// Whether the CUDA driver loads and sees a GPU; else `why` says what is
-/// missing, in one line.
-bool available(std::string &why);
+/// Whether the CUDA driver's library is here, with the functions the
+/// runtime calls (without starting it); else `why`, in one line.
+bool driverFound(std::string &why);
+
+/// Whether the CUDA driver starts and sees a GPU; else `why` says what is
+/// missing, in one line. `loadEagerly`: the driver starts loading every
+/// kernel of a module with it (CUDA_MODULE_LOADING=EAGER), cuBLAS's too,
+/// which a pipeline with channels between GPUs needs (Cuda.cpp); refused
+/// where the environment asks for another mode, or the driver started
+/// already.
+bool available(std::string &why, bool loadEagerly = false);
 
 /// Binds the calling thread (a rank) to GPU `rank % device count`: its
 /// primary context current, a stream and a cuBLAS handle of its own. Ends

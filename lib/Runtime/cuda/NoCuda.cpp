@@ -14,10 +14,11 @@ namespace {
 }
 } // namespace
 
-bool cuda::available(std::string &why) {
+bool cuda::driverFound(std::string &why) {
   why = "this runtime was built without CUDA's headers";
   return false;
 }
+bool cuda::available(std::string &why, bool) { return driverFound(why); }
 void cuda::bindRank(int) { unavailable(); }
 bool cuda::bound() { return false; }
 bool cuda::hasMemoryPools() { unavailable(); }

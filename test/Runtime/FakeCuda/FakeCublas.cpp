@@ -8,7 +8,9 @@
 // calls (each a launch on a GPU). A handle must have the stream of the calling
 // thread's context; every operand must lie in a device buffer of that GPU, as
 // large as its leading dimension says. In TF32 math mode (--gpu-tf32) the fp32
-// inputs are rounded to TF32 first, as the tensor cores do.
+// inputs are rounded to TF32 first, as the tensor cores do. Under CUDA's lazy
+// loading a GEMM of a kind the handle has not run yet loads its kernel, which
+// must not happen while a send of the GPU waits for its receive.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,11 +21,22 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <set>
+#include <string>
+#include <tuple>
 
 namespace {
+/// What picks a GEMM's kernel, as far as the fake tells them apart: the
+/// element size, the operations, the math mode, the sizes and whether it is
+/// batched. (cuBLAS shares kernels between sizes; one a size is the safe
+/// side for a check.)
+using GemmKind = std::tuple<size_t, int, int, int, int, int, int, bool>;
+
 struct Handle {
   cudaStream_t stream = nullptr;
   cublasMath_t mode = CUBLAS_DEFAULT_MATH;
+  /// The kinds of GEMM it ran: their kernels are loaded.
+  std::set<GemmKind> loaded;
 };
 
 bool transposed(cublasOperation_t op) { return op != CUBLAS_OP_N; }
@@ -71,6 +84,20 @@ cublasStatus_t gemm(cublasHandle_t handle, cublasOperation_t opA,
     eplFakeCudaFail("cuBLAS", "a GEMM in a math mode the runtime never asks "
                               "for");
   ++calls;
+  // Lazy loading loads a kernel at its first launch, which may synchronize
+  // the context: with a send in flight, for good.
+  GemmKind kind{sizeof(T), opA, opB, h->mode, m, n, k, batches != 1};
+  if (h->loaded.insert(kind).second && eplFakeCudaLoadsLazily() &&
+      eplFakeCudaSendInFlight()) {
+    std::string message =
+        "the kernel of a " + std::to_string(m) + "x" + std::to_string(n) + "x" +
+        std::to_string(k) +
+        " GEMM is loaded at its first use (CUDA's lazy loading) while a "
+        "send of this GPU waits for its receive: loading it may synchronize "
+        "the context, which would wait for the send, and the peer for this "
+        "rank, for good (CUDA_MODULE_LOADING=EAGER loads it before)";
+    eplFakeCudaFail("cuBLAS", message.c_str());
+  }
   // TF32 (fp32 GEMMs only): the inputs keep 10 bits of mantissa, rounded
   // to nearest with ties away, as the tensor cores' conversion does.
   bool tf32 = h->mode == CUBLAS_TF32_TENSOR_OP_MATH && sizeof(T) == 4;

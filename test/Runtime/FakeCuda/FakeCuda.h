@@ -16,7 +16,8 @@
 // EPL_FAKE_CUDA_MACHINE (which machine the process stands for: its GPUs'
 // UUIDs, default 0),
 // EPL_FAKE_CUDA_SM (their compute capability, default 90),
-// EPL_FAKE_CUDA_MEMORY_MB (the arena, default 4096), EPL_FAKE_CUDA_REPORT
+// EPL_FAKE_CUDA_MEMORY_MB (the arena, default 4096), CUDA_MODULE_LOADING
+// (EAGER: kernels load with their module, cuBLAS's too), EPL_FAKE_CUDA_REPORT
 // (print the most host memory pinned, and what is still pinned, at exit).
 //
 //===----------------------------------------------------------------------===//
@@ -53,6 +54,11 @@ void eplFakeCudaAddPendingWork(const void *stream, const void *ptr,
 /// the GPU (cudaMalloc inside NCCL, a lazily loaded kernel) would wait for
 /// it, and its peer for this rank, for good.
 bool eplFakeCudaSendInFlight();
+
+/// Whether the driver loads a kernel at its first use (CUDA's default lazy
+/// loading), not with its module (CUDA_MODULE_LOADING=EAGER when cuInit
+/// ran): a library's kernels too (cuBLAS's).
+bool eplFakeCudaLoadsLazily();
 
 /// Reports a misuse of the fake's API as the real library would fail, then
 /// ends the process with exit code 86 (a bug in the runtime).

@@ -116,7 +116,8 @@ struct Function {
   std::string name;
   Launcher launch;
   /// Loaded onto the GPU (cuModuleGetFunction, cuFuncLoad), as the driver's
-  /// lazy loading does it: not by cuModuleLoadData, nor by enumerating.
+  /// lazy loading does it: not by cuModuleLoadData, nor by enumerating;
+  /// under eager loading (CUDA_MODULE_LOADING=EAGER), with its module.
   /// (Ranks sharing a GPU share its context, and load in turn.)
   std::atomic<bool> loaded{false};
 };
@@ -240,6 +241,9 @@ struct Driver {
   /// A GPU without stream-ordered memory pools (EPL_FAKE_CUDA_NO_POOLS),
   /// as some virtualized ones are: only plain allocations.
   bool noPools = false;
+  /// CUDA_MODULE_LOADING=EAGER when cuInit ran: kernels load with their
+  /// module, not at their first use (the default, LAZY).
+  bool eagerLoading = false;
   std::vector<std::unique_ptr<Context>> contexts; // primary, per device
   Arena arena;
 };
@@ -405,6 +409,8 @@ bool eplFakeCudaIsDeviceBuffer(const void *ptr, size_t bytes) {
 
 bool eplFakeCudaSendInFlight() { return pendingReadOverlaps(0, UINTPTR_MAX); }
 
+bool eplFakeCudaLoadsLazily() { return !driver().eagerLoading; }
+
 bool eplFakeCudaIsCurrentStream(const void *stream) {
   return checkStream(const_cast<CUstream>(
              static_cast<const CUstream_st *>(stream))) == CUDA_SUCCESS;
@@ -470,6 +476,8 @@ CUresult cuInit(unsigned int flags) {
   d.hangAfterLaunches =
       envInt("EPL_FAKE_CUDA_HANG_AFTER_LAUNCHES", -1, -1, INT32_MAX);
   d.noPools = envInt("EPL_FAKE_CUDA_NO_POOLS", 0, 0, 1) != 0;
+  const char *loading = std::getenv("CUDA_MODULE_LOADING");
+  d.eagerLoading = loading && std::strcmp(loading, "EAGER") == 0;
   for (int k = 0; k < d.devices; ++k)
     d.contexts.push_back(std::make_unique<Context>(Context{k}));
   d.arena.init();
@@ -911,6 +919,7 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
                             void **optionValues) {
   if (CUresult r = needContext())
     return r;
+  refuseSynchronizingWithASendInFlight("cuModuleLoadDataEx");
   // The error log, where the caller gave one (as the real driver fills it).
   char *logBuffer = nullptr;
   size_t logBytes = 0;
@@ -996,6 +1005,7 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
     auto function = std::make_unique<Function>();
     function->name = kernel;
     function->launch = reinterpret_cast<Launcher>(launch);
+    function->loaded = driver().eagerLoading;
     loaded->functions.push_back(std::move(function));
     at = comma + 1;
   }

@@ -13,11 +13,13 @@
 // receive end the program with a message instead of finishing. Sends
 // outside groups (the runtime's channels) keep their stream busy until
 // taken, and their buffers may be neither freed nor written until then,
-// nor may a communicator be made (NCCL's cudaMalloc synchronizes the GPU):
-// the fake must say so, or a runtime doing it would pass.
+// nor may a communicator be made (NCCL's cudaMalloc synchronizes the GPU),
+// nor a cuBLAS kernel loaded at its first use (CUDA's lazy loading): the
+// fake must say so, or a runtime doing it would pass.
 //
 //===----------------------------------------------------------------------===//
 
+#include <cublas_v2.h>
 #include <cuda.h>
 #include <nccl.h>
 
@@ -230,5 +232,54 @@ TEST(FakeNcclDeathTest, ACommunicatorMadeWhileASendWaitsEndsTheProgram) {
               testing::ExitedWithCode(86),
               "fake NCCL: ncclCommInitRank while a send of this GPU waits for "
               "its receive");
+}
+
+/// Member 0 runs a cuBLAS GEMM while its send to member 1 waits for its
+/// receive, which member 1 posts after the GEMM.
+void gemmWhileASendWaits(Member &m) {
+  static std::atomic<bool> multiplied{false};
+  if (m.rank == 1) {
+    while (!multiplied)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    float *in = m.upload({0});
+    ASSERT_EQ(ncclRecv(in, 1, ncclFloat32, 0, m.comm, m.stream), ncclSuccess);
+    EXPECT_EQ(m.download(in, 1), std::vector<float>{1});
+    return;
+  }
+  cublasHandle_t handle;
+  ASSERT_EQ(cublasCreate(&handle), CUBLAS_STATUS_SUCCESS);
+  ASSERT_EQ(cublasSetStream(handle, m.stream), CUBLAS_STATUS_SUCCESS);
+  float *a = m.upload({2}), *b = m.upload({3}), *c = m.upload({0});
+  ASSERT_EQ(ncclSend(m.upload({1}), 1, ncclFloat32, 1, m.comm, m.stream),
+            ncclSuccess);
+  float one = 1, zero = 0;
+  ASSERT_EQ(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &one, a, 1,
+                        b, 1, &zero, c, 1),
+            CUBLAS_STATUS_SUCCESS);
+  multiplied = true;
+  EXPECT_EQ(m.download(c, 1), std::vector<float>{6});
+}
+
+// CUDA's lazy loading (its default) loads a cuBLAS kernel at its first
+// use, which may synchronize the context: with a send waiting for its
+// receive, for good.
+TEST(FakeNcclDeathTest, AGemmLoadedWhileASendWaitsEndsTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(onTwoGPUs(gemmWhileASendWaits), testing::ExitedWithCode(86),
+              "fake cuBLAS: the kernel of a 1x1x1 GEMM is loaded at its first "
+              "use \\(CUDA's lazy loading\\) while a send of this GPU waits");
+}
+
+// Eager loading loaded it with cuBLAS: the same GEMM runs (in a process of
+// its own, whose driver starts so).
+TEST(FakeNcclDeathTest, UnderEagerLoadingAGemmRunsWhileASendWaits) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+        onTwoGPUs(gemmWhileASendWaits);
+        std::_Exit(testing::Test::HasFailure() ? 1 : 0);
+      },
+      testing::ExitedWithCode(0), "");
 }
 } // namespace

@@ -46,7 +46,7 @@ def section(name):
 
 
 patched("old-version.so", b'"producer": "EPL-MLIR ', b'"producer": "EPL-MLIX ')
-patched("not-json.so", b'"format": 2', b'"format"; 2')
+patched("not-json.so", b'"format": 3', b'"format"; 3')
 patched("cuda.so", b'"target": "cpu"', b'"target":"cuda"')
 arm = bytearray(artifact)
 arm[18:20] = (183).to_bytes(2, "little")  # EM_AARCH64
