@@ -164,9 +164,16 @@ struct RankContext {
   /// On a GPU, where collectives may use NCCL: each rank's GPU's UUID, by
   /// rank (exchanged when the ranks took their GPUs).
   std::vector<std::vector<char>> gpus;
-  /// On a GPU: for each host communicator, the one that moves device
-  /// buffers (NCCL, or staged through the host one).
-  std::map<Communicator *, std::unique_ptr<Communicator>> onDevice;
+  /// On a GPU: for each host communicator of the program's groups, the one
+  /// that moves device buffers (NCCL, or staged through the host one), and
+  /// the group's members in group order, which tell host communicators
+  /// apart (backends make one per member list), by which the rank destroys
+  /// them (leaveRank).
+  struct DeviceCommunicator {
+    std::vector<int> members;
+    std::unique_ptr<Communicator> comm;
+  };
+  std::map<Communicator *, DeviceCommunicator> onDevice;
   /// Device copies living from call to call, by host buffer
   /// (epl_rt_resident_buffer).
   struct Resident {
@@ -319,6 +326,17 @@ void detail::leaveRank() {
   if (cuda::bound())
     cuda::synchronizeAll();
   releaseResidentBuffers(nullptr, reinterpret_cast<const void *>(UINTPTR_MAX));
+  // NCCL's communicators are destroyed in an order every member of each
+  // takes, as destroying one may wait for the others (host communicators
+  // are not the program's, and map order is by address).
+  std::vector<RankContext::DeviceCommunicator *> onDevice;
+  for (auto &[host, entry] : current->onDevice)
+    onDevice.push_back(&entry);
+  std::sort(onDevice.begin(), onDevice.end(), [](const auto *a, const auto *b) {
+    return a->members < b->members;
+  });
+  for (RankContext::DeviceCommunicator *entry : onDevice)
+    entry->comm.reset();
   delete current;
   current = nullptr;
 }
@@ -596,9 +614,11 @@ Communicator *communicatorFor(const Group &group) {
   Communicator &host = current->backend->getCommunicator(group);
   if (!cuda::bound())
     return &host;
-  std::unique_ptr<Communicator> &onDevice = current->onDevice[&host];
+  RankContext::DeviceCommunicator &entry = current->onDevice[&host];
+  std::unique_ptr<Communicator> &onDevice = entry.comm;
   if (onDevice)
     return onDevice.get();
+  entry.members = group.members;
   using Mode = Options::GPUCollectives;
   Mode mode = gpuCollectivesMode();
   std::string shared = mode == Mode::Host ? "" : sharedGPU(group);

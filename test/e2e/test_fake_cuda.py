@@ -171,8 +171,10 @@ def test_cuda_pipeline_stages_and_checkpoint(tmp_path):
 def nccl_equals_cpu(tmp_path, path, args, ranks, mpi=False, rtol=RTOL, atol=1e-6):
     """Trains `path` 4 steps with `args` on `ranks` CPU ranks and on as many
     GPUs over NCCL: the same losses and saved parameters (optimizer state
-    included; parameters within max(1e-4, rtol) and atol). Returns the GPU
-    run's output."""
+    included; parameters within max(1e-4, rtol) and atol), and every rank
+    destroys the NCCL communicators it made (in an order all members take,
+    or the fake's would wait for each other). Returns the GPU run's
+    output."""
     cpu = losses(epl_run(path, *args, "--save", tmp_path / "cpu.safetensors",
                          ranks=ranks).stdout)
     artifact = compile_cuda(tmp_path, path, devices=ranks)
@@ -182,6 +184,8 @@ def nccl_equals_cpu(tmp_path, path, args, ranks, mpi=False, rtol=RTOL, atol=1e-6
     gpu = losses(out.stdout)
     assert len(gpu) == 4
     np.testing.assert_allclose(gpu, cpu, rtol=rtol)
+    assert "point-to-point messages sent" in out.stderr, out.stderr
+    assert "never destroyed" not in out.stderr, out.stderr
     ours, theirs = (safetensors.load(tmp_path / f"{t}.safetensors") for t in ("gpu", "cpu"))
     assert ours.keys() == theirs.keys()
     for key in ours:

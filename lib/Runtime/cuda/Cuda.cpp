@@ -37,11 +37,6 @@
 using namespace epl::rt;
 
 namespace {
-/// Whether the driver, when it starts, loads every kernel of every module
-/// (cuBLAS's too) when the module is loaded, not at its first launch
-/// (cuda::available).
-std::atomic<bool> eagerLoading{false};
-
 /// The driver functions the runtime calls, looked up once; the driver
 /// starts (cuInit) at its first use after that (driver()), when the program
 /// is known: how it loads kernels is read then.
@@ -84,13 +79,13 @@ struct Driver {
 #define EPL_CUDA_OPTIONAL_FUNCTIONS(X)                                         \
   X(cuModuleGetFunctionCount)                                                  \
   X(cuModuleEnumerateFunctions)                                                \
-  X(cuFuncLoad)
+  X(cuFuncLoad)                                                                \
+  X(cuModuleGetLoadingMode)
   EPL_CUDA_OPTIONAL_FUNCTIONS(EPL_DECLARE_FUNCTION)
   /// Why the driver does not load, or did not start.
   std::string error;
   std::once_flag startOnce;
-  std::atomic<bool> started{false};
-  /// Whether it started loading kernels eagerly.
+  /// Whether it started loading every kernel with its module.
   bool eager = false;
 
   Driver() {
@@ -104,8 +99,7 @@ struct Driver {
     EPL_CUDA_OPTIONAL_FUNCTIONS(EPL_LOOKUP_OPTIONAL_FUNCTION)
   }
 
-  void start() {
-    started = true;
+  void start(bool loadEagerly) {
     if (!error.empty())
       return;
     // CUDA loads a kernel at its first launch (lazy loading, its default),
@@ -115,9 +109,10 @@ struct Driver {
     // loaded when a rank binds its GPU (loadKernels), but cuBLAS's are out
     // of reach: eager loading, which the driver reads here, loads them all
     // with their module.
-    if (eagerLoading.load()) {
+    // (Set before any rank's thread runs, by the runner's main thread.)
+    if (loadEagerly) {
       const char *mode = std::getenv("CUDA_MODULE_LOADING");
-      if (mode && std::strcmp(mode, "EAGER") != 0) {
+      if (mode && *mode && std::strcmp(mode, "EAGER") != 0) {
         error = std::string("CUDA_MODULE_LOADING=") + mode +
                 ": this pipeline's messages go from GPU to GPU over "
                 "channels (an NCCL send waiting for its receive in a stream "
@@ -128,13 +123,24 @@ struct Driver {
         return;
       }
       setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/1);
-      eager = true;
     }
     int count = 0;
     if (CUresult r = cuInit(0); r != CUDA_SUCCESS) {
       error = "the CUDA driver does not start (" + describe(r) + ")";
       return;
     }
+    // Something that started the driver before (a preloaded tool) would
+    // have had it read another mode.
+    CUmoduleLoadingMode mode = CU_MODULE_EAGER_LOADING;
+    if (loadEagerly && cuModuleGetLoadingMode &&
+        cuModuleGetLoadingMode(&mode) == CUDA_SUCCESS &&
+        mode != CU_MODULE_EAGER_LOADING) {
+      error = "the CUDA driver was started before the runtime asked it to "
+              "load every kernel as it starts, which this pipeline's "
+              "channels between GPUs need; run with --gpu-collectives host";
+      return;
+    }
+    eager = loadEagerly;
     if (cuDeviceGetCount(&count) != CUDA_SUCCESS || count == 0) {
       error = "the CUDA driver sees no GPU";
       return;
@@ -164,10 +170,11 @@ Driver &loadedDriver() {
   return d;
 }
 
-/// The driver, started.
-Driver &driver() {
+/// The driver, started (loading kernels eagerly where the first call to
+/// start it says so: cuda::available).
+Driver &driver(bool loadEagerly = false) {
   Driver &d = loadedDriver();
-  std::call_once(d.startOnce, [&] { d.start(); });
+  std::call_once(d.startOnce, [&] { d.start(loadEagerly); });
   return d;
 }
 
@@ -439,13 +446,49 @@ CUmodule moduleFor(Image &image) {
 
 namespace {
 cublasHandle_t blasHandle();
+
+/// Runs a 1x1 GEMM of each kind the runtime calls.
+void warmUpBlas(cublasHandle_t handle) {
+  Blas &b = blas();
+  // A, B and C, each a batch of two 1x1 matrices of zeros.
+  size_t bytes = 3 * 2 * sizeof(double);
+  std::vector<char> zeros(bytes);
+  void *buffer = cuda::allocate(bytes);
+  cuda::copy(buffer, zeros.data(), bytes);
+  auto *f = static_cast<float *>(buffer);
+  auto *d = static_cast<double *>(buffer);
+  float fOne = 1, fZero = 0;
+  double dOne = 1, dZero = 0;
+  bool ok =
+      b.cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &fOne, f, 1,
+                    f + 2, 1, &fZero, f + 4, 1) == CUBLAS_STATUS_SUCCESS &&
+      b.cublasDgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &dOne, d, 1,
+                    d + 2, 1, &dZero, d + 4, 1) == CUBLAS_STATUS_SUCCESS &&
+      b.cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1,
+                                  &fOne, f, 1, 1, f + 2, 1, 1, &fZero, f + 4, 1,
+                                  1, 2) == CUBLAS_STATUS_SUCCESS &&
+      b.cublasDgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1,
+                                  &dOne, d, 1, 1, d + 2, 1, 1, &dZero, d + 4, 1,
+                                  1, 2) == CUBLAS_STATUS_SUCCESS;
+  if (!ok)
+    fatalError("CUDA: cuBLAS fails a 1x1 GEMM before the first step");
+  cuda::synchronize();
+  cuda::release(buffer, bytes);
+}
 } // namespace
 
 void cuda::loadKernels() {
   // cuBLAS's handle too (its cudaMalloc synchronizes the GPU), where cuBLAS
   // is installed: a program that multiplies says so at its first GEMM.
-  if (loadBlas().error.empty())
-    blasHandle();
+  if (loadBlas().error.empty()) {
+    cublasHandle_t handle = blasHandle();
+    // Under eager loading (a program with channels), a GEMM of each kind
+    // the runtime calls, now: what cuBLAS sets up at its first GEMM beyond
+    // its handle (cuBLASLt's own CUDA runtime, which loads its modules)
+    // could synchronize the GPU in the middle of a step.
+    if (driver().eager)
+      warmUpBlas(handle);
+  }
   std::vector<Image *> images;
   {
     std::lock_guard<std::mutex> lock(imagesMutex);
@@ -471,6 +514,7 @@ void cuda::loadKernels() {
 
 namespace {
 std::atomic<bool> tf32{false};
+
 std::atomic<double> timeoutSeconds{120};
 } // namespace
 
@@ -486,17 +530,12 @@ bool cuda::driverFound(std::string &why) {
 }
 
 bool cuda::available(std::string &why, bool loadEagerly) {
-  if (loadEagerly) {
-    Driver &d = loadedDriver();
-    if (d.started && !d.eager) {
-      why = "the CUDA driver started already, loading kernels lazily, "
-            "before a pipeline with channels between GPUs asked it to load "
-            "them eagerly";
-      return false;
-    }
-    eagerLoading.store(true);
-  }
-  why = driver().error;
+  Driver &d = driver(loadEagerly);
+  why = d.error;
+  if (why.empty() && loadEagerly && !d.eager)
+    fatalError("the CUDA driver was started, loading kernels lazily, before "
+               "the runner asked it to load them eagerly (a bug of the "
+               "runner)");
   return why.empty();
 }
 

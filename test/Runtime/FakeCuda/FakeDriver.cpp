@@ -1051,6 +1051,14 @@ CUresult cuModuleGetFunction(CUfunction *function, CUmodule module,
   return CUDA_ERROR_NOT_FOUND;
 }
 
+CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode) {
+  if (!driver().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  *mode =
+      driver().eagerLoading ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
+  return CUDA_SUCCESS;
+}
+
 CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule module) {
   if (CUresult r = needContext())
     return r;

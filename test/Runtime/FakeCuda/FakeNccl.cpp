@@ -89,6 +89,8 @@ struct Comm {
   Header *header;
   char *slots;
   int rank;
+  /// The bytes mapped at `header`.
+  size_t mapped;
   /// Messages this member has sent to and received from each member.
   std::vector<uint64_t> sent = std::vector<uint64_t>(kMaxMembers),
                         received = std::vector<uint64_t>(kMaxMembers);
@@ -121,8 +123,11 @@ void waitLocked(Header &h, Done done, const char *what) {
       fail(what);
 }
 
-/// Waits for every member (a barrier across threads and processes).
-void meet(Header &h) {
+/// Waits for every member (a barrier across threads and processes); `late`
+/// says what a member that does not come means.
+void meet(Header &h, const char *late = "a member of the communicator did "
+                                        "not arrive in time (mismatched "
+                                        "collectives)") {
   pthread_mutex_lock(&h.mutex);
   uint64_t mine = h.generation;
   if (++h.waiting == h.size) {
@@ -137,8 +142,7 @@ void meet(Header &h) {
   deadline.tv_sec += timeoutSeconds();
   while (h.generation == mine)
     if (pthread_cond_timedwait(&h.arrived, &h.mutex, &deadline) == ETIMEDOUT)
-      fail("a member of the communicator did not arrive in time "
-           "(mismatched collectives)");
+      fail(late);
   pthread_mutex_unlock(&h.mutex);
 }
 
@@ -258,6 +262,8 @@ thread_local std::vector<Pending> pending;
 std::atomic<int> nextId{0};
 /// Sends this process made (EPL_FAKE_CUDA_REPORT prints it at exit).
 std::atomic<unsigned long> messagesSent{0};
+/// This process's communicators made and not destroyed yet.
+std::atomic<long> liveComms{0};
 
 uint64_t checksum(const void *data, size_t bytes) {
   uint64_t h = 1469598103934665603ull; // FNV-1a
@@ -516,17 +522,49 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int size, ncclUniqueId id,
       std::atexit([] {
         std::fprintf(stderr, "fake NCCL: %lu point-to-point messages sent\n",
                      messagesSent.load());
+        if (long live = liveComms.load())
+          std::fprintf(stderr,
+                       "fake NCCL: %ld communicator(s) never "
+                       "destroyed\n",
+                       live);
       });
     return true;
   }();
   (void)reporting;
   *comm = reinterpret_cast<ncclComm_t>(
-      new Comm{h, static_cast<char *>(p) + headerBytes, rank});
+      new Comm{h, static_cast<char *>(p) + headerBytes, rank, total});
+  ++liveComms;
   // ncclCommInitRank returns once every member has joined; the segment's
   // name is then no longer needed (the mappings keep it).
   meet(*h);
   if (rank == 0)
     shm_unlink(name.c_str());
+  return ncclSuccess;
+}
+
+/// NCCL finalizes a communicator it destroys, which synchronizes with the
+/// other members: each waits here for the others, so members that destroy
+/// their communicators in other orders wait for each other, and the fake
+/// says so. A send of the member that its receive has not taken would read
+/// freed buffers.
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  Comm *c = commOf(comm);
+  if (!c)
+    return ncclInvalidArgument;
+  Header &h = *c->header;
+  pthread_mutex_lock(&h.mutex);
+  bool sending = false;
+  for (int k = 0; k < h.numPosted[c->rank]; ++k)
+    sending |= !h.posted[c->rank][k].taken;
+  pthread_mutex_unlock(&h.mutex);
+  if (sending)
+    fail("ncclCommDestroy while a send of the member waits for its receive");
+  meet(h, "a member of the communicator did not destroy it in time: "
+          "members destroy their communicators in other orders, or one "
+          "never does");
+  munmap(c->header, c->mapped);
+  delete c;
+  --liveComms;
   return ncclSuccess;
 }
 

@@ -14,8 +14,10 @@
 // outside groups (the runtime's channels) keep their stream busy until
 // taken, and their buffers may be neither freed nor written until then,
 // nor may a communicator be made (NCCL's cudaMalloc synchronizes the GPU),
-// nor a cuBLAS kernel loaded at its first use (CUDA's lazy loading): the
-// fake must say so, or a runtime doing it would pass.
+// nor a cuBLAS kernel loaded at its first use (CUDA's lazy loading); and
+// destroying a communicator waits for its other members, so members that
+// destroy two in other orders wait for each other: the fake must say so,
+// or a runtime doing it would pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -232,6 +234,42 @@ TEST(FakeNcclDeathTest, ACommunicatorMadeWhileASendWaitsEndsTheProgram) {
               testing::ExitedWithCode(86),
               "fake NCCL: ncclCommInitRank while a send of this GPU waits for "
               "its receive");
+}
+
+/// Each member makes a second communicator over both, then destroys it and
+/// its first one, the first one first where `firstFirst`.
+void destroyBoth(Member &m, bool firstFirst) {
+  static ncclUniqueId second;
+  static std::atomic<bool> made{false};
+  if (m.rank == 0) {
+    ASSERT_EQ(ncclGetUniqueId(&second), ncclSuccess);
+    made = true;
+  } else {
+    while (!made)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ncclComm_t other;
+  ASSERT_EQ(ncclCommInitRank(&other, 2, second, m.rank), ncclSuccess);
+  ASSERT_EQ(ncclCommDestroy(firstFirst ? m.comm : other), ncclSuccess);
+  ASSERT_EQ(ncclCommDestroy(firstFirst ? other : m.comm), ncclSuccess);
+}
+
+// Destroying a communicator waits for its other members (NCCL finalizes
+// it): members that destroy theirs in one order go...
+TEST(FakeNccl, CommunicatorsDestroyedInOneOrderGo) {
+  onTwoGPUs([](Member &m) { destroyBoth(m, true); });
+}
+
+// ... and in other orders, each waits for the other for good.
+TEST(FakeNcclDeathTest, CommunicatorsDestroyedInOtherOrdersEndTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("EPL_FAKE_NCCL_TIMEOUT_S", "1", 1);
+        onTwoGPUs([](Member &m) { destroyBoth(m, m.rank == 0); });
+      },
+      testing::ExitedWithCode(86),
+      "fake NCCL: a member of the communicator did not destroy it in time");
 }
 
 /// Member 0 runs a cuBLAS GEMM while its send to member 1 waits for its
