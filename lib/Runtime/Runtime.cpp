@@ -168,7 +168,7 @@ struct RankContext {
   /// that moves device buffers (NCCL, or staged through the host one), and
   /// the group's members in group order, which tell host communicators
   /// apart (backends make one per member list), by which the rank destroys
-  /// them (leaveRank).
+  /// them (destroyDeviceCommunicators).
   struct DeviceCommunicator {
     std::vector<int> members;
     std::unique_ptr<Communicator> comm;
@@ -275,10 +275,38 @@ void detail::enterRank(Backend *backend, int rank) {
 
 int epl::rt::threadsPerRank() { return current ? current->threads : 1; }
 
+/// Destroys the calling rank's device communicators (NCCL's buffers, proxy
+/// threads and shared memory go) once its GPU's work is done, while the
+/// ranks are together (before rank 0 writes the run's files alone): NCCL
+/// may wait for a communicator's other members to destroy it too. So every
+/// member destroys them in one order, by member list, which tells them
+/// apart (backends make a host communicator per member list); the map's
+/// order is by this rank's addresses.
+static void destroyDeviceCommunicators() {
+  if (current->onDevice.empty())
+    return;
+  // Sends still on side streams (a run that ends early, between steps).
+  cuda::synchronizeAll();
+  std::vector<RankContext::DeviceCommunicator *> sorted;
+  for (auto &[host, entry] : current->onDevice)
+    sorted.push_back(&entry);
+  std::sort(sorted.begin(), sorted.end(), [](const auto *a, const auto *b) {
+    return a->members < b->members;
+  });
+  for (size_t k = 1; k < sorted.size(); ++k)
+    if (sorted[k - 1]->members == sorted[k]->members)
+      fatalError("two device communicators over the same ranks (a bug of "
+                 "the runtime: their order would differ between ranks)");
+  for (RankContext::DeviceCommunicator *entry : sorted)
+    entry->comm.reset();
+  current->onDevice.clear();
+}
+
 void epl::rt::finishProgram() {
   if (!current || current->finished)
     return;
   current->finished = true;
+  destroyDeviceCommunicators();
   current->backend->finishProgram(current->rank);
 }
 
@@ -326,17 +354,6 @@ void detail::leaveRank() {
   if (cuda::bound())
     cuda::synchronizeAll();
   releaseResidentBuffers(nullptr, reinterpret_cast<const void *>(UINTPTR_MAX));
-  // NCCL's communicators are destroyed in an order every member of each
-  // takes, as destroying one may wait for the others (host communicators
-  // are not the program's, and map order is by address).
-  std::vector<RankContext::DeviceCommunicator *> onDevice;
-  for (auto &[host, entry] : current->onDevice)
-    onDevice.push_back(&entry);
-  std::sort(onDevice.begin(), onDevice.end(), [](const auto *a, const auto *b) {
-    return a->members < b->members;
-  });
-  for (RankContext::DeviceCommunicator *entry : onDevice)
-    entry->comm.reset();
   delete current;
   current = nullptr;
 }

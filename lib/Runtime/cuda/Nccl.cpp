@@ -159,22 +159,26 @@ public:
     ofInit = " of " + group.describe() + " (ncclCommInitRank)";
   }
   ~NcclCommunicator() override {
-    // The rank leaves its run, its GPU's work done (leaveRank): a rank that
-    // runs again gets communicators and channels of its own, and these give
-    // NCCL's device buffers back. Destroying one may wait for its other
-    // members to destroy it too, so every member destroys them in one
+    // The rank has run its program, its GPU's work done (finishProgram):
+    // NCCL's buffers go back. Destroying a communicator may wait for its
+    // other members to destroy it too, so every member destroys them in one
     // order: the runtime takes a rank's groups in an order of their own
-    // (leaveRank), and here the group's communicator goes first, then the
-    // channels by peer, each pair's from the lower member first, which
-    // orders every pair of members alike.
+    // (destroyDeviceCommunicators), and here the group's communicator goes
+    // first, then the channels by peer, each pair's from the lower member
+    // first, which orders every pair of members alike.
     for (auto &[peer, c] : channels)
       if (c.sideStream)
         cuda::deleteSideStream(c.sideStream);
-    destroy(comm, others);
+    if (comm)
+      call("destroying the communicator (ncclCommDestroy)", over, others,
+           [&] { return nccl().ncclCommDestroy(comm); });
     for (auto &[peer, c] : channels) {
       bool low = index < peer;
-      destroy(low ? c.sends : c.receives, c.peer);
-      destroy(low ? c.receives : c.sends, c.peer);
+      for (ncclComm_t made :
+           {low ? c.sends : c.receives, low ? c.receives : c.sends})
+        if (made)
+          call("destroying a channel (ncclCommDestroy)", kNowhere, c.peer,
+               [&] { return nccl().ncclCommDestroy(made); });
     }
   }
 
@@ -405,11 +409,6 @@ private:
     call("joining the communicator", ofInit, others,
          [&] { return nccl().ncclCommInitRank(&comm, size, shared, index); });
     return comm;
-  }
-  void destroy(ncclComm_t made, const std::string &whom) {
-    if (made)
-      call("destroying a communicator", over, whom,
-           [&] { return nccl().ncclCommDestroy(made); });
   }
   static CUstream_st *stream() {
     return static_cast<CUstream_st *>(cuda::stream());

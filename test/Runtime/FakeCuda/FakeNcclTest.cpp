@@ -250,8 +250,11 @@ void destroyBoth(Member &m, bool firstFirst) {
   }
   ncclComm_t other;
   ASSERT_EQ(ncclCommInitRank(&other, 2, second, m.rank), ncclSuccess);
+  // Both have joined: the next test's id is made afresh.
+  made = false;
   ASSERT_EQ(ncclCommDestroy(firstFirst ? m.comm : other), ncclSuccess);
   ASSERT_EQ(ncclCommDestroy(firstFirst ? other : m.comm), ncclSuccess);
+  m.comm = nullptr;
 }
 
 // Destroying a communicator waits for its other members (NCCL finalizes
@@ -270,6 +273,22 @@ TEST(FakeNcclDeathTest, CommunicatorsDestroyedInOtherOrdersEndTheProgram) {
       },
       testing::ExitedWithCode(86),
       "fake NCCL: a member of the communicator did not destroy it in time");
+}
+
+// Destroying a communicator frees what a send of it that its receive has
+// not taken reads.
+TEST(FakeNcclDeathTest,
+     DestroyingACommunicatorWithASendInFlightEndsTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(onTwoGPUs([&](Member &m) {
+                if (m.rank == 1)
+                  return;
+                ncclSend(m.upload({1}), 1, ncclFloat32, 1, m.comm, m.stream);
+                ncclCommDestroy(m.comm);
+              }),
+              testing::ExitedWithCode(86),
+              "fake NCCL: ncclCommDestroy while a send of the member waits "
+              "for its receive");
 }
 
 /// Member 0 runs a cuBLAS GEMM while its send to member 1 waits for its
