@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <limits>
 #include <map>
 #include <set>
@@ -652,9 +653,21 @@ void finishRun(const Program &program, RankCall &call,
     writeResults(options.dumpFile, program, results, rt::worldSize());
 }
 
+/// How often the ranks meet while rank 0 writes a checkpoint: well within
+/// the run's --timeout, a second at most.
+std::chrono::duration<double> checkpointPeriod(const RunOptions &options) {
+  return std::chrono::duration<double>(
+      std::min(1.0, options.ranks.timeoutSeconds / 4));
+}
+
 /// The checkpoint after `stepsDone` steps of this run, written before each
 /// evaluation: an evaluation that fails (a label out of range in its file)
-/// does not cost the training.
+/// does not cost the training. Rank 0 writes it on a thread of its own
+/// while every rank meets the others in a gather every checkpointPeriod:
+/// written by rank 0 itself, a file as slow to write as the run's
+/// --timeout (a large model's state on a slow disk) held rank 0 out of the
+/// collective the others waited in, which ended the run and lost the file.
+/// A rank 0 that stops still ends the run.
 void saveCheckpoint(const Program &program, RankCall &call,
                     const RunOptions &options, const MeshInfo &mesh, int rank,
                     int stepsDone) {
@@ -664,12 +677,26 @@ void saveCheckpoint(const Program &program, RankCall &call,
   // each back together.
   std::vector<HostTensor> saved =
       gatherParameters(program, call, mesh, /*withState=*/true);
-  if (rank != 0)
-    return;
-  writeCheckpoint(options.saveFile, program.name, std::move(saved),
-                  options.dataset ? options.dataset->position(
-                                        options.dataset->start + stepsDone)
-                                  : std::map<std::string, std::string>());
+  std::future<void> writing;
+  if (rank == 0)
+    writing = std::async(
+        std::launch::async,
+        [&, saved = std::move(saved),
+         position =
+             options.dataset
+                 ? options.dataset->position(options.dataset->start + stepsDone)
+                 : std::map<std::string, std::string>()]() mutable {
+          writeCheckpoint(options.saveFile, program.name, std::move(saved),
+                          position);
+        });
+  while (true) {
+    char done = rank != 0 || writing.wait_for(checkpointPeriod(options)) ==
+                                 std::future_status::ready;
+    if (rt::allGatherBytes({done})[0][0])
+      break;
+  }
+  if (rank == 0)
+    writing.get();
 }
 } // namespace
 

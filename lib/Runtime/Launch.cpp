@@ -6,6 +6,7 @@
 
 #include "epl/Runtime/Backend.h"
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -86,7 +87,7 @@ std::optional<FaultSpec> readFaultSpec() {
     epl::rt::fatalError(
         "EPL_RT_FAULT=" + s + ": " + why +
         " (RANK:POINT[@N]:ACTION; points start, communicator, nccl, "
-        "all_reduce; actions stop, kill, sleep=SECONDS)");
+        "all_reduce, checkpoint; actions stop, kill, sleep=SECONDS)");
   };
   size_t a = s.find(':'), b = a == std::string::npos ? a : s.find(':', a + 1);
   if (b == std::string::npos || s.find(':', b + 1) != std::string::npos)
@@ -100,7 +101,8 @@ std::optional<FaultSpec> readFaultSpec() {
   size_t count = spec.at.find('@');
   spec.point = spec.at.substr(0, count);
   if (spec.point != "start" && spec.point != "communicator" &&
-      spec.point != "nccl" && spec.point != "all_reduce")
+      spec.point != "nccl" && spec.point != "all_reduce" &&
+      spec.point != "checkpoint")
     return bad("no fault point '" + spec.point + "'");
   if (count != std::string::npos &&
       (!wholeNumber(spec.at.substr(count + 1), spec.nth) || spec.nth < 1))
@@ -126,9 +128,8 @@ void epl::rt::injectFault(const char *point, int rank) {
   if (!spec || spec->rank != rank || spec->point != point)
     return;
   // The N-th time this rank reaches the point (the first by default),
-  // counted by the thread that reaches it (a rank of the threads backend;
-  // an MPI rank's main thread).
-  static thread_local long reached = 0;
+  // whichever of its threads reaches it (rank 0's checkpoint writer).
+  static std::atomic<long> reached{0};
   if (++reached != spec->nth)
     return;
   std::fprintf(stderr, "%s: rank %d: injected fault: %s at %s\n",

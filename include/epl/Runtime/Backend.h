@@ -244,7 +244,7 @@ int launcherRank();
 /// rank on a GPU calls NCCL; the first call creates a communicator),
 /// "all_reduce" (in the middle of an all_reduce: its peers have entered it and
 /// wait for this rank, for its part under MPI, for its leaving on the threads
-/// backend).
+/// backend), "checkpoint" (rank 0 writing a checkpoint file: a slow disk).
 void injectFault(const char *point, int rank);
 /// Whether the MPI backend was compiled in.
 bool mpiAvailable();
