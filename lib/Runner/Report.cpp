@@ -319,7 +319,6 @@ void mlir::epl::writeCheckpoint(
     return a.name < b.name;
   });
   checkpoint.tensors = std::move(tensors);
-  rt::injectFault("checkpoint", 0);
   if (llvm::Error e = writeSafetensors(path, checkpoint))
     rt::fatalError(llvm::toString(std::move(e)));
 }

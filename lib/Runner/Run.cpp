@@ -600,6 +600,33 @@ rankReports(const Program &program,
   return reports;
 }
 
+/// Runs `work` (rank 0's writing of files) on a thread of its own on rank
+/// 0 while every rank meets the others in a gather at least every second
+/// (a quarter of --timeout if less); returns on every rank once it is
+/// done. Written by rank 0 itself, a file as slow to write as the run's
+/// --timeout (a large model's state on a slow disk) held rank 0 out of the
+/// collective the others then waited in (the next one, or MPI_Finalize),
+/// which ended the run and lost the file; a rank 0 that stops still does.
+void whileRankZeroWrites(int rank, const RunOptions &options,
+                         const std::function<void()> &work) {
+  std::future<void> writing;
+  if (rank == 0)
+    writing = std::async(std::launch::async, [&] {
+      rt::injectFault("write", 0);
+      work();
+    });
+  std::chrono::duration<double> period(
+      std::min(1.0, options.ranks.timeoutSeconds / 4));
+  while (true) {
+    char done =
+        rank != 0 || writing.wait_for(period) == std::future_status::ready;
+    if (rt::allGatherBytes({done})[0][0])
+      break;
+  }
+  if (rank == 0)
+    writing.get();
+}
+
 /// After the last step: every rank takes part in the same gathers, in the
 /// same order, then rank 0 prints the summary and writes the files.
 void finishRun(const Program &program, RankCall &call,
@@ -629,45 +656,34 @@ void finishRun(const Program &program, RankCall &call,
         results[s].push_back(rt::allGatherBytes(static_cast<int>(s) == myStage
                                                     ? call.resultData(i)
                                                     : std::vector<char>()));
-  if (rank != 0)
-    return;
-
-  std::vector<RankReport> reports = rankReports(program, measures, activities);
-  const char *backend = backendName(options.ranks.backend);
-  // Where the ranks ran: on GPUs, and how their collectives went (auto
-  // picks per group).
-  std::string where = backend;
-  if (options.ranks.cuda) {
-    where += ", on GPUs";
-    if (std::string used = rt::gpuCollectivesUsed(); !used.empty())
-      where += ", collectives " +
-               (used == "NCCL" ? "over " + used : std::string(used));
-  }
-  printSummary(program, options.steps, steps, where.c_str(), reports);
-  if (!options.reportFile.empty())
-    writeReport(options.reportFile, steps, backend, options.ranks.cuda, reports,
-                stats, program.meshes);
-  if (!options.traceFile.empty())
-    writeTrace(options.traceFile, program, events);
-  if (!options.dumpFile.empty())
-    writeResults(options.dumpFile, program, results, rt::worldSize());
-}
-
-/// How often the ranks meet while rank 0 writes a checkpoint: well within
-/// the run's --timeout, a second at most.
-std::chrono::duration<double> checkpointPeriod(const RunOptions &options) {
-  return std::chrono::duration<double>(
-      std::min(1.0, options.ranks.timeoutSeconds / 4));
+  int worldSize = rt::worldSize();
+  whileRankZeroWrites(rank, options, [&] {
+    std::vector<RankReport> reports =
+        rankReports(program, measures, activities);
+    const char *backend = backendName(options.ranks.backend);
+    // Where the ranks ran: on GPUs, and how their collectives went (auto
+    // picks per group).
+    std::string where = backend;
+    if (options.ranks.cuda) {
+      where += ", on GPUs";
+      if (std::string used = rt::gpuCollectivesUsed(); !used.empty())
+        where += ", collectives " +
+                 (used == "NCCL" ? "over " + used : std::string(used));
+    }
+    printSummary(program, options.steps, steps, where.c_str(), reports);
+    if (!options.reportFile.empty())
+      writeReport(options.reportFile, steps, backend, options.ranks.cuda,
+                  reports, stats, program.meshes);
+    if (!options.traceFile.empty())
+      writeTrace(options.traceFile, program, events);
+    if (!options.dumpFile.empty())
+      writeResults(options.dumpFile, program, results, worldSize);
+  });
 }
 
 /// The checkpoint after `stepsDone` steps of this run, written before each
 /// evaluation: an evaluation that fails (a label out of range in its file)
-/// does not cost the training. Rank 0 writes it on a thread of its own
-/// while every rank meets the others in a gather every checkpointPeriod:
-/// written by rank 0 itself, a file as slow to write as the run's
-/// --timeout (a large model's state on a slow disk) held rank 0 out of the
-/// collective the others waited in, which ended the run and lost the file.
-/// A rank 0 that stops still ends the run.
+/// does not cost the training.
 void saveCheckpoint(const Program &program, RankCall &call,
                     const RunOptions &options, const MeshInfo &mesh, int rank,
                     int stepsDone) {
@@ -677,26 +693,12 @@ void saveCheckpoint(const Program &program, RankCall &call,
   // each back together.
   std::vector<HostTensor> saved =
       gatherParameters(program, call, mesh, /*withState=*/true);
-  std::future<void> writing;
-  if (rank == 0)
-    writing = std::async(
-        std::launch::async,
-        [&, saved = std::move(saved),
-         position =
-             options.dataset
-                 ? options.dataset->position(options.dataset->start + stepsDone)
-                 : std::map<std::string, std::string>()]() mutable {
-          writeCheckpoint(options.saveFile, program.name, std::move(saved),
-                          position);
-        });
-  while (true) {
-    char done = rank != 0 || writing.wait_for(checkpointPeriod(options)) ==
-                                 std::future_status::ready;
-    if (rt::allGatherBytes({done})[0][0])
-      break;
-  }
-  if (rank == 0)
-    writing.get();
+  std::map<std::string, std::string> position;
+  if (options.dataset)
+    position = options.dataset->position(options.dataset->start + stepsDone);
+  whileRankZeroWrites(rank, options, [&] {
+    writeCheckpoint(options.saveFile, program.name, std::move(saved), position);
+  });
 }
 } // namespace
 

@@ -87,7 +87,7 @@ std::optional<FaultSpec> readFaultSpec() {
     epl::rt::fatalError(
         "EPL_RT_FAULT=" + s + ": " + why +
         " (RANK:POINT[@N]:ACTION; points start, communicator, nccl, "
-        "all_reduce, checkpoint; actions stop, kill, sleep=SECONDS)");
+        "all_reduce, write; actions stop, kill, sleep=SECONDS)");
   };
   size_t a = s.find(':'), b = a == std::string::npos ? a : s.find(':', a + 1);
   if (b == std::string::npos || s.find(':', b + 1) != std::string::npos)
@@ -102,7 +102,7 @@ std::optional<FaultSpec> readFaultSpec() {
   spec.point = spec.at.substr(0, count);
   if (spec.point != "start" && spec.point != "communicator" &&
       spec.point != "nccl" && spec.point != "all_reduce" &&
-      spec.point != "checkpoint")
+      spec.point != "write")
     return bad("no fault point '" + spec.point + "'");
   if (count != std::string::npos &&
       (!wholeNumber(spec.at.substr(count + 1), spec.nth) || spec.nth < 1))
@@ -128,7 +128,7 @@ void epl::rt::injectFault(const char *point, int rank) {
   if (!spec || spec->rank != rank || spec->point != point)
     return;
   // The N-th time this rank reaches the point (the first by default),
-  // whichever of its threads reaches it (rank 0's checkpoint writer).
+  // whichever of its threads reaches it (rank 0's writer of files).
   static std::atomic<long> reached{0};
   if (++reached != spec->nth)
     return;

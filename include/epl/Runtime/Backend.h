@@ -244,7 +244,8 @@ int launcherRank();
 /// rank on a GPU calls NCCL; the first call creates a communicator),
 /// "all_reduce" (in the middle of an all_reduce: its peers have entered it and
 /// wait for this rank, for its part under MPI, for its leaving on the threads
-/// backend), "checkpoint" (rank 0 writing a checkpoint file: a slow disk).
+/// backend), "write" (rank 0, before it writes files: a checkpoint, or the run's
+/// report, trace and results; a slow disk).
 void injectFault(const char *point, int rank);
 /// Whether the MPI backend was compiled in.
 bool mpiAvailable();
