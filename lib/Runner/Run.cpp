@@ -606,15 +606,25 @@ rankReports(const Program &program,
 /// done. Written by rank 0 itself, a file as slow to write as the run's
 /// --timeout (a large model's state on a slow disk) held rank 0 out of the
 /// collective the others then waited in (the next one, or MPI_Finalize),
-/// which ended the run and lost the file; a rank 0 that stops still does.
+/// which ended the run and lost the file. A rank 0 that stops still ends
+/// the run within --timeout.
 void whileRankZeroWrites(int rank, const RunOptions &options,
                          const std::function<void()> &work) {
-  std::future<void> writing;
-  if (rank == 0)
+  std::shared_future<void> writing;
+  static thread_local bool writer = false;
+  if (rank == 0) {
     writing = std::async(std::launch::async, [&] {
-      rt::injectFault("write", 0);
-      work();
+                writer = true;
+                rt::injectFault("write", 0);
+                work();
+              }).share();
+    // A rank that fails meanwhile (a peer that stopped, which rank 0's
+    // gather times out on) ends the run once the file is written, whole.
+    rt::finishBeforeExit([writing] {
+      if (!writer)
+        writing.wait();
     });
+  }
   std::chrono::duration<double> period(
       std::min(1.0, options.ranks.timeoutSeconds / 4));
   while (true) {
@@ -623,8 +633,10 @@ void whileRankZeroWrites(int rank, const RunOptions &options,
     if (rt::allGatherBytes({done})[0][0])
       break;
   }
-  if (rank == 0)
+  if (rank == 0) {
+    rt::finishBeforeExit(nullptr);
     writing.get();
+  }
 }
 
 /// After the last step: every rank takes part in the same gathers, in the
@@ -962,6 +974,9 @@ struct RunAgreement {
   /// different collectives (NCCL's and the host's), or compute the
   /// replicas' steps in different precisions.
   int64_t gpuCollectives, gpuTF32;
+  /// Which of --save, --trace, --dump-results, an evaluation and
+  /// --eval-each-epoch the run has (bits): each adds gathers to the run.
+  int64_t gathers;
   uint64_t program, arguments;
 };
 
@@ -994,6 +1009,11 @@ static RunAgreement agreementOf(const Program &program,
           d && d->shuffle ? static_cast<int64_t>(d->seed) : 0,
           static_cast<int64_t>(options.ranks.gpuCollectives),
           options.ranks.gpuTF32,
+          int64_t(!options.saveFile.empty()) |
+              int64_t(!options.traceFile.empty()) << 1 |
+              int64_t(!options.dumpFile.empty()) << 2 |
+              int64_t(options.evaluation != nullptr) << 3 |
+              int64_t(options.evaluateEachEpoch) << 4,
           fingerprintOf(program),
           hash};
 }
@@ -1030,6 +1050,12 @@ static void checkRanksAgree(const RunAgreement &mine) {
       rt::fatalError(other + " runs its GPU with other options than rank 0 "
                              "(--gpu-collectives, --gpu-tf32): every process "
                              "of a run must be given the same options");
+    if (theirs.gathers != first.gathers)
+      rt::fatalError(other + " writes other files or evaluates otherwise "
+                             "than rank 0 (--save, --trace, --dump-results, "
+                             "--eval-dataset, --eval-each-epoch): every "
+                             "process of a run must be given the same "
+                             "options");
     if (theirs.arguments != first.arguments)
       rt::fatalError(other + " starts from other parameters or data than "
                              "rank 0 (--params, --data or --seed differ, or "

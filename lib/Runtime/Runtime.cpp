@@ -277,7 +277,7 @@ int epl::rt::threadsPerRank() { return current ? current->threads : 1; }
 
 /// Destroys the calling rank's device communicators (NCCL's buffers, proxy
 /// threads and shared memory go) once its GPU's work is done, while the
-/// ranks are together (before rank 0 writes the run's files alone): NCCL
+/// ranks are together (before the run's last gathers and files): NCCL
 /// may wait for a communicator's other members to destroy it too. So every
 /// member destroys them in one order, by member list, which tells them
 /// apart (backends make a host communicator per member list); the map's
@@ -403,10 +403,27 @@ epl::rt::allGatherBytes(const std::vector<char> &data) {
   return result;
 }
 
+namespace {
+std::mutex unfinishedMutex;
+std::function<void()> unfinished;
+} // namespace
+
+void epl::rt::finishBeforeExit(std::function<void()> waitForIt) {
+  std::lock_guard<std::mutex> lock(unfinishedMutex);
+  unfinished = std::move(waitForIt);
+}
+
 void epl::rt::fatalError(const std::string &message) {
   // What was printed stays (the steps' lines; on a GPU, the message of a
   // kernel's failed assertion, which the driver prints to stdout).
   std::fflush(stdout);
+  std::function<void()> waitForIt;
+  {
+    std::lock_guard<std::mutex> lock(unfinishedMutex);
+    waitForIt = unfinished;
+  }
+  if (waitForIt)
+    waitForIt();
   std::string line = toolName() + ": rank " + std::to_string(currentRank()) +
                      ": " + message + "\n";
   if (current)

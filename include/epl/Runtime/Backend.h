@@ -244,8 +244,8 @@ int launcherRank();
 /// rank on a GPU calls NCCL; the first call creates a communicator),
 /// "all_reduce" (in the middle of an all_reduce: its peers have entered it and
 /// wait for this rank, for its part under MPI, for its leaving on the threads
-/// backend), "write" (rank 0, before it writes files: a checkpoint, or the run's
-/// report, trace and results; a slow disk).
+/// backend), "write" (rank 0, before it writes files: a checkpoint, or the
+/// run's summary, report, trace and results; a slow disk).
 void injectFault(const char *point, int rank);
 /// Whether the MPI backend was compiled in.
 bool mpiAvailable();
@@ -304,8 +304,15 @@ void unpinHostBuffer(void *ptr);
 std::vector<std::vector<char>> allGatherBytes(const std::vector<char> &data);
 
 /// Prints "epl-run: rank R: MESSAGE" and ends the whole run with exit code 1
-/// (every rank, on every backend). Never returns.
+/// (every rank, on every backend), once the work set by finishBeforeExit is
+/// done. Never returns.
 [[noreturn]] void fatalError(const std::string &message);
+
+/// Work of this process that an error must not cut short (rank 0 writing a
+/// file, which would be lost): fatalError calls `waitForIt` first, on
+/// whichever thread fails (`waitForIt` returns at once on the thread doing
+/// the work). An empty function clears it.
+void finishBeforeExit(std::function<void()> waitForIt);
 
 /// A thread running `body`, `what` ("rank 3's thread") saying what it is
 /// when the system cannot start it (a limit on threads or memory): one

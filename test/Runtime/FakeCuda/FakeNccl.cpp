@@ -438,9 +438,15 @@ const char *ncclGetErrorString(ncclResult_t result) {
 }
 
 ncclResult_t ncclGetUniqueId(ncclUniqueId *id) {
+  // The time too: a process that died before its members joined (a death
+  // test, a run ended mid-way) leaves its segment, which a later process
+  // given the same pid would otherwise find and fail to make.
+  timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
   std::memset(id->internal, 0, sizeof(id->internal));
-  std::snprintf(id->internal, sizeof(id->internal), "/epl-fake-nccl-%d-%d",
-                int(getpid()), nextId++);
+  std::snprintf(id->internal, sizeof(id->internal),
+                "/epl-fake-nccl-%d-%lld%09ld-%d", int(getpid()),
+                static_cast<long long>(now.tv_sec), now.tv_nsec, nextId++);
   return ncclSuccess;
 }
 
