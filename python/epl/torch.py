@@ -199,18 +199,44 @@ def _where(path, modules):
     return f"module '{path}'" + (f" ({type(module).__name__})" if module is not None else "")
 
 
-def _check_program(program, modules):
+def _check_program(program, modules, trainable):
     """Ops of the traced program whose training the exported forward cannot
     carry: an embedding's padding_idx (PyTorch never updates that row),
     scale_grad_by_freq, sparse gradients and max_norm (which renormalizes
-    the table in place), and dropout in training mode (random numbers,
-    which torch-mlir keeps in ml_program globals). Found on the FX nodes,
-    F.embedding and F.dropout calls included; named by module."""
+    the table in place), dropout in training mode (random numbers, which
+    torch-mlir keeps in ml_program globals), and a stop-gradient (.detach(),
+    torch.no_grad()) of a value computed from a trained parameter, which
+    torch-mlir drops: epl-autodiff would differentiate through it. Found on
+    the FX nodes, F.embedding and F.dropout calls included; named by module.
+    `trainable`: per user input of the program, whether it is a trained
+    parameter."""
+    import torch
+    inputs = [node for node in program.graph.nodes if node.op == "placeholder"]
+    user = [spec.arg.name for spec in program.graph_signature.input_specs
+            if spec.kind == torch.export.graph_signature.InputKind.USER_INPUT]
+    # The nodes whose value depends on a trained parameter.
+    trained = {node.name for node in inputs
+               if node.name in user and trainable[user.index(node.name)]}
+    # (Said after the ops' own errors: max_norm's renormalization detaches.)
+    stop = None
     for node in program.graph.nodes:
         if node.op != "call_function":
             continue
         target = str(node.target)
         where = _where(_module_path(node), modules)
+        uses_trained = any(isinstance(a, torch.fx.Node) and a.name in trained
+                           for a in node.all_input_nodes)
+        if uses_trained:
+            trained.add(node.name)
+        grad_off = target.endswith("wrap_with_set_grad_enabled") and node.args and \
+            node.args[0] is False
+        if uses_trained and (target.startswith("aten.detach") or grad_off) and not stop:
+            what = "torch.no_grad()" if grad_off else ".detach()"
+            stop = (f"{where} stops the gradient ({what}) of a value computed from a "
+                    "trained parameter; torch-mlir drops the stop, so epl-run would "
+                    "train through it (a silent wrong gradient): compute that value "
+                    "from parameters with requires_grad=False, which the export keeps "
+                    "as state, or outside the model")
         if target.startswith("aten.embedding_renorm"):
             raise ExportError(f"the embedding of {where} has max_norm={node.args[2]}: "
                               "it renormalizes the table's rows in place, which the "
@@ -241,6 +267,38 @@ def _check_program(program, modules):
                     f"the dropout of {where} (p={p}) is in training mode, which "
                     "draws random numbers the EPL tools do not: export the model "
                     "in eval mode (model.eval()) or with p=0")
+    if stop:
+        raise ExportError(stop)
+
+
+def _check_autograd_functions(functional, args, names, named):
+    """A custom torch.autograd.Function on the path from a trained parameter
+    to the loss: the export traces its forward only, so epl-autodiff would
+    differentiate that instead of calling its backward (a gradient reversal,
+    a straight-through estimator: silently other gradients). Found in the
+    autograd graph of one forward, where its backward is a node."""
+    import torch
+    with torch.enable_grad():
+        tracked = tuple(
+            a.detach().requires_grad_(named[names[i]].requires_grad)
+            if i < len(names) else a for i, a in enumerate(args))
+        loss = functional(*tracked)
+    seen, todo = set(), [getattr(loss, "grad_fn", None)]
+    while todo:
+        fn = todo.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        if isinstance(fn, torch.autograd.function.BackwardCFunction):
+            name = getattr(getattr(fn, "_forward_cls", None), "__name__", type(fn).__name__)
+            raise ExportError(
+                f"the model calls the custom torch.autograd.Function {name} on a "
+                "value computed from a trained parameter: the export traces its "
+                "forward only, so epl-run would differentiate that instead of its "
+                "backward (a silent wrong gradient); write the op the backward "
+                "means as ordinary torch code, or keep its input free of trained "
+                "parameters")
+        todo.extend(next_fn for next_fn, _ in fn.next_functions)
 
 
 def _operations(op):
@@ -336,8 +394,10 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
         raise ExportError("the model's forward must return the scalar loss, got "
                           f"{type(loss).__name__} of shape "
                           f"{tuple(getattr(loss, 'shape', ()))}")
+    _check_autograd_functions(Functional(), args, names, named)
     program = torch.export.export(Functional(), args, strict=False)
-    _check_program(program, modules)
+    _check_program(program, modules,
+                   [named[n].requires_grad for n in names] + [False] * len(data))
 
     class ModuleLocations(ContextCache):
         """Names each op after the module it ran in (the FX node's
