@@ -198,3 +198,35 @@ def test_convolution_and_pooling(tmp_path, model, shapes):
     check_gradients(tmp_path, (ROOT / "test" / "e2e" / "Inputs" / model).read_text(),
                     params, {}, directions=3)
 
+
+
+ABS_MODEL = """
+func.func @model(%b: tensor<4xf64> {epl.arg = "param", epl.name = "b"}) -> tensor<f64> {
+  %zero = arith.constant 0.0 : f64
+  %init = tensor.empty() : tensor<f64>
+  %acc = linalg.fill ins(%zero : f64) outs(%init : tensor<f64>) -> tensor<f64>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                        iterator_types = ["reduction"]}
+      ins(%b : tensor<4xf64>) outs(%acc : tensor<f64>) {
+  ^bb0(%x: f64, %a: f64):
+    %m = math.absf %x : f64
+    %s = arith.addf %a, %m : f64
+    linalg.yield %s : f64
+  } -> tensor<f64>
+  return %l1 : tensor<f64>
+}
+"""
+
+
+def test_abs_has_sign_gradient_zero_at_zero(tmp_path):
+    """|x|'s gradient is sign(x) with sign(0) = 0, as PyTorch's: an L1
+    penalty on a zero-initialized bias got +1 there (the gradient of the
+    bias lambda off after one step; finite differences cannot tell)."""
+    model = tmp_path / "abs.mlir"
+    model.write_text(ABS_MODEL)
+    step = tmp_path / "step.mlir"
+    run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff", "-o", step])
+    safetensors.save(tmp_path / "p.safetensors", {"b": np.array([0.0, 1.5, -2.0, -0.0])})
+    out = tmp_path / "grads.safetensors"
+    epl_run(step, "--params", tmp_path / "p.safetensors", "--dump-results", out)
+    np.testing.assert_array_equal(safetensors.load(out)["result1"], [0.0, 1.0, -1.0, 0.0])

@@ -200,9 +200,13 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               return success();
             })
             .Case([&](math::AbsFOp) {
+              // g sign(x), with sign(0) = 0 as PyTorch's: an L1 penalty on
+              // a zero-initialized bias has no gradient there.
               Value zero = constant(type, 0.0);
-              Value positive = cmp(arith::CmpFPredicate::OGE, operand(0), zero);
-              accumulate(op.getOperand(0), select(positive, g, neg(g)));
+              Value positive = cmp(arith::CmpFPredicate::OGT, operand(0), zero);
+              Value negative = cmp(arith::CmpFPredicate::OLT, operand(0), zero);
+              accumulate(op.getOperand(0),
+                         select(positive, g, select(negative, neg(g), zero)));
               return success();
             })
             .Case([&](math::PowFOp) {
