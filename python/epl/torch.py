@@ -38,7 +38,7 @@ import numpy as np
 
 from . import safetensors
 from .config import Config
-from .errors import PLAIN_NAME, EPLError, StrategyError, plain_name
+from .errors import PLAIN_NAME, ConfigError, EPLError, StrategyError, plain_name
 from .graph import _config_value
 from .strategy import Strategy, replicate, split
 
@@ -548,16 +548,27 @@ def make_optimizer(parameters, config):
 
 def torch_losses(model, inputs, labels=None, config=None, steps=5):
     """Trains a deep copy of `model` for `steps` steps on the same batch,
-    as epl-run does, and returns the loss before each step's update."""
+    as epl-run does (its optimizer.* keys, the learning rate's schedule
+    included), and returns the loss before each step's update."""
     import copy
+    import math
 
     import torch
 
     model = copy.deepcopy(model)
     optimizer = make_optimizer(model.parameters(), config)
+    c = Config(config or {})
+    schedule, decay = c["optimizer.lr_schedule"], c["optimizer.decay_steps"]
+    if schedule not in ("constant", "cosine"):
+        raise ConfigError(f"torch_losses does not know optimizer.lr_schedule={schedule!r}")
+    base = [group["lr"] for group in optimizer.param_groups]
     args = [torch.as_tensor(v) for v in {**inputs, **(labels or {})}.values()]
     losses = []
-    for _ in range(steps):
+    for t in range(steps):
+        if schedule == "cosine":
+            # lr * (1 + cos(pi * min(t, T) / T)) / 2 at step t (docs/training.md).
+            for group, lr in zip(optimizer.param_groups, base):
+                group["lr"] = lr * (1 + math.cos(math.pi * min(t, decay) / decay)) / 2
         optimizer.zero_grad()
         loss = model(*args)
         losses.append(float(loss.detach()))

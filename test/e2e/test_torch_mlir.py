@@ -645,3 +645,46 @@ def test_gelu_tanh_constant_is_put_right(tmp_path):
     got = losses(epl_run(tmp_path / "gelu.mlir", "--params", tmp_path / "gelu.params.safetensors",
                          "--data", tmp_path / "gelu.data.safetensors", "--steps", 20).stdout)
     np.testing.assert_allclose(got, expected, rtol=RTOL)
+
+
+def test_torch_losses_follow_the_cosine_schedule():
+    """torch_losses, the PyTorch reference export's --torch-losses prints,
+    ignored optimizer.lr_schedule (a cosine run's reference 8% off epl-run,
+    which was right): it follows it now, as PyTorch's CosineAnnealingLR
+    does up to decay_steps, then holds 0 (docs/training.md)."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 4), torch.nn.Tanh(), torch.nn.Linear(4, 1))
+    x, y = torch.randn(8, 6), torch.randn(8, 1)
+
+    class Loss(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = model
+
+        def forward(self, x, y):
+            return torch.nn.functional.mse_loss(self.net(x), y)
+
+    config = {"optimizer.type": "adam", "optimizer.lr": 0.05,
+              "optimizer.lr_schedule": "cosine", "optimizer.decay_steps": 4}
+    got = epl.torch.torch_losses(Loss(), {"x": x}, {"y": y}, config, 6)
+    constant = epl.torch.torch_losses(Loss(), {"x": x}, {"y": y},
+                                      {**config, "optimizer.lr_schedule": "constant",
+                                       "optimizer.decay_steps": 0}, 6)
+    reference = Loss()  # (trains `model` itself: after the copies above)
+    optimizer = torch.optim.Adam(reference.parameters(), lr=0.05)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=4)
+    want = []
+    for t in range(6):
+        optimizer.zero_grad()
+        loss = reference(x, y)
+        want.append(float(loss))
+        loss.backward()
+        optimizer.step()
+        if t < 3:
+            schedule.step()
+        else:
+            for group in optimizer.param_groups:
+                group["lr"] = 0.0
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert abs(constant[-1] - got[-1]) > 1e-3 * abs(got[-1])
