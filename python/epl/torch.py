@@ -424,7 +424,11 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
                           f"{type(loss).__name__} of shape "
                           f"{tuple(getattr(loss, 'shape', ()))}")
     _check_autograd_functions(Functional(), args, names, named)
-    program = torch.export.export(Functional(), args, strict=False)
+    try:
+        program = torch.export.export(Functional(), args, strict=False)
+    except Exception as e:  # torch's own, with a page of internals
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ExportError(f"torch.export cannot trace the model: {first}") from e
     _check_program(program, modules,
                    [named[n].requires_grad for n in names] + [False] * len(data))
 
@@ -642,7 +646,13 @@ def main(argv=None):
         exported = export(spec["model"], spec["inputs"], spec.get("labels"),
                           strategy=spec.get("strategy"), config=spec.get("config"))
     except EPLError as e:
-        parser.exit(1, f"epl.torch: error: {e}\n")
+        message = str(e)
+        # Raised below this command's own call: the model's file is the
+        # user's line, not runpy's.
+        if e.location.startswith("<") and message.endswith(f" (at {e.location})"):
+            message = (message[:-len(f" (at {e.location})")] +
+                       f" (in {path}, {entry or 'epl_model'}())")
+        parser.exit(1, f"epl.torch: error: {message}\n")
     for p in exported.save(args.output):
         print(p)
     if args.torch_losses:

@@ -688,3 +688,29 @@ def test_torch_losses_follow_the_cosine_schedule():
                 group["lr"] = 0.0
     np.testing.assert_allclose(got, want, rtol=1e-6)
     assert abs(constant[-1] - got[-1]) > 1e-3 * abs(got[-1])
+
+
+@needs_venv
+def test_command_line_errors_name_the_model_file(tmp_path):
+    """From `python -m epl.torch FILE`, an ExportError ended "(at <frozen
+    runpy>:88)" and torch.export's own failures (a `.data` in forward) a
+    page of traceback: one line each, naming the model's file and function."""
+    model = tmp_path / "bad.py"
+    model.write_text(
+        "import torch, torch.nn as nn, torch.nn.functional as F\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(); self.fc = nn.Linear(4, 2)\n"
+        "    def forward(self, x, y):\n"
+        "        return F.mse_loss(self.fc(x), y * self.fc(x).detach())\n"
+        "def epl_model():\n"
+        "    return {'model': M(), 'inputs': {'x': torch.randn(3, 4)},\n"
+        "            'labels': {'y': torch.randn(3, 2)}}\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    out = subprocess.run([VENV_PYTHON, "-m", "epl.torch", model, "-o", tmp_path / "bad"],
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 1
+    assert out.stderr.startswith("epl.torch: error: the model's own forward stops the "
+                                 "gradient (.detach())"), out.stderr
+    assert out.stderr.endswith(f"(in {model}, epl_model())\n"), out.stderr
+    assert len(out.stderr.splitlines()) == 1, out.stderr
