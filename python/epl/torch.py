@@ -417,13 +417,28 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
 
     args = tuple(p.detach() for p in named.values()) + tuple(
         torch.as_tensor(v) for v in data.values())
-    with torch.no_grad():
-        loss = Functional()(*args)
-    if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-        raise ExportError("the model's forward must return the scalar loss, got "
-                          f"{type(loss).__name__} of shape "
-                          f"{tuple(getattr(loss, 'shape', ()))}")
-    _check_autograd_functions(Functional(), args, names, named)
+    # The checks' forwards leave the model's buffers as they found them.
+    buffers = dict(model.named_buffers())
+    before = {n: b.detach().clone() for n, b in buffers.items()}
+    try:
+        with torch.no_grad():
+            loss = Functional()(*args)
+        if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+            raise ExportError("the model's forward must return the scalar loss, got "
+                              f"{type(loss).__name__} of shape "
+                              f"{tuple(getattr(loss, 'shape', ()))}")
+        _check_autograd_functions(Functional(), args, names, named)
+        updated = [n for n, b in buffers.items() if not torch.equal(b, before[n])]
+    finally:
+        with torch.no_grad():
+            for n, b in buffers.items():
+                b.copy_(before[n])
+    if updated:
+        raise ExportError(
+            f"the model's forward updates its buffer(s) {updated} in place (a statistic "
+            "the model keeps itself); the exported step carries no such update, so "
+            "epl-run would train on their first values: keep them constant in forward, "
+            "or make them parameters")
     try:
         program = torch.export.export(Functional(), args, strict=False)
     except Exception as e:  # torch's own, with a page of internals

@@ -471,6 +471,14 @@ class Reverse(torch.autograd.Function):
     def backward(ctx, g):
         return -g
 
+class Ema(nn.Module):
+    """Normalizes by a running scale it updates in forward (a buffer)."""
+    def __init__(self):
+        super().__init__(); self.fc = nn.Linear(6, 3); self.register_buffer("scale", torch.ones(3))
+    def forward(self, x, y):
+        self.scale.mul_(0.5).add_(0.5 * x.abs().mean(0)[:3])
+        return F.mse_loss(self.fc(x) / self.scale, y)
+
 class Distill(nn.Module):
     """A student regressing onto a teacher through .detach(): trained or
     frozen (requires_grad=False), when the stop changes nothing."""
@@ -500,6 +508,7 @@ cases = {
     "autograd-function": (Act(lambda m, h: Reverse.apply(h)), {"x": x}, {"y": yr}),
     "detach-trained-teacher": (Distill(frozen=False), {"x": x}, {"y": yr}),
     "detach-frozen-teacher": (Distill(frozen=True), {"x": x}, {"y": yr}),
+    "buffer-update": (Ema(), {"x": x}, {"y": yr}),
 }
 out = {}
 for case, (model, inputs, labels) in cases.items():
@@ -551,13 +560,17 @@ def refused(tmp_path_factory):
                           "forward only"),
     ("detach-trained-teacher", "stops the gradient (.detach()) of a value computed from a "
                                "trained parameter"),
+    ("buffer-update", "the model's forward updates its buffer(s) ['scale'] in place (a "
+                      "statistic the model keeps itself); the exported step carries no such "
+                      "update"),
 ])
 def test_export_refuses_what_it_cannot_train_exactly(refused, case, message):
     """Each exported a module that trained unlike PyTorch (a padding row,
     scaled or renormalized rows updated; through a stop-gradient, or
     through a custom autograd.Function's forward instead of its backward:
-    a distilled student's loss 0.143 after a step, PyTorch's 0.340), that
-    epl-run could not parse
+    a distilled student's loss 0.143 after a step, PyTorch's 0.340; a
+    buffer the forward updates, "epl-run printed no loss"), that epl-run
+    could not parse
     (MLIR's "Dialect not found") or refused (a bool mask), or ended in
     numpy's TypeError (bf16): an ExportError naming the module, op or
     tensor, at the line calling export."""
