@@ -199,7 +199,7 @@ def _where(path, modules):
     return f"module '{path}'" + (f" ({type(module).__name__})" if module is not None else "")
 
 
-def _check_program(program, modules, trainable):
+def _check_program(program, modules, trainable, changed=()):
     """Ops of the traced program whose training the exported forward cannot
     carry: an embedding's padding_idx (PyTorch never updates that row),
     scale_grad_by_freq, sparse gradients and max_norm (which renormalizes
@@ -209,7 +209,9 @@ def _check_program(program, modules, trainable):
     torch-mlir drops: epl-autodiff would differentiate through it. Found on
     the FX nodes, F.embedding and F.dropout calls included; named by module.
     `trainable`: per user input of the program, whether it is a trained
-    parameter."""
+    parameter; `changed`: the parameters and inputs the forward wrote in
+    place, said after the ops' own errors (max_norm's write) and before a
+    stop-gradient (a weight clamped under torch.no_grad())."""
     import torch
     inputs = [node for node in program.graph.nodes if node.op == "placeholder"]
     user = [spec.arg.name for spec in program.graph_signature.input_specs
@@ -230,8 +232,15 @@ def _check_program(program, modules, trainable):
             trained.add(node.name)
         grad_off = target.endswith("wrap_with_set_grad_enabled") and node.args and \
             node.args[0] is False
-        if uses_trained and (target.startswith("aten.detach") or grad_off) and not stop:
-            what = "torch.no_grad()" if grad_off else ".detach()"
+        # A stop inside another wrapper's subgraph (torch.autocast(...,
+        # enabled=False) around float32 attention): any, where the wrapper
+        # takes a trained value.
+        inside = target.startswith("wrap_with") and not grad_off and \
+            _stops_gradient_inside(program.graph_module, node)
+        if uses_trained and (target.startswith("aten.detach") or grad_off or inside) \
+                and not stop:
+            what = ("a .detach() or torch.no_grad() inside a torch.autocast block"
+                    if inside else "torch.no_grad()" if grad_off else ".detach()")
             stop = (f"{where} stops the gradient ({what}) of a value computed from a "
                     "trained parameter; torch-mlir drops the stop, so epl-run would "
                     "train through it (a silent wrong gradient): compute that value "
@@ -267,8 +276,43 @@ def _check_program(program, modules, trainable):
                     f"the dropout of {where} (p={p}) is in training mode, which "
                     "draws random numbers the EPL tools do not: export the model "
                     "in eval mode (model.eval()) or with p=0")
+    if changed:
+        raise ExportError(
+            f"the model's forward changes {list(changed)} in place (a parameter or "
+            "input); the exported step carries no such write: compute a new tensor "
+            "instead")
     if stop:
         raise ExportError(stop)
+
+
+def _same(a, b):
+    """Tensors equal element for element, NaN equal to NaN."""
+    import torch
+    if a.is_floating_point() or a.is_complex():
+        return a.shape == b.shape and torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)
+    return torch.equal(a, b)
+
+
+def _stops_gradient_inside(graph_module, node):
+    """Whether the subgraphs a wrapper node of `graph_module`
+    (wrap_with_autocast, ...) runs hold a .detach() or a torch.no_grad(), at
+    any depth."""
+    import torch
+    for arg in node.args:
+        if not (isinstance(arg, torch.fx.Node) and arg.op == "get_attr"):
+            continue
+        sub = getattr(graph_module, str(arg.target), None)
+        if not isinstance(sub, torch.fx.GraphModule):
+            continue
+        for inner in sub.graph.nodes:
+            target = str(inner.target)
+            if inner.op == "call_function" and (
+                    target.startswith("aten.detach") or
+                    (target.endswith("wrap_with_set_grad_enabled") and inner.args and
+                     inner.args[0] is False) or
+                    (target.startswith("wrap_with") and _stops_gradient_inside(sub, inner))):
+                return True
+    return False
 
 
 def _check_autograd_functions(functional, args, names, named):
@@ -291,6 +335,12 @@ def _check_autograd_functions(functional, args, names, named):
         seen.add(fn)
         if isinstance(fn, torch.autograd.function.BackwardCFunction):
             name = getattr(getattr(fn, "_forward_cls", None), "__name__", type(fn).__name__)
+            if name == "CheckpointFunction":
+                raise ExportError(
+                    "the model checkpoints activations with torch.utils.checkpoint("
+                    "use_reentrant=True), a custom torch.autograd.Function the export "
+                    "cannot carry; pass use_reentrant=False (or leave checkpointing to "
+                    "EPL's gradient_checkpoint.* keys)")
             raise ExportError(
                 f"the model calls the custom torch.autograd.Function {name} on a "
                 "value computed from a trained parameter: the export traces its "
@@ -415,8 +465,12 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
             return torch.func.functional_call(getattr(self, _WRAPPED), params,
                                               tuple(args[len(names):]))
 
-    args = tuple(p.detach() for p in named.values()) + tuple(
-        torch.as_tensor(v) for v in data.values())
+    # Copies: a forward that changes its arguments in place changes neither
+    # the model's parameters nor the caller's data.
+    args = tuple(p.detach().clone() for p in named.values()) + tuple(
+        torch.as_tensor(v).clone() for v in data.values())
+    arg_names = names + list(data)
+    originals = [a.clone() for a in args]
     # The checks' forwards leave the model's buffers as they found them.
     buffers = dict(model.named_buffers())
     before = {n: b.detach().clone() for n, b in buffers.items()}
@@ -428,11 +482,15 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
                               f"{type(loss).__name__} of shape "
                               f"{tuple(getattr(loss, 'shape', ()))}")
         _check_autograd_functions(Functional(), args, names, named)
-        updated = [n for n, b in buffers.items() if not torch.equal(b, before[n])]
+        updated = [n for n, b in buffers.items()
+                   if model.get_buffer(n) is not b or not _same(b, before[n])]
+        changed = [n for n, a, o in zip(arg_names, args, originals) if not _same(a, o)]
     finally:
         with torch.no_grad():
             for n, b in buffers.items():
                 b.copy_(before[n])
+                owner, _, attr = n.rpartition(".")
+                setattr(model.get_submodule(owner), attr, b)  # one reassigned
     if updated:
         raise ExportError(
             f"the model's forward updates its buffer(s) {updated} in place (a statistic "
@@ -445,7 +503,7 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ExportError(f"torch.export cannot trace the model: {first}") from e
     _check_program(program, modules,
-                   [named[n].requires_grad for n in names] + [False] * len(data))
+                   [named[n].requires_grad for n in names] + [False] * len(data), changed)
 
     class ModuleLocations(ContextCache):
         """Names each op after the module it ran in (the FX node's
@@ -580,6 +638,9 @@ def torch_losses(model, inputs, labels=None, config=None, steps=5):
     schedule, decay = c["optimizer.lr_schedule"], c["optimizer.decay_steps"]
     if schedule not in ("constant", "cosine"):
         raise ConfigError(f"torch_losses does not know optimizer.lr_schedule={schedule!r}")
+    if (schedule == "cosine") != (decay > 0):
+        raise ConfigError("optimizer.decay_steps (a positive number of steps) goes with "
+                          "optimizer.lr_schedule = \"cosine\", and only with it")
     base = [group["lr"] for group in optimizer.param_groups]
     args = [torch.as_tensor(v) for v in {**inputs, **(labels or {})}.values()]
     losses = []
@@ -651,31 +712,33 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     path, _, entry = args.file.partition(":")
-    spec = dict(load_model_file(path, entry or "epl_model"))
-    if args.strategy:
-        spec["strategy"] = {k: parse_strategy(v) for k, v in args.strategy}
-    if args.config:
-        spec["config"] = {**(spec.get("config") or {}),
-                          **{k: _config_from_text(v) for k, v in args.config}}
     try:
+        spec = dict(load_model_file(path, entry or "epl_model"))
+        if args.strategy:
+            spec["strategy"] = {k: parse_strategy(v) for k, v in args.strategy}
+        if args.config:
+            spec["config"] = {**(spec.get("config") or {}),
+                              **{k: _config_from_text(v) for k, v in args.config}}
         exported = export(spec["model"], spec["inputs"], spec.get("labels"),
                           strategy=spec.get("strategy"), config=spec.get("config"))
+        for p in exported.save(args.output):
+            print(p)
+        if args.torch_losses:
+            losses = torch_losses(spec["model"], spec["inputs"], spec.get("labels"),
+                                  spec.get("config"), args.torch_losses)
+            with open(args.output + ".losses.json", "w") as f:
+                json.dump({"config": spec.get("config") or {}, "losses": losses}, f,
+                          indent=1)
+            print(args.output + ".losses.json")
     except EPLError as e:
         message = str(e)
         # Raised below this command's own call: the model's file is the
-        # user's line, not runpy's.
-        if e.location.startswith("<") and message.endswith(f" (at {e.location})"):
-            message = (message[:-len(f" (at {e.location})")] +
-                       f" (in {path}, {entry or 'epl_model'}())")
+        # user's line, not runpy's (frozen from Python 3.11).
+        suffix = f" (at {e.location})"
+        if (e.location.startswith("<") or "runpy" in e.location) and \
+                message.endswith(suffix):
+            message = message[:-len(suffix)] + f" (in {path}, {entry or 'epl_model'}())"
         parser.exit(1, f"epl.torch: error: {message}\n")
-    for p in exported.save(args.output):
-        print(p)
-    if args.torch_losses:
-        losses = torch_losses(spec["model"], spec["inputs"], spec.get("labels"),
-                              spec.get("config"), args.torch_losses)
-        with open(args.output + ".losses.json", "w") as f:
-            json.dump({"config": spec.get("config") or {}, "losses": losses}, f, indent=1)
-        print(args.output + ".losses.json")
     return 0
 
 

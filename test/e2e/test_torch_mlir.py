@@ -479,6 +479,25 @@ class Ema(nn.Module):
         self.scale.mul_(0.5).add_(0.5 * x.abs().mean(0)[:3])
         return F.mse_loss(self.fc(x) / self.scale, y)
 
+class Writes(nn.Module):
+    """A forward that writes in place, or stops a gradient inside autocast."""
+    def __init__(self, mode):
+        super().__init__(); self.fc = nn.Linear(6, 3); self.mode = mode
+        self.register_buffer("count", torch.zeros(1))
+    def forward(self, x, y):
+        h = self.fc(x)
+        if self.mode == "clamp":
+            with torch.no_grad():
+                self.fc.weight.clamp_(-0.1, 0.1)
+        if self.mode == "input":
+            x.mul_(2)
+        if self.mode == "reassign":
+            self.count = self.count + 1
+        if self.mode == "autocast":
+            with torch.autocast("cpu", enabled=False):
+                h = h * h.detach()
+        return F.mse_loss(h, y)
+
 class Distill(nn.Module):
     """A student regressing onto a teacher through .detach(): trained or
     frozen (requires_grad=False), when the stop changes nothing."""
@@ -509,6 +528,10 @@ cases = {
     "detach-trained-teacher": (Distill(frozen=False), {"x": x}, {"y": yr}),
     "detach-frozen-teacher": (Distill(frozen=True), {"x": x}, {"y": yr}),
     "buffer-update": (Ema(), {"x": x}, {"y": yr}),
+    "parameter-write": (Writes("clamp"), {"x": x}, {"y": yr}),
+    "input-write": (Writes("input"), {"x": x.clone()}, {"y": yr}),
+    "buffer-reassigned": (Writes("reassign"), {"x": x}, {"y": yr}),
+    "autocast-detach": (Writes("autocast"), {"x": x}, {"y": yr}),
 }
 out = {}
 for case, (model, inputs, labels) in cases.items():
@@ -563,6 +586,12 @@ def refused(tmp_path_factory):
     ("buffer-update", "the model's forward updates its buffer(s) ['scale'] in place (a "
                       "statistic the model keeps itself); the exported step carries no such "
                       "update"),
+    ("parameter-write", "the model's forward changes ['fc.weight'] in place (a parameter or "
+                        "input); the exported step carries no such write"),
+    ("input-write", "the model's forward changes ['x'] in place"),
+    ("buffer-reassigned", "the model's forward updates its buffer(s) ['count'] in place"),
+    ("autocast-detach", "stops the gradient (a .detach() or torch.no_grad() inside a "
+                        "torch.autocast block) of a value computed from a trained parameter"),
 ])
 def test_export_refuses_what_it_cannot_train_exactly(refused, case, message):
     """Each exported a module that trained unlike PyTorch (a padding row,
