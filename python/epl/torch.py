@@ -230,17 +230,8 @@ def _check_program(program, modules, trainable, changed=()):
                            for a in node.all_input_nodes)
         if uses_trained:
             trained.add(node.name)
-        grad_off = target.endswith("wrap_with_set_grad_enabled") and node.args and \
-            node.args[0] is False
-        # A stop inside another wrapper's subgraph (torch.autocast(...,
-        # enabled=False) around float32 attention): any, where the wrapper
-        # takes a trained value.
-        inside = target.startswith("wrap_with") and not grad_off and \
-            _stops_gradient_inside(program.graph_module, node)
-        if uses_trained and (target.startswith("aten.detach") or grad_off or inside) \
-                and not stop:
-            what = ("a .detach() or torch.no_grad() inside a torch.autocast block"
-                    if inside else "torch.no_grad()" if grad_off else ".detach()")
+        what = uses_trained and not stop and _gradient_stop(program.graph_module, node)
+        if what:
             stop = (f"{where} stops the gradient ({what}) of a value computed from a "
                     "trained parameter; torch-mlir drops the stop, so epl-run would "
                     "train through it (a silent wrong gradient): compute that value "
@@ -293,26 +284,28 @@ def _same(a, b):
     return torch.equal(a, b)
 
 
-def _stops_gradient_inside(graph_module, node):
-    """Whether the subgraphs a wrapper node of `graph_module`
-    (wrap_with_autocast, ...) runs hold a .detach() or a torch.no_grad(), at
-    any depth."""
+def _gradient_stop(graph_module, node):
+    """How FX `node` of `graph_module` stops the gradient of its inputs, in
+    the user's words, or None: a .detach(), a torch.no_grad() block, or
+    either inside another wrapper's subgraph (torch.autocast(...,
+    enabled=False) around float32 attention), at any depth."""
     import torch
+    if node.op != "call_function":
+        return None
+    target = str(node.target)
+    if target.startswith("aten.detach"):
+        return ".detach()"
+    if target.endswith("wrap_with_set_grad_enabled") and node.args and node.args[0] is False:
+        return "torch.no_grad()"
+    if not target.startswith("wrap_with"):
+        return None
     for arg in node.args:
-        if not (isinstance(arg, torch.fx.Node) and arg.op == "get_attr"):
-            continue
-        sub = getattr(graph_module, str(arg.target), None)
-        if not isinstance(sub, torch.fx.GraphModule):
-            continue
-        for inner in sub.graph.nodes:
-            target = str(inner.target)
-            if inner.op == "call_function" and (
-                    target.startswith("aten.detach") or
-                    (target.endswith("wrap_with_set_grad_enabled") and inner.args and
-                     inner.args[0] is False) or
-                    (target.startswith("wrap_with") and _stops_gradient_inside(sub, inner))):
-                return True
-    return False
+        sub = getattr(graph_module, str(arg.target), None) \
+            if isinstance(arg, torch.fx.Node) and arg.op == "get_attr" else None
+        if isinstance(sub, torch.fx.GraphModule) and \
+                any(_gradient_stop(sub, inner) for inner in sub.graph.nodes):
+            return "a .detach() or torch.no_grad() inside a torch.autocast block"
+    return None
 
 
 def _check_autograd_functions(functional, args, names, named):
@@ -370,12 +363,12 @@ def _fix_gelu_tanh(module, ir):
         except ValueError:  # not a float scalar
             return None
 
-    if not any(value(op) is not None and abs(value(op) - 0.044715) < 1e-7
-               for op in constants):
+    values = [value(op) for op in constants]
+    if not any(v is not None and abs(v - 0.044715) < 1e-7 for v in values):
         return
     wrong = {_GELU_TANH_SQRT_2_OVER_PI, float(np.float32(_GELU_TANH_SQRT_2_OVER_PI))}
-    for op in constants:
-        if value(op) in wrong:
+    for op, v in zip(constants, values):
+        if v in wrong:
             op.attributes["value"] = ir.FloatAttr.get(op.attributes["value"].type,
                                                       math.sqrt(2 / math.pi))
 

@@ -514,7 +514,6 @@ void cuda::loadKernels() {
 
 namespace {
 std::atomic<bool> tf32{false};
-
 std::atomic<double> timeoutSeconds{120};
 } // namespace
 
