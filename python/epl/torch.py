@@ -36,7 +36,7 @@ import sys
 
 import numpy as np
 
-from . import safetensors
+from . import safetensors, torch_kinks
 from .config import Config
 from .errors import PLAIN_NAME, ConfigError, EPLError, StrategyError, plain_name
 from .graph import _config_value
@@ -438,6 +438,7 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     try:
         from torch_mlir import fx, ir
         from torch_mlir.dialects import torch as torch_d
+        from torch_mlir.extras.fx_decomp_util import get_decomposition_table
         from torch_mlir.extras.fx_importer import ContextCache, FxImporter
     except ImportError as e:
         raise ExportError(f"torch-mlir is not importable in this Python ({sys.executable}: "
@@ -512,7 +513,9 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     importer = FxImporter(context=context)
     importer._cc = ModuleLocations(importer._c, py_attr_tracker=importer._py_attr_tracker)
     module = fx.export_and_import(program, output_type="linalg-on-tensors",
-                                  fx_importer=importer, func_name=func_name)
+                                  fx_importer=importer, func_name=func_name,
+                                  decomposition_table={**get_decomposition_table(),
+                                                       **torch_kinks.decompositions(ExportError)})
 
     context.allow_unregistered_dialects = True  # #epl.* attributes, opaque here
     scopes = {}

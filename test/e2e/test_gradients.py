@@ -200,6 +200,18 @@ def test_convolution_and_pooling(tmp_path, model, shapes):
 
 
 
+def gradient_of_b(tmp_path, text, b):
+    """epl-autodiff's gradient of the model `text`, of one parameter `b`, at `b`."""
+    model = tmp_path / "model.mlir"
+    model.write_text(text)
+    step = tmp_path / "step.mlir"
+    run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff", "-o", step])
+    safetensors.save(tmp_path / "p.safetensors", {"b": b})
+    out = tmp_path / "grads.safetensors"
+    epl_run(step, "--params", tmp_path / "p.safetensors", "--dump-results", out)
+    return safetensors.load(out)["result1"]
+
+
 ABS_MODEL = """
 func.func @model(%b: tensor<4xf64> {epl.arg = "param", epl.name = "b"}) -> tensor<f64> {
   %zero = arith.constant 0.0 : f64
@@ -222,11 +234,58 @@ def test_abs_has_sign_gradient_zero_at_zero(tmp_path):
     """|x|'s gradient is sign(x) with sign(0) = 0, as PyTorch's: an L1
     penalty on a zero-initialized bias got +1 there (the gradient of the
     bias lambda off after one step; finite differences cannot tell)."""
-    model = tmp_path / "abs.mlir"
-    model.write_text(ABS_MODEL)
-    step = tmp_path / "step.mlir"
-    run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff", "-o", step])
-    safetensors.save(tmp_path / "p.safetensors", {"b": np.array([0.0, 1.5, -2.0, -0.0])})
-    out = tmp_path / "grads.safetensors"
-    epl_run(step, "--params", tmp_path / "p.safetensors", "--dump-results", out)
-    np.testing.assert_array_equal(safetensors.load(out)["result1"], [0.0, 1.0, -1.0, 0.0])
+    got = gradient_of_b(tmp_path, ABS_MODEL, np.array([0.0, 1.5, -2.0, -0.0]))
+    np.testing.assert_array_equal(got, [0.0, 1.0, -1.0, 0.0])
+
+
+#: Per element of %b: sigmoid + softplus (threshold 20) + ELU + a guarded
+#: log, written as torch-mlir writes them (a select over both branches).
+OVERFLOW_MODEL = """
+func.func @model(%b: tensor<6xf32> {epl.arg = "param", epl.name = "b"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %twenty = arith.constant 20.0 : f32
+  %init = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%b : tensor<6xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%x: f32, %a: f32):
+    %nx = arith.negf %x : f32
+    %enx = math.exp %nx : f32
+    %den = arith.addf %enx, %one : f32
+    %sigmoid = arith.divf %one, %den : f32
+    %ex = math.exp %x : f32
+    %lp = math.log1p %ex : f32
+    %big = arith.cmpf ogt, %x, %twenty : f32
+    %softplus = arith.select %big, %x, %lp : f32
+    %pos = arith.cmpf ogt, %x, %zero : f32
+    %em1 = arith.subf %ex, %one : f32
+    %elu = arith.select %pos, %x, %em1 : f32
+    %log = math.log %x : f32
+    %guarded = arith.select %pos, %log, %zero : f32
+    %s1 = arith.addf %sigmoid, %softplus : f32
+    %s2 = arith.addf %s1, %elu : f32
+    %s3 = arith.addf %s2, %guarded : f32
+    %s = arith.addf %a, %s3 : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+"""
+
+
+def test_overflowed_partials_of_branches_not_taken_are_no_nan(tmp_path):
+    """sigmoid's exp(-x) at x = -100 and softplus's and ELU's exp(x) at
+    x = 100 overflow to inf; the select (softplus, ELU) or the division
+    (sigmoid) gives them a zero adjoint, and 0 * inf made every gradient
+    NaN after one step. The gradients are PyTorch's formulas: s(1 - s),
+    sigmoid(x) below the threshold and 1 above, exp(x) or 1, 1/x or 0."""
+    x = np.array([-100.0, 100.0, -0.5, 0.5, 30.0, 0.0], np.float32)
+    got = gradient_of_b(tmp_path, OVERFLOW_MODEL, x)
+    x64 = x.astype(np.float64)
+    s = 1 / (1 + np.exp(-x64))
+    with np.errstate(divide="ignore"):
+        expected = (s * (1 - s) + np.where(x64 > 20, 1, s) + np.where(x64 > 0, 1, np.exp(x64))
+                    + np.where(x64 > 0, 1 / x64, 0))
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-30)

@@ -759,3 +759,152 @@ def test_command_line_errors_name_the_model_file(tmp_path):
                                  "gradient (.detach())"), out.stderr
     assert out.stderr.endswith(f"(in {model}, epl_model())\n"), out.stderr
     assert len(out.stderr.splitlines()) == 1, out.stderr
+
+
+#: Piecewise ops, each on x + its own zero bias at its kinks (and between).
+KINKED = {
+    "relu": "F.relu(h)", "leaky_relu": "F.leaky_relu(h, 0.1)",
+    "rrelu_eval": "F.rrelu(h, training=False)", "elu": "F.elu(h)",
+    "elu_alpha": "F.elu(h, 2.0)", "selu": "F.selu(h)", "celu": "F.celu(h, 2.0)",
+    "hardtanh": "F.hardtanh(h)", "relu6": "F.relu6(h)", "clamp": "torch.clamp(h, -1.0, 1.0)",
+    "clamp_min": "torch.clamp(h, min=0.0)", "clamp_max": "torch.clamp(h, max=1.0)",
+    "clamp_min_op": "torch.clamp_min(h, -1.0)", "clamp_crossed": "torch.clamp(h, 1.0, -1.0)",
+    "hardsigmoid": "F.hardsigmoid(h)", "hardswish": "F.hardswish(h)",
+    "threshold": "F.threshold(h, 1.0, -2.0)", "hardshrink": "F.hardshrink(h)",
+    "softshrink": "F.softshrink(h)", "softplus": "F.softplus(h, 1.0, 2.0)",
+    "maximum_tie": "torch.maximum(h, 2 * h - 1.0)", "minimum_tie": "torch.minimum(h, 2 * h - 1.0)",
+    "max_other": "torch.max(h, torch.zeros_like(h))",
+    "prelu": "self.prelu(h)",
+}
+
+
+#: Smooth ops whose lowering overflows in a branch the select does not take.
+OVERFLOWING = {
+    "sigmoid": "torch.sigmoid(h)", "silu": "F.silu(h)", "softplus": "F.softplus(h)",
+    "softplus_beta": "F.softplus(h, 2.0, 10.0)", "elu": "F.elu(h)", "selu": "F.selu(h)",
+    "celu": "F.celu(h, 2.0)", "mish": "F.mish(h)", "logsigmoid": "F.logsigmoid(h)",
+    "tanh": "torch.tanh(h)", "gelu": "F.gelu(h)",
+    "bce_logits": "F.binary_cross_entropy_with_logits(h, (h > 0).float(), reduction='none')",
+}
+
+
+def gradients_against_pytorch(tmp_path, ops, points):
+    """Exports a model summing each of `ops` (name: expression of `h`) on
+    `points` + its own zero bias, weighted by position, and takes one SGD
+    step with lr 1 in epl-run: {bias: (epl-run's gradient, PyTorch's)}
+    where they differ. PReLU (`self.prelu`) has one slope per column of
+    `h` seen as (2, n)."""
+    n = len(points)
+    forward = []
+    for name, e in ops.items():
+        view = f".view(2, {n // 2})" if "self.prelu" in e else ""
+        forward.append(f"        h = (x + self.b[{name!r}]){view}\n"
+                       f"        t.append(({e}).flatten().mul(self.w).sum())\n")
+    script = tmp_path / "model.py"
+    script.write_text(
+        "import json, sys\n"
+        "import torch, torch.nn as nn, torch.nn.functional as F\n"
+        "import epl.torch\n"
+        "class Model(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        f"        self.b = nn.ParameterDict({{n: nn.Parameter(torch.zeros({n})) "
+        f"for n in {list(ops)!r}}})\n"
+        f"        self.prelu = nn.PReLU({n // 2}, init=0.25)\n"
+        f"        self.register_buffer('w', torch.arange(1.0, {n + 1}.0))\n"
+        "    def forward(self, x, y):\n"
+        "        t = []\n" + "".join(forward) +
+        "        return sum(t) + 0 * y.sum()\n"
+        "model = Model()\n"
+        f"x = torch.tensor({[float(p) for p in points]!r})\n"
+        "y = torch.zeros(1)\n"
+        "config = {'optimizer.type': 'sgd', 'optimizer.lr': 1.0}\n"
+        "epl.torch.export(model, {'x': x}, {'y': y}, config=config).save(sys.argv[1])\n"
+        "model(x, y).backward()\n"
+        "print(json.dumps({n: p.grad.tolist() for n, p in model.named_parameters() "
+        "if p.grad is not None}))\n")
+    prefix = tmp_path / "model"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    grads = json.loads(run([VENV_PYTHON, script, prefix], env=env).stdout.splitlines()[-1])
+    saved = tmp_path / "stepped.safetensors"
+    epl_run(prefix.with_suffix(".mlir"), "--params", f"{prefix}.params.safetensors",
+            "--data", f"{prefix}.data.safetensors", "--steps", 1, "--save", saved)
+    before = epl.safetensors.load(f"{prefix}.params.safetensors")
+    after = epl.safetensors.load(saved)
+    return {n: ((before[n] - after[n]).tolist(), g) for n, g in grads.items()
+            if not np.allclose(before[n] - after[n], g, rtol=1e-6, atol=1e-7)}
+
+
+@needs_venv
+def test_gradients_at_kinks_are_pytorchs(tmp_path):
+    """torch-mlir lowers leaky_relu to max(0, x) + slope * min(0, x), ELU to
+    max(0, x) + min(0, elu), clamps to a max then a min: at a kink the
+    derivative of the select it takes was not PyTorch's (leaky_relu'(0)
+    was 1.1, not the slope; ELU'(0) 2, not 1), and a bias summing such
+    positions (a zero input under a zero bias) got a wrong gradient. Each
+    bias's gradient, and PReLU's slopes', is now the one PyTorch computes
+    on the installed torch (whose conventions at bounds differ between
+    versions)."""
+    wrong = gradients_against_pytorch(
+        tmp_path, KINKED, [0.0, 1.0, -1.0, 6.0, 3.0, -3.0, 0.5, -0.5, 2.0] * 2)
+    assert not wrong, "\n".join(f"{n}: got {g}, PyTorch {e}" for n, (g, e) in wrong.items())
+
+
+@needs_venv
+def test_overflowing_branches_give_pytorchs_gradients(tmp_path):
+    """sigmoid's exp(-x) at x = -100, softplus's, ELU's and mish's exp(x)
+    at x = 100 overflow in the branch torch-mlir's select does not take:
+    0 * inf made the gradients NaN. They are PyTorch's now."""
+    wrong = gradients_against_pytorch(
+        tmp_path, OVERFLOWING, [-100.0, 100.0, -90.0, 90.0, 0.5, -30.0, 30.0, 0.0])
+    assert not wrong, "\n".join(f"{n}: got {g}, PyTorch {e}" for n, (g, e) in wrong.items())
+
+
+def test_kink_decompositions_follow_the_installed_torch():
+    """Each decomposition of epl/torch_kinks.py computes its op's value
+    bit for bit and, through the selects it takes, PyTorch's gradient (to
+    rounding: g / 6 against PyTorch's g * (1 / 6)), on
+    whichever torch runs it: here Debian's 1.13, whose clamp and hardswish
+    keep other conventions at their bounds than the venv's torch 2.x."""
+    torch = pytest.importorskip("torch")
+    from epl import torch_kinks
+    decompositions = torch_kinks.decompositions(epl.torch.ExportError)
+    aten = torch.ops.aten
+    cases = {
+        aten.leaky_relu.default: lambda t: (t, 0.1),
+        aten.rrelu.default: lambda t: (t, 0.1, 0.3),
+        aten.prelu.default: lambda t: (t, torch.tensor([0.25])),
+        aten.elu.default: lambda t: (t, 2.0),
+        aten.selu.default: lambda t: (t,),
+        aten.celu.default: lambda t: (t, 2.0),
+        aten.hardtanh.default: lambda t: (t, -1.0, 3.0),
+        aten.relu6.default: lambda t: (t,),
+        aten.clamp.default: lambda t: (t, -1.0, 1.0),
+        aten.clamp_min.default: lambda t: (t, 0.0),
+        aten.clamp_max.default: lambda t: (t, 1.0),
+        aten.hardsigmoid.default: lambda t: (t,),
+        aten.hardswish.default: lambda t: (t,),
+        aten.maximum.default: lambda t: (t, 2 * t - 1),
+        aten.minimum.default: lambda t: (t, 2 * t - 1),
+        aten.max.other: lambda t: (t, 2 * t - 1),
+        aten.min.other: lambda t: (t, 2 * t - 1),
+    }
+    assert set(cases) == set(decompositions)
+    x = torch.tensor([0.0, 1.0, -1.0, 6.0, 3.0, -3.0, 0.5, -0.5, 2.0, 100.0, -100.0, 1e-3])
+    wrong = []
+    for op, args in cases.items():
+        results = []
+        for f in (op, decompositions[op]):
+            t = x.clone().requires_grad_()
+            value = f(*args(t))
+            value.backward(torch.arange(1.0, len(x) + 1))
+            results.append((value.detach(), t.grad))
+        (value, grad), (got_value, got_grad) = results
+        if not torch.equal(value, got_value) or not torch.allclose(grad, got_grad,
+                                                                    rtol=1e-6):
+            wrong.append(f"{op}: {got_value.tolist()} {got_grad.tolist()}, "
+                         f"PyTorch {value.tolist()} {grad.tolist()}")
+    assert not wrong, "\n".join(wrong)
+    # Integer operands keep the op.
+    assert decompositions[aten.maximum.default](torch.tensor([1]), torch.tensor([2])) \
+        is NotImplemented

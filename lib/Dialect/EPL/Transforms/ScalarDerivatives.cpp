@@ -73,6 +73,22 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
   auto cmp = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
     return arith::CmpFOp::create(b, loc, p, x, y);
   };
+  // The chain rule's g * partial (g / divisor) for partials that overflow:
+  // 0 where g is 0. A branch a select does not take gets g = 0, and its
+  // partial may be infinite there (sigmoid's exp(-x) at x = -100,
+  // softplus's and ELU's exp(x) at x = 100): 0 * inf is NaN, and one NaN
+  // poisons every parameter. PyTorch's fused backward formulas never form
+  // that product; this keeps the zero the select meant.
+  auto unlessZero = [&](Value g, Value contribution) -> Value {
+    Value zero = constant(g.getType(), 0.0);
+    return select(cmp(arith::CmpFPredicate::OEQ, g, zero), zero, contribution);
+  };
+  auto scaled = [&](Value g, Value partial) -> Value {
+    return unlessZero(g, mul(g, partial));
+  };
+  auto divided = [&](Value g, Value divisor) -> Value {
+    return unlessZero(g, div(g, divisor));
+  };
 
   for (Operation &op : llvm::reverse(body.without_terminator())) {
     if (op.getNumResults() != 1) {
@@ -117,10 +133,11 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
             })
             .Case([&](arith::DivFOp) {
               if (dependsOnWrt.contains(op.getOperand(0)))
-                accumulate(op.getOperand(0), div(g, operand(1)));
+                accumulate(op.getOperand(0), divided(g, operand(1)));
               if (dependsOnWrt.contains(op.getOperand(1)))
                 // d(a/b)/db = -(a/b)/b
-                accumulate(op.getOperand(1), neg(mul(g, div(r, operand(1)))));
+                accumulate(op.getOperand(1),
+                           neg(scaled(g, div(r, operand(1)))));
               return success();
             })
             .Case([&](arith::NegFOp) {
@@ -165,11 +182,11 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               return success();
             })
             .Case([&](math::ExpOp) {
-              accumulate(op.getOperand(0), mul(g, r));
+              accumulate(op.getOperand(0), scaled(g, r));
               return success();
             })
             .Case([&](math::LogOp) {
-              accumulate(op.getOperand(0), div(g, operand(0)));
+              accumulate(op.getOperand(0), divided(g, operand(0)));
               return success();
             })
             .Case([&](math::TanhOp) {
@@ -181,14 +198,15 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
             })
             .Case([&](math::SqrtOp) {
               // 1 / (2 sqrt(x))
-              accumulate(op.getOperand(0), div(g, mul(constant(type, 2.0), r)));
+              accumulate(op.getOperand(0),
+                         divided(g, mul(constant(type, 2.0), r)));
               return success();
             })
             .Case([&](math::RsqrtOp) {
               // -1/2 x^{-3/2} = -1/2 r^3
               Value r3 = mul(mul(r, r), r);
               accumulate(op.getOperand(0),
-                         mul(g, mul(constant(type, -0.5), r3)));
+                         scaled(g, mul(constant(type, -0.5), r3)));
               return success();
             })
             .Case([&](math::ErfOp) {
@@ -217,11 +235,11 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
                     arith::SubFOp::create(b, loc, e, constant(type, 1.0));
                 accumulate(
                     op.getOperand(0),
-                    mul(g, mul(e, math::PowFOp::create(b, loc, a, em1))));
+                    scaled(g, mul(e, math::PowFOp::create(b, loc, a, em1))));
               }
               if (dependsOnWrt.contains(op.getOperand(1)))
                 accumulate(op.getOperand(1),
-                           mul(g, mul(r, math::LogOp::create(b, loc, a))));
+                           scaled(g, mul(r, math::LogOp::create(b, loc, a))));
               return success();
             })
             .Case([&](math::FPowIOp p) {
@@ -233,38 +251,39 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
                                             b.getIntegerAttr(n.getType(), 1)));
               Value nf = arith::SIToFPOp::create(b, loc, type, n);
               accumulate(op.getOperand(0),
-                         mul(g, mul(nf, math::FPowIOp::create(
-                                            b, loc, operand(0), nm1))));
+                         scaled(g, mul(nf, math::FPowIOp::create(
+                                               b, loc, operand(0), nm1))));
               return success();
             })
             .Case([&](math::Exp2Op) {
               accumulate(op.getOperand(0),
-                         mul(g, mul(r, constant(type, std::log(2.0)))));
+                         scaled(g, mul(r, constant(type, std::log(2.0)))));
               return success();
             })
             .Case([&](math::ExpM1Op) {
               // e^x = expm1(x) + 1
               accumulate(op.getOperand(0),
-                         mul(g, arith::AddFOp::create(b, loc, r,
-                                                      constant(type, 1.0))));
+                         scaled(g, arith::AddFOp::create(b, loc, r,
+                                                         constant(type, 1.0))));
               return success();
             })
             .Case([&](math::Log1pOp) {
-              accumulate(op.getOperand(0),
-                         div(g, arith::AddFOp::create(b, loc, operand(0),
-                                                      constant(type, 1.0))));
+              accumulate(
+                  op.getOperand(0),
+                  divided(g, arith::AddFOp::create(b, loc, operand(0),
+                                                   constant(type, 1.0))));
               return success();
             })
             .Case([&](math::Log2Op) {
               accumulate(
                   op.getOperand(0),
-                  div(g, mul(operand(0), constant(type, std::log(2.0)))));
+                  divided(g, mul(operand(0), constant(type, std::log(2.0)))));
               return success();
             })
             .Case([&](math::Log10Op) {
               accumulate(
                   op.getOperand(0),
-                  div(g, mul(operand(0), constant(type, std::log(10.0)))));
+                  divided(g, mul(operand(0), constant(type, std::log(10.0)))));
               return success();
             })
             .Case<math::FloorOp, math::CeilOp, math::RoundOp, math::RoundEvenOp,
