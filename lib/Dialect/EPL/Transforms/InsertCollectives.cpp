@@ -146,7 +146,14 @@ private:
   /// constraint communicates where it stands, and keeps its copy to itself.
   FailureOr<Value> reshard(Location loc, Value v, Layout to,
                            bool shared = true) {
-    auto key = std::make_pair(v, to.toAttr(fn.getContext(), mesh.getSymName()));
+    Attribute layout = to.toAttr(fn.getContext(), mesh.getSymName());
+    // Reused within a pipeline stage only: a reshard on stage s read by
+    // stage t would travel between them, and in the backward the later
+    // stage runs first.
+    auto key = std::make_pair(
+        v, consumerStage
+               ? ArrayAttr::get(fn.getContext(), {layout, consumerStage})
+               : layout);
     if (Value cached = resharded.lookup(key); cached && shared)
       return cached;
     // Cheap values are made again in the layout wanted, never sent (a sum
@@ -348,14 +355,13 @@ private:
       return success(); // not a sharded tensor (scalars, indices)
     b.setInsertionPoint(op);
     created.clear();
+    consumerStage = op->getAttr(EPLDialect::kStageAttrName);
     FailureOr<Value> r = reshard(op->getLoc(), v, to);
     if (failed(r))
       return failure();
     if (!phase)
       phase = op->getAttr(EPLDialect::kPhaseAttrName);
-    if (phase)
-      for (Operation *c : created)
-        c->setAttr(EPLDialect::kPhaseAttrName, phase);
+    belongTo(phase);
     // A reshard made for an earlier consumer and reused: it belongs to the
     // earliest phase that needs it (a reduced input gradient that a weight
     // gradient read first is still on the input gradients' path).
@@ -366,6 +372,21 @@ private:
           c->setAttr(EPLDialect::kPhaseAttrName, phase);
     op->setOperand(i, *r);
     return success();
+  }
+
+  /// The communication just made (`created`) runs in `phase`, where given,
+  /// and on the pipeline stage of the op it was made for: else it took the
+  /// stage of what it reads, and a weight gradient's gather of an earlier
+  /// stage's activation ran in that stage's backward, after the backward
+  /// of the stage that needs it.
+  void belongTo(Attribute phase) {
+    for (Operation *c : created) {
+      if (phase)
+        c->setAttr(EPLDialect::kPhaseAttrName, phase);
+      if (consumerStage)
+        c->setAttr(EPLDialect::kStageAttrName, consumerStage);
+    }
+    consumerStage = {};
   }
 
   /// Whether phase `a` runs before phase `b` in a step (forward, input
@@ -449,12 +470,11 @@ private:
         continue;
       b.setInsertionPoint(op);
       created.clear();
+      consumerStage = op->getAttr(EPLDialect::kStageAttrName);
       FailureOr<Value> local = reshard(op->getLoc(), v, want);
       if (failed(local))
         return failure();
-      if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))
-        for (Operation *c : created)
-          c->setAttr(EPLDialect::kPhaseAttrName, phase);
+      belongTo(op->getAttr(EPLDialect::kPhaseAttrName));
       for (Region &region : op->getRegions())
         replaceAllUsesInRegionWith(v, *local, region);
     }
@@ -662,14 +682,13 @@ private:
         .Case([&](ShardingConstraintOp c) -> LogicalResult {
           b.setInsertionPoint(op);
           created.clear();
+          consumerStage = op->getAttr(EPLDialect::kStageAttrName);
           FailureOr<Value> r =
               reshard(op->getLoc(), c.getInput(), Layout::of(c.getSharding()),
                       /*shared=*/false);
           if (failed(r))
             return failure();
-          if (Attribute phase = op->getAttr(EPLDialect::kPhaseAttrName))
-            for (Operation *made : created)
-              made->setAttr(EPLDialect::kPhaseAttrName, phase);
+          belongTo(op->getAttr(EPLDialect::kPhaseAttrName));
           // Rules taken before name the tensors a body reads: they read
           // the resharded value now.
           for (auto &[ruled, rule] : rules)
@@ -768,6 +787,9 @@ private:
   /// The ops each shared reshard was made of.
   llvm::DenseMap<Value, SmallVector<Operation *>> madeBy;
   SmallVector<Operation *> created;
+  /// The pipeline stage (epl.stage) of the op the reshard being made is
+  /// for, if it has one.
+  Attribute consumerStage;
   Recorder recorder;
 };
 
