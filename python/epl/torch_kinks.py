@@ -1,4 +1,5 @@
-"""Decompositions that give piecewise ops PyTorch's gradient at their kinks.
+"""Decompositions that give piecewise ops PyTorch's gradient at their kinks
+(and std its gradient where it is 0).
 
 torch-mlir lowers leaky_relu to max(0, x) + slope * min(0, x), an ELU to
 max(0, x) + min(0, elu), hardtanh and clamp to a max then a min, each a
@@ -214,6 +215,22 @@ def decompositions(error):
                                torch.where(second_wins(a, b), b, at_tie))
         return decomposition
 
+    def std(x, dim=None, *, correction=None, keepdim=False):
+        if not _floating(x):
+            return NotImplemented
+        # PyTorch's std backward is 0 where the std is (a constant row: a
+        # padded sequence), not sqrt's 1 / (2 * 0): the gradient was NaN.
+        # The square root reads 1 there, so no branch holds an infinity.
+        variance = torch.var(x, dim, correction=correction, keepdim=keepdim)
+        zero = variance == 0
+        return torch.where(zero, 0.0, torch.sqrt(torch.where(zero, 1.0, variance)))
+
+    def std_mean(x, dim=None, *, correction=None, keepdim=False):
+        if not _floating(x):
+            return NotImplemented
+        return (std(x, dim, correction=correction, keepdim=keepdim),
+                torch.mean(x, dim, keepdim=keepdim))
+
     maximum = extremum(torch.gt, torch.lt, c["maximum_tie"])
     minimum = extremum(torch.lt, torch.gt, c["minimum_tie"])
     return {
@@ -233,5 +250,7 @@ def decompositions(error):
         aten.maximum.default: maximum,
         aten.max.other: maximum,
         aten.minimum.default: minimum,
+        aten.std.correction: std,
+        aten.std_mean.correction: std_mean,
         aten.min.other: minimum,
     }

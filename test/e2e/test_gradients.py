@@ -289,3 +289,38 @@ def test_overflowed_partials_of_branches_not_taken_are_no_nan(tmp_path):
         expected = (s * (1 - s) + np.where(x64 > 20, 1, s) + np.where(x64 > 0, 1, np.exp(x64))
                     + np.where(x64 > 0, 1 / x64, 0))
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-30)
+
+
+#: -log(1 - sigmoid(b)) per element, sigmoid as torch-mlir writes it.
+SIGMOID_LOSS_MODEL = """
+func.func @model(%b: tensor<4xf32> {epl.arg = "param", epl.name = "b"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %init = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%b : tensor<4xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%x: f32, %a: f32):
+    %nx = arith.negf %x : f32
+    %e = math.exp %nx : f32
+    %den = arith.addf %e, %one : f32
+    %s = arith.divf %one, %den : f32
+    %q = arith.subf %one, %s : f32
+    %log = math.log %q : f32
+    %sum = arith.subf %a, %log : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}
+"""
+
+
+def test_sigmoid_derivative_is_taken_from_its_value(tmp_path):
+    """d/dx -log(1 - sigmoid(x)) = sigmoid(x). Through exp(-x) the chain
+    rule gave 0.944 at x = 16: the log divides by the rounded 1 - s, which
+    the exact exp(-x) / (1 + exp(-x))^2 does not cancel. Taken as s (1 - s)
+    of the forward's s, as PyTorch's backward does, it is s."""
+    x = np.array([16.0, 12.0, 10.0, -3.0], np.float32)
+    got = gradient_of_b(tmp_path, SIGMOID_LOSS_MODEL, x)
+    np.testing.assert_allclose(got, 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-6)

@@ -778,6 +778,17 @@ KINKED = {
 }
 
 
+#: Saturated sigmoids under a log: the derivative must be s (1 - s) of the
+#: rounded s, as PyTorch's, for the log's 1 / (1 - s) to cancel.
+SATURATED = {
+    "bce_sigmoid": "F.binary_cross_entropy(torch.sigmoid(h), (h < 0).float(), reduction='none')",
+    "log_one_minus_sigmoid": "torch.log(1 - torch.sigmoid(h))",
+    "log_sigmoid_of_sigmoid": "torch.log(torch.sigmoid(h))",
+    "std_of_constant_rows": "h.view(4, 2).std(-1, keepdim=True).expand(4, 2)",
+    "std_mean": "torch.std_mean(h.view(4, 2), -1)[0].repeat_interleave(2)",
+}
+
+
 #: Smooth ops whose lowering overflows in a branch the select does not take.
 OVERFLOWING = {
     "sigmoid": "torch.sigmoid(h)", "silu": "F.silu(h)", "softplus": "F.softplus(h)",
@@ -889,7 +900,24 @@ def test_kink_decompositions_follow_the_installed_torch():
         aten.max.other: lambda t: (t, 2 * t - 1),
         aten.min.other: lambda t: (t, 2 * t - 1),
     }
-    assert set(cases) == set(decompositions)
+    # std: a constant row has a zero std, whose gradient PyTorch makes 0.
+    rows = torch.tensor([[1.0, 1.0, 1.0, 1.0], [0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 0.0, 0.0]])
+    statistics = {
+        aten.std.correction: lambda t: ((t, [1]), {"correction": 1, "keepdim": True}),
+        aten.std_mean.correction: lambda t: ((t, [1]), {"correction": 0}),
+    }
+    assert set(cases) | set(statistics) == set(decompositions)
+    for op, arguments in statistics.items():
+        results = []
+        for f in (op, decompositions[op]):
+            t = rows.clone().requires_grad_()
+            args, kwargs = arguments(t)
+            value = f(*args, **kwargs)
+            value = value[0] if isinstance(value, tuple) else value
+            value.sum().backward()
+            results.append((value.detach(), t.grad))
+        (value, grad), (got_value, got_grad) = results
+        assert torch.equal(value, got_value) and torch.allclose(grad, got_grad), op
     x = torch.tensor([0.0, 1.0, -1.0, 6.0, 3.0, -3.0, 0.5, -0.5, 2.0, 100.0, -100.0, 1e-3])
     wrong = []
     for op, args in cases.items():
@@ -908,3 +936,15 @@ def test_kink_decompositions_follow_the_installed_torch():
     # Integer operands keep the op.
     assert decompositions[aten.maximum.default](torch.tensor([1]), torch.tensor([2])) \
         is NotImplemented
+
+
+@needs_venv
+def test_saturated_sigmoids_and_zero_stds_give_pytorchs_gradients(tmp_path):
+    """-log(1 - sigmoid(16)): the chain through exp(-x) gave 15.1 where
+    PyTorch (and the exact value) say 16, as the log divides by the
+    rounded 1 - s; BCE on sigmoid outputs drifted in training. And the
+    std of a constant row (zero padding) had a NaN gradient where
+    PyTorch's is 0."""
+    wrong = gradients_against_pytorch(
+        tmp_path, SATURATED, [10.0, 12.0, 16.0, -10.0, -12.0, -16.0, 3.0, 3.0])
+    assert not wrong, "\n".join(f"{n}: got {g}, PyTorch {e}" for n, (g, e) in wrong.items())

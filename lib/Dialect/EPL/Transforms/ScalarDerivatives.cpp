@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -15,6 +16,34 @@
 
 using namespace mlir;
 using namespace mlir::epl;
+
+/// Whether `v` is the float constant 1.
+static bool isOne(Value v) {
+  FloatAttr attr;
+  return matchPattern(v, m_Constant(&attr)) &&
+         attr.getValue().isExactlyValue(1.0);
+}
+
+/// The x of `div` when it computes sigmoid(x) = 1 / (exp(-x) + 1), as
+/// torch-mlir writes it, with the exp, the negation and the sum read by
+/// nothing else; null otherwise.
+static Value sigmoidInput(arith::DivFOp div) {
+  if (!isOne(div.getLhs()))
+    return Value();
+  auto sum = div.getRhs().getDefiningOp<arith::AddFOp>();
+  if (!sum || !sum->hasOneUse())
+    return Value();
+  Value e = isOne(sum.getRhs())   ? sum.getLhs()
+            : isOne(sum.getLhs()) ? sum.getRhs()
+                                  : Value();
+  auto exp = e ? e.getDefiningOp<math::ExpOp>() : math::ExpOp();
+  if (!exp || !exp->hasOneUse())
+    return Value();
+  auto neg = exp.getOperand().getDefiningOp<arith::NegFOp>();
+  if (!neg || !neg->hasOneUse())
+    return Value();
+  return neg.getOperand();
+}
 
 void BodyDifferentiator::clonePrimal() {
   for (Operation &op : body.without_terminator())
@@ -131,7 +160,18 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
                 accumulate(op.getOperand(1), mul(g, operand(0)));
               return success();
             })
-            .Case([&](arith::DivFOp) {
+            .Case([&](arith::DivFOp quotient) {
+              // sigmoid' = s (1 - s), of the forward's s as PyTorch's
+              // backward takes it: a loss of log(1 - s) divides by the
+              // rounded 1 - s, which this cancels (the chain through
+              // exp(-x) does not: BCE(sigmoid(16), 0)'s gradient was 15.1,
+              // not 16).
+              if (Value x = sigmoidInput(quotient)) {
+                Value one = constant(type, 1.0);
+                accumulate(
+                    x, mul(g, mul(r, arith::SubFOp::create(b, loc, one, r))));
+                return success();
+              }
               if (dependsOnWrt.contains(op.getOperand(0)))
                 accumulate(op.getOperand(0), divided(g, operand(1)));
               if (dependsOnWrt.contains(op.getOperand(1)))
