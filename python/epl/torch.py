@@ -38,7 +38,7 @@ import numpy as np
 
 from . import safetensors, torch_kinks
 from .config import Config
-from .errors import PLAIN_NAME, ConfigError, EPLError, StrategyError, plain_name
+from .errors import PLAIN_NAME, ConfigError, EPLError, StrategyError, ToolError, plain_name
 from .graph import _config_value
 from .strategy import Strategy, replicate, split
 
@@ -237,6 +237,16 @@ def _check_program(program, modules, trainable, changed=()):
                     "train through it (a silent wrong gradient): compute that value "
                     "from parameters with requires_grad=False, which the export keeps "
                     "as state, or outside the model")
+        value = node.meta.get("val")
+        shape = getattr(value, "shape", ())
+        if any(not isinstance(d, int) for d in shape):
+            # torch-mlir lowers such a shape into an unbounded loop of its
+            # own (a boolean mask's o[o > 0] ran out of 24 GB).
+            raise ExportError(
+                f"{where} makes a tensor whose shape depends on the data "
+                f"({target}, shape {tuple(str(d) for d in shape)}: a boolean mask's "
+                "indexing, nonzero, masked_select); the EPL tools run static shapes: "
+                "multiply by the mask, or use torch.where, instead")
         if target.startswith("aten.embedding_renorm"):
             raise ExportError(f"the embedding of {where} has max_norm={node.args[2]}: "
                               "it renormalizes the table's rows in place, which the "
@@ -470,7 +480,12 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     before = {n: b.detach().clone() for n, b in buffers.items()}
     try:
         with torch.no_grad():
-            loss = Functional()(*args)
+            try:
+                loss = Functional()(*args)
+            except TypeError as e:  # the data does not fit forward's arguments
+                raise ExportError(f"the model's forward cannot be called with the "
+                                  f"{len(data)} inputs and labels given "
+                                  f"({', '.join(data) or 'none'}), in that order: {e}") from e
         if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
             raise ExportError("the model's forward must return the scalar loss, got "
                               f"{type(loss).__name__} of shape "
@@ -512,10 +527,34 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     torch_d.register_dialect(context)
     importer = FxImporter(context=context)
     importer._cc = ModuleLocations(importer._c, py_attr_tracker=importer._py_attr_tracker)
-    module = fx.export_and_import(program, output_type="linalg-on-tensors",
-                                  fx_importer=importer, func_name=func_name,
-                                  decomposition_table={**get_decomposition_table(),
-                                                       **torch_kinks.decompositions(ExportError)})
+    # torch-mlir's errors, kept for the ExportError rather than printed.
+    errors = []
+
+    def keep(diagnostic):
+        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+            errors.append((str(diagnostic.location), diagnostic.message))
+        return True
+
+    handler = context.attach_diagnostic_handler(keep)
+    try:
+        module = fx.export_and_import(program, output_type="linalg-on-tensors",
+                                      fx_importer=importer, func_name=func_name,
+                                      decomposition_table={**get_decomposition_table(),
+                                                           **torch_kinks.decompositions(
+                                                               ExportError)})
+    except ExportError:
+        raise
+    except Exception as e:  # torch-mlir's pass pipeline failed
+        if not errors:
+            text = str(e).strip()
+            raise ExportError("torch-mlir cannot lower the model: "
+                              f"{text.splitlines()[0] if text else type(e).__name__}") from e
+        location, message = errors[0]
+        locs = _LOC_RE.findall(location)
+        what = f"'{locs[0][1]}' of {_where(locs[0][0], modules)}" if locs else "the model"
+        raise ExportError(f"torch-mlir cannot lower {what}: {message}") from e
+    finally:
+        handler.detach()
 
     context.allow_unregistered_dialects = True  # #epl.* attributes, opaque here
     scopes = {}
@@ -726,6 +765,8 @@ def main(argv=None):
                 json.dump({"config": spec.get("config") or {}, "losses": losses}, f,
                           indent=1)
             print(args.output + ".losses.json")
+    except ToolError as e:  # epl-run refused the exported module (its config)
+        parser.exit(1, f"epl.torch: error: {e}\n")
     except EPLError as e:
         message = str(e)
         # Raised below this command's own call: the model's file is the

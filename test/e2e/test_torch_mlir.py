@@ -533,6 +533,9 @@ cases = {
     "input-write": (Writes("input"), {"x": x.clone()}, {"y": yr}),
     "buffer-reassigned": (Writes("reassign"), {"x": x}, {"y": yr}),
     "autocast-detach": (Writes("autocast"), {"x": x}, {"y": yr}),
+    "boolean-mask-index": (Act(lambda m, h: h[h > 0].sum() + 0 * h), {"x": x}, {"y": yr}),
+    "complex": (Act(lambda m, h: torch.fft.rfft(h).abs().sum() + 0 * h), {"x": x}, {"y": yr}),
+    "missing-label": (Act(lambda m, h: h), {"x": x}, {}),
 }
 out = {}
 for case, (model, inputs, labels) in cases.items():
@@ -593,6 +596,12 @@ def refused(tmp_path_factory):
     ("buffer-reassigned", "the model's forward updates its buffer(s) ['count'] in place"),
     ("autocast-detach", "stops the gradient (a .detach() or torch.no_grad() inside a "
                         "torch.autocast block) of a value computed from a trained parameter"),
+    ("boolean-mask-index", "the model's own forward makes a tensor whose shape depends on "
+                           "the data (aten.index.Tensor"),
+    ("complex", "of the model's own forward: 'math.absf' op operand #0 must be "
+                "floating-point-like, but got 'complex<f32>'"),
+    ("missing-label", "the model's forward cannot be called with the 1 inputs and labels "
+                      "given (x), in that order: "),
 ])
 def test_export_refuses_what_it_cannot_train_exactly(refused, case, message):
     """Each exported a module that trained unlike PyTorch (a padding row,
@@ -602,8 +611,11 @@ def test_export_refuses_what_it_cannot_train_exactly(refused, case, message):
     buffer the forward updates, "epl-run printed no loss"), that epl-run
     could not parse
     (MLIR's "Dialect not found") or refused (a bool mask), or ended in
-    numpy's TypeError (bf16): an ExportError naming the module, op or
-    tensor, at the line calling export."""
+    numpy's TypeError (bf16), a raw TypeError (a label missing) or
+    torch-mlir's page of pass-pipeline diagnostics (a complex tensor), or
+    that ran torch-mlir out of 24 GB (a boolean mask's indexing): an
+    ExportError naming the module, op or tensor, at the line calling
+    export."""
     errors, at = refused
     assert errors[case].startswith("ExportError: ") and message in errors[case], errors[case]
     assert errors[case].endswith(at), errors[case]
@@ -948,3 +960,28 @@ def test_saturated_sigmoids_and_zero_stds_give_pytorchs_gradients(tmp_path):
     wrong = gradients_against_pytorch(
         tmp_path, SATURATED, [10.0, 12.0, 16.0, -10.0, -12.0, -16.0, 3.0, 3.0])
     assert not wrong, "\n".join(f"{n}: got {g}, PyTorch {e}" for n, (g, e) in wrong.items())
+
+
+@needs_venv
+def test_command_line_reports_a_config_epl_run_refuses(tmp_path):
+    """A config key epl.Config takes and epl-run refuses (optimizer.momentum
+    with the default sgd) ended `python -m epl.torch` in a traceback of
+    epl's ToolError: epl-run's own error now, exit 1."""
+    model = tmp_path / "model.py"
+    model.write_text(
+        "import torch, torch.nn as nn, torch.nn.functional as F\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(); self.fc = nn.Linear(4, 2)\n"
+        "    def forward(self, x, y):\n"
+        "        return F.mse_loss(self.fc(x), y)\n"
+        "def epl_model():\n"
+        "    return {'model': M(), 'inputs': {'x': torch.randn(3, 4)},\n"
+        "            'labels': {'y': torch.randn(3, 2)}, 'config': {'optimizer.momentum': 0.9}}\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    out = subprocess.run([VENV_PYTHON, "-m", "epl.torch", model, "-o", tmp_path / "m"],
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 1
+    assert out.stderr.startswith("epl.torch: error: epl-run failed with exit code 1:\n"), out.stderr
+    assert 'EPL config key "optimizer.momentum" is read only by "optimizer.type" = ' \
+           '"momentum"' in out.stderr and "Traceback" not in out.stderr, out.stderr
