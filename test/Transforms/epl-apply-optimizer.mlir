@@ -156,14 +156,18 @@ module attributes {epl.config = {"optimizer.type" = "momentum"}} {
 // -----
 
 // optimizer.num_apply_group = 2: the updates in 2 groups of about equal
-// bytes (greedy, largest first: {b} and {c, a}), group by group, each in
-// argument order; the signature does not change.
+// bytes, consecutive in the order the gradients are made (c, a, b: {c, a}
+// and {b}); each group right after its last gradient, in argument order;
+// the signature does not change.
 module attributes {epl.config = {"optimizer.num_apply_group" = 2 : i64}} {
   // CHECK-LABEL: func.func @groups
   // CHECK-SAME: (%[[A:[a-z0-9]+]]: tensor<2xf32> {{.*}}, %[[B:[a-z0-9]+]]: tensor<8xf32> {{.*}}, %[[C:[a-z0-9]+]]: tensor<6xf32>
-  // CHECK: %[[NB:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[B]] :
-  // CHECK: %[[NA:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[A]] :
-  // CHECK: %[[NC:.*]] = linalg.generic {{.*}} ins(%[[C]], %[[C]] :
+  // CHECK: %[[GC:.*]] = linalg.add ins(%[[C]], %[[C]] :
+  // CHECK: %[[GA:.*]] = linalg.add ins(%[[A]], %[[A]] :
+  // CHECK: %[[NA:.*]] = linalg.generic {{.*}} ins(%[[A]], %[[GA]] :
+  // CHECK: %[[NC:.*]] = linalg.generic {{.*}} ins(%[[C]], %[[GC]] :
+  // CHECK: %[[GB:.*]] = linalg.add ins(%[[B]], %[[B]] :
+  // CHECK: %[[NB:.*]] = linalg.generic {{.*}} ins(%[[B]], %[[GB]] :
   // CHECK: return %{{.*}}, %[[NA]], %[[NB]], %[[NC]]
   func.func @groups(%a: tensor<2xf32> {epl.arg = "param", epl.name = "a"},
                     %b: tensor<8xf32> {epl.arg = "param", epl.name = "b"},
@@ -173,7 +177,13 @@ module attributes {epl.config = {"optimizer.num_apply_group" = 2 : i64}} {
           tensor<8xf32> {epl.result = "grad", epl.name = "b"},
           tensor<6xf32> {epl.result = "grad", epl.name = "c"}) {
     %l = tensor.empty() : tensor<f32>
-    return %l, %a, %b, %c : tensor<f32>, tensor<2xf32>, tensor<8xf32>, tensor<6xf32>
+    %ec = tensor.empty() : tensor<6xf32>
+    %gc = linalg.add ins(%c, %c : tensor<6xf32>, tensor<6xf32>) outs(%ec : tensor<6xf32>) -> tensor<6xf32>
+    %ea = tensor.empty() : tensor<2xf32>
+    %ga = linalg.add ins(%a, %a : tensor<2xf32>, tensor<2xf32>) outs(%ea : tensor<2xf32>) -> tensor<2xf32>
+    %eb = tensor.empty() : tensor<8xf32>
+    %gb = linalg.add ins(%b, %b : tensor<8xf32>, tensor<8xf32>) outs(%eb : tensor<8xf32>) -> tensor<8xf32>
+    return %l, %ga, %gb, %gc : tensor<f32>, tensor<2xf32>, tensor<8xf32>, tensor<6xf32>
   }
 }
 

@@ -68,20 +68,22 @@ module {
 #none = affine_map<(i, j) -> ()>
 // Data parallel: the step's gradients (its "grad" results, found from the
 // IR, whatever the ops' phases say) are reduced in one bucket
-// (max_splits = 1) and, with "sum", scaled by the 4 replicas; the loss is
-// reduced alone, unscaled. The update follows, on the reduced gradients.
+// (max_splits = 1), in the order the backward makes them (b's first), as
+// soon as the last is made, and, with "sum", scaled by the 4 replicas; the
+// update follows, on the reduced gradients. The loss is reduced alone,
+// unscaled.
 // CHECK-LABEL: func.func @dp
-// CHECK: %[[LOSS:.*]] = epl.all_reduce %{{.*}} on @mesh over ["data"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1]] {epl.phase = #epl.phase<backward_weight>} : tensor<4x2xf32> into tensor<8xf32>
-// CHECK: %[[BUCKET:.*]] = tensor.concat dim(0) %[[FLAT]], %{{.*}} : (tensor<8xf32>, tensor<2xf32>) -> tensor<10xf32>
+// CHECK: %[[BUCKET:.*]] = tensor.concat dim(0) %{{.*}}, %[[FLAT]] {{.*}}: (tensor<2xf32>, tensor<8xf32>) -> tensor<10xf32>
 // CHECK: %[[SUM:.*]] = epl.all_reduce %[[BUCKET]] on @mesh over ["data"] sum {epl.phase = #epl.phase<backward_weight>} : tensor<10xf32>
 // CHECK: %[[SCALED:.*]] = linalg.generic {{.*}} ins(%[[SUM]] : tensor<10xf32>)
 // CHECK: arith.constant 4.000000e+00 : f32
 // CHECK-NOT: epl.all_reduce
-// CHECK: tensor.extract_slice %[[SCALED]][0] [8] [1]
-// CHECK: tensor.extract_slice %[[SCALED]][8] [2] [1]
+// CHECK: tensor.extract_slice %[[SCALED]][0] [2] [1]
+// CHECK: tensor.extract_slice %[[SCALED]][2] [8] [1]
 // CHECK: linalg.generic {{.*}}epl.phase = #epl.phase<optimizer>
 // CHECK: linalg.generic {{.*}}epl.phase = #epl.phase<optimizer>
+// CHECK: %[[LOSS:.*]] = epl.all_reduce %{{.*}} on @mesh over ["data"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
 // CHECK: return %[[LOSS]],
 module attributes {epl.config = {"communication.max_splits" = 1 : i64, "communication.gradients_reduce_method" = "sum", "optimizer.type" = "sgd"}} {
   func.func @dp(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
@@ -121,7 +123,6 @@ module attributes {epl.config = {"communication.max_splits" = 1 : i64, "communic
 // batch, reduced by nothing: scaled by the 4 replicas alone.
 // CHECK-LABEL: func.func @colocated
 // CHECK-SAME: tensor<2x4xf32> {epl.arg = "input", epl.name = "x", epl.shard = #epl.sharding<@mesh, {{\[\[}}"tensor"], []]>}
-// CHECK: %[[LOSS:.*]] = epl.all_reduce %{{.*}} on @mesh over ["tensor"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
 // CHECK: %[[HALF:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<24xf32>) outs(%{{.*}} : tensor<24xf16>)
 // CHECK: arith.constant 1.280000e+02 : f32
 // CHECK: arith.truncf
@@ -131,6 +132,7 @@ module attributes {epl.config = {"communication.max_splits" = 1 : i64, "communic
 // CHECK: arith.cmpf one, %{{.*}}, %cst{{.*}} : f32
 // CHECK: cf.assert %{{.*}}, "a gradient bucket summed in fp16 (communication.fp16) is not finite: a gradient times communication.fp16_scale = 128, or its sum over the replicas, is beyond fp16's 65504 (lower the scale), or a gradient is not finite"
 // CHECK: arith.constant 3.125000e-02 : f32
+// CHECK: %[[LOSS:.*]] = epl.all_reduce %{{.*}} on @mesh over ["tensor"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
 // CHECK: %[[DW2:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<6x1xf32>) outs(%{{.*}} : tensor<6x1xf32>)
 // CHECK: arith.constant 4.000000e+00 : f32
 // CHECK-NOT: epl.all_reduce

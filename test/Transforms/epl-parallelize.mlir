@@ -28,12 +28,12 @@
 // CHECK-NOT: epl.all_reduce
 // CHECK:   scf.yield
 // CHECK: }
-// CHECK: epl.all_reduce %[[LOOP]]#0 on @mesh over ["data"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
 // CHECK: %[[FLAT:.*]] = tensor.collapse_shape %[[LOOP]]#1
 // CHECK: epl.all_reduce %[[FLAT]] on @mesh over ["data"] sum {epl.phase = #epl.phase<backward_weight>} : tensor<8xf32>
-// CHECK-NOT: epl.all_reduce
 // Then each device applies the update (epl-apply-optimizer) to its copy.
 // CHECK: %[[NEW:.*]] = linalg.generic {{.*}}epl.phase = #epl.phase<optimizer>
+// CHECK: epl.all_reduce %[[LOOP]]#0 on @mesh over ["data"] sum {epl.phase = #epl.phase<forward>} : tensor<f32>
+// CHECK-NOT: epl.all_reduce
 // CHECK: return %{{.*}}, %[[NEW]]
 module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64, "optimizer.type" = "sgd"}} {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},

@@ -185,18 +185,23 @@ def test_parameters_and_state_are_updated_in_place(tmp_path):
             assert held + r["param_bytes"] * 0.9 < r["host_bytes"] <= held + r["param_bytes"], r
 
 
-def test_num_apply_group_lowers_the_peak(tmp_path):
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_num_apply_group_lowers_the_peak(tmp_path, ranks):
     # Weights outweigh activations (batch 16, four 1024 x 1024 layers): with
     # one group every gradient lives until the update at the end; with more,
     # each group is applied as soon as its gradients are final and they
-    # die. Same losses; the estimate follows.
+    # die. Same losses; the estimate follows. Data parallel, each gradient
+    # bucket is reduced as soon as its gradients are made (it waited for
+    # the whole backward, and the groups changed nothing), and buckets and
+    # groups are consecutive in the order the backward makes them.
     peaks, runs = {}, {}
     for groups in (1, 2, 4):
         model = tmp_path / f"g{groups}.mlir"
         model.write_text(mlp(16, (1024, 1024, 1024, 1024, 1024, 10),
                              **{"optimizer.num_apply_group": groups}))
         report = tmp_path / f"g{groups}.json"
-        runs[groups] = epl_run(model, "--steps", "2", "--report", report).stdout
+        runs[groups] = epl_run(model, "--steps", "2", "--report", report,
+                               ranks=ranks).stdout
         r = json.loads(report.read_text())["per_rank"][0]
         peaks[groups] = r["peak_bytes"]
         assert r["estimated_peak_bytes"] == r["peak_bytes"], r
@@ -204,7 +209,9 @@ def test_num_apply_group_lowers_the_peak(tmp_path):
     losses_ = {g: [l.split()[3] for l in s] for g, s in steps.items()}
     assert losses_[1] == losses_[2] == losses_[4]
     assert peaks[1] > peaks[2] > peaks[4], peaks
-    assert peaks[4] < 0.4 * peaks[1], peaks
+    # (Data parallel, a bucket's gradients are copied into one buffer to be
+    # sent: 1 group peaks higher, 21.0 MB against 16.9 MB on 1 rank.)
+    assert peaks[4] < (0.4 if ranks == 1 else 0.45) * peaks[1], peaks
 
 
 @pytest.mark.parametrize("ranks", [1, 2])

@@ -915,6 +915,20 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
     total += ar.getType().getNumElements();
   GradientPhase tagger(fn);
   IRRewriter b(fn.getContext(), &tagger);
+  // In the order the backward makes them (the last layer's first), so that
+  // a bucket holds gradients made about together and is sent, and its
+  // updates start, as early as it can (in argument order a bucket held the
+  // first layer's bias beside the second layer's weight, which then waited
+  // for the end of the backward).
+  Block *block = grads.front()->getBlock();
+  auto madeAfter = [&](AllReduceOp ar) -> Operation * {
+    Operation *def = ar.getInput().getDefiningOp();
+    return def ? block->findAncestorOpInBlock(*def) : nullptr;
+  };
+  llvm::stable_sort(grads, [&](AllReduceOp x, AllReduceOp y) {
+    Operation *a = madeAfter(x), *b = madeAfter(y);
+    return a != b && (!a || (b && a->isBeforeInBlock(b)));
+  });
   // Consecutive gradients, about total / buckets elements per bucket.
   SmallVector<SmallVector<AllReduceOp>> groups(buckets);
   int64_t filled = 0;
@@ -922,23 +936,31 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
   for (auto [i, ar] : llvm::enumerate(grads)) {
     groups[group].push_back(ar);
     filled += ar.getType().getNumElements();
+    // (Not "while every later bucket can still have a gradient": with the
+    // largest gradients last, that kept everything in one bucket.)
     bool shareReached =
         filled >= total * static_cast<int64_t>(group + 1) / buckets;
-    bool enoughLeft = grads.size() - i - 1 >= buckets - group - 1;
-    if (group + 1 < static_cast<size_t>(buckets) && shareReached && enoughLeft)
+    if (group + 1 < static_cast<size_t>(buckets) && shareReached &&
+        i + 1 < grads.size())
       ++group;
   }
   int64_t made = 0;
   for (SmallVector<AllReduceOp> &bucket : groups) {
     if (bucket.empty())
       continue;
-    // Insert before the first user of any result of the bucket.
-    Operation *first = nullptr;
+    // As soon as the bucket's gradients are made: right after the last op
+    // making one. Before the first user (the step's return) every bucket
+    // waited for the whole backward, and so did each group of updates of
+    // optimizer.num_apply_group, which then freed nothing earlier.
+    Operation *ready = nullptr;
     for (AllReduceOp ar : bucket)
-      for (Operation *u : ar->getUsers())
-        if (!first || u->isBeforeInBlock(first))
-          first = u;
-    b.setInsertionPoint(first);
+      if (Operation *top = madeAfter(ar);
+          top && (!ready || ready->isBeforeInBlock(top)))
+        ready = top;
+    if (ready)
+      b.setInsertionPointAfter(ready);
+    else
+      b.setInsertionPointToStart(block);
     Location loc = bucket.front().getLoc();
     Type element = bucket.front().getType().getElementType();
     SmallVector<Value> flats;

@@ -191,8 +191,8 @@ def EPLApplyOptimizerPass : Pass<"epl-apply-optimizer", "ModuleOp"> {
     count gradient bytes from it).
 
     With `optimizer.num_apply_group` = G, the parameters are split into G
-    groups of about equal bytes (greedy, largest first, into the lightest
-    group); each group's updates, in argument order, go right after the
+    groups of about equal bytes, each consecutive in the order their
+    gradients are made; each group's updates, in argument order, go right after the
     last op making one of its gradients (groups in the order they become
     ready), so that with more groups updates start earlier and gradients
     die earlier (with one group, all updates follow the last gradient). State arguments and results keep their
@@ -393,7 +393,10 @@ def EPLInsertCollectivesPass : Pass<"epl-insert-collectives", "ModuleOp"> {
     reshapes, slices and element-wise scaling; no phase tag is read) are
     fused into at most `communication.max_splits` buckets per set of axes,
     element type and pipeline stage device (each stage reduces its own
-    gradients; flatten, concatenate, one `all_reduce`, slice back), sent in f16 with
+    gradients; flatten, concatenate, one `all_reduce`, slice back), of
+    gradients consecutive in the order they are made, each bucket right
+    after its last gradient (so that the updates of
+    `optimizer.num_apply_group` can start before the backward ends), sent in f16 with
     `communication.fp16` (scaled by `communication.fp16_scale` first; a
     `cf.assert` where the sum comes back ends the run, naming the scale,
     when an element is not finite, as one beyond fp16's range becomes).
