@@ -503,7 +503,7 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     %es = tensor.empty() : tensor<f32>
     %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
     %row = tensor.expand_shape %cw [[0, 1]] output_shape [1, 3] : tensor<3xf32> into tensor<1x3xf32>
-    // expected-error @+1 {{cannot split the batch: this op does not keep dimension 0 of input 'class_weights', reshaped to tensor<1x3xf32>, as a dimension (it is indexed by an expression, or joined along); every input and label is cut into micro-batches}}
+    // expected-error @+1 {{cannot split the batch through this op: its operands batch different loops (input 'x' along its dimension 0, input 'class_weights', reshaped to tensor<1x3xf32>, along its dimension 1); every input and label is cut into micro-batches}}
     %l = linalg.generic {indexing_maps = [affine_map<(b, c) -> (b, c)>, affine_map<(b, c) -> (0, c)>,
                                           affine_map<(b, c) -> ()>, affine_map<(b, c) -> ()>],
                          iterator_types = ["reduction", "reduction"]}

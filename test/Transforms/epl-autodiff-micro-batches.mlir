@@ -1,4 +1,4 @@
-// RUN: epl-opt %s --epl-autodiff | FileCheck %s
+// RUN: epl-opt %s --epl-autodiff --split-input-file | FileCheck %s
 
 // Micro-batches of hand-written IR: a named matmul accumulating into a
 // dense zero constant, next to a tensor.empty nobody uses (once a crash).
@@ -21,6 +21,47 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
     %l = linalg.generic {indexing_maps = [#id, #none], iterator_types = ["reduction"]}
         ins(%c : tensor<16xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %t = arith.addf %acc, %v : f32
+      linalg.yield %t : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// The batch merged below a dimension of size 1 and split off again
+// (timm's qkv.reshape(B, N, 3, H, d).permute(2, 0, ...).unbind(0) drops a
+// 1 x B): each micro-batch is still one contiguous part of it.
+// CHECK-LABEL: func.func private @unit_micro_batch
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 4, 4] {{.*}}: tensor<4x4xf32> into tensor<1x4x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x4x4xf32>)
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] {{.*}}: tensor<1x4x4xf32> into tensor<4x4xf32>
+// CHECK-LABEL: func.func @unit
+// CHECK: scf.for
+#id2 = affine_map<(i, j) -> (i, j)>
+#none2 = affine_map<(i, j) -> ()>
+#id3 = affine_map<(i, j, k) -> (i, j, k)>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @unit(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
+                  %w: tensor<4x4xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %z = arith.constant dense<0.0> : tensor<8x4xf32>
+    %h = linalg.matmul ins(%x, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%z : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %e = tensor.expand_shape %h [[0, 1], [2]] output_shape [1, 8, 4] : tensor<8x4xf32> into tensor<1x8x4xf32>
+    %e3 = tensor.empty() : tensor<1x8x4xf32>
+    %s = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%e : tensor<1x8x4xf32>) outs(%e3 : tensor<1x8x4xf32>) {
+    ^bb0(%v: f32, %o: f32):
+      %sq = arith.mulf %v, %v : f32
+      linalg.yield %sq : f32
+    } -> tensor<1x8x4xf32>
+    %c = tensor.collapse_shape %s [[0, 1], [2]] : tensor<1x8x4xf32> into tensor<8x4xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zero = arith.constant 0.0 : f32
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#id2, #none2], iterator_types = ["reduction", "reduction"]}
+        ins(%c : tensor<8x4xf32>) outs(%zs : tensor<f32>) {
     ^bb0(%v: f32, %acc: f32):
       %t = arith.addf %acc, %v : f32
       linalg.yield %t : f32

@@ -985,3 +985,31 @@ def test_command_line_reports_a_config_epl_run_refuses(tmp_path):
     assert out.stderr.startswith("epl.torch: error: epl-run failed with exit code 1:\n"), out.stderr
     assert 'EPL config key "optimizer.momentum" is read only by "optimizer.type" = ' \
            '"momentum"' in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+@needs_venv
+def test_unbound_qkv_attention_takes_micro_batches(tmp_path):
+    """timm's and nanoGPT's attention, qkv.reshape(B, N, 3, H, d).permute(2,
+    0, 3, 1, 4).unbind(0), merges the batch below the unit dimension
+    unbind leaves: refused with micro-batches ("this reshape merges it
+    below another dimension"), it trains as PyTorch now, also on 2 ranks."""
+    prefix, expected = export_with_reference(
+        tmp_path, "attention",
+        "class Attention(nn.Module):\n"
+        "    def __init__(self, D=16, H=2):\n"
+        "        super().__init__(); self.H = H\n"
+        "        self.qkv = nn.Linear(D, 3 * D); self.proj = nn.Linear(D, D)\n"
+        "    def forward(self, x, y):\n"
+        "        B, N, C = x.shape\n"
+        "        q, k, v = self.qkv(x).reshape(B, N, 3, self.H, C // self.H)"
+        ".permute(2, 0, 3, 1, 4).unbind(0)\n"
+        "        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)\n"
+        "        return F.mse_loss(self.proj(a.transpose(1, 2).reshape(B, N, C)), y)\n"
+        "torch.manual_seed(5)\n"
+        "model, x, y = Attention(), torch.randn(4, 6, 16), torch.randn(4, 6, 16)\n"
+        "config = {'optimizer.type': 'sgd', 'optimizer.lr': 0.5, "
+        "'pipeline.num_micro_batch': 2}\n", 4)
+    for ranks in (1, 2):
+        out = epl_run(prefix.with_suffix(".mlir"), "--params", f"{prefix}.params.safetensors",
+                      "--data", f"{prefix}.data.safetensors", "--steps", 4, ranks=ranks)
+        np.testing.assert_allclose(losses(out.stdout), expected, rtol=RTOL)

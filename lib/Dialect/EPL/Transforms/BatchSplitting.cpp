@@ -71,8 +71,19 @@ public:
     llvm::SmallDenseSet<unsigned> factors;
     for (auto [v, dims] : describedValues(op, rule, /*withUnread=*/true))
       if (std::optional<int64_t> d = dimOf(v); d && !(*dims)[*d].empty())
-        factors.insert((*dims)[*d].front());
+        factors.insert(leadingFactor(rule, (*dims)[*d]));
     return factors;
+  }
+
+  /// The factor of a batch dimension made of `factors` (outermost first)
+  /// that holds the batch: the first not of size 1 (a collapse of 1 x B
+  /// into B puts a unit factor first).
+  static unsigned leadingFactor(const ShardingRule &rule,
+                                ArrayRef<unsigned> factors) {
+    for (unsigned f : factors)
+      if (rule.factorSizes[f] != 1)
+        return f;
+    return factors.front();
   }
 
 private:
@@ -224,7 +235,7 @@ private:
           diag << kHoldsNoBatch;
         return diag;
       }
-      if (rule.factorKinds[(*dims)[*d].front()] ==
+      if (rule.factorKinds[leadingFactor(rule, (*dims)[*d])] ==
           ShardingRule::FactorKind::Whole)
         return op->emitError("cannot split the batch: this op needs it "
                              "whole (it cuts, pads or joins along it, or reads "
@@ -239,7 +250,12 @@ private:
         for (auto [i, f] : llvm::enumerate(factors)) {
           if (!batch.contains(f))
             continue;
-          if (i != 0)
+          // Below dimensions of size 1 only (qkv.reshape(B, N, 3, H,
+          // d).permute(2, 0, ...).unbind(0) drops a 1 x B), each
+          // micro-batch is still one contiguous part of the dimension.
+          if (llvm::any_of(
+                  ArrayRef<unsigned>(factors).take_front(i),
+                  [&](unsigned g) { return rule.factorSizes[g] != 1; }))
             return op->emitError("cannot split the batch: this reshape "
                                  "merges it below another dimension");
           FailureOr<bool> m = mark(op, v, pos);
