@@ -96,9 +96,16 @@ def label(name, shape, dtype="f32"):
     return _graph().label(name, shape, dtype)
 
 
-def param(name, shape, init="normal"):
-    """A trainable tensor of the default model (layers create their own)."""
-    return _graph().param(name, shape, init=init)
+def param(name, shape, init="normal", dtype="f32", trainable=True):
+    """A parameter of the default model (layers create their own), of
+    element type `dtype`. `trainable=False`: model state the step reads and
+    does not train (class weights, a frozen embedding), carried unchanged
+    and saved with the parameters, as PyTorch's requires_grad=False; a
+    tensor shared by every example, which micro-batches do not cut as
+    they cut inputs."""
+    if trainable:
+        return _graph().param(name, shape, init=init, dtype=dtype)
+    return _graph().state(name, shape, init=init, dtype=dtype)
 
 
 def checkpoint(tensor):

@@ -343,7 +343,7 @@ def _check_autograd_functions(functional, args, names, named):
                     "the model checkpoints activations with torch.utils.checkpoint("
                     "use_reentrant=True), a custom torch.autograd.Function the export "
                     "cannot carry; pass use_reentrant=False (or leave checkpointing to "
-                    "EPL's gradient_checkpoint.* keys)")
+                    "EPL: gradient_checkpoint.type = \"auto\")")
             raise ExportError(
                 f"the model calls the custom torch.autograd.Function {name} on a "
                 "value computed from a trained parameter: the export traces its "

@@ -444,7 +444,7 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
                %w: tensor<2xf32> {epl.arg = "param"}) -> tensor<f32> {
     %zero = arith.constant 0.0 : f32
     %e = tensor.empty() : tensor<4x3x2xf32>
-    // expected-error @+1 {{cannot split the batch through this op: its operands batch different loops (input 'x' along its dimension 0, input 'pos' along its dimension 0); every input and label is cut into micro-batches along its dimension 0, so one that holds no batch (a mask or positions shared by the examples) is a parameter or a constant instead}}
+    // expected-error @+1 {{cannot split the batch through this op: its operands batch different loops (input 'x' along its dimension 0, input 'pos' along its dimension 0); every input and label is cut into micro-batches along its dimension 0, so one that holds no batch (a mask or positions shared by the examples) is model state instead: a parameter that is not trained (epl.param(..., trainable=False); in PyTorch, a buffer or a parameter with requires_grad=False), or a constant}}
     %h = linalg.generic {indexing_maps = [#bsd, #sd, #bsd], iterator_types = ["parallel", "parallel", "parallel"]}
         ins(%x, %pos : tensor<4x3x2xf32>, tensor<3x2xf32>) outs(%e : tensor<4x3x2xf32>) {
     ^bb0(%a: f32, %p: f32, %o: f32):
@@ -478,7 +478,7 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     %zero = arith.constant 0.0 : f32
     %es = tensor.empty() : tensor<f32>
     %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
-    // expected-error @+1 {{cannot split the batch: this op does not keep dimension 0 of input 'seq' as a dimension (it is indexed by an expression, or joined along); every input and label is cut into micro-batches along its dimension 0, so one that holds no batch (a mask or positions shared by the examples) is a parameter or a constant instead}}
+    // expected-error @+1 {{cannot split the batch: this op does not keep dimension 0 of input 'seq' as a dimension (it is indexed by an expression, or joined along); every input and label is cut into micro-batches along its dimension 0, so one that holds no batch (a mask or positions shared by the examples) is model state instead: a parameter that is not trained (epl.param(..., trainable=False); in PyTorch, a buffer or a parameter with requires_grad=False), or a constant}}
     %l = linalg.generic {indexing_maps = [#row, #shifted, #all, #all], iterator_types = ["reduction", "reduction"]}
         ins(%x, %seq, %w : tensor<4x3xf32>, tensor<4xf32>, tensor<f32>) outs(%zs : tensor<f32>) {
     ^bb0(%a: f32, %p: f32, %v: f32, %acc: f32):

@@ -970,3 +970,34 @@ def test_a_tied_embedding_under_split_trains_like_pytorch(devices):
         opt.step()
     assert want[-1] < want[0]
     np.testing.assert_allclose(got.losses, want, rtol=1e-5)
+
+
+def test_a_parameter_not_trained_is_state_micro_batches_do_not_cut():
+    """Per-feature scales shared by every example: as an input, micro-batches
+    cut it like the batch (an error told to make it "a parameter", which
+    then trained); `epl.param(..., trainable=False)` is model state: the
+    same losses with 1 and 2 micro-batches as the scales folded into the
+    data, and it is saved unchanged. `dtype` makes f64 parameters."""
+    rng = np.random.default_rng(3)
+    data = {"x": rng.standard_normal((8, 4)).astype(np.float32),
+            "y": np.eye(3, dtype=np.float32)[rng.integers(0, 3, 8)]}
+
+    def train_with(micro, state):
+        epl.init(epl.Config({"optimizer.type": "sgd", "optimizer.lr": 0.1,
+                             "pipeline.num_micro_batch": micro}))
+        x, y = epl.input("x", (8, 4)), epl.label("y", (8, 3))
+        if state:
+            x = x * epl.param("scales", (4,), init="ones", trainable=False) * 2.0
+        logits = epl.layers.Dense(3, name="fc")(x)
+        return epl.train(epl.layers.softmax_cross_entropy(logits, y), steps=3, seed=1,
+                         data=data if state else {**data, "x": data["x"] * 2})
+
+    folded = train_with(1, state=False)
+    for micro in (1, 2):
+        r = train_with(micro, state=True)
+        np.testing.assert_allclose(r.losses, folded.losses, rtol=1e-6)
+        np.testing.assert_array_equal(r.params["scales"], np.ones(4, np.float32))
+        np.testing.assert_allclose(r.params["fc/kernel"], folded.params["fc/kernel"],
+                                   rtol=1e-6)
+    epl.init()
+    assert epl.param("w", (2,), dtype="f64").dtype == "f64"

@@ -159,7 +159,9 @@ private:
   static constexpr const char *kHoldsNoBatch =
       "; every input and label is cut into micro-batches along its "
       "dimension 0, so one that holds no batch (a mask or positions shared "
-      "by the examples) is a parameter or a constant instead";
+      "by the examples) is model state instead: a parameter that is not "
+      "trained (epl.param(..., trainable=False); in PyTorch, a buffer or a "
+      "parameter with requires_grad=False), or a constant";
 
   /// The argument `v` is a reshape of (torch's unsqueeze of an input),
   /// else `v`.
