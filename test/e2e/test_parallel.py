@@ -295,3 +295,57 @@ def test_element_of_a_split_input_read_outside_a_body(tmp_path, ranks):
     want.append(x64[0, 0] * ((x64 @ w64) ** 2).sum() / 8)
     np.testing.assert_allclose(one, want, rtol=1e-5)
     np.testing.assert_allclose(many, one, rtol=1e-6)
+
+
+PER_EXAMPLE_CONSTANT = """
+#id = affine_map<(b, f) -> (b, f)>
+#none = affine_map<(b, f) -> ()>
+module attributes {epl.config = {"optimizer.type" = "sgd", "optimizer.lr" = 0.001 : f64}} {
+  func.func @model(%x: tensor<4x3xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<3x2xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %c = arith.constant {epl.scope = #epl.replicate<devices = 2>}
+        dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0], [10.0, 11.0, 12.0]]> : tensor<4x3xf32>
+    %e = tensor.empty() : tensor<4x3xf32>
+    %s = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+        ins(%x, %c : tensor<4x3xf32>, tensor<4x3xf32>) outs(%e : tensor<4x3xf32>)
+        attrs = {epl.scope = #epl.replicate<devices = 2>} {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      linalg.yield %m : f32
+    } -> tensor<4x3xf32>
+    %zero = arith.constant 0.0 : f32
+    %e2 = tensor.empty() : tensor<4x2xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x2xf32>) -> tensor<4x2xf32>
+    %h = linalg.matmul {epl.scope = #epl.replicate<devices = 2>}
+        ins(%s, %w : tensor<4x3xf32>, tensor<3x2xf32>) outs(%z2 : tensor<4x2xf32>) -> tensor<4x2xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#id, #none], iterator_types = ["reduction", "reduction"]}
+        ins(%h : tensor<4x2xf32>) outs(%zs : tensor<f32>) attrs = {epl.scope = #epl.replicate<devices = 2>} {
+    ^bb0(%v: f32, %acc: f32):
+      %q = arith.mulf %v, %v : f32
+      %t = arith.addf %acc, %q : f32
+      linalg.yield %t : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("mpi", [False, True], ids=["threads", "mpi"])
+def test_a_constant_with_one_row_per_example_is_sliced(tmp_path, mpi):
+    """A constant of distinct values along the batch (torch-mlir's index
+    tables of a GroupNorm, a loss's target of +-1) was "cannot shard a
+    non-splat constant" under data parallelism: it stays whole and each
+    device reads its rows; 2 ranks equal 1."""
+    if mpi and not MPIRUN:
+        pytest.skip("no mpirun")
+    model = tmp_path / "model.mlir"
+    model.write_text(PER_EXAMPLE_CONSTANT)
+    data = tmp_path / "data.safetensors"
+    epl.safetensors.save(data, {"x": np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)})
+    runs = [losses(epl_run(model, "--data", data, "--steps", 3, "--seed", 2, ranks=ranks,
+                           mpi=mpi and ranks > 1).stdout) for ranks in (1, 2)]
+    np.testing.assert_allclose(runs[1], runs[0], rtol=1e-6)
+    assert runs[0][-1] < runs[0][0]

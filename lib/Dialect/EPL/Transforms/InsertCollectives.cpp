@@ -637,13 +637,15 @@ private:
           if (!type)
             return success();
           Layout l = layoutOfResult(op, 0);
+          auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+          // A constant of distinct values (torch-mlir's index tables of a
+          // GroupNorm, a loss's target of +-1) stays whole on every device;
+          // each consumer that wants it sharded reads its device's slice.
+          if (!l.isReplicated() && (!dense || !dense.isSplat()))
+            l = Layout::replicated(type.getRank());
           if (failed(localize(op, c.getResult(), l)))
             return failure();
-          auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
           if (!l.isReplicated()) {
-            if (!dense || !dense.isSplat())
-              return op->emitError("epl-insert-collectives: cannot shard a "
-                                   "non-splat constant");
             c.setValueAttr(
                 DenseElementsAttr::get(cast<ShapedType>(c.getType()),
                                        dense.getSplatValue<Attribute>()));
