@@ -29,6 +29,7 @@ Command line (see `python -m epl.torch --help`):
 import argparse
 import fnmatch
 import importlib.util
+import inspect
 import json
 import os
 import re
@@ -240,6 +241,8 @@ def _check_program(program, modules, trainable, changed=()):
         value = node.meta.get("val")
         shape = getattr(value, "shape", ())
         if any(not isinstance(d, int) for d in shape):
+            if target == "<built-in function getitem>":  # a result of a tuple (torch.unique)
+                target = str(node.args[0].target)
             # torch-mlir lowers such a shape into an unbounded loop of its
             # own (a boolean mask's o[o > 0] ran out of 24 GB).
             raise ExportError(
@@ -479,13 +482,14 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     buffers = dict(model.named_buffers())
     before = {n: b.detach().clone() for n, b in buffers.items()}
     try:
+        try:  # the data fits forward's arguments (a label left out)
+            inspect.signature(model.forward).bind(*args[len(names):])
+        except TypeError as e:
+            raise ExportError(f"the model's forward cannot be called with the "
+                              f"{len(data)} inputs and labels given "
+                              f"({', '.join(data) or 'none'}), in that order: {e}") from e
         with torch.no_grad():
-            try:
-                loss = Functional()(*args)
-            except TypeError as e:  # the data does not fit forward's arguments
-                raise ExportError(f"the model's forward cannot be called with the "
-                                  f"{len(data)} inputs and labels given "
-                                  f"({', '.join(data) or 'none'}), in that order: {e}") from e
+            loss = Functional()(*args)
         if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
             raise ExportError("the model's forward must return the scalar loss, got "
                               f"{type(loss).__name__} of shape "
@@ -531,17 +535,17 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     errors = []
 
     def keep(diagnostic):
-        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
-            errors.append((str(diagnostic.location), diagnostic.message))
+        if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
+            return False  # warnings and remarks print as they did
+        errors.append((str(diagnostic.location), diagnostic.message))
         return True
 
+    table = {**get_decomposition_table(), **torch_kinks.decompositions(ExportError)}
     handler = context.attach_diagnostic_handler(keep)
     try:
         module = fx.export_and_import(program, output_type="linalg-on-tensors",
                                       fx_importer=importer, func_name=func_name,
-                                      decomposition_table={**get_decomposition_table(),
-                                                           **torch_kinks.decompositions(
-                                                               ExportError)})
+                                      decomposition_table=table)
     except ExportError:
         raise
     except Exception as e:  # torch-mlir's pass pipeline failed

@@ -16,17 +16,27 @@ PyTorch differentiates. PyTorch's choice is not the same in every version
 (torch 1.13's clamp passes the gradient at its bounds, 2.x's does not), so
 it is measured once on the installed torch (`_conventions`) rather than
 assumed. Each decomposition computes its value as PyTorch's CPU kernel
-does, so the forward is unchanged.
+does, so the forward is unchanged (to the last bit but for a tie of
+`maximum` between odd subnormals, whose halves round).
 """
 
 import functools
 
 
+#: Copies of each probed point: PyTorch's vectorized kernels and their
+#: scalar tail have differed at a bound (torch 1.13's hardswish'(3) is 1.0
+#: in the vector body, 1.5 in the tail), so a probe of one element read the
+#: tail's convention, not the one most elements get.
+_PROBE = 64
+
+
 def _gradient(torch, f, x):
-    """d f / dx at the float32 point `x`, by PyTorch's autograd."""
-    t = torch.tensor([x], requires_grad=True)
+    """d f / dx at the float32 point `x`, by PyTorch's autograd: the value
+    every copy of the point gets, else NaN (no one convention)."""
+    t = torch.full((_PROBE,), x, requires_grad=True)
     f(t).sum().backward()
-    return float(t.grad[0])
+    values = set(t.grad.tolist())
+    return values.pop() if len(values) == 1 else float("nan")
 
 
 def _which(value, first, second):
@@ -41,16 +51,26 @@ def _conventions():
     the name says; None: neither of the two this module can write), and how
     maximum and minimum split a tie."""
     import torch
+    with torch.enable_grad(), torch.inference_mode(False):
+        return _measure(torch)
+
+
+def _measure(torch):
+    """_conventions, measured with autograd on (the export may be called
+    under torch.no_grad())."""
     import torch.nn.functional as F
     g = functools.partial(_gradient, torch)
+    small = torch.tensor([-1e-7])
 
     def constant(f, x):  # 0: the bound's constant piece; 1: the identity
         return _which(g(f, x), 0.0, 1.0)
 
     def tie(f):
-        a = torch.tensor([1.0], requires_grad=True)
-        b = torch.tensor([1.0], requires_grad=True)
+        a = torch.ones(_PROBE, requires_grad=True)
+        b = torch.ones(_PROBE, requires_grad=True)
         f(a, b).sum().backward()
+        if len(set(a.grad.tolist())) != 1 or len(set(b.grad.tolist())) != 1:
+            return None
         split = float(a.grad[0]), float(b.grad[0])
         return split if sum(split) == 1.0 else None  # a tie's value is a * wa + b * wb
 
@@ -75,6 +95,8 @@ def _conventions():
         "hardswish_high_identity": _which(g(F.hardswish, 3.0), 1.0, 1.5),
         "maximum_tie": tie(torch.maximum),
         "minimum_tie": tie(torch.minimum),
+        # ELU's negative piece as expm1 (torch 2) or exp - 1 (torch 1.13).
+        "elu_expm1": bool(F.elu(small) == torch.expm1(small)),
     }
 
 
@@ -119,7 +141,7 @@ def decompositions(error):
 
     def rrelu(x, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
         if training:
-            return NotImplemented  # random slopes: torch-mlir refuses those itself
+            return NotImplemented  # random slopes: the exporter refuses them
         return leaky_relu(x, (lower + upper) / 2)
 
     def prelu(x, weight):
@@ -133,13 +155,14 @@ def decompositions(error):
     def elu(x, alpha=1.0, scale=1.0, input_scale=1.0):
         if not _floating(x):
             return NotImplemented
-        # PyTorch: x <= 0 ? (exp(x * input_scale) - 1) * alpha * scale : x * scale.
-        # The exponent is x only where that branch is taken: exp(100) is inf,
-        # and 0 * inf would make the other branch's gradient NaN.
+        # PyTorch: x <= 0 ? expm1(x * input_scale) * alpha * scale : x * scale
+        # (exp - 1 before torch 2). The exponent is x only where that branch
+        # is taken: exp(100) is inf, and 0 * inf would make the other
+        # branch's gradient NaN.
         positive = _above(x, 0, not c["elu_0_negative"])
-        negative = torch.where(positive, 0.0, x)
-        return torch.where(positive, x * scale,
-                           (torch.exp(negative * input_scale) - 1) * (alpha * scale))
+        negative = torch.where(positive, 0.0, x) * input_scale
+        negative = torch.expm1(negative) if c["elu_expm1"] else torch.exp(negative) - 1
+        return torch.where(positive, x * scale, negative * (alpha * scale))
 
     def selu(x):
         return elu(x, 1.6732632423543772848170429916717, 1.0507009873554804934193349852946)
@@ -156,11 +179,8 @@ def decompositions(error):
             x = torch.where(_above(x, high, high_constant), high, x)
         return x
 
-    def scalar_bounds(x, *bounds):
-        return _floating(x) and not any(isinstance(b, torch.Tensor) for b in bounds)
-
     def hardtanh(x, min_val=-1.0, max_val=1.0):
-        if not scalar_bounds(x, min_val, max_val):
+        if not _floating(x):
             return NotImplemented
         return clamp_between(x, min_val, max_val, c["hardtanh_low_constant"],
                              c["hardtanh_high_constant"])
@@ -169,7 +189,7 @@ def decompositions(error):
         return hardtanh(x, 0.0, 6.0)
 
     def clamp(x, min=None, max=None):
-        if not scalar_bounds(x, min, max):
+        if not _floating(x):
             return NotImplemented
         if min is not None and max is not None:
             low, high = c["clamp_low_constant"], c["clamp_high_constant"]
@@ -178,12 +198,12 @@ def decompositions(error):
         return clamp_between(x, min, max, low, high)
 
     def clamp_min(x, min):
-        if not scalar_bounds(x, min):
+        if not _floating(x):
             return NotImplemented
         return clamp_between(x, min, None, c["clamp_min_op_constant"], False)
 
     def clamp_max(x, max):
-        if not scalar_bounds(x, max):
+        if not _floating(x):
             return NotImplemented
         return clamp_between(x, None, max, False, c["clamp_max_op_constant"])
 
@@ -203,10 +223,15 @@ def decompositions(error):
                            torch.where(_above(x, 3.0, c["hardswish_high_identity"]),
                                        x * 6.0 / 6.0, x * (x + 3) / 6.0))
 
-    def extremum(first_wins, second_wins, tie):
+    def extremum(first_wins, second_wins, tie_key):
         def decomposition(a, b):
-            if not _floating(a, b):
+            # A float tensor against an integer one (maximum(h, tensor(0)))
+            # is a float op: both are promoted, as PyTorch does.
+            dtype = torch.result_type(a, b)
+            if not dtype.is_floating_point:
                 return NotImplemented
+            a, b = a.to(dtype), b.to(dtype)
+            tie = c[tie_key]
             # A NaN compares false both ways and reaches the tie's value,
             # as PyTorch propagates it; a * 0.5 + b * 0.5 keeps a tie of
             # infinities (a + b would overflow).
@@ -231,8 +256,8 @@ def decompositions(error):
         return (std(x, dim, correction=correction, keepdim=keepdim),
                 torch.mean(x, dim, keepdim=keepdim))
 
-    maximum = extremum(torch.gt, torch.lt, c["maximum_tie"])
-    minimum = extremum(torch.lt, torch.gt, c["minimum_tie"])
+    maximum = extremum(torch.gt, torch.lt, "maximum_tie")
+    minimum = extremum(torch.lt, torch.gt, "minimum_tie")
     return {
         aten.leaky_relu.default: leaky_relu,
         aten.rrelu.default: rrelu,

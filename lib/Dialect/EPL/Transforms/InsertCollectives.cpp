@@ -959,7 +959,19 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
       if (Operation *top = madeAfter(ar);
           top && (!ready || ready->isBeforeInBlock(top)))
         ready = top;
-    if (ready)
+    // Its users follow the last gradient (they read the reduced values,
+    // which the partitioner puts where the step returns them); one that
+    // would not keeps the bucket before the first user, where it was.
+    Operation *firstUser = nullptr;
+    for (AllReduceOp ar : bucket)
+      for (Operation *u : ar->getUsers()) {
+        Operation *top = block->findAncestorOpInBlock(*u);
+        if (top && (!firstUser || top->isBeforeInBlock(firstUser)))
+          firstUser = top;
+      }
+    if (firstUser && ready && !ready->isBeforeInBlock(firstUser))
+      b.setInsertionPoint(firstUser);
+    else if (ready)
       b.setInsertionPointAfter(ready);
     else
       b.setInsertionPointToStart(block);

@@ -164,8 +164,8 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               // sigmoid' = s (1 - s), of the forward's s as PyTorch's
               // backward takes it: a loss of log(1 - s) divides by the
               // rounded 1 - s, which this cancels (the chain through
-              // exp(-x) does not: BCE(sigmoid(16), 0)'s gradient was 15.1,
-              // not 16).
+              // exp(-x) does not: -log(1 - sigmoid(x))'s derivative at
+              // x = 16 was 0.944, not sigmoid(16) = 1).
               if (Value x = sigmoidInput(quotient)) {
                 Value one = constant(type, 1.0);
                 accumulate(
