@@ -165,38 +165,6 @@ int64_t bytesOf(Type type) {
          std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
 }
 
-/// Splits the updates (by their bytes, `sizes`) into at most `numGroups`
-/// groups of about equal bytes, each of updates consecutive in `order` (the
-/// order their gradients become ready); returns the group (0 ..
-/// numGroups - 1) of each. Groups of sizes alone (largest first, into the
-/// lightest group) mixed the first layer's bias with the last layer's
-/// weight: every group was ready only at the end of the backward, and
-/// with data parallelism, whose buckets are consecutive too, no bucket
-/// could be freed before it.
-SmallVector<unsigned> groupsOf(ArrayRef<int64_t> sizes,
-                               ArrayRef<unsigned> order, int64_t numGroups) {
-  // More groups than updates would be empty ones (and a group count near
-  // 2^32 more than a vector holds).
-  numGroups =
-      std::clamp<int64_t>(numGroups, 1, std::max<int64_t>(1, sizes.size()));
-  int64_t total = 0;
-  for (int64_t s : sizes)
-    total += s;
-  SmallVector<unsigned> groupOf(sizes.size());
-  int64_t filled = 0;
-  int64_t group = 0;
-  for (auto [k, i] : llvm::enumerate(order)) {
-    groupOf[i] = group;
-    filled += sizes[i];
-    // On to the next group once this one has its share (fewer groups
-    // where one update holds several shares).
-    bool shareReached = filled * numGroups >= total * (group + 1);
-    if (group + 1 < numGroups && shareReached && k + 1 < order.size())
-      ++group;
-  }
-  return groupOf;
-}
-
 /// The last op (in block order) of those making `values`.
 Operation *updatedLast(Value updated, ArrayRef<Value> states) {
   Operation *last = updated.getDefiningOp();
@@ -369,17 +337,25 @@ LogicalResult applyOptimizer(func::FuncOp fn, const Optimizer &optimizer,
   // more groups gradients die earlier. With one group, all updates follow
   // the last gradient.
   Block &body = fn.front();
-  auto madeAfter = [&](unsigned i) -> Operation * {
-    Operation *def = results[updates[i].result].getDefiningOp();
-    return def ? body.findAncestorOpInBlock(*def) : nullptr;
-  };
+  // Groups of about equal bytes, each of updates consecutive in the order
+  // their gradients are made. (Groups of sizes alone, largest first into
+  // the lightest, mixed the first layer's bias with the last layer's
+  // weight: every group was ready only at the end of the backward, and
+  // with data parallelism, whose buckets are consecutive too, no bucket
+  // could be freed before it.)
   auto byReadiness = llvm::to_vector(llvm::seq<unsigned>(0, updates.size()));
   llvm::stable_sort(byReadiness, [&](unsigned x, unsigned y) {
-    Operation *a = madeAfter(x), *b = madeAfter(y);
-    return a != b && (!a || (b && a->isBeforeInBlock(b)));
+    return madeBefore(&body, results[updates[x].result],
+                      results[updates[y].result]);
   });
+  SmallVector<int64_t> ordered;
+  for (unsigned i : byReadiness)
+    ordered.push_back(sizes[i]);
+  SmallVector<unsigned> groupOf(updates.size());
+  for (auto [i, group] :
+       llvm::zip(byReadiness, consecutiveShares(ordered, numGroups)))
+    groupOf[i] = group;
   DenseMap<unsigned, Operation *> readyAfter;
-  SmallVector<unsigned> groupOf = groupsOf(sizes, byReadiness, numGroups);
   auto order = llvm::to_vector(llvm::seq<unsigned>(0, updates.size()));
   for (unsigned i : order) {
     Operation *def = results[updates[i].result].getDefiningOp();

@@ -912,9 +912,6 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
                                int64_t maxBuckets, double factor, bool fp16,
                                double fp16Scale) {
   int64_t buckets = std::min<int64_t>(maxBuckets, grads.size());
-  int64_t total = 0;
-  for (AllReduceOp ar : grads)
-    total += ar.getType().getNumElements();
   GradientPhase tagger(fn);
   IRRewriter b(fn.getContext(), &tagger);
   // In the order the backward makes them (the last layer's first), so that
@@ -923,29 +920,15 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
   // first layer's bias beside the second layer's weight, which then waited
   // for the end of the backward).
   Block *block = grads.front()->getBlock();
-  auto madeAfter = [&](AllReduceOp ar) -> Operation * {
-    Operation *def = ar.getInput().getDefiningOp();
-    return def ? block->findAncestorOpInBlock(*def) : nullptr;
-  };
   llvm::stable_sort(grads, [&](AllReduceOp x, AllReduceOp y) {
-    Operation *a = madeAfter(x), *b = madeAfter(y);
-    return a != b && (!a || (b && a->isBeforeInBlock(b)));
+    return madeBefore(block, x.getInput(), y.getInput());
   });
-  // Consecutive gradients, about total / buckets elements per bucket.
+  SmallVector<int64_t> sizes;
+  for (AllReduceOp ar : grads)
+    sizes.push_back(ar.getType().getNumElements());
   SmallVector<SmallVector<AllReduceOp>> groups(buckets);
-  int64_t filled = 0;
-  size_t group = 0;
-  for (auto [i, ar] : llvm::enumerate(grads)) {
-    groups[group].push_back(ar);
-    filled += ar.getType().getNumElements();
-    // (Not "while every later bucket can still have a gradient": with the
-    // largest gradients last, that kept everything in one bucket.)
-    bool shareReached =
-        filled >= total * static_cast<int64_t>(group + 1) / buckets;
-    if (group + 1 < static_cast<size_t>(buckets) && shareReached &&
-        i + 1 < grads.size())
-      ++group;
-  }
+  for (auto [ar, bucket] : llvm::zip(grads, consecutiveShares(sizes, buckets)))
+    groups[bucket].push_back(ar);
   int64_t made = 0;
   for (SmallVector<AllReduceOp> &bucket : groups) {
     if (bucket.empty())
@@ -954,11 +937,12 @@ int64_t fuseGradientReductions(func::FuncOp fn, MeshOp mesh,
     // making one. Before the first user (the step's return) every bucket
     // waited for the whole backward, and so did each group of updates of
     // optimizer.num_apply_group, which then freed nothing earlier.
-    Operation *ready = nullptr;
+    Value last = bucket.front().getInput();
     for (AllReduceOp ar : bucket)
-      if (Operation *top = madeAfter(ar);
-          top && (!ready || ready->isBeforeInBlock(top)))
-        ready = top;
+      if (madeBefore(block, last, ar.getInput()))
+        last = ar.getInput();
+    Operation *def = last.getDefiningOp();
+    Operation *ready = def ? block->findAncestorOpInBlock(*def) : nullptr;
     // Its users follow the last gradient (they read the reduced values,
     // which the partitioner puts where the step returns them); one that
     // would not keeps the bucket before the first user, where it was.

@@ -12,6 +12,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 
 using namespace mlir;
@@ -222,4 +224,43 @@ std::optional<int64_t> mlir::epl::pipelineStageOf(Value v) {
     return memo[v] = stage;
   };
   return stageOf(v);
+}
+
+bool mlir::epl::madeBefore(Block *block, Value a, Value b) {
+  auto maker = [&](Value v) -> Operation * {
+    Operation *def = v.getDefiningOp();
+    return def ? block->findAncestorOpInBlock(*def) : nullptr;
+  };
+  Operation *x = maker(a), *y = maker(b);
+  return x != y && (!x || (y && x->isBeforeInBlock(y)));
+}
+
+SmallVector<unsigned> mlir::epl::consecutiveShares(ArrayRef<int64_t> sizes,
+                                                   int64_t parts) {
+  // More parts than items would be empty ones (and a count near 2^32 more
+  // than a vector holds).
+  parts = std::clamp<int64_t>(parts, 1, std::max<size_t>(1, sizes.size()));
+  double total = 0;
+  for (int64_t s : sizes)
+    total += s;
+  SmallVector<unsigned> runOf(sizes.size());
+  double filled = 0;
+  int64_t run = 0, inRun = 0;
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    double target = total * (run + 1) / parts;
+    if (inRun > 0 && run + 1 < parts &&
+        std::abs(filled + size - target) > std::abs(filled - target)) {
+      ++run;
+      inRun = 0;
+    }
+    runOf[i] = run;
+    filled += size;
+    ++inRun;
+    if (run + 1 < parts && filled >= total * (run + 1) / parts &&
+        i + 1 < sizes.size()) {
+      ++run;
+      inRun = 0;
+    }
+  }
+  return runOf;
 }

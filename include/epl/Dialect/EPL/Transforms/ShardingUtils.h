@@ -92,6 +92,18 @@ FailureOr<RankedTensorType> localType(MeshOp mesh, RankedTensorType type,
 /// An ArrayAttr of strings.
 ArrayAttr axesAttr(MLIRContext *ctx, ArrayRef<StringRef> axes);
 
+/// Whether `block` makes `a` before `b`: by the ops of `block` that make
+/// them (their ancestors there); a value it does not make (an argument)
+/// comes first. The order in which a step's gradients become final.
+bool madeBefore(Block *block, Value a, Value b);
+
+/// Splits items of `sizes`, in that order, into at most `parts` runs of
+/// consecutive items of about equal total size; returns the run (0 ..
+/// parts - 1) of each. A run ends once it has its share, or before an item
+/// that would overshoot the share by more than the run falls short of it
+/// (so that a large last item is not joined to the small ones before it).
+SmallVector<unsigned> consecutiveShares(ArrayRef<int64_t> sizes, int64_t parts);
+
 } // namespace mlir::epl
 
 #endif // EPL_DIALECT_EPL_TRANSFORMS_SHARDINGUTILS_H
