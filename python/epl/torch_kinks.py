@@ -95,6 +95,12 @@ def _measure(torch):
         "hardswish_high_identity": _which(g(F.hardswish, 3.0), 1.0, 1.5),
         "maximum_tie": tie(torch.maximum),
         "minimum_tie": tie(torch.minimum),
+        # Tensor bounds: as maximum/minimum on torch 2 (halves), the input
+        # alone on torch 1.13.
+        "clamp_tensor_min_tie": tie(lambda a, b: torch.clamp(a, min=b)),
+        "clamp_tensor_max_tie": tie(lambda a, b: torch.clamp(a, max=b)),
+        "clamp_min_tensor_tie": tie(torch.clamp_min),
+        "clamp_max_tensor_tie": tie(torch.clamp_max),
         # ELU's negative piece as expm1 (torch 2) or exp - 1 (torch 1.13).
         "elu_expm1": bool(F.elu(small) == torch.expm1(small)),
     }
@@ -256,6 +262,17 @@ def decompositions(error):
         return (std(x, dim, correction=correction, keepdim=keepdim),
                 torch.mean(x, dim, keepdim=keepdim))
 
+    def clamp_tensor(x, min=None, max=None):
+        # min(max(x, min), max) as PyTorch orders them, a tie with a bound
+        # split as the installed torch splits it.
+        if min is not None:
+            x = extremum(torch.gt, torch.lt, "clamp_tensor_min_tie")(x, min)
+            if x is NotImplemented:
+                return x
+        if max is not None:
+            x = extremum(torch.lt, torch.gt, "clamp_tensor_max_tie")(x, max)
+        return x
+
     maximum = extremum(torch.gt, torch.lt, "maximum_tie")
     minimum = extremum(torch.lt, torch.gt, "minimum_tie")
     return {
@@ -270,6 +287,9 @@ def decompositions(error):
         aten.clamp.default: clamp,
         aten.clamp_min.default: clamp_min,
         aten.clamp_max.default: clamp_max,
+        aten.clamp.Tensor: clamp_tensor,
+        aten.clamp_min.Tensor: extremum(torch.gt, torch.lt, "clamp_min_tensor_tie"),
+        aten.clamp_max.Tensor: extremum(torch.lt, torch.gt, "clamp_max_tensor_tie"),
         aten.hardsigmoid.default: hardsigmoid,
         aten.hardswish.default: hardswish,
         aten.maximum.default: maximum,

@@ -200,10 +200,32 @@ def test_convolution_and_pooling(tmp_path, model, shapes):
 
 
 
-def gradient_of_b(tmp_path, text, b):
-    """epl-autodiff's gradient of the model `text`, of one parameter `b`, at `b`."""
+def gradient_of_sum(tmp_path, body, b):
+    """epl-autodiff's gradient, at `b`, of the sum over the elements x of
+    the parameter `b` of the scalar %f that `body` computes from %x (the
+    constants %zero, %one and %twenty at hand; T stands for the element
+    type)."""
+    t = {"float32": "f32", "float64": "f64"}[str(b.dtype)]
+    n = b.size
     model = tmp_path / "model.mlir"
-    model.write_text(text)
+    model.write_text(f"""
+func.func @model(%b: tensor<{n}x{t}> {{epl.arg = "param", epl.name = "b"}}) -> tensor<{t}> {{
+  %zero = arith.constant 0.0 : {t}
+  %one = arith.constant 1.0 : {t}
+  %twenty = arith.constant 20.0 : {t}
+  %init = tensor.empty() : tensor<{t}>
+  %acc = linalg.fill ins(%zero : {t}) outs(%init : tensor<{t}>) -> tensor<{t}>
+  %l = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                       iterator_types = ["reduction"]}}
+      ins(%b : tensor<{n}x{t}>) outs(%acc : tensor<{t}>) {{
+  ^bb0(%x: {t}, %a: {t}):
+{body.replace(": T", ": " + t)}
+    %sum = arith.addf %a, %f : {t}
+    linalg.yield %sum : {t}
+  }} -> tensor<{t}>
+  return %l : tensor<{t}>
+}}
+""")
     step = tmp_path / "step.mlir"
     run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff", "-o", step])
     safetensors.save(tmp_path / "p.safetensors", {"b": b})
@@ -212,67 +234,34 @@ def gradient_of_b(tmp_path, text, b):
     return safetensors.load(out)["result1"]
 
 
-ABS_MODEL = """
-func.func @model(%b: tensor<4xf64> {epl.arg = "param", epl.name = "b"}) -> tensor<f64> {
-  %zero = arith.constant 0.0 : f64
-  %init = tensor.empty() : tensor<f64>
-  %acc = linalg.fill ins(%zero : f64) outs(%init : tensor<f64>) -> tensor<f64>
-  %l1 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
-                        iterator_types = ["reduction"]}
-      ins(%b : tensor<4xf64>) outs(%acc : tensor<f64>) {
-  ^bb0(%x: f64, %a: f64):
-    %m = math.absf %x : f64
-    %s = arith.addf %a, %m : f64
-    linalg.yield %s : f64
-  } -> tensor<f64>
-  return %l1 : tensor<f64>
-}
-"""
-
-
 def test_abs_has_sign_gradient_zero_at_zero(tmp_path):
     """|x|'s gradient is sign(x) with sign(0) = 0, as PyTorch's: an L1
     penalty on a zero-initialized bias got +1 there (the gradient of the
     bias lambda off after one step; finite differences cannot tell)."""
-    got = gradient_of_b(tmp_path, ABS_MODEL, np.array([0.0, 1.5, -2.0, -0.0]))
+    got = gradient_of_sum(tmp_path, "    %f = math.absf %x : T",
+                          np.array([0.0, 1.5, -2.0, -0.0]))
     np.testing.assert_array_equal(got, [0.0, 1.0, -1.0, 0.0])
 
 
-#: Per element of %b: sigmoid + softplus (threshold 20) + ELU + a guarded
-#: log, written as torch-mlir writes them (a select over both branches).
-OVERFLOW_MODEL = """
-func.func @model(%b: tensor<6xf32> {epl.arg = "param", epl.name = "b"}) -> tensor<f32> {
-  %zero = arith.constant 0.0 : f32
-  %one = arith.constant 1.0 : f32
-  %twenty = arith.constant 20.0 : f32
-  %init = tensor.empty() : tensor<f32>
-  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
-  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
-                       iterator_types = ["reduction"]}
-      ins(%b : tensor<6xf32>) outs(%acc : tensor<f32>) {
-  ^bb0(%x: f32, %a: f32):
-    %nx = arith.negf %x : f32
-    %enx = math.exp %nx : f32
-    %den = arith.addf %enx, %one : f32
-    %sigmoid = arith.divf %one, %den : f32
-    %ex = math.exp %x : f32
-    %lp = math.log1p %ex : f32
-    %big = arith.cmpf ogt, %x, %twenty : f32
-    %softplus = arith.select %big, %x, %lp : f32
-    %pos = arith.cmpf ogt, %x, %zero : f32
-    %em1 = arith.subf %ex, %one : f32
-    %elu = arith.select %pos, %x, %em1 : f32
-    %log = math.log %x : f32
-    %guarded = arith.select %pos, %log, %zero : f32
-    %s1 = arith.addf %sigmoid, %softplus : f32
-    %s2 = arith.addf %s1, %elu : f32
-    %s3 = arith.addf %s2, %guarded : f32
-    %s = arith.addf %a, %s3 : f32
-    linalg.yield %s : f32
-  } -> tensor<f32>
-  return %l : tensor<f32>
-}
-"""
+#: sigmoid + softplus (threshold 20) + ELU + a guarded log, written as
+#: torch-mlir writes them (a select over both branches).
+OVERFLOWING = """
+    %nx = arith.negf %x : T
+    %enx = math.exp %nx : T
+    %den = arith.addf %enx, %one : T
+    %sigmoid = arith.divf %one, %den : T
+    %ex = math.exp %x : T
+    %lp = math.log1p %ex : T
+    %big = arith.cmpf ogt, %x, %twenty : T
+    %softplus = arith.select %big, %x, %lp : T
+    %pos = arith.cmpf ogt, %x, %zero : T
+    %em1 = arith.subf %ex, %one : T
+    %elu = arith.select %pos, %x, %em1 : T
+    %log = math.log %x : T
+    %guarded = arith.select %pos, %log, %zero : T
+    %s1 = arith.addf %sigmoid, %softplus : T
+    %s2 = arith.addf %s1, %elu : T
+    %f = arith.addf %s2, %guarded : T"""
 
 
 def test_overflowed_partials_of_branches_not_taken_are_no_nan(tmp_path):
@@ -282,7 +271,7 @@ def test_overflowed_partials_of_branches_not_taken_are_no_nan(tmp_path):
     NaN after one step. The gradients are PyTorch's formulas: s(1 - s),
     sigmoid(x) below the threshold and 1 above, exp(x) or 1, 1/x or 0."""
     x = np.array([-100.0, 100.0, -0.5, 0.5, 30.0, 0.0], np.float32)
-    got = gradient_of_b(tmp_path, OVERFLOW_MODEL, x)
+    got = gradient_of_sum(tmp_path, OVERFLOWING, x)
     x64 = x.astype(np.float64)
     s = 1 / (1 + np.exp(-x64))
     with np.errstate(divide="ignore"):
@@ -291,36 +280,20 @@ def test_overflowed_partials_of_branches_not_taken_are_no_nan(tmp_path):
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-30)
 
 
-#: -log(1 - sigmoid(b)) per element, sigmoid as torch-mlir writes it.
-SIGMOID_LOSS_MODEL = """
-func.func @model(%b: tensor<4xf32> {epl.arg = "param", epl.name = "b"}) -> tensor<f32> {
-  %zero = arith.constant 0.0 : f32
-  %one = arith.constant 1.0 : f32
-  %init = tensor.empty() : tensor<f32>
-  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
-  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
-                       iterator_types = ["reduction"]}
-      ins(%b : tensor<4xf32>) outs(%acc : tensor<f32>) {
-  ^bb0(%x: f32, %a: f32):
-    %nx = arith.negf %x : f32
-    %e = math.exp %nx : f32
-    %den = arith.addf %e, %one : f32
-    %s = arith.divf %one, %den : f32
-    %q = arith.subf %one, %s : f32
-    %log = math.log %q : f32
-    %sum = arith.subf %a, %log : f32
-    linalg.yield %sum : f32
-  } -> tensor<f32>
-  return %l : tensor<f32>
-}
-"""
-
-
 def test_sigmoid_derivative_is_taken_from_its_value(tmp_path):
     """d/dx -log(1 - sigmoid(x)) = sigmoid(x). Through exp(-x) the chain
     rule gave 0.944 at x = 16: the log divides by the rounded 1 - s, which
     the exact exp(-x) / (1 + exp(-x))^2 does not cancel. Taken as s (1 - s)
     of the forward's s, as PyTorch's backward does, it is s."""
     x = np.array([16.0, 12.0, 10.0, -3.0], np.float32)
-    got = gradient_of_b(tmp_path, SIGMOID_LOSS_MODEL, x)
+    # -log(1 - sigmoid(x)), sigmoid as torch-mlir writes it.
+    got = gradient_of_sum(tmp_path, """
+    %nx = arith.negf %x : T
+    %e = math.exp %nx : T
+    %den = arith.addf %e, %one : T
+    %s = arith.divf %one, %den : T
+    %q = arith.subf %one, %s : T
+    %log = math.log %q : T
+    %f = arith.negf %log : T""", x)
     np.testing.assert_allclose(got, 1 / (1 + np.exp(-x.astype(np.float64))), rtol=1e-6)
+

@@ -747,25 +747,33 @@ def test_torch_losses_follow_the_cosine_schedule():
     assert abs(constant[-1] - got[-1]) > 1e-3 * abs(got[-1])
 
 
-@needs_venv
-def test_command_line_errors_name_the_model_file(tmp_path):
-    """From `python -m epl.torch FILE`, an ExportError ended "(at <frozen
-    runpy>:88)" and torch.export's own failures (a `.data` in forward) a
-    page of traceback: one line each, naming the model's file and function."""
-    model = tmp_path / "bad.py"
+def command_line_on_a_linear_model(tmp_path, loss, more=""):
+    """`python -m epl.torch` on a file whose model is one nn.Linear(4, 2)
+    with forward(x, y) returning `loss`; epl_model()'s dict gets `more`
+    entries. The file, and the finished process."""
+    model = tmp_path / "model.py"
     model.write_text(
         "import torch, torch.nn as nn, torch.nn.functional as F\n"
         "class M(nn.Module):\n"
         "    def __init__(self):\n"
         "        super().__init__(); self.fc = nn.Linear(4, 2)\n"
         "    def forward(self, x, y):\n"
-        "        return F.mse_loss(self.fc(x), y * self.fc(x).detach())\n"
+        f"        return {loss}\n"
         "def epl_model():\n"
         "    return {'model': M(), 'inputs': {'x': torch.randn(3, 4)},\n"
-        "            'labels': {'y': torch.randn(3, 2)}}\n")
+        f"            'labels': {{'y': torch.randn(3, 2)}}, {more}}}\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    out = subprocess.run([VENV_PYTHON, "-m", "epl.torch", model, "-o", tmp_path / "bad"],
-                         capture_output=True, text=True, env=env)
+    return model, subprocess.run([VENV_PYTHON, "-m", "epl.torch", model, "-o",
+                                  tmp_path / "out"], capture_output=True, text=True, env=env)
+
+
+@needs_venv
+def test_command_line_errors_name_the_model_file(tmp_path):
+    """From `python -m epl.torch FILE`, an ExportError ended "(at <frozen
+    runpy>:88)" and torch.export's own failures (a `.data` in forward) a
+    page of traceback: one line each, naming the model's file and function."""
+    model, out = command_line_on_a_linear_model(
+        tmp_path, "F.mse_loss(self.fc(x), y * self.fc(x).detach())")
     assert out.returncode == 1
     assert out.stderr.startswith("epl.torch: error: the model's own forward stops the "
                                  "gradient (.detach())"), out.stderr
@@ -787,6 +795,8 @@ KINKED = {
     "maximum_tie": "torch.maximum(h, 2 * h - 1.0)", "minimum_tie": "torch.minimum(h, 2 * h - 1.0)",
     "max_other": "torch.max(h, torch.zeros_like(h))",
     "maximum_int": "torch.maximum(h, torch.tensor(0))",
+    "clamp_tensor": "torch.clamp(h, min=2 * h - 1, max=3 * h - 1)",
+    "clamp_min_tensor": "torch.clamp_min(h, torch.zeros_like(h))",
     "prelu": "self.prelu(h)",
 }
 
@@ -913,6 +923,9 @@ def test_kink_decompositions_follow_the_installed_torch():
         aten.minimum.default: lambda t: (t, 2 * t - 1),
         aten.max.other: lambda t: (t, 2 * t - 1),
         aten.min.other: lambda t: (t, 2 * t - 1),
+        aten.clamp.Tensor: lambda t: (t, 2 * t - 1, 3 * t - 1),
+        aten.clamp_min.Tensor: lambda t: (t, 2 * t - 1),
+        aten.clamp_max.Tensor: lambda t: (t, 2 * t - 1),
     }
     # std: a constant row has a zero std, whose gradient PyTorch makes 0.
     rows = torch.tensor([[1.0, 1.0, 1.0, 1.0], [0.0, 1.0, 2.0, 3.0], [0.0, 0.0, 0.0, 0.0]])
@@ -974,20 +987,8 @@ def test_command_line_reports_a_config_epl_run_refuses(tmp_path):
     """A config key epl.Config takes and epl-run refuses (optimizer.momentum
     with the default sgd) ended `python -m epl.torch` in a traceback of
     epl's ToolError: epl-run's own error now, exit 1."""
-    model = tmp_path / "model.py"
-    model.write_text(
-        "import torch, torch.nn as nn, torch.nn.functional as F\n"
-        "class M(nn.Module):\n"
-        "    def __init__(self):\n"
-        "        super().__init__(); self.fc = nn.Linear(4, 2)\n"
-        "    def forward(self, x, y):\n"
-        "        return F.mse_loss(self.fc(x), y)\n"
-        "def epl_model():\n"
-        "    return {'model': M(), 'inputs': {'x': torch.randn(3, 4)},\n"
-        "            'labels': {'y': torch.randn(3, 2)}, 'config': {'optimizer.momentum': 0.9}}\n")
-    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    out = subprocess.run([VENV_PYTHON, "-m", "epl.torch", model, "-o", tmp_path / "m"],
-                         capture_output=True, text=True, env=env)
+    _, out = command_line_on_a_linear_model(tmp_path, "F.mse_loss(self.fc(x), y)",
+                                            "'config': {'optimizer.momentum': 0.9}")
     assert out.returncode == 1
     assert out.stderr.startswith("epl.torch: error: epl-run failed with exit code 1:\n"), out.stderr
     assert 'EPL config key "optimizer.momentum" is read only by "optimizer.type" = ' \
