@@ -44,7 +44,8 @@ def main():
         first = next(iter(configs.values()))
         for suffix, strategy in models.VARIANTS[name].items():
             exported = epl.torch.export(spec["model"], spec["inputs"], spec["labels"],
-                                        strategy=strategy, config=first)
+                                        strategy=strategy, config=first,
+                                        batch_dims=spec.get("batch_dims"))
             (args.out / f"{name}{suffix}.mlir").write_text(exported.mlir)
         epl.torch.safetensors.save(args.out / f"{name}.params.safetensors",
                                    exported.params)

@@ -37,7 +37,7 @@ import sys
 
 import numpy as np
 
-from . import safetensors, torch_kinks
+from . import safetensors, torch_kinks, torch_reshapes
 from .config import Config
 from .errors import PLAIN_NAME, ConfigError, EPLError, StrategyError, ToolError, plain_name
 from .graph import _config_value
@@ -48,6 +48,8 @@ from .strategy import Strategy, replicate, split
 _WRAPPED = "model"
 _LOC_PREFIX = "epl.module:"
 #: An op's module path and FX node in its location.
+# Ops of the exporter's wrapper (moving a batch_dims input's batch back).
+_OUTSIDE = "epl.wrapper"
 _LOC_RE = re.compile(r'"' + re.escape(_LOC_PREFIX) + r'([^:"]*):([^"]*)"')
 
 
@@ -124,27 +126,66 @@ def _strategies(strategy):
     return out
 
 
+def _matches(pattern, path):
+    """Whether `pattern` matches module `path` or one of its enclosing
+    modules ("fc3" matches "fc3" and "fc3.act"; "*" matches everything,
+    the model itself included)."""
+    prefixes = [path]
+    while "." in prefixes[-1]:
+        prefixes.append(prefixes[-1].rsplit(".", 1)[0])
+    return pattern == "*" or any(fnmatch.fnmatchcase(p, pattern) for p in prefixes if p)
+
+
+def _first_match(path, strategy):
+    """The (pattern, strategy) of the first pattern, in order, that matches
+    `path`; None if none does."""
+    return next(((p, s) for p, s in strategy if _matches(p, path)), None)
+
+
 def scope_of(path, strategy):
     """The strategy of an op that ran in module `path` ("" for the model
     itself): the first pattern, in order, that matches the path or one of
     its enclosing modules ("fc3" matches "fc3" and "fc3.act"; patterns are
     fnmatch globs, "*" matches everything, the model itself included)."""
-    prefixes = [path]
-    while "." in prefixes[-1]:
-        prefixes.append(prefixes[-1].rsplit(".", 1)[0])
-    for pattern, s in strategy:
-        if pattern == "*" or any(fnmatch.fnmatchcase(p, pattern) for p in prefixes if p):
-            return s
-    return None
+    found = _first_match(path, strategy)
+    return found[1] if found else None
+
+
+def _check_patterns_used(strategy, used, paths):
+    """Every pattern of `strategy` scoped some op: one that matched none (a
+    misspelled module, a glob of another model's names, or one behind an
+    earlier pattern that takes all it matches, as "*" before it does) would
+    leave the parallelism it asks for silently undone."""
+    for pattern, _ in strategy:
+        if pattern in used:
+            continue
+        shadow = next((p for p, _ in strategy if p in used and p != pattern and
+                       any(_matches(pattern, path) and _first_match(path, strategy)[0] == p
+                           for path in paths)), None)
+        if shadow is not None:
+            raise ExportError(
+                f"the strategy pattern {pattern!r} scopes no op: the earlier pattern "
+                f"{shadow!r} takes every op it matches (the first pattern that matches, "
+                f"in order, scopes an op); put {pattern!r} before it")
+        names = sorted({p.split(".")[0] for p in paths if p})
+        raise ExportError(
+            f"the strategy pattern {pattern!r} matches no module that computes an op "
+            f"(top-level modules: {', '.join(names) or 'none'}; patterns are fnmatch "
+            f"globs of module paths as in model.named_modules(), e.g. 'blocks.*.mlp')")
 
 
 def _module_path(node):
+    """The path of the module `node` ran in ("" for the model's own
+    forward); None for the exporter's wrapper around the model (the
+    batch_dims moves), which belongs to no scope."""
     stack = node.meta.get("nn_module_stack") or {}
     if not stack:
         return ""
     path = list(stack.values())[-1][0]
     # torch versions spell the root differently ("model.fc1", "L['self'].model.fc1").
     path = re.sub(r"^L\['self'\]\.?", "", path)
+    if path == "":
+        return None
     if path == _WRAPPED:
         return ""
     if path.startswith(_WRAPPED + "."):
@@ -190,6 +231,23 @@ def _check_arguments(named, data):
                     f"the {kind} '{name}' is a {t.dtype} tensor; epl-run passes "
                     f"{', '.join(f'{v} ({k})' for k, v in _RUN_TYPES.items())} "
                     f"tensors: {fix}")
+
+
+def _check_batch_dims(batch_dims, data):
+    """`batch_dims` as {name: non-negative dimension}, each naming an input
+    or label and one of its dimensions."""
+    result = {}
+    for name, dim in (batch_dims or {}).items():
+        if name not in data:
+            raise ExportError(f"batch_dims names {name!r}, which is no input or label "
+                              f"(they are: {', '.join(data) or 'none'})")
+        rank = len(data[name].shape)
+        if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
+            raise ExportError(f"batch_dims[{name!r}] is {dim!r}: the batch must be one of "
+                              f"the {rank} dimensions of {name!r} (shape "
+                              f"{tuple(data[name].shape)})")
+        result[name] = dim % rank
+    return result
 
 
 def _where(path, modules):
@@ -419,7 +477,7 @@ def _check_dialects(module, modules):
 
 
 def export(model, inputs, labels=None, *, strategy=None, config=None,
-           func_name="model", check_rtol=2e-6):
+           func_name="model", check_rtol=2e-6, batch_dims=None):
     """Exports `model` (an nn.Module whose forward takes the inputs then the
     labels, positionally in dict order, and returns the scalar loss) to an
     L0 module. Parameters are `model.named_parameters()` under those names
@@ -433,7 +491,12 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     ExportError naming it. The exported forward is then run by epl-run on
     the same parameters and data: a loss further than `check_rtol` from
     PyTorch's (an op torch-mlir lowered otherwise than PyTorch computes
-    it) is an ExportError too (None: not checked)."""
+    it) is an ExportError too (None: not checked). `batch_dims` names the
+    inputs and labels whose batch is not their dimension 0 (a seq-first
+    layout's (L, B, E): {"x": 1}): they are exported, and saved, with the
+    batch moved to dimension 0, where the EPL tools cut every input and
+    label into devices' and micro-batches' shares; the exported forward
+    moves it back."""
     import torch
     labels = labels or {}
     clash = set(inputs) & set(labels)
@@ -448,6 +511,8 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     names = list(named)
     data = {**inputs, **labels}
     _check_arguments(named, {n: torch.as_tensor(v) for n, v in data.items()})
+    batch_dims = _check_batch_dims(batch_dims, data)
+    moved = [batch_dims.get(n, 0) for n in data]
     try:
         from torch_mlir import fx, ir
         from torch_mlir.dialects import torch as torch_d
@@ -469,13 +534,14 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
 
         def forward(self, *args):
             params = dict(zip(names, args[:len(names)]))
-            return torch.func.functional_call(getattr(self, _WRAPPED), params,
-                                              tuple(args[len(names):]))
+            data = tuple(a.movedim(0, d) if d else a
+                         for a, d in zip(args[len(names):], moved))
+            return torch.func.functional_call(getattr(self, _WRAPPED), params, data)
 
     # Copies: a forward that changes its arguments in place changes neither
     # the model's parameters nor the caller's data.
     args = tuple(p.detach().clone() for p in named.values()) + tuple(
-        torch.as_tensor(v).clone() for v in data.values())
+        torch.as_tensor(v).movedim(d, 0).clone() for v, d in zip(data.values(), moved))
     arg_names = names + list(data)
     originals = [a.clone() for a in args]
     # The checks' forwards leave the model's buffers as they found them.
@@ -483,7 +549,7 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
     before = {n: b.detach().clone() for n, b in buffers.items()}
     try:
         try:  # the data fits forward's arguments (a label left out)
-            inspect.signature(model.forward).bind(*args[len(names):])
+            inspect.signature(model.forward).bind(*data.values())
         except TypeError as e:
             raise ExportError(f"the model's forward cannot be called with the "
                               f"{len(data)} inputs and labels given "
@@ -524,8 +590,9 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
 
         def get_node_location(self, node):
             loc = super().get_node_location(node) or ir.Location.unknown(context=self._c)
-            return ir.Location.name(f"{_LOC_PREFIX}{_module_path(node)}:{node.name}",
-                                    childLoc=loc, context=self._c)
+            path = _module_path(node)
+            prefix = _OUTSIDE if path is None else f"{_LOC_PREFIX}{path}"
+            return ir.Location.name(f"{prefix}:{node.name}", childLoc=loc, context=self._c)
 
     context = ir.Context()
     torch_d.register_dialect(context)
@@ -540,7 +607,8 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
         errors.append((str(diagnostic.location), diagnostic.message))
         return True
 
-    table = {**get_decomposition_table(), **torch_kinks.decompositions(ExportError)}
+    table = {**get_decomposition_table(), **torch_kinks.decompositions(ExportError),
+             **torch_reshapes.decompositions()}
     handler = context.attach_diagnostic_handler(keep)
     try:
         module = fx.export_and_import(program, output_type="linalg-on-tensors",
@@ -586,28 +654,61 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
         func.attributes["arg_attrs"] = ir.ArrayAttr.get([
             ir.Attribute.parse(f'{{epl.arg = "{k}", epl.name = "{n}"}}')
             for k, n in zip(kinds, arg_names)])
-        if config_items:
-            items = ", ".join(f'"{k}" = {_config_value(v)}' for k, v in config_items.items())
-            module.operation.attributes["epl.config"] = ir.Attribute.parse(f"{{{items}}}")
+        _set_config(module, config_items, ir)
         if strategy:
+            moves, used, paths = [], set(), set()
             for op in func.regions[0].blocks[0].operations:
                 op = op.operation
                 dialect, _, name = op.name.partition(".")
                 if dialect not in ("linalg", "tensor") or op.name == "tensor.empty":
                     continue
-                paths = _LOC_RE.findall(str(op.location))
-                path = paths[0][0] if paths else ""
-                s = scope_of(path, strategy)
-                if s is not None:
-                    op.attributes["epl.scope"] = ir.Attribute.parse(s.attribute)
-                    scopes.setdefault(path, s.attribute)
+                location = str(op.location)
+                if f'"{_OUTSIDE}:' in location:
+                    moves.append(op)
+                    continue
+                found = _LOC_RE.findall(location)
+                path = found[0][0] if found else ""
+                paths.add(path)
+                match = _first_match(path, strategy)
+                if match is not None:
+                    used.add(match[0])
+                    op.attributes["epl.scope"] = ir.Attribute.parse(match[1].attribute)
+                    scopes.setdefault(path, match[1].attribute)
+            _check_patterns_used(strategy, used, paths)
+            # The wrapper's moves of a batch back to its dimension (batch_dims)
+            # run where the model first reads the input: in its first
+            # user's scope (a pipeline's stage).
+            for op in reversed(moves):
+                users = [u.owner for r in op.results for u in r.uses]
+                scoped = [u for u in users if "epl.scope" in u.attributes]
+                if scoped:
+                    op.attributes["epl.scope"] = scoped[0].attributes["epl.scope"]
+
+        text = module.operation.get_asm()
+        # The forward is checked on the CPU, where keys that move memory
+        # to and from a GPU (offload) are refused; they do not change it.
+        on_cpu = {k: v for k, v in config_items.items() if not k.startswith("offload.")}
+        if on_cpu != config_items:
+            _set_config(module, on_cpu, ir)
+        checked_text = module.operation.get_asm()
 
     params = {n: p.detach().cpu().numpy() for n, p in named.items()}
-    data_np = {n: torch.as_tensor(v).detach().cpu().numpy() for n, v in data.items()}
-    exported = Exported(module.operation.get_asm(), params, data_np, scopes)
+    data_np = {n: torch.as_tensor(v).detach().movedim(d, 0).contiguous().cpu().numpy()
+               for (n, v), d in zip(data.items(), moved)}
     if check_rtol is not None:
-        _check_forward(exported, float(loss), check_rtol)
-    return exported
+        _check_forward(Exported(checked_text, params, data_np, scopes), float(loss),
+                       check_rtol)
+    return Exported(text, params, data_np, scopes)
+
+
+def _set_config(module, items, ir):
+    """`items` as the module's epl.config (none if empty)."""
+    attributes = module.operation.attributes
+    if items:
+        text = ", ".join(f'"{k}" = {_config_value(v)}' for k, v in items.items())
+        attributes["epl.config"] = ir.Attribute.parse(f"{{{text}}}")
+    elif "epl.config" in attributes:
+        del attributes["epl.config"]
 
 
 def _check_forward(exported, expected, rtol):
@@ -734,7 +835,8 @@ def main(argv=None):
                     "PREFIX.data.safetensors.")
     parser.add_argument("file", help="a Python file whose epl_model() returns "
                         "{'model': nn.Module, 'inputs': {...}, 'labels': {...}, "
-                        "'strategy': {...}, 'config': {...}} (FILE:FUNC names "
+                        "'strategy': {...}, 'config': {...}, 'batch_dims': {...}} "
+                        "(FILE:FUNC names "
                         "another function)")
     parser.add_argument("-o", "--output", required=True, help="output prefix")
     parser.add_argument("--strategy", action="append", type=_key_value, default=[],
@@ -759,7 +861,8 @@ def main(argv=None):
             spec["config"] = {**(spec.get("config") or {}),
                               **{k: _config_from_text(v) for k, v in args.config}}
         exported = export(spec["model"], spec["inputs"], spec.get("labels"),
-                          strategy=spec.get("strategy"), config=spec.get("config"))
+                          strategy=spec.get("strategy"), config=spec.get("config"),
+                          batch_dims=spec.get("batch_dims"))
         for p in exported.save(args.output):
             print(p)
         if args.torch_losses:

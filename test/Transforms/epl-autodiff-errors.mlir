@@ -613,3 +613,32 @@ func.func @f(%w: tensor<4x3xf32> {epl.arg = "param"}) -> tensor<f32> {
   } -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// A reshape that regroups a batch merged below another dimension
+// (seq-first (4, 8) -> (32) -> (16, 2)): no dimension holds whole
+// examples, so no micro-batch is a part of one.
+#cut2 = affine_map<(i, j) -> (i, j)>
+#cutnone = affine_map<(i, j) -> ()>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
+               %w: tensor<f32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %e = tensor.empty() : tensor<4x8xf32>
+    %t = linalg.transpose ins(%x : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+    %c = tensor.collapse_shape %t [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+    // expected-error @+1 {{cannot split the batch: this op cuts dimension 0 of a value of type tensor<32xf32> across its batch of 8 (a reshape whose groups divide the examples)}}
+    %r = tensor.expand_shape %c [[0, 1]] output_shape [16, 2] : tensor<32xf32> into tensor<16x2xf32>
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#cut2, #cutnone, #cutnone], iterator_types = ["reduction", "reduction"]}
+        ins(%r, %w : tensor<16x2xf32>, tensor<f32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -69,3 +69,43 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A seq-first layout: the batch-first input moved to (L, B, E) and merged
+// below the sequence, (L * B, E), as torch-mlir writes a linear layer of
+// nn.TransformerEncoderLayer or nn.GRU. Each micro-batch is every L-th
+// block of rows of the merged dimension; the function of a micro-batch is
+// the same ops on (L * B / 2, E), and the expand back gives (L, B / 2, F).
+// CHECK-LABEL: func.func private @seq_first_micro_batch
+// CHECK-SAME: tensor<4x3x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x3x4xf32>) outs(%{{.*}} : tensor<3x4x4xf32>)
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] {{.*}}: tensor<3x4x4xf32> into tensor<12x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<12x4xf32>, tensor<4x2xf32>)
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [3, 4, 2] {{.*}}: tensor<12x2xf32> into tensor<3x4x2xf32>
+// CHECK-LABEL: func.func @seq_first
+// CHECK: scf.for
+#sf_id3 = affine_map<(l, b, f) -> (l, b, f)>
+#sf_none3 = affine_map<(l, b, f) -> ()>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @seq_first(%x: tensor<8x3x4xf32> {epl.arg = "input", epl.name = "x"},
+                       %w: tensor<4x2xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %t0 = tensor.empty() : tensor<3x8x4xf32>
+    %t = linalg.transpose ins(%x : tensor<8x3x4xf32>) outs(%t0 : tensor<3x8x4xf32>) permutation = [1, 0, 2]
+    %c = tensor.collapse_shape %t [[0, 1], [2]] : tensor<3x8x4xf32> into tensor<24x4xf32>
+    %z = arith.constant dense<0.0> : tensor<24x2xf32>
+    %h = linalg.matmul ins(%c, %w : tensor<24x4xf32>, tensor<4x2xf32>) outs(%z : tensor<24x2xf32>) -> tensor<24x2xf32>
+    %e = tensor.expand_shape %h [[0, 1], [2]] output_shape [3, 8, 2] : tensor<24x2xf32> into tensor<3x8x2xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zero = arith.constant 0.0 : f32
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#sf_id3, #sf_none3], iterator_types = ["reduction", "reduction", "reduction"]}
+        ins(%e : tensor<3x8x2xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %sq = arith.mulf %v, %v : f32
+      %s = arith.addf %acc, %sq : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -31,10 +31,11 @@ EPL_OPT = BUILD / "bin" / "epl-opt"
 VENV = os.environ.get("EPL_TORCH_VENV", str(ROOT / ".venv-torch"))
 VENV_PYTHON = os.path.join(VENV, "bin", "python")
 RTOL = 1e-5
-MODELS = ["mlp", "regression", "transformer", "transformer-sdpa", "gather", "conv"]
+MODELS = ["mlp", "regression", "transformer", "transformer-sdpa", "gather", "conv",
+          "seqfirst"]
 #: The batch of each model's inputs (data parallelism splits it).
 BATCH = {"mlp": 8, "regression": 8, "transformer": 4, "transformer-sdpa": 4, "gather": 2,
-         "conv": 4}
+         "conv": 4, "seqfirst": 4}
 
 def record(name, directory=INPUTS):
     return json.loads((directory / f"{name}.json").read_text())
@@ -172,6 +173,29 @@ def test_micro_batches_equal_pytorch(tmp_path, name, ranks, pipeline):
                   "--data", INPUTS / f"{name}.data.safetensors", "--steps", rec["steps"],
                   ranks=ranks)
     if pipeline:
+        assert "(stage 1)" in out.stdout, out.stdout
+    np.testing.assert_allclose(losses(out.stdout), rec["optimizers"]["momentum"]["losses"],
+                               rtol=RTOL)
+
+
+@pytest.mark.parametrize("variant,ranks", [("", 1), ("", 2), ("-pipeline", 2),
+                                           ("-pipeline", 4)])
+def test_seq_first_layers_take_micro_batches(tmp_path, variant, ranks):
+    """nn.TransformerEncoderLayer and nn.GRU in their default seq-first
+    layout, exported with batch_dims={"x": 1}: their linear layers merge
+    the batch below the sequence ((L * B, E)), and nn.MultiheadAttention
+    merges it above the heads ((B * H, L, d)). 2 micro-batches train as
+    PyTorch on the whole batch: gradient accumulation on 1 rank, with data
+    parallelism on 2, and as a 2-stage pipeline (the encoder layer, then
+    the GRU and the loss) on 2 ranks and on 4 (each stage on 2)."""
+    rec = record("seqfirst")
+    config = dict(rec["optimizers"]["momentum"]["config"], **{"pipeline.num_micro_batch": 2})
+    model = tmp_path / f"seqfirst{variant}-micro.mlir"
+    model.write_text(with_config((INPUTS / f"seqfirst{variant}.mlir").read_text(), config))
+    out = epl_run(model, "--params", INPUTS / "seqfirst.params.safetensors",
+                  "--data", INPUTS / "seqfirst.data.safetensors", "--steps", rec["steps"],
+                  ranks=ranks)
+    if variant:
         assert "(stage 1)" in out.stdout, out.stdout
     np.testing.assert_allclose(losses(out.stdout), rec["optimizers"]["momentum"]["losses"],
                                rtol=RTOL)
@@ -414,6 +438,20 @@ def test_export_checks_the_forward_against_pytorchs_loss(name):
         epl.torch._check_forward(exported, pytorch * (1 + 1e-5), 2e-6)
 
 
+@pytest.mark.parametrize("batch_dims, message", [
+    ({"z": 1}, "batch_dims names 'z', which is no input or label (they are: x, y)"),
+    ({"x": 3}, "batch_dims['x'] is 3: the batch must be one of the 3 dimensions of 'x' "
+               "(shape (6, 4, 2))"),
+    ({"y": True}, "batch_dims['y'] is True: the batch must be one of the 1 dimensions"),
+])
+def test_batch_dims_name_an_input_and_one_of_its_dimensions(batch_dims, message):
+    """Said before torch-mlir runs (Debian's torch suffices)."""
+    import torch
+    with pytest.raises(epl.torch.ExportError, match=re.escape(message)):
+        epl.torch.export(torch.nn.Linear(2, 1), {"x": torch.zeros(6, 4, 2)},
+                         {"y": torch.zeros(4)}, batch_dims=batch_dims)
+
+
 def test_export_without_torch_mlir_is_one_error_line(tmp_path):
     """`python -m epl.torch` in a Python without torch-mlir (the default
     test environment) says so and where to get it, exit 1; no traceback."""
@@ -629,16 +667,18 @@ def test_what_trains_exactly_exports(refused, case):
     assert refused[0][case] == "exported"
 
 
-def export_with_reference(tmp_path, name, body, steps):
+def export_with_reference(tmp_path, name, body, steps, export_args=""):
     """Runs `body` in the venv (a model class, then `model`, `x`, `y` and
-    `config`), which exports the model to tmp_path/name and trains it in
-    PyTorch (torch_losses): the prefix, and PyTorch's `steps` losses."""
+    `config`), which exports the model to tmp_path/name (more keyword
+    arguments of export in `export_args`) and trains it in PyTorch
+    (torch_losses): the prefix, and PyTorch's `steps` losses."""
     script = tmp_path / f"{name}.py"
     script.write_text(
         "import json, sys\n"
         "import torch, torch.nn as nn, torch.nn.functional as F\n"
         "import epl.torch\n" + body +
-        "epl.torch.export(model, {'x': x}, {'y': y}, config=config).save(sys.argv[1])\n"
+        f"epl.torch.export(model, {{'x': x}}, {{'y': y}}, config=config{export_args})"
+        ".save(sys.argv[1])\n"
         "print(json.dumps(epl.torch.torch_losses(model, {'x': x}, {'y': y}, config, "
         f"{steps})))\n")
     prefix = tmp_path / name
@@ -895,6 +935,30 @@ def test_overflowing_branches_give_pytorchs_gradients(tmp_path):
     assert not wrong, "\n".join(f"{n}: got {g}, PyTorch {e}" for n, (g, e) in wrong.items())
 
 
+@pytest.mark.parametrize("shape", [(4, 6, 5, 5), (3, 6, 7)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_group_norm_decomposition_is_pytorchs(shape, affine):
+    """epl/torch_reshapes.py's GroupNorm computes PyTorch's value (the CPU
+    kernel's order of operations; here Debian's torch 1.13) and its
+    gradients, mean and rstd."""
+    torch = pytest.importorskip("torch")
+    from epl import torch_reshapes
+    decompose = torch_reshapes.decompositions()[torch.ops.aten.native_group_norm.default]
+    torch.manual_seed(3)
+    x = (torch.randn(*shape) * 3 + 1).requires_grad_()
+    w = (torch.randn(shape[1]) if affine else None)
+    b = (torch.randn(shape[1]) if affine else None)
+    n, c, inner = shape[0], shape[1], int(np.prod(shape[2:]))
+    expected = torch.ops.aten.native_group_norm(x, w, b, n, c, inner, 3, 1e-5)
+    got = decompose(x, w, b, n, c, inner, 3, 1e-5)
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g.detach().numpy(), e.detach().numpy(), rtol=1e-5, atol=1e-6)
+    probe = torch.randn(*shape)
+    (e_grad,) = torch.autograd.grad((expected[0] * probe).sum(), x)
+    (g_grad,) = torch.autograd.grad((got[0] * probe).sum(), x)
+    np.testing.assert_allclose(g_grad.numpy(), e_grad.numpy(), rtol=1e-4, atol=1e-5)
+
+
 def test_kink_decompositions_follow_the_installed_torch():
     """Each decomposition of epl/torch_kinks.py computes its op's value
     bit for bit and, through the selects it takes, PyTorch's gradient (to
@@ -1023,24 +1087,129 @@ def test_unbound_qkv_attention_takes_micro_batches(tmp_path):
         np.testing.assert_allclose(losses(out.stdout), expected, rtol=RTOL)
 
 
+STRATEGY_TYPOS = r'''
+import json, torch, torch.nn as nn, epl.torch
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__(); self.attn = nn.Linear(8, 8); self.mlp = nn.Linear(8, 8)
+    def forward(self, x):
+        return self.mlp(self.attn(x))
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__(); self.blocks = nn.Sequential(Block(), Block())
+        self.head = nn.Linear(8, 2)
+    def forward(self, x, y):
+        return nn.functional.mse_loss(self.head(self.blocks(x)), y)
+out = {}
+for case, strategy in {"typo": {"blocks.*.mpl": "split(2)", "*": "replicate(1)"},
+                       "shadowed": {"*": "replicate(1)", "blocks.*.mlp": "split(2)"},
+                       "other-model": {"transformer.h.*": "split(2)"},
+                       "fine": {"blocks.*.mlp": "split(2)", "*": "replicate(1)"}}.items():
+    try:
+        epl.torch.export(Net(), {"x": torch.randn(4, 8)}, {"y": torch.randn(4, 2)},
+                         strategy=strategy)
+        out[case] = "exported"
+    except epl.torch.ExportError as e:
+        out[case] = str(e)
+print(json.dumps(out))
+'''
+
+
 @needs_venv
-def test_group_norm_is_data_parallel(tmp_path):
-    """nn.GroupNorm's lowering holds index tables with a row per example,
-    constants of distinct values: "cannot shard a non-splat constant" on
-    2 ranks. Each device reads its rows now; 1, 2 and 4 ranks train as
-    PyTorch."""
+def test_a_gpu_only_config_exports(tmp_path):
+    """offload.level = "v0" (a cuda-target key) failed export's own
+    forward check on the CPU with epl-run's refusal, a ToolError: the
+    check runs without the offload keys now, the module keeps them, and
+    it trains as PyTorch where offload runs (--emulate-gpu)."""
+    prefix, expected = export_with_reference(
+        tmp_path, "offload",
+        "class Loss(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.net = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 1))\n"
+        "    def forward(self, x, y):\n"
+        "        return F.mse_loss(self.net(x), y)\n"
+        "torch.manual_seed(1)\n"
+        "model, x, y = Loss(), torch.randn(4, 6), torch.randn(4, 1)\n"
+        "config = {'optimizer.type': 'sgd', 'optimizer.lr': 0.1, 'offload.level': 'v0'}\n", 3)
+    assert 'offload.level = "v0"' in prefix.with_suffix(".mlir").read_text()
+    out = epl_run(prefix.with_suffix(".mlir"), "--params", f"{prefix}.params.safetensors",
+                  "--data", f"{prefix}.data.safetensors", "--steps", 3, "--emulate-gpu")
+    np.testing.assert_allclose(losses(out.stdout), expected, rtol=RTOL)
+
+
+@needs_venv
+def test_a_strategy_pattern_that_scopes_nothing_is_an_error(tmp_path):
+    """A pattern misspelled, of another model's names, or behind an
+    earlier "*" exported a module without the split it asked for, which
+    then trained data parallel, silently: an ExportError naming the
+    pattern (and the pattern that takes its ops)."""
+    script = tmp_path / "typos.py"
+    script.write_text(STRATEGY_TYPOS)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    errors = json.loads(run([VENV_PYTHON, script], env=env).stdout.splitlines()[-1])
+    assert errors["typo"].startswith(
+        "the strategy pattern 'blocks.*.mpl' matches no module that computes an op "
+        "(top-level modules: blocks, head;"), errors["typo"]
+    assert errors["shadowed"].startswith(
+        "the strategy pattern 'blocks.*.mlp' scopes no op: the earlier pattern '*' takes "
+        "every op it matches"), errors["shadowed"]
+    assert errors["other-model"].startswith(
+        "the strategy pattern 'transformer.h.*' matches no module"), errors["other-model"]
+    assert errors["fine"] == "exported"
+
+
+@needs_venv
+@pytest.mark.parametrize("layer", ["lstm", "mha"])
+def test_seq_first_lstm_and_attention_take_micro_batches(tmp_path, layer):
+    """nn.LSTM (two layers) and nn.MultiheadAttention in their default
+    seq-first layout, the input (L, B, E) exported with batch_dims={'x': 1}:
+    2 micro-batches were refused ("this reshape merges it below another
+    dimension", or, fed seq-first, "operands batch different loops");
+    they train as PyTorch on the whole batch now, on 1 and 2 ranks."""
+    call = {"lstm": "self.layer(x)[0]", "mha": "self.layer(x, x, x)[0]"}[layer]
+    make = {"lstm": "nn.LSTM(8, 8, num_layers=2)", "mha": "nn.MultiheadAttention(8, 2)"}[layer]
+    prefix, expected = export_with_reference(
+        tmp_path, layer,
+        "class SeqFirst(nn.Module):\n"
+        "    def __init__(self):\n"
+        f"        super().__init__(); self.layer = {make}; self.fc = nn.Linear(8, 3)\n"
+        "    def forward(self, x, y):\n"
+        f"        return F.cross_entropy(self.fc({call}.mean(0)), y)\n"
+        "torch.manual_seed(2)\n"
+        "model, x, y = SeqFirst(), torch.randn(5, 4, 8), torch.randint(0, 3, (4,))\n"
+        "config = {'optimizer.type': 'adam', 'optimizer.lr': 0.05, "
+        "'pipeline.num_micro_batch': 2}\n", 3, ", batch_dims={'x': 1}")
+    for ranks in (1, 2):
+        out = epl_run(prefix.with_suffix(".mlir"), "--params", f"{prefix}.params.safetensors",
+                      "--data", f"{prefix}.data.safetensors", "--steps", 3, ranks=ranks)
+        np.testing.assert_allclose(losses(out.stdout), expected, rtol=RTOL)
+
+
+@needs_venv
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("micro_batches", [1, 2])
+def test_group_norm_is_data_parallel(tmp_path, affine, micro_batches):
+    """torch's decomposition of nn.GroupNorm gathers its per-channel scale
+    through index tables with a row per example (as_strided): "cannot shard
+    a non-splat constant" on 2 ranks, "does not keep dimension 0" under
+    micro-batches. epl/torch_reshapes.py writes it with reshapes: no table
+    is left, and 1, 2 and 4 ranks train as PyTorch, 1 and 2 with 2
+    micro-batches."""
     prefix, expected = export_with_reference(
         tmp_path, "groupnorm",
         "class CNN(nn.Module):\n"
         "    def __init__(self):\n"
         "        super().__init__(); self.c = nn.Conv2d(3, 6, 3, padding=1)\n"
-        "        self.gn = nn.GroupNorm(3, 6); self.fc = nn.Linear(6, 4)\n"
+        f"        self.gn = nn.GroupNorm(3, 6, affine={affine}); self.fc = nn.Linear(6, 4)\n"
         "    def forward(self, x, y):\n"
         "        return F.cross_entropy(self.fc(F.silu(self.gn(self.c(x))).mean((2, 3))), y)\n"
         "torch.manual_seed(0)\n"
         "model, x, y = CNN(), torch.randn(4, 3, 5, 5), torch.randint(0, 4, (4,))\n"
-        "config = {'optimizer.type': 'momentum', 'optimizer.lr': 0.1}\n", 3)
-    for ranks in (1, 2, 4):
+        "config = {'optimizer.type': 'momentum', 'optimizer.lr': 0.1, "
+        f"'pipeline.num_micro_batch': {micro_batches}}}\n", 3)
+    assert "dense_resource" not in prefix.with_suffix(".mlir").read_text()
+    for ranks in (1, 2, 4) if micro_batches == 1 else (1, 2):  # a batch of 4
         out = epl_run(prefix.with_suffix(".mlir"), "--params", f"{prefix}.params.safetensors",
                       "--data", f"{prefix}.data.safetensors", "--steps", 3, ranks=ranks)
         np.testing.assert_allclose(losses(out.stdout), expected, rtol=RTOL)

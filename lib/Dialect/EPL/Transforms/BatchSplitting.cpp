@@ -24,6 +24,45 @@ using namespace mlir;
 using namespace mlir::epl;
 
 namespace {
+/// Where a value holds the batch: along dimension `dim`, whose index is
+/// `(outer * size + b) * inner + i` at example `b` of `size`. A reshape
+/// may merge the batch with the dimensions around it: a seq-first layout's
+/// (L, B, E) -> (L * B, E) puts it below the sequence (inner 1), heads
+/// split off the features (B, L, H * d) -> (B * H, L, d) above them (inner
+/// H). Cutting the batch into micro-batches divides `size`; the rest of
+/// the dimension stays, so each op computes the same function of fewer
+/// examples wherever in a dimension they are.
+///
+/// Where nothing is above the batch (`major`: outer 1), a micro-batch is a
+/// contiguous part of the dimension, whatever `size` and `inner` say: the
+/// tokens of (B, L, E) reshaped to (B * L, E) and a label of B * L rows
+/// are cut alike, so all such places of a dimension are one.
+struct Place {
+  int64_t dim, inner, size;
+  bool major;
+  bool operator==(const Place &other) const {
+    if (major && other.major)
+      return dim == other.dim;
+    return dim == other.dim && inner == other.inner && size == other.size &&
+           major == other.major;
+  }
+};
+
+/// The batch as an op's sharding rule holds it: within the index of one
+/// factor, at stride `inner`; `major` where nothing of the factor is above
+/// it, which makes carriers of one factor one, as places (see `Place`).
+struct Carrier {
+  unsigned factor;
+  int64_t inner, size;
+  bool major;
+  bool operator==(const Carrier &other) const {
+    if (major && other.major)
+      return factor == other.factor;
+    return factor == other.factor && inner == other.inner &&
+           size == other.size && major == other.major;
+  }
+};
+
 class BatchAnalysis {
 public:
   /// `whole`: arguments that hold no batch (statistics of the whole
@@ -36,8 +75,13 @@ public:
       StringRef kind = getArgKind(fn, arg.getArgNumber());
       auto type = dyn_cast<RankedTensorType>(arg.getType());
       if ((kind == "input" || kind == "label") && type && type.getRank() > 0 &&
-          !llvm::is_contained(whole, arg))
-        dims[arg] = 0;
+          !llvm::is_contained(whole, arg)) {
+        if (type.isDynamicDim(0))
+          return emitError(arg.getLoc())
+                 << "cannot split the batch of " << describe(arg)
+                 << ": its dimension 0 has no static size";
+        places[arg] = Place{0, 1, type.getDimSize(0), /*major=*/true};
+      }
     }
     // Propagate forwards and backwards until nothing changes.
     for (bool changed = true; changed;) {
@@ -56,12 +100,19 @@ public:
     return success();
   }
 
-  /// The batch dimension of `v`, if it has one.
-  std::optional<int64_t> dimOf(Value v) const {
-    auto it = dims.find(v);
-    if (it == dims.end())
+  /// Where `v` holds the batch, if it does.
+  std::optional<Place> placeOf(Value v) const {
+    auto it = places.find(v);
+    if (it == places.end())
       return std::nullopt;
     return it->second;
+  }
+
+  /// The batch dimension of `v`, if it has one.
+  std::optional<int64_t> dimOf(Value v) const {
+    if (std::optional<Place> p = placeOf(v))
+      return p->dim;
+    return std::nullopt;
   }
 
   /// The factors of `op`'s sharding rule that run over the batch (for a
@@ -70,41 +121,80 @@ public:
                                              const ShardingRule &rule) const {
     llvm::SmallDenseSet<unsigned> factors;
     for (auto [v, dims] : describedValues(op, rule, /*withUnread=*/true))
-      if (std::optional<int64_t> d = dimOf(v); d && !(*dims)[*d].empty())
-        factors.insert(leadingFactor(rule, (*dims)[*d]));
+      if (std::optional<Place> p = placeOf(v); p && !(*dims)[p->dim].empty())
+        if (std::optional<Carrier> c = carrierOf(rule, (*dims)[p->dim], *p))
+          factors.insert(c->factor);
     return factors;
   }
 
-  /// The factor of a batch dimension made of `factors` (outermost first)
-  /// that holds the batch: the first not of size 1 (a collapse of 1 x B
-  /// into B puts a unit factor first).
-  static unsigned leadingFactor(const ShardingRule &rule,
-                                ArrayRef<unsigned> factors) {
+  /// The factor of a dimension made of `factors` (major first) whose index
+  /// holds the batch at `p`, and where: the one whose index range contains
+  /// the batch's whole. None when the dimension's factors cut through the
+  /// batch (a reshape of B * L into (B / 2, 2 * L)).
+  static std::optional<Carrier> carrierOf(const ShardingRule &rule,
+                                          ArrayRef<unsigned> factors, Place p) {
+    std::optional<Carrier> found;
+    int64_t below = 1;
+    for (unsigned f : llvm::reverse(factors)) {
+      int64_t size = rule.factorSizes[f];
+      if (size <= 0 || ShapedType::isDynamic(size))
+        return std::nullopt;
+      if (p.inner % below == 0) {
+        int64_t inner = p.inner / below;
+        // With a batch of more than one example, one factor at most; with
+        // one, the first that is not a unit dimension (a collapse of 1 x B
+        // puts a unit factor above the batch).
+        if (size % (inner * p.size) == 0 && (!found || size != 1))
+          found = Carrier{f, inner, p.size, inner * p.size == size};
+      }
+      below *= size;
+    }
+    if (found || !p.major)
+      return found;
+    // A major place regrouped ((B, 4) -> (B * 4) -> (4, B)): its
+    // micro-batches are contiguous parts of the dimension, so of its first
+    // factor that is not a unit dimension (a collapse of 1 x B puts a unit
+    // factor above the batch), the whole factor cut alike.
+    unsigned first = factors.front();
     for (unsigned f : factors)
-      if (rule.factorSizes[f] != 1)
-        return f;
-    return factors.front();
+      if (rule.factorSizes[f] != 1) {
+        first = f;
+        break;
+      }
+    return Carrier{first, 1, rule.factorSizes[first], /*major=*/true};
+  }
+
+  /// After the function is retyped to micro-batches of `1 / parts` of the
+  /// batch: where they are.
+  void divideBatch(int64_t parts) {
+    for (auto &entry : places)
+      entry.second.size /= parts;
   }
 
 private:
-  /// Marks dimension `d` of `v`; fails on a second, different one.
-  FailureOr<bool> mark(Operation *op, Value v, int64_t d) {
+  /// Marks `v` as holding the batch at `p`; fails on a second, different
+  /// place.
+  FailureOr<bool> mark(Operation *op, Value v, Place p) {
     // Only inputs and labels are cut into micro-batches; a parameter with
     // one entry per example would need its slice per micro-batch too.
-    if (isArgument(v) && !dims.count(v)) {
+    if (isArgument(v) && !places.count(v)) {
       return op->emitError()
              << "cannot split the batch: " << describe(v)
-             << " meets it here along its dimension " << d
+             << " meets it here along its dimension " << p.dim
              << " (one entry per example), but only inputs and labels are "
                 "cut into micro-batches";
     }
-    auto [it, inserted] = dims.try_emplace(v, d);
-    if (!inserted && it->second != d)
-      return op->emitError()
-             << "cannot split the batch through this op: a value would be "
-                "batched along dimensions "
-             << it->second << " and " << d;
-    return inserted;
+    auto [it, inserted] = places.try_emplace(v, p);
+    if (inserted || it->second == p)
+      return inserted;
+    InFlightDiagnostic diag = op->emitError()
+                              << "cannot split the batch through this op: "
+                              << describe(v) << " would be batched ";
+    if (it->second.dim != p.dim)
+      return diag << "along dimensions " << it->second.dim << " and " << p.dim;
+    return diag << "at two places of its dimension " << p.dim
+                << " (examples every " << it->second.inner << " and every "
+                << p.inner << " positions)";
   }
 
   /// The batch follows the op's sharding rule: it is one factor, and every
@@ -117,7 +207,7 @@ private:
     if (isa<func::ReturnOp>(op))
       return false;
     for (Value v : op->getOperands())
-      if (dimOf(v))
+      if (placeOf(v))
         return op->emitError()
                << "cannot split the batch through '" << op->getName()
                << "': it reads a batched value without a sharding rule "
@@ -141,9 +231,9 @@ private:
     for (Region &region : op->getRegions())
       getUsedValuesDefinedAbove(region, reads);
     for (Value v : reads)
-      if (dimOf(v) && (failed(rule) ||
-                       llvm::none_of(rule->captured,
-                                     [&](auto &c) { return c.first == v; })))
+      if (placeOf(v) && (failed(rule) ||
+                         llvm::none_of(rule->captured,
+                                       [&](auto &c) { return c.first == v; })))
         return op->emitError()
                << "cannot split the batch: this op reads " << describe(v)
                << " inside its region, at positions of the whole batch";
@@ -191,24 +281,29 @@ private:
     return text;
   }
 
-  /// Operands that bring the batch on different loops: examples would meet
-  /// examples of other micro-batches. The usual cause is an input without
-  /// a batch dimension (a mask or positions, one per model), whose first
-  /// dimension is taken for the batch.
+  /// Operands that bring the batch on different loops (or at different
+  /// strides of one): examples would meet examples of other micro-batches.
+  /// The usual cause is an input without a batch dimension (a mask or
+  /// positions, one per model), whose first dimension is taken for the
+  /// batch; or a seq-first model fed its sequence first.
   LogicalResult reportTwoBatches(Operation *op, const ShardingRule &rule) {
     InFlightDiagnostic diag = op->emitError()
                               << "cannot split the batch through this op: its "
                                  "operands batch different loops (";
-    llvm::SmallDenseSet<unsigned> seen;
+    SmallVector<Carrier> seen;
     bool first = true, fedArgument = false;
     for (auto [v, dims] : describedValues(op, rule, /*withUnread=*/true)) {
-      std::optional<int64_t> d = dimOf(v);
-      if (!d || (*dims)[*d].empty() || !seen.insert((*dims)[*d].front()).second)
+      std::optional<Place> p = placeOf(v);
+      if (!p || (*dims)[p->dim].empty())
         continue;
+      std::optional<Carrier> c = carrierOf(rule, (*dims)[p->dim], *p);
+      if (!c || llvm::is_contained(seen, *c))
+        continue;
+      seen.push_back(*c);
       diag << (first ? "" : ", ") << describe(v);
       if (!llvm::is_contained(op->getOperands(), v))
         diag << " (read in its body)";
-      diag << " along its dimension " << *d;
+      diag << " along its dimension " << p->dim;
       first = false;
       fedArgument |= static_cast<bool>(reshapedFrom(v));
     }
@@ -216,61 +311,80 @@ private:
       diag << ")" << kHoldsNoBatch;
     else
       diag << "): examples would meet the examples of other micro-batches, "
-              "which micro-batches cannot reproduce";
+              "which micro-batches cannot reproduce; every input and label is "
+              "cut along its dimension 0, so one whose batch is another "
+              "dimension (a seq-first (L, B, E) input) must be given "
+              "batch-first (epl.torch.export's batch_dims moves it)";
     return diag;
   }
 
   FailureOr<bool> visitRule(Operation *op, const ShardingRule &rule) {
     auto values = describedValues(op, rule, /*withUnread=*/true);
+    SmallVector<Carrier> carriers;
     for (auto [v, dims] : values) {
-      std::optional<int64_t> d = dimOf(v);
-      if (!d)
+      std::optional<Place> p = placeOf(v);
+      if (!p)
         continue;
-      if ((*dims)[*d].empty()) {
+      if ((*dims)[p->dim].empty()) {
         InFlightDiagnostic diag =
             op->emitError()
-            << "cannot split the batch: this op does not keep dimension " << *d
-            << " of " << describe(v)
+            << "cannot split the batch: this op does not keep dimension "
+            << p->dim << " of " << describe(v)
             << " as a dimension (it is indexed by an expression, or joined "
                "along)";
         if (reshapedFrom(v))
           diag << kHoldsNoBatch;
         return diag;
       }
-      if (rule.factorKinds[leadingFactor(rule, (*dims)[*d])] ==
-          ShardingRule::FactorKind::Whole)
+      std::optional<Carrier> c = carrierOf(rule, (*dims)[p->dim], *p);
+      if (!c)
+        return op->emitError()
+               << "cannot split the batch: this op cuts dimension " << p->dim
+               << " of " << describe(v) << " across its batch of " << p->size
+               << " (a reshape whose groups divide the examples)";
+      if (rule.factorKinds[c->factor] == ShardingRule::FactorKind::Whole)
         return op->emitError("cannot split the batch: this op needs it "
                              "whole (it cuts, pads or joins along it, or reads "
                              "positions along it)");
+      // Of one factor's major carriers, the finest (the least said to be
+      // examples) passes more reshapes on.
+      auto *same = llvm::find(carriers, *c);
+      if (same == carriers.end())
+        carriers.push_back(*c);
+      else if (c->size < same->size)
+        *same = *c;
     }
-    llvm::SmallDenseSet<unsigned> batch = batchFactors(op, rule);
-    if (batch.size() > 1)
+    if (carriers.empty())
+      return false;
+    if (carriers.size() > 1)
       return reportTwoBatches(op, rule);
+    const Carrier &batch = carriers.front();
     bool changed = false;
     for (auto [v, dims] : values)
-      for (auto [pos, factors] : llvm::enumerate(*dims))
-        for (auto [i, f] : llvm::enumerate(factors)) {
-          if (!batch.contains(f))
-            continue;
-          // Below dimensions of size 1 only (qkv.reshape(B, N, 3, H,
-          // d).permute(2, 0, ...).unbind(0) drops a 1 x B), each
-          // micro-batch is still one contiguous part of the dimension.
-          if (llvm::any_of(
-                  ArrayRef<unsigned>(factors).take_front(i),
-                  [&](unsigned g) { return rule.factorSizes[g] != 1; }))
-            return op->emitError("cannot split the batch: this reshape "
-                                 "merges it below another dimension");
-          FailureOr<bool> m = mark(op, v, pos);
-          if (failed(m))
-            return failure();
-          changed |= *m;
+      for (auto [pos, factors] : llvm::enumerate(*dims)) {
+        int64_t below = 1;
+        for (unsigned f : llvm::reverse(factors)) {
+          if (f == batch.factor) {
+            int64_t inner = batch.inner * below;
+            int64_t extent =
+                cast<RankedTensorType>(v.getType()).getDimSize(pos);
+            FailureOr<bool> m =
+                mark(op, v,
+                     Place{static_cast<int64_t>(pos), inner, batch.size,
+                           extent == inner * batch.size});
+            if (failed(m))
+              return failure();
+            changed |= *m;
+          }
+          below *= rule.factorSizes[f];
         }
+      }
     return changed;
   }
 
   func::FuncOp fn;
   ArrayRef<BlockArgument> whole;
-  llvm::DenseMap<Value, int64_t> dims;
+  llvm::DenseMap<Value, Place> places;
 };
 
 /// Micro-batches compute the loss of each micro-batch and add them up,
@@ -477,16 +591,16 @@ LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts,
     return failure();
 
   auto shrink = [&](Operation *where, Value v) -> LogicalResult {
-    std::optional<int64_t> d = analysis.dimOf(v);
-    if (!d)
+    std::optional<Place> p = analysis.placeOf(v);
+    if (!p)
       return success();
     auto type = cast<RankedTensorType>(v.getType());
     SmallVector<int64_t> shape(type.getShape());
-    if (ShapedType::isDynamic(shape[*d]) || shape[*d] % parts != 0)
+    if (ShapedType::isDynamic(shape[p->dim]) || p->size % parts != 0)
       return where->emitError()
-             << "cannot split a batch of " << shape[*d] << " into " << parts
+             << "cannot split a batch of " << p->size << " into " << parts
              << " micro-batches (pipeline.num_micro_batch)";
-    shape[*d] /= parts;
+    shape[p->dim] /= parts;
     v.setType(type.clone(shape));
     return success();
   };
@@ -512,6 +626,7 @@ LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts,
             cast<ShapedType>(c.getType()), dense.getSplatValue<Attribute>()));
       }
   }
+  analysis.divideBatch(parts);
   // One micro-batch is the whole batch: every statistic over it is exact.
   if (parts > 1 && failed(BatchLinearity(model, analysis, parts).run()))
     return failure();

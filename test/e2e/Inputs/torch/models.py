@@ -131,6 +131,23 @@ class ConvNet(nn.Module):
         return F.cross_entropy(self.fc(h.mean(dim=(2, 3))), y)
 
 
+class SeqFirst(nn.Module):
+    """PyTorch's own layers in their default seq-first layout (L, B, E):
+    nn.TransformerEncoderLayer (nn.MultiheadAttention inside) and nn.GRU,
+    whose linear layers merge the batch below the sequence ((L * B, E)),
+    then a mean over the sequence, a linear classifier and cross-entropy."""
+
+    def __init__(self, dim=16, heads=2, hidden=32, classes=3):
+        super().__init__()
+        self.enc = nn.TransformerEncoderLayer(dim, heads, hidden, dropout=0.0)
+        self.gru = nn.GRU(dim, dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x, y):
+        h, _ = self.gru(self.enc(x))
+        return F.cross_entropy(self.head(h.mean(0)), y)
+
+
 def conv():
     torch.manual_seed(4)
     model = ConvNet()
@@ -163,6 +180,15 @@ def transformer(sdpa=False):
     return {"model": model, "inputs": {"x": x}, "labels": {"y": y}}
 
 
+def seqfirst():
+    torch.manual_seed(5)
+    model = SeqFirst().eval()   # no dropout; nothing else differs
+    x = torch.randn(6, 4, 16)   # (L, B, E): the batch is dimension 1
+    y = torch.randint(0, 3, (4,))
+    return {"model": model, "inputs": {"x": x}, "labels": {"y": y},
+            "batch_dims": {"x": 1}}
+
+
 def gather():
     return {"model": Gather(), "inputs": {"i": torch.tensor([1, 3])}, "labels": {}}
 
@@ -174,6 +200,7 @@ MODELS = {
     "transformer-sdpa": lambda: transformer(sdpa=True),
     "gather": gather,
     "conv": conv,
+    "seqfirst": seqfirst,
 }
 
 #: Strategies each model is exported with: NAME.mlir is data parallel
@@ -189,6 +216,9 @@ VARIANTS = {
     "transformer-sdpa": {"": {"*": "replicate(1)"}},
     "gather": {"": {"*": "replicate(1)"}},
     "conv": {"": {"*": "replicate(1)"}},
+    "seqfirst": {"": {"*": "replicate(1)"},
+                 "-pipeline": {"enc": 'replicate(1, name="s0")',
+                               "*": 'replicate(1, name="s1")'}},
 }
 
 #: The optimizers each model's PyTorch losses are recorded for; the first
