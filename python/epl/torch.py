@@ -34,6 +34,7 @@ import json
 import os
 import re
 import sys
+import traceback
 
 import numpy as np
 
@@ -231,6 +232,21 @@ def _check_arguments(named, data):
                     f"the {kind} '{name}' is a {t.dtype} tensor; epl-run passes "
                     f"{', '.join(f'{v} ({k})' for k, v in _RUN_TYPES.items())} "
                     f"tensors: {fix}")
+
+
+def _trace_hint(error):
+    """What to change where torch.export failed in a known place."""
+    frames = {f.name for f in traceback.extract_tb(error.__traceback__)}
+    if "_detect_is_causal_mask" in frames:
+        return ("; nn.Transformer's layers compare a float attention mask with a "
+                "causal one to see whether it is causal, which depends on the mask's "
+                "values: say so instead, is_causal=True with the mask (nn.TransformerEncoder"
+                "(Layer), nn.MultiheadAttention) or tgt_is_causal=True (nn.Transformer"
+                "(Decoder(Layer)))")
+    if "data-dependent" in str(error):
+        return ("; the forward branches on a tensor's values (an if, a .item(), a "
+                "shape that depends on the data), which one exported step cannot follow")
+    return ""
 
 
 def _check_batch_dims(batch_dims, data):
@@ -580,7 +596,8 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
         program = torch.export.export(Functional(), args, strict=False)
     except Exception as e:  # torch's own, with a page of internals
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ExportError(f"torch.export cannot trace the model: {first}") from e
+        raise ExportError(f"torch.export cannot trace the model: {first}"
+                          f"{_trace_hint(e)}") from e
     _check_program(program, modules,
                    [named[n].requires_grad for n in names] + [False] * len(data), changed)
 
@@ -678,11 +695,15 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
             # The wrapper's moves of a batch back to its dimension (batch_dims)
             # run where the model first reads the input: in its first
             # user's scope (a pipeline's stage).
+            block = func.regions[0].blocks[0]
             for op in reversed(moves):
                 users = [u.owner for r in op.results for u in r.uses]
-                scoped = [u for u in users if "epl.scope" in u.attributes]
-                if scoped:
-                    op.attributes["epl.scope"] = scoped[0].attributes["epl.scope"]
+                # (A use list runs newest first: the first user in the block.)
+                first = next((o.operation for o in block.operations
+                              if "epl.scope" in o.operation.attributes and
+                              any(o.operation == u for u in users)), None)
+                if first is not None:
+                    op.attributes["epl.scope"] = first.attributes["epl.scope"]
 
         text = module.operation.get_asm()
         # The forward is checked on the CPU, where keys that move memory

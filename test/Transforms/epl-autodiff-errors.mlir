@@ -642,3 +642,35 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A batched value made by an op without a sharding rule (a position table
+// by tensor.generate): each micro-batch would make the first rows of the
+// whole batch's, silently.
+#gen2 = affine_map<(i, j) -> (i, j)>
+#gennone = affine_map<(i, j) -> ()>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @f(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
+               %w: tensor<f32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    // expected-error @+1 {{cannot split the batch through 'tensor.generate': it makes a value that holds the batch without a sharding rule saying how}}
+    %pos = tensor.generate {
+    ^bb0(%i: index, %j: index):
+      %ii = arith.index_cast %i : index to i64
+      %p = arith.sitofp %ii : i64 to f32
+      tensor.yield %p : f32
+    } : tensor<8x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %es = tensor.empty() : tensor<f32>
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#gen2, #gen2, #gennone, #gennone], iterator_types = ["reduction", "reduction"]}
+        ins(%x, %pos, %w : tensor<8x4xf32>, tensor<8x4xf32>, tensor<f32>) outs(%zs : tensor<f32>) {
+    ^bb0(%a: f32, %p: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %p : f32
+      %n = arith.mulf %m, %b : f32
+      %s = arith.addf %acc, %n : f32
+      linalg.yield %s : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

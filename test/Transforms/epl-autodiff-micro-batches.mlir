@@ -109,3 +109,36 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// Pieces that each hold the batch whole, stacked along it (torch-mlir's
+// h_n of a 2-layer GRU: (B, H) pieces into (2 * B, H), then (2, B, H)):
+// each micro-batch is the same part of every piece.
+// CHECK-LABEL: func.func private @stack_micro_batch
+// CHECK: tensor.concat dim(0) %{{.*}}, %{{.*}} {{.*}}: (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+// CHECK: tensor.expand_shape %{{.*}} output_shape [2, 4, 4] {{.*}}: tensor<8x4xf32> into tensor<2x4x4xf32>
+// CHECK-LABEL: func.func @stack
+// CHECK: scf.for
+#st_id3 = affine_map<(l, b, f) -> (l, b, f)>
+#st_none3 = affine_map<(l, b, f) -> ()>
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @stack(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<4x4xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %z = arith.constant dense<0.0> : tensor<8x4xf32>
+    %h = linalg.matmul ins(%x, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%z : tensor<8x4xf32>) -> tensor<8x4xf32>
+    %s = tensor.concat dim(0) %x, %h : (tensor<8x4xf32>, tensor<8x4xf32>) -> tensor<16x4xf32>
+    %e = tensor.expand_shape %s [[0, 1], [2]] output_shape [2, 8, 4] : tensor<16x4xf32> into tensor<2x8x4xf32>
+    %es = tensor.empty() : tensor<f32>
+    %zero = arith.constant 0.0 : f32
+    %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<f32>) -> tensor<f32>
+    %l = linalg.generic {indexing_maps = [#st_id3, #st_none3], iterator_types = ["reduction", "reduction", "reduction"]}
+        ins(%e : tensor<2x8x4xf32>) outs(%zs : tensor<f32>) {
+    ^bb0(%v: f32, %acc: f32):
+      %sq = arith.mulf %v, %v : f32
+      %t = arith.addf %acc, %sq : f32
+      linalg.yield %t : f32
+    } -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -546,6 +546,17 @@ class Distill(nn.Module):
     def forward(self, x, y):
         return F.mse_loss(self.fc(x.detach()), self.teacher(x).detach()) + F.mse_loss(self.fc(x), y)
 
+class CausalMask(nn.Module):
+    """An encoder given a float causal mask without is_causal=True."""
+    def __init__(self):
+        super().__init__(); self.fc = nn.Linear(6, 3)
+        self.enc = nn.TransformerEncoder(
+            nn.TransformerEncoderLayer(6, 2, 8, dropout=0.0, batch_first=True), 1,
+            enable_nested_tensor=False)
+    def forward(self, x, y):
+        mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1])
+        return F.mse_loss(self.fc(self.enc(x, mask=mask)), y)
+
 i, y = torch.randint(0, 10, (8, 5)), torch.randint(0, 3, (8,))
 x, yr = torch.randn(4, 6), torch.randn(4, 3)
 cases = {
@@ -574,6 +585,7 @@ cases = {
     "boolean-mask-index": (Act(lambda m, h: h[h > 0].sum() + 0 * h), {"x": x}, {"y": yr}),
     "complex": (Act(lambda m, h: torch.fft.rfft(h).abs().sum() + 0 * h), {"x": x}, {"y": yr}),
     "missing-label": (Act(lambda m, h: h), {"x": x}, {}),
+    "causal-mask": (CausalMask(), {"x": torch.randn(2, 5, 6)}, {"y": torch.randn(2, 5, 3)}),
 }
 out = {}
 for case, (model, inputs, labels) in cases.items():
@@ -640,6 +652,10 @@ def refused(tmp_path_factory):
                 "floating-point-like, but got 'complex<f32>'"),
     ("missing-label", "the model's forward cannot be called with the 1 inputs and labels "
                       "given (x), in that order: "),
+    ("causal-mask", "torch.export cannot trace the model: Could not guard on data-dependent "
+                    "expression"),
+    ("causal-mask", "say so instead, is_causal=True with the mask (nn.TransformerEncoder"
+                    "(Layer), nn.MultiheadAttention) or tgt_is_causal=True"),
 ])
 def test_export_refuses_what_it_cannot_train_exactly(refused, case, message):
     """Each exported a module that trained unlike PyTorch (a padding row,
@@ -959,6 +975,26 @@ def test_group_norm_decomposition_is_pytorchs(shape, affine):
     np.testing.assert_allclose(g_grad.numpy(), e_grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("case", ["bilinear", "rows-only", "negative", "not-separable",
+                                  "scalar", "rank-2-pair"])
+def test_separable_index_is_indexing(case):
+    """epl/torch_reshapes.py's index_selects read what x[indices] reads,
+    separable or not (then indexing as before), on Debian's torch 1.13."""
+    torch = pytest.importorskip("torch")
+    from epl import torch_reshapes
+    x = torch.arange(2 * 3 * 5 * 4, dtype=torch.float32).reshape(2, 3, 5, 4)
+    rows, cols = torch.tensor([0, 0, 1, 4, 2, 3]), torch.tensor([3, 1, 1, 0, 2])
+    indices = {"bilinear": [None, None, rows[:, None], cols],
+               "rows-only": [None, None, rows],
+               "negative": [None, None, -rows[:, None] - 1, cols - 4],
+               "not-separable": [None, None, rows[:5], cols],
+               "scalar": [None, torch.tensor(2)],
+               "rank-2-pair": [None, None, rows[3:4, None], cols[1:2, None]]}[case]
+    expected = x[tuple(slice(None) if i is None else i for i in indices)]
+    got = torch_reshapes.separable_index(x, indices)
+    assert got.shape == expected.shape and torch.equal(got, expected)
+
+
 def test_kink_decompositions_follow_the_installed_torch():
     """Each decomposition of epl/torch_kinks.py computes its op's value
     bit for bit and, through the selects it takes, PyTorch's gradient (to
@@ -1159,27 +1195,70 @@ def test_a_strategy_pattern_that_scopes_nothing_is_an_error(tmp_path):
     assert errors["fine"] == "exported"
 
 
+#: Layers of test_recurrent_and_seq_first_layers_take_micro_batches: how
+#: each is made, called on x, and the batch_dims x needs.
+SEQ_LAYERS = {
+    "lstm": ("nn.LSTM(8, 8, num_layers=2)", "self.layer(x)[0].mean(0)", ", batch_dims={'x': 1}"),
+    "mha": ("nn.MultiheadAttention(8, 2)", "self.layer(x, x, x)[0].mean(0)",
+            ", batch_dims={'x': 1}"),
+    "gru-h_n": ("nn.GRU(8, 8, num_layers=2, batch_first=True)", "self.layer(x)[1][-1]", ""),
+    "lstm-h_n": ("nn.LSTM(8, 8, num_layers=2)", "self.layer(x)[1][0][-1]",
+                 ", batch_dims={'x': 1}"),
+}
+
+
 @needs_venv
-@pytest.mark.parametrize("layer", ["lstm", "mha"])
-def test_seq_first_lstm_and_attention_take_micro_batches(tmp_path, layer):
+@pytest.mark.parametrize("layer", list(SEQ_LAYERS))
+def test_recurrent_and_seq_first_layers_take_micro_batches(tmp_path, layer):
     """nn.LSTM (two layers) and nn.MultiheadAttention in their default
-    seq-first layout, the input (L, B, E) exported with batch_dims={'x': 1}:
-    2 micro-batches were refused ("this reshape merges it below another
-    dimension", or, fed seq-first, "operands batch different loops");
-    they train as PyTorch on the whole batch now, on 1 and 2 ranks."""
-    call = {"lstm": "self.layer(x)[0]", "mha": "self.layer(x, x, x)[0]"}[layer]
-    make = {"lstm": "nn.LSTM(8, 8, num_layers=2)", "mha": "nn.MultiheadAttention(8, 2)"}[layer]
+    seq-first layout, the input (L, B, E) exported with batch_dims={'x': 1},
+    and the final states h_n of 2-layer GRUs and LSTMs (torch-mlir stacks
+    the layers' (B, H) into (2 * B, H)): 2 micro-batches were refused
+    ("this reshape merges it below another dimension", "operands batch
+    different loops", "needs it whole"); they train as PyTorch on the
+    whole batch now, on 1 and 2 ranks."""
+    make, call, batch_dims = SEQ_LAYERS[layer]
+    x = "torch.randn(4, 5, 8)" if "batch_first" in make else "torch.randn(5, 4, 8)"
     prefix, expected = export_with_reference(
         tmp_path, layer,
-        "class SeqFirst(nn.Module):\n"
+        "class Net(nn.Module):\n"
         "    def __init__(self):\n"
         f"        super().__init__(); self.layer = {make}; self.fc = nn.Linear(8, 3)\n"
         "    def forward(self, x, y):\n"
-        f"        return F.cross_entropy(self.fc({call}.mean(0)), y)\n"
+        f"        return F.cross_entropy(self.fc({call}), y)\n"
         "torch.manual_seed(2)\n"
-        "model, x, y = SeqFirst(), torch.randn(5, 4, 8), torch.randint(0, 3, (4,))\n"
+        f"model, x, y = Net(), {x}, torch.randint(0, 3, (4,))\n"
         "config = {'optimizer.type': 'adam', 'optimizer.lr': 0.05, "
-        "'pipeline.num_micro_batch': 2}\n", 3, ", batch_dims={'x': 1}")
+        "'pipeline.num_micro_batch': 2}\n", 3, batch_dims)
+    for ranks in (1, 2):
+        out = epl_run(prefix.with_suffix(".mlir"), "--params", f"{prefix}.params.safetensors",
+                      "--data", f"{prefix}.data.safetensors", "--steps", 3, ranks=ranks)
+        np.testing.assert_allclose(losses(out.stdout), expected, rtol=RTOL)
+
+
+@needs_venv
+@pytest.mark.parametrize("up", ["nn.Upsample(scale_factor=2, mode='bilinear')",
+                                "nn.Upsample(size=(7, 6), mode='bilinear', align_corners=True)",
+                                "nn.Upsample(scale_factor=2, mode='nearest')"])
+def test_upsampling_takes_micro_batches(tmp_path, up):
+    """torch's bilinear upsampling reads its neighbours as x[:, :, rows[:,
+    None], cols], which torch-mlir lowered with an index table over the
+    batch too: refused under micro-batches ("does not keep dimension 0").
+    As index_selects (epl/torch_reshapes.py) it trains as PyTorch with 2
+    micro-batches, on 1 and 2 ranks."""
+    prefix, expected = export_with_reference(
+        tmp_path, "upsample",
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(); self.conv = nn.Conv2d(2, 3, 3, padding=1)\n"
+        f"        self.up = {up}; self.out = nn.Conv2d(3, 1, 1)\n"
+        "    def forward(self, x, y):\n"
+        "        return F.mse_loss(self.out(self.up(torch.relu(self.conv(x)))), y)\n"
+        "torch.manual_seed(0)\n"
+        "x = torch.randn(4, 2, 4, 3)\n"
+        "model, y = Net(), torch.randn(4, 1, *Net().up(x).shape[2:])\n"
+        "config = {'optimizer.type': 'sgd', 'optimizer.lr': 0.1, "
+        "'pipeline.num_micro_batch': 2}\n", 3)
     for ranks in (1, 2):
         out = epl_run(prefix.with_suffix(".mlir"), "--params", f"{prefix}.params.safetensors",
                       "--data", f"{prefix}.data.safetensors", "--steps", 3, ranks=ranks)

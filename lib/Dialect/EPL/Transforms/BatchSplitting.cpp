@@ -200,6 +200,9 @@ private:
   /// The batch follows the op's sharding rule: it is one factor, and every
   /// dimension led by that factor holds it.
   FailureOr<bool> visit(Operation *op) {
+    if (auto concat = dyn_cast<tensor::ConcatOp>(op))
+      if (std::optional<Place> piece = stackedPlace(concat))
+        return visitStack(concat, *piece);
     if (auto iface = dyn_cast<ShardingRuleOpInterface>(op))
       if (FailureOr<ShardingRule> rule = iface.getShardingRule();
           succeeded(rule))
@@ -215,7 +218,68 @@ private:
                   "where the whole batch's were meant (a micro-batch holds "
                   "only its rows; compute it with linalg ops over the batch, "
                   "or without micro-batches)";
+    // Leaves hold no data to cut (a constant of distinct values is
+    // refused where it is retyped).
+    if (isa<tensor::EmptyOp, tensor::SplatOp, arith::ConstantOp>(op))
+      return false;
+    for (Value r : op->getResults())
+      if (placeOf(r))
+        return op->emitError()
+               << "cannot split the batch through '" << op->getName()
+               << "': it makes a value that holds the batch without a "
+                  "sharding rule saying how, so each micro-batch would make "
+                  "the first rows of the whole batch's (compute it with "
+                  "linalg ops over the batch, or without micro-batches)";
     return false;
+  }
+
+  /// A concatenation of equal pieces along the dimension that holds each
+  /// one's batch whole (torch-mlir stacks a GRU's or LSTM's final states
+  /// of k layers as k pieces (B, H) into (k * B, H)): each micro-batch is
+  /// the same part of every piece, so the result holds the batch below
+  /// the piece index. Where each piece holds it (the finest of the pieces'
+  /// places, see Place; else where the result says); none where `concat`
+  /// is no such stack, and its sharding rule says whether it needs the
+  /// batch whole.
+  std::optional<Place> stackedPlace(tensor::ConcatOp concat) {
+    int64_t dim = concat.getDim();
+    auto pieces = concat.getInputs();
+    int64_t extent =
+        cast<RankedTensorType>(pieces.front().getType()).getDimSize(dim);
+    if (ShapedType::isDynamic(extent) || llvm::any_of(pieces, [&](Value v) {
+          return cast<RankedTensorType>(v.getType()).getDimSize(dim) != extent;
+        }))
+      return std::nullopt;
+    std::optional<Place> piece;
+    for (Value v : pieces)
+      if (std::optional<Place> p = placeOf(v)) {
+        if (p->dim != dim || !p->major)
+          return std::nullopt;
+        if (!piece || p->size < piece->size)
+          piece = p;
+      }
+    if (piece)
+      return piece;
+    if (std::optional<Place> r = placeOf(concat.getResult());
+        r && r->dim == dim && !r->major && r->inner * r->size == extent)
+      return Place{dim, r->inner, r->size, /*major=*/true};
+    return std::nullopt;
+  }
+
+  FailureOr<bool> visitStack(tensor::ConcatOp concat, Place piece) {
+    bool changed = false;
+    for (Value v : concat.getInputs()) {
+      FailureOr<bool> m = mark(concat, v, piece);
+      if (failed(m))
+        return failure();
+      changed |= *m;
+    }
+    bool one = concat.getInputs().size() == 1;
+    FailureOr<bool> m = mark(concat, concat.getResult(),
+                             Place{piece.dim, piece.inner, piece.size, one});
+    if (failed(m))
+      return failure();
+    return changed || *m;
   }
 
   /// A batched tensor read inside `op`'s regions that its sharding rule
@@ -251,7 +315,17 @@ private:
       "dimension 0, so one that holds no batch (a mask or positions shared "
       "by the examples) is model state instead: a parameter that is not "
       "trained (epl.param(..., trainable=False); in PyTorch, a buffer or a "
-      "parameter with requires_grad=False), or a constant";
+      "parameter with requires_grad=False), or a constant; one whose batch "
+      "is another dimension (a seq-first (L, B, E) input) is given "
+      "batch-first (epl.torch.export's batch_dims)";
+
+  /// Where a value computed from the inputs needs the batch whole: the
+  /// usual cause is a seq-first input, whose dimension 0 is its sequence.
+  static constexpr const char *kNotBatchFirst =
+      "; every input and label is cut into micro-batches along its "
+      "dimension 0: one whose batch is another dimension (a seq-first (L, B, "
+      "E) input of nn.LSTM, nn.GRU or nn.MultiheadAttention) is given "
+      "batch-first (epl.torch.export's batch_dims)";
 
   /// The argument `v` is a reshape of (torch's unsqueeze of an input),
   /// else `v`.
@@ -311,10 +385,8 @@ private:
       diag << ")" << kHoldsNoBatch;
     else
       diag << "): examples would meet the examples of other micro-batches, "
-              "which micro-batches cannot reproduce; every input and label is "
-              "cut along its dimension 0, so one whose batch is another "
-              "dimension (a seq-first (L, B, E) input) must be given "
-              "batch-first (epl.torch.export's batch_dims moves it)";
+              "which micro-batches cannot reproduce"
+           << kNotBatchFirst;
     return diag;
   }
 
@@ -342,10 +414,17 @@ private:
                << "cannot split the batch: this op cuts dimension " << p->dim
                << " of " << describe(v) << " across its batch of " << p->size
                << " (a reshape whose groups divide the examples)";
-      if (rule.factorKinds[c->factor] == ShardingRule::FactorKind::Whole)
-        return op->emitError("cannot split the batch: this op needs it "
-                             "whole (it cuts, pads or joins along it, or reads "
-                             "positions along it)");
+      if (rule.factorKinds[c->factor] == ShardingRule::FactorKind::Whole) {
+        InFlightDiagnostic diag =
+            op->emitError("cannot split the batch: this op needs it whole (it "
+                          "cuts, pads or joins along it, or reads positions "
+                          "along it)");
+        if (Value arg = reshapedFrom(v))
+          diag << "; it is dimension 0 of " << describe(arg) << kHoldsNoBatch;
+        else
+          diag << kNotBatchFirst;
+        return diag;
+      }
       // Of one factor's major carriers, the finest (the least said to be
       // examples) passes more reshapes on.
       auto *same = llvm::find(carriers, *c);
