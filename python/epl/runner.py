@@ -315,6 +315,17 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
         _check_count("devices", devices, 1)
     if epochs is not None:
         _check_count("epochs", epochs, 1)
+    # Said, not dropped: without a dataset there are no epochs, nothing to
+    # shuffle; without an evaluation set nothing is evaluated.
+    if dataset is None:
+        given = [name for name, value in (("epochs", epochs), ("shuffle", shuffle),
+                                          ("eval_each_epoch", eval_each_epoch))
+                 if value not in (None, False)]
+        if given:
+            raise EPLError(f"train: {', '.join(given)} need `dataset` (training on a "
+                           "dataset in epochs)")
+    if eval_dataset is None and (eval_model is not None or eval_each_epoch):
+        raise EPLError("train: eval_model and eval_each_epoch need `eval_dataset`")
     if timeout is not None and (isinstance(timeout, bool) or
                                 not isinstance(timeout, numbers.Real) or
                                 not 0 < timeout < math.inf):

@@ -672,6 +672,7 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
             ir.Attribute.parse(f'{{epl.arg = "{k}", epl.name = "{n}"}}')
             for k, n in zip(kinds, arg_names)])
         _set_config(module, config_items, ir)
+        _mark_sources(func, ir)
         if strategy:
             moves, used, paths = [], set(), set()
             for op in func.regions[0].blocks[0].operations:
@@ -720,6 +721,20 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
         _check_forward(Exported(checked_text, params, data_np, scopes), float(loss),
                        check_rtol)
     return Exported(text, params, data_np, scopes)
+
+
+def _mark_sources(func, ir):
+    """Each linalg and tensor op gets `epl.source`, the module path and the
+    torch op it was made of: printed on the op's line, it names them in
+    any error the EPL tools report at the op."""
+    for op in func.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name.partition(".")[0] not in ("linalg", "tensor") or op.name == "tensor.empty":
+            continue
+        found = _LOC_RE.findall(str(op.location))
+        if found:
+            path, node = found[0]
+            op.attributes["epl.source"] = ir.StringAttr.get(f"{path or '<forward>'}: {node}")
 
 
 def _set_config(module, items, ir):

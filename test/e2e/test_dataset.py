@@ -4,6 +4,7 @@ reimplementation, data parallelism against one rank, Fashion-MNIST, the
 evaluation, and bad input."""
 
 import pathlib
+import re
 import sys
 
 import numpy as np
@@ -80,6 +81,21 @@ def test_data_beside_a_dataset_is_an_error():
     with pytest.raises(epl.EPLError, match="train: `data` and `dataset` both give the inputs "
                                            "and labels; give one"):
         epl.train(loss, dataset=arrays, data={"x": arrays["x"][:8], "y": arrays["y"][:8]})
+
+
+@pytest.mark.parametrize("keywords, message", [
+    ({"epochs": 3}, "train: epochs need `dataset`"),
+    ({"shuffle": True, "eval_each_epoch": True, "eval_dataset": {}},
+     "train: shuffle, eval_each_epoch need `dataset`"),
+    ({"eval_model": "module {}"}, "train: eval_model and eval_each_epoch need `eval_dataset`"),
+])
+def test_options_without_what_they_act_on_are_errors(keywords, message):
+    """Dataset and evaluation options given without a dataset or an
+    evaluation set were accepted and dropped (steps steps ran, no epochs,
+    no evaluation): the command line's errors, from Python."""
+    loss = linear_model(8, 6, 3, 0.1)
+    with pytest.raises(epl.EPLError, match=re.escape(message)):
+        epl.train(loss, steps=1, **keywords)
 
 
 @pytest.mark.parametrize("ranks", [1, 2])

@@ -1152,6 +1152,34 @@ print(json.dumps(out))
 
 
 @needs_venv
+def test_an_error_at_an_exported_op_names_its_module(tmp_path):
+    """Every exported linalg and tensor op carries epl.source, its module
+    and torch op, on its line: an error epl-run reports at the op (here a
+    seq-first attention fed without batch_dims, under micro-batches)
+    names the module where the .mlir position alone did not."""
+    prefix, _ = export_with_reference(
+        tmp_path, "seqfirst",
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(); self.attn = nn.MultiheadAttention(8, 2)\n"
+        "        self.fc = nn.Linear(8, 3)\n"
+        "    def forward(self, x, y):\n"
+        "        return F.cross_entropy(self.fc(self.attn(x, x, x)[0].mean(0)), y)\n"
+        "torch.manual_seed(2)\n"
+        "model, x, y = Net(), torch.randn(5, 4, 8), torch.randint(0, 3, (4,))\n"
+        "config = {'optimizer.type': 'sgd', 'optimizer.lr': 0.1, "
+        "'pipeline.num_micro_batch': 2}\n", 1)
+    text = prefix.with_suffix(".mlir").read_text()
+    assert re.search(r'epl\.source = "fc: mm(_\d+)?"', text), text
+    assert re.search(r'epl\.source = "<forward>: mean(_\d+)?"', text), text
+    out = subprocess.run([BUILD / "bin" / "epl-run", prefix.with_suffix(".mlir"), "--steps", "1"],
+                         capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "cannot split the batch" in out.stderr and 'epl.source = "attn: ' in out.stderr, \
+        out.stderr
+
+
+@needs_venv
 def test_a_gpu_only_config_exports(tmp_path):
     """offload.level = "v0" (a cuda-target key) failed export's own
     forward check on the CPU with epl-run's refusal, a ToolError: the

@@ -142,6 +142,10 @@ int main(int argc, char **argv) {
        evalEachEpoch.getNumOccurrences()))
     fail("--eval-model, --eval-entry and --eval-each-epoch need "
          "--eval-dataset");
+  // Without a dataset there are no epochs to evaluate after.
+  if (evalEachEpoch && datasetLine.file.empty())
+    fail("--eval-each-epoch needs --dataset (it evaluates after each epoch "
+         "of it)");
 
   PhaseTimer timer(compile.timing);
   SourceModule module;

@@ -33,8 +33,16 @@ func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id', 'epl.origin', 'epl.micro_batch', 'epl.stage', 'epl.action', 'epl.checkpoint', 'epl.shardings', 'epl.loop_axes', 'epl.host' (on a memref.global), 'epl.memory_estimate' or 'epl.wraps' (on a function)}}
+  // expected-error @+1 {{unknown EPL attribute 'epl.scopes' on an operation; expected 'epl.config' (on the module), 'epl.scope', 'epl.phase', 'epl.id', 'epl.origin', 'epl.micro_batch', 'epl.stage', 'epl.action', 'epl.checkpoint', 'epl.source', 'epl.shardings', 'epl.loop_axes', 'epl.host' (on a memref.global), 'epl.memory_estimate' or 'epl.wraps' (on a function)}}
   %0 = arith.addf %x, %x {epl.scopes = #epl.split<devices = 2>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'epl.source' expects a non-empty string (what of the user's model the op was made of), got 3 : i64}}
+  %0 = arith.addf %x, %x {epl.source = 3} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 

@@ -447,6 +447,15 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                                 "gradient checkpointing keeps)";
     return success();
   }
+  if (name == kSourceAttrName) {
+    auto text = dyn_cast<StringAttr>(attr.getValue());
+    if (!text || text.getValue().empty())
+      return op->emitError() << "'" << name
+                             << "' expects a non-empty string (what of the "
+                                "user's model the op was made of), got "
+                             << attr.getValue();
+    return success();
+  }
   if (name == kHostGlobalAttrName) {
     if (!isa<UnitAttr>(attr.getValue()) ||
         op->getName().getStringRef() != "memref.global")
@@ -482,6 +491,7 @@ LogicalResult EPLDialect::verifyOperationAttribute(Operation *op,
                          << kOriginAttrName << "', '" << kMicroBatchAttrName
                          << "', '" << kStageAttrName << "', '"
                          << kActionAttrName << "', '" << kCheckpointAttrName
+                         << "', '" << kSourceAttrName
                          << "', 'epl.shardings', 'epl.loop_axes', '"
                          << kHostGlobalAttrName << "' (on a memref.global), '"
                          << kMemoryEstimateAttrName << "' or '"

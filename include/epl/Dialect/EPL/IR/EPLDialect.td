@@ -45,6 +45,7 @@ def EPL_Dialect : Dialect {
     | `epl.result` | function result | `"loss"`, `"param"`, `"state"`, `"opt_state"` or `"grad"`: what a model or training step returns; a `"grad"` result is the gradient of the parameter argument its `epl.name` names (checked: that parameter exists and has the result's type), a `"state"` result the next value of the state argument its `epl.name` names (checked likewise, and once per state) |
     | `epl.phase` | any op of a training step | `#epl.phase<...>` |
     | `epl.id`, `epl.origin` | ops of a training step | integer: a forward op's id, and the id a backward op comes from |
+    | `epl.source` | any op | string: what a frontend made the op of (`epl.torch.export`: the PyTorch module's path and the torch op, `"blocks.0.attn: linear_3"`), printed on the op's line, so an error at the op names it |
 
     ```mlir
     module attributes {epl.config = {"pipeline.num_micro_batch" = 4 : i64}} {
@@ -105,6 +106,8 @@ def EPL_Dialect : Dialect {
     /// tensors to keep); everything else the backward reads is recomputed.
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "epl.checkpoint";
+    /// On an op a frontend made: what of the user's model it comes from.
+    static constexpr ::llvm::StringLiteral kSourceAttrName = "epl.source";
     /// On a function: epl-estimate-memory's figures, in bytes.
     static constexpr ::llvm::StringLiteral kMemoryEstimateAttrName =
         "epl.memory_estimate";
