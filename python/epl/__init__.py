@@ -138,11 +138,11 @@ def to_mlir(loss, outputs=()):
     return g.to_mlir(outputs)
 
 
-def train(loss, steps=10, seed=0, params=None, data=None, devices=None, **dataset):
-    """Compiles the default model and trains it `steps` steps with epl-run on
-    `devices` CPU ranks (default: what the model asks for, its pipeline's
-    stage devices times its largest scope), planned and partitioned by
-    epl-parallelize; returns a TrainResult (per-step
+def train(loss, steps=None, seed=0, params=None, data=None, devices=None, **dataset):
+    """Compiles the default model and trains it `steps` steps (default 10)
+    with epl-run on `devices` CPU ranks (default: what the model asks for,
+    its pipeline's stage devices times its largest scope), planned and
+    partitioned by epl-parallelize; returns a TrainResult (per-step
     losses, the plan that ran, the output). `params` and `data` are
     optional dicts of numpy arrays by name (`params` also a checkpoint's
     path, or an earlier result's `params`, to train on from it).

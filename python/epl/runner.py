@@ -284,13 +284,14 @@ def _check_tensors(name, value, path=False):
                            "a safetensors file cannot hold")
 
 
-def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
+def train_module(mlir, steps=None, seed=0, params=None, data=None, devices=None,
                  scopes=(), config=None, dataset=None, epochs=None, shuffle=False,
                  eval_model=None, eval_dataset=None, eval_each_epoch=False,
                  timeout=None, progress=None, save=None):
-    """Trains an L0 module with epl-run on `devices` CPU ranks (threads);
-    `devices=None` uses what the model asks for: its stage devices times
-    its largest scope (a pipeline of two replicate(1) stages: 2).
+    """Trains an L0 module with epl-run (`steps` steps, default 10) on
+    `devices` CPU ranks (threads); `devices=None` uses what the model asks
+    for: its stage devices times its largest scope (a pipeline of two
+    replicate(1) stages: 2).
 
     With `dataset` each step reads the next global batch of it (epl-run
     --dataset) until `epochs` epochs are done, counting those of a `params`
@@ -307,6 +308,10 @@ def train_module(mlir, steps=10, seed=0, params=None, data=None, devices=None,
     if dataset is not None and data is not None:
         raise EPLError("train: `data` and `dataset` both give the inputs and labels; "
                        "give one")
+    if steps is not None and epochs is not None:
+        raise EPLError("train: epochs and steps both say how long to train; give one")
+    if steps is None:
+        steps = 10
     _check_count("steps", steps, 0)
     _check_tensors("params", params, path=True)
     _check_tensors("data", data)

@@ -88,14 +88,17 @@ def test_data_beside_a_dataset_is_an_error():
     ({"shuffle": True, "eval_each_epoch": True, "eval_dataset": {}},
      "train: shuffle, eval_each_epoch need `dataset`"),
     ({"eval_model": "module {}"}, "train: eval_model and eval_each_epoch need `eval_dataset`"),
+    ({"epochs": 2, "steps": 1, "dataset": {}},
+     "train: epochs and steps both say how long to train; give one"),
 ])
 def test_options_without_what_they_act_on_are_errors(keywords, message):
     """Dataset and evaluation options given without a dataset or an
     evaluation set were accepted and dropped (steps steps ran, no epochs,
-    no evaluation): the command line's errors, from Python."""
+    no evaluation), and so was `steps` beside `epochs`: the command line's
+    errors, from Python."""
     loss = linear_model(8, 6, 3, 0.1)
     with pytest.raises(epl.EPLError, match=re.escape(message)):
-        epl.train(loss, steps=1, **keywords)
+        epl.train(loss, **keywords)
 
 
 @pytest.mark.parametrize("ranks", [1, 2])
