@@ -653,7 +653,7 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
 module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
   func.func @f(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
                %w: tensor<f32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
-    // expected-error @+1 {{cannot split the batch through 'tensor.generate': it makes a value that holds the batch without a sharding rule saying how}}
+    // expected-error @+1 {{cannot split the batch through 'tensor.generate': it makes a batched value without a sharding rule saying how, so each micro-batch would make the first rows of the whole batch's (a micro-batch holds only its rows; compute it with linalg ops over the batch, or without micro-batches)}}
     %pos = tensor.generate {
     ^bb0(%i: index, %j: index):
       %ii = arith.index_cast %i : index to i64

@@ -209,28 +209,26 @@ private:
         return visitRule(op, *rule);
     if (isa<func::ReturnOp>(op))
       return false;
-    for (Value v : op->getOperands())
-      if (placeOf(v))
-        return op->emitError()
-               << "cannot split the batch through '" << op->getName()
-               << "': it reads a batched value without a sharding rule "
-                  "saying how, so each micro-batch would read its own rows "
-                  "where the whole batch's were meant (a micro-batch holds "
-                  "only its rows; compute it with linalg ops over the batch, "
-                  "or without micro-batches)";
+    auto batched = [&](ValueRange values) {
+      return llvm::any_of(values,
+                          [&](Value v) { return placeOf(v).has_value(); });
+    };
     // Leaves hold no data to cut (a constant of distinct values is
     // refused where it is retyped).
-    if (isa<tensor::EmptyOp, tensor::SplatOp, arith::ConstantOp>(op))
+    bool reads = batched(op->getOperands());
+    if (!reads &&
+        (isa<tensor::EmptyOp, tensor::SplatOp, arith::ConstantOp>(op) ||
+         !batched(op->getResults())))
       return false;
-    for (Value r : op->getResults())
-      if (placeOf(r))
-        return op->emitError()
-               << "cannot split the batch through '" << op->getName()
-               << "': it makes a value that holds the batch without a "
-                  "sharding rule saying how, so each micro-batch would make "
-                  "the first rows of the whole batch's (compute it with "
-                  "linalg ops over the batch, or without micro-batches)";
-    return false;
+    return op->emitError()
+           << "cannot split the batch through '" << op->getName() << "': it "
+           << (reads ? "reads" : "makes")
+           << " a batched value without a sharding rule saying how, so each "
+              "micro-batch would "
+           << (reads ? "read its own rows where the whole batch's were meant"
+                     : "make the first rows of the whole batch's")
+           << " (a micro-batch holds only its rows; compute it with linalg "
+              "ops over the batch, or without micro-batches)";
   }
 
   /// A concatenation of equal pieces along the dimension that holds each
