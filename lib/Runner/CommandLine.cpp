@@ -18,6 +18,21 @@ namespace rt = ::epl::rt;
 /// The longest --timeout, in seconds: a year.
 static constexpr double kMaxTimeout = 365.0 * 24 * 3600;
 
+/// Whether the safetensors file at `path` holds some of `program`'s
+/// optimizer state (an unreadable file is reported with the parameters).
+static bool holdsOptimizerState(const Program &program,
+                                const std::string &path) {
+  auto names = readSafetensorsNames(path);
+  if (!names) {
+    llvm::consumeError(names.takeError());
+    return false;
+  }
+  return llvm::any_of(program.args, [&](const EntryArg &arg) {
+    return arg.kind == ArgKind::OptState &&
+           llvm::is_contained(*names, arg.name);
+  });
+}
+
 RunCommandLine::RunCommandLine(cl::OptionCategory &category)
     : ranks("ranks", cl::desc("Ranks for the threads backend"), cl::init(1),
             cl::cat(category)),
@@ -230,6 +245,17 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
       std::string note;
       bool mismatch = false;
       dataset->resumeFrom(*metadata, note, mismatch);
+      if (note.empty() && !metadata->count("dataset.batches") &&
+          holdsOptimizerState(program, runLine.paramsFile)) {
+        // Training on with its optimizer state but from the first batch is
+        // what a copy of a checkpoint that lost its metadata does: say so.
+        mismatch = true;
+        note = runLine.paramsFile +
+               " holds optimizer state but no position in a dataset (a "
+               "checkpoint of a run on no dataset, or a copy without the "
+               "checkpoint's metadata): this run starts at the dataset's "
+               "first batch";
+      }
       if (!note.empty())
         notes() << ::epl::rt::toolName() << (mismatch ? ": warning: " : ": ")
                 << note << "\n";

@@ -235,6 +235,18 @@ mlir::epl::readSafetensorsMetadata(StringRef path) {
   return metadata;
 }
 
+llvm::Expected<std::vector<std::string>>
+mlir::epl::readSafetensorsNames(StringRef path) {
+  llvm::Expected<Header> header = readHeader(path);
+  if (!header)
+    return header.takeError();
+  std::vector<std::string> names;
+  for (const auto &entry : *header->json.getAsObject())
+    if (entry.first != "__metadata__")
+      names.push_back(entry.first.str());
+  return names;
+}
+
 llvm::Expected<SafetensorsFile> mlir::epl::readSafetensors(StringRef path) {
   llvm::Expected<Header> header = readHeader(path);
   if (!header)

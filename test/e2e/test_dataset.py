@@ -107,8 +107,8 @@ def test_resuming_goes_on_where_the_dataset_stopped(tmp_path, ranks):
     6 from it (mid-epoch, shuffled, Adam and a cosine schedule) equal 13
     straight, bit for bit, through Python (result.params) and through a
     checkpoint file; --epochs counts the checkpoint's epochs. A checkpoint
-    of another order (another seed) starts the dataset over, with a
-    warning."""
+    of another order (another seed), or one without its metadata, starts
+    the dataset over, with a warning."""
     rng = np.random.default_rng(5)
     n, batch = 43, 8
     arrays = {"x": rng.normal(size=(n, 6)).astype(np.float32),
@@ -148,6 +148,14 @@ def test_resuming_goes_on_where_the_dataset_stopped(tmp_path, ranks):
                                             r"this one starts at its first batch"):
         fresh = epl.train(loss, steps=2, params=first.params, **dict(kw, dataset=changed))
     assert fresh.params.metadata["dataset.batches"] == "2"
+    # A copy of the checkpoint without its metadata (a dict of it, saved
+    # with np.savez) keeps the Adam state: it went on from the first batch
+    # with no word.
+    with pytest.warns(epl.EPLWarning, match=r"holds optimizer state but no position in a "
+                                            r"dataset .*: this run starts at the dataset's "
+                                            r"first batch"):
+        copy = epl.train(loss, steps=2, params=dict(first.params), **kw)
+    assert copy.params.metadata["dataset.batches"] == "2"
 
 
 def fashion_mnist_or_skip():

@@ -243,6 +243,28 @@ def test_abs_has_sign_gradient_zero_at_zero(tmp_path):
     np.testing.assert_array_equal(got, [0.0, 1.0, -1.0, 0.0])
 
 
+def test_max_and_min_ties_are_pytorchs(tmp_path):
+    """At a tie with a constant, max and min are relu's kink in either
+    operand order (0 at 0); at a tie of two values that vary each takes
+    half, as torch.maximum's. max(0, x) gave x the whole gradient at 0 (the
+    second operand always won a tie), so a relu written with the constant
+    first trained otherwise than PyTorch, and max(x, -x) had -1 at 0."""
+    x = np.array([0.0, 1.5, -2.0], np.float32)
+    got = gradient_of_sum(tmp_path, """
+    %nx = arith.negf %x : T
+    %m1 = arith.maximumf %zero, %x : T
+    %m2 = arith.maxnumf %x, %zero : T
+    %m3 = arith.minimumf %zero, %x : T
+    %m4 = arith.minnumf %x, %zero : T
+    %m5 = arith.maximumf %x, %nx : T
+    %s1 = arith.addf %m1, %m2 : T
+    %s2 = arith.addf %s1, %m3 : T
+    %s3 = arith.addf %s2, %m4 : T
+    %f = arith.addf %s3, %m5 : T""", x)
+    # relu' twice + min(x, 0)' twice + |x|' (0.5 - 0.5 at 0).
+    np.testing.assert_array_equal(got, [0.0, 1 + 1 + 0 + 0 + 1, 0 + 0 + 1 + 1 - 1])
+
+
 #: sigmoid + softplus (threshold 20) + ELU + a guarded log, written as
 #: torch-mlir writes them (a select over both branches).
 OVERFLOWING = """

@@ -62,6 +62,11 @@ llvm::Expected<SafetensorsFile> readSafetensors(llvm::StringRef path);
 llvm::Expected<std::map<std::string, std::string>>
 readSafetensorsMetadata(llvm::StringRef path);
 
+/// The names of the tensors in the safetensors file at `path` (its header
+/// alone is parsed).
+llvm::Expected<std::vector<std::string>>
+readSafetensorsNames(llvm::StringRef path);
+
 /// The bytes of the file at `path`; errors say "cannot read PATH: REASON".
 llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readWholeFile(llvm::StringRef path);

@@ -77,6 +77,16 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
   if (!dependsOnWrt.contains(target))
     return Value();
 
+  // Values computed from the body's arguments, not from constants and
+  // captured values alone: a max's tie with a constant is a kink (relu's),
+  // with another such value a tie of two (torch.maximum's halves).
+  llvm::DenseSet<Value> variesPerElement(body.args_begin(), body.args_end());
+  for (Operation &op : body.without_terminator())
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return variesPerElement.contains(v); }) ||
+        (op.getNumOperands() == 0 && !op.hasTrait<OpTrait::ConstantLike>()))
+      variesPerElement.insert(op.result_begin(), op.result_end());
+
   llvm::DenseMap<Value, Value> adjoints;
   adjoints[target] = seed;
   auto accumulate = [&](Value forward, Value contribution) {
@@ -184,23 +194,28 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               accumulate(op.getOperand(0), neg(g));
               return success();
             })
-            .Case<arith::MaximumFOp, arith::MaxNumFOp>([&](Operation *) {
-              // The larger operand takes the gradient; on a tie the second,
-              // so that relu = max(x, 0) has zero gradient at 0, as in
-              // PyTorch.
+            .Case<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+                  arith::MinNumFOp>([&](Operation *) {
+              // The operand that wins takes the gradient. On a tie with a
+              // constant (relu = max(x, 0), either operand order) the
+              // constant wins: relu'(0) = 0, as PyTorch's. On a tie of two
+              // values that vary each takes half, as torch.maximum's and
+              // torch.minimum's.
+              bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+              auto wins = isMax ? arith::CmpFPredicate::OGT
+                                : arith::CmpFPredicate::OLT;
               Value zero = constant(type, 0.0);
-              Value firstWins =
-                  cmp(arith::CmpFPredicate::OGT, operand(0), operand(1));
-              accumulate(op.getOperand(0), select(firstWins, g, zero));
-              accumulate(op.getOperand(1), select(firstWins, zero, g));
-              return success();
-            })
-            .Case<arith::MinimumFOp, arith::MinNumFOp>([&](Operation *) {
-              Value zero = constant(type, 0.0);
-              Value firstWins =
-                  cmp(arith::CmpFPredicate::OLT, operand(0), operand(1));
-              accumulate(op.getOperand(0), select(firstWins, g, zero));
-              accumulate(op.getOperand(1), select(firstWins, zero, g));
+              Value a = operand(0), bb = operand(1);
+              bool aVaries = variesPerElement.contains(op.getOperand(0));
+              bool bVaries = variesPerElement.contains(op.getOperand(1));
+              Value tie = cmp(arith::CmpFPredicate::OEQ, a, bb);
+              Value half = mul(g, constant(type, 0.5));
+              auto share = [&](Value strictlyWins, bool otherVaries) {
+                Value atTie = otherVaries ? half : zero;
+                return select(strictlyWins, g, select(tie, atTie, zero));
+              };
+              accumulate(op.getOperand(0), share(cmp(wins, a, bb), bVaries));
+              accumulate(op.getOperand(1), share(cmp(wins, bb, a), aVaries));
               return success();
             })
             .Case([&](arith::SelectOp) {
