@@ -162,48 +162,45 @@ std::optional<ChainPlan> bestWithRunBound(llvm::ArrayRef<ChainNode> nodes,
   return plan;
 }
 
-/// The fewest bytes kept with runs of at most `bound` bytes.
-int64_t leastKeptBytes(llvm::ArrayRef<ChainNode> nodes, const Prefix &prefix,
-                       int64_t bound) {
+/// The plan keeping the fewest bytes with runs of at most `bound` bytes
+/// (exact, whatever the chain's length), or std::nullopt.
+std::optional<std::vector<bool>> leastKept(llvm::ArrayRef<ChainNode> nodes,
+                                           const Prefix &prefix,
+                                           int64_t bound) {
   int n = static_cast<int>(nodes.size());
   constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+  // least[i + 1]: the fewest bytes kept with node i the last kept, coming
+  // from prev[i + 1] (-1: nothing kept before it).
   std::vector<int64_t> least(n + 1, kNone);
+  std::vector<int> prev(n + 1, -2);
   least[0] = 0;
   for (int i = 0; i < n; ++i)
     for (int j = i - 1; j >= -1 && prefix.bytes(j + 1, i) <= bound; --j)
       if (int64_t sum;
           least[j + 1] != kNone &&
-          !__builtin_add_overflow(least[j + 1], nodes[i].bytes, &sum))
-        least[i + 1] = std::min(least[i + 1], sum);
+          !__builtin_add_overflow(least[j + 1], nodes[i].bytes, &sum) &&
+          sum < least[i + 1]) {
+        least[i + 1] = sum;
+        prev[i + 1] = j;
+      }
   int64_t best = kNone;
+  int last = -2;
   for (int j = n - 1; j >= -1 && prefix.bytes(j + 1, n) <= bound; --j)
-    best = std::min(best, least[j + 1]);
-  return best;
-}
-} // namespace
-
-ChainPlan
-mlir::epl::checkpointing::leastMemoryPlan(llvm::ArrayRef<ChainNode> nodes) {
-  Prefix prefix(nodes);
-  int64_t total = prefix.bytes(0, nodes.size());
-  int64_t least = total;
-  for (int64_t bound : runBounds(prefix, nodes.size(), total)) {
-    int64_t kept = leastKeptBytes(nodes, prefix, bound);
-    if (int64_t sum; kept != std::numeric_limits<int64_t>::max() &&
-                     !__builtin_add_overflow(kept, bound, &sum))
-      least = std::min(least, sum);
-  }
-  if (std::optional<ChainPlan> plan = cheapestPlan(nodes, least))
-    return *plan;
-  // (Long chains, planned over some bounds only: keep everything.)
-  ChainPlan all;
-  all.keep.assign(nodes.size(), true);
-  all.peakBytes = peakBytes(nodes, all.keep);
-  return all;
+    if (least[j + 1] < best) {
+      best = least[j + 1];
+      last = j;
+    }
+  if (last == -2)
+    return std::nullopt;
+  std::vector<bool> keep(n, false);
+  for (int node = last; node >= 0; node = prev[node + 1])
+    keep[node] = true;
+  return keep;
 }
 
-std::optional<ChainPlan>
-mlir::epl::checkpointing::cheapestPlan(llvm::ArrayRef<ChainNode> nodes,
+/// cheapestPlan over the run bounds and fronts it tries (on long chains
+/// not every plan: it may find none under a budget some plan meets).
+std::optional<ChainPlan> cheapestTried(llvm::ArrayRef<ChainNode> nodes,
                                        int64_t budget) {
   Prefix prefix(nodes);
   std::optional<ChainPlan> best;
@@ -218,4 +215,42 @@ mlir::epl::checkpointing::cheapestPlan(llvm::ArrayRef<ChainNode> nodes,
       best = std::move(plan);
   }
   return best;
+}
+} // namespace
+
+ChainPlan
+mlir::epl::checkpointing::leastMemoryPlan(llvm::ArrayRef<ChainNode> nodes) {
+  Prefix prefix(nodes);
+  // Keeping nothing (one run of the whole chain, the largest bound) is
+  // always a plan, so there is a least.
+  std::optional<ChainPlan> least;
+  for (int64_t bound :
+       runBounds(prefix, nodes.size(), prefix.bytes(0, nodes.size()))) {
+    std::optional<std::vector<bool>> keep = leastKept(nodes, prefix, bound);
+    if (!keep)
+      continue;
+    int64_t peak = peakBytes(nodes, *keep);
+    if (!least || peak < least->peakBytes)
+      least = ChainPlan{std::move(*keep), peak, 0};
+  }
+  least->recomputeCost = recomputeCost(nodes, least->keep);
+  // The cheapest plan of that peak; on long chains the search may miss the
+  // one found above, which then stands.
+  if (std::optional<ChainPlan> cheaper = cheapestTried(nodes, least->peakBytes);
+      cheaper && cheaper->recomputeCost <= least->recomputeCost)
+    return *cheaper;
+  return *least;
+}
+
+std::optional<ChainPlan>
+mlir::epl::checkpointing::cheapestPlan(llvm::ArrayRef<ChainNode> nodes,
+                                       int64_t budget) {
+  if (std::optional<ChainPlan> plan = cheapestTried(nodes, budget))
+    return plan;
+  // A long chain's search can miss every plan under a budget the least
+  // memory plan meets.
+  ChainPlan least = leastMemoryPlan(nodes);
+  if (least.peakBytes <= budget)
+    return least;
+  return std::nullopt;
 }

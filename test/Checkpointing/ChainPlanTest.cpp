@@ -104,6 +104,36 @@ TEST(ChainPlan, EqualNodesNeedSqrtMemory) {
   }
 }
 
+// epl-rematerialize gives the nodes that are no cut point a size above any
+// budget. On a chain longer than the exact planner takes, the least-memory
+// plan fell back to keeping everything (those nodes too), and its peak
+// read 2^63 - 1 bytes: no plan at all, printed as a size.
+TEST(ChainPlan, LongChainsWithNodesNeverKeptHaveAPlan) {
+  constexpr int64_t kNeverKept = std::numeric_limits<int64_t>::max() / 8;
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    size_t n = 65 + rng() % 60;
+    std::vector<ChainNode> nodes;
+    int64_t all = 0;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t bytes = 1 + rng() % 1000;
+      bool cut = rng() % 10 < 3;
+      int64_t inRun = rng() % 4 ? bytes : 0;
+      all += inRun;
+      nodes.push_back(
+          {cut ? bytes : kNeverKept, double(1 + rng() % 50), inRun});
+    }
+    ChainPlan least = leastMemoryPlan(nodes);
+    EXPECT_EQ(least.peakBytes, peakBytes(nodes, least.keep));
+    EXPECT_LE(least.peakBytes, all);
+    for (size_t i = 0; i < n; ++i)
+      EXPECT_FALSE(least.keep[i] && nodes[i].bytes == kNeverKept) << i;
+    std::optional<ChainPlan> plan = cheapestPlan(nodes, least.peakBytes);
+    ASSERT_TRUE(plan);
+    EXPECT_LE(plan->peakBytes, least.peakBytes);
+  }
+}
+
 TEST(ChainPlan, EnoughBudgetKeepsEverything) {
   std::vector<ChainNode> nodes = {{3, 2}, {1, 5}, {4, 1}};
   std::optional<ChainPlan> plan = cheapestPlan(nodes, 8);

@@ -154,9 +154,10 @@ int64_t batchShards(ModuleOp module) {
 class Rematerializer {
 public:
   Rematerializer(func::FuncOp fn, StringRef type, double budget,
-                 int64_t batchShards, bool printPlan)
+                 int64_t batchShards, bool drivesMicroBatches, bool printPlan)
       : fn(fn), body(&fn.front()), type(type), budget(budget),
-        batchShards(batchShards), printPlan(printPlan) {}
+        batchShards(batchShards), drivesMicroBatches(drivesMicroBatches),
+        printPlan(printPlan) {}
 
   /// Whether the function has a backward reading forward values.
   bool analyze();
@@ -180,6 +181,9 @@ private:
   double budget;
   /// Devices the batch is split over (batchShards).
   int64_t batchShards;
+  /// Whether the function runs micro-batches (calls the function of one):
+  /// its own chain takes the least memory, the budget being theirs.
+  bool drivesMicroBatches;
   bool printPlan;
 
   /// Top-level ops in order.
@@ -323,7 +327,9 @@ LogicalResult Rematerializer::plan() {
                               cost + flopsOf(def), read ? bytes : 0});
       }
       std::optional<ckpt::ChainPlan> plan;
-      if (budget <= 0) {
+      if (budget <= 0 || drivesMicroBatches) {
+        // (Around the micro-batches the step holds whole-batch statistics,
+        // a loss's count of labels: the budget is a micro-batch's.)
         plan = ckpt::leastMemoryPlan(chainNodes);
       } else {
         // A byte budget is a device's: each holds its shard of the
@@ -525,7 +531,16 @@ struct EPLRematerializePass
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal())
         continue;
-      Rematerializer remat(fn, type, budget, shards, printPlan);
+      // The step around micro-batches calls a function of this module.
+      bool drivesMicroBatches =
+          fn.walk([&](func::CallOp call) {
+              auto callee =
+                  module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+              return callee && !callee.isExternal() ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
+            }).wasInterrupted();
+      Rematerializer remat(fn, type, budget, shards, drivesMicroBatches,
+                           printPlan);
       if (!remat.analyze())
         continue;
       if (failed(remat.plan()))

@@ -202,8 +202,8 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               // values that vary each takes half, as torch.maximum's and
               // torch.minimum's.
               bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
-              auto wins = isMax ? arith::CmpFPredicate::OGT
-                                : arith::CmpFPredicate::OLT;
+              auto wins =
+                  isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT;
               Value zero = constant(type, 0.0);
               Value a = operand(0), bb = operand(1);
               bool aVaries = variesPerElement.contains(op.getOperand(0));
