@@ -84,6 +84,32 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 3 : i64}} {
 
 // -----
 
+// 8x3 regrouped as 3x8: the micro-batch is a block of the leading 3 (said
+// to be "a batch of 3", where the batch is 8).
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @model(%x: tensor<8x3xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<8xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %c = tensor.collapse_shape %x [[0, 1]] : tensor<8x3xf32> into tensor<24xf32>
+    // expected-error @+1 {{cannot split the batch of 8 into 2 micro-batches (pipeline.num_micro_batch) here: a reshape regroups it into dimension 0 of this value, of size 3, which 2 parts do not divide}}
+    %e = tensor.expand_shape %c [[0, 1]] output_shape [3, 8] : tensor<24xf32> into tensor<3x8xf32>
+    %e0 = tensor.empty() : tensor<f32>
+    %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<f32>) -> tensor<f32>
+    %s = linalg.generic {indexing_maps = [affine_map<(a, b) -> (a, b)>, affine_map<(a, b) -> (b)>, affine_map<(a, b) -> ()>],
+                         iterator_types = ["reduction", "reduction"]}
+        ins(%e, %w : tensor<3x8xf32>, tensor<8xf32>) outs(%f0 : tensor<f32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %q = arith.mulf %p, %p : f32
+      %r = arith.addf %acc, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %s : tensor<f32>
+  }
+}
+
+// -----
+
 // A configuration under another name is read by nothing: the model would
 // train with the defaults (a misspelt dialect, another framework's name).
 // expected-error @+1 {{epl-autodiff: the module attribute 'elp.config' is not read: EPL's configuration is 'epl.config', so its keys would be ignored; rename it}}

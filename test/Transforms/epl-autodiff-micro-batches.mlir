@@ -142,3 +142,35 @@ module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// A sum over the batch starting from a generic that yields a constant zero
+// (what --linalg-generalize-named-ops --linalg-fuse-elementwise-ops make
+// of linalg.fill) is a sum from zero: it was refused as a sum that "starts
+// from a value that is not zero".
+// CHECK-LABEL: func.func private @model_micro_batch
+// CHECK-SAME: tensor<4x4xf32>
+// CHECK-LABEL: func.func @model
+// CHECK: scf.for
+module attributes {epl.config = {"pipeline.num_micro_batch" = 2 : i64}} {
+  func.func @model(%x: tensor<8x4xf32> {epl.arg = "input", epl.name = "x"},
+                   %w: tensor<4xf32> {epl.arg = "param", epl.name = "w"}) -> tensor<f32> {
+    %zero = arith.constant 0.0 : f32
+    %e0 = tensor.empty() : tensor<f32>
+    %f0 = linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []} outs(%e0 : tensor<f32>) {
+    ^bb0(%o: f32):
+      linalg.yield %zero : f32
+    } -> tensor<f32>
+    %s = linalg.generic {indexing_maps = [affine_map<(b, k) -> (b, k)>, affine_map<(b, k) -> (k)>, affine_map<(b, k) -> ()>],
+                         iterator_types = ["reduction", "reduction"]}
+        ins(%x, %w : tensor<8x4xf32>, tensor<4xf32>) outs(%f0 : tensor<f32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %q = arith.mulf %p, %p : f32
+      %r = arith.addf %acc, %q : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    return %s : tensor<f32>
+  }
+}

@@ -667,16 +667,32 @@ LogicalResult mlir::epl::splitBatch(func::FuncOp model, int64_t parts,
   if (failed(analysis.run()))
     return failure();
 
+  // The batch as the model's inputs hold it.
+  int64_t wholeBatchSize = 0;
+  for (BlockArgument arg : model.getArguments())
+    if (std::optional<Place> p = analysis.placeOf(arg); p && !wholeBatchSize)
+      wholeBatchSize = p->size;
   auto shrink = [&](Operation *where, Value v) -> LogicalResult {
     std::optional<Place> p = analysis.placeOf(v);
     if (!p)
       return success();
     auto type = cast<RankedTensorType>(v.getType());
     SmallVector<int64_t> shape(type.getShape());
-    if (ShapedType::isDynamic(shape[p->dim]) || p->size % parts != 0)
-      return where->emitError()
-             << "cannot split a batch of " << p->size << " into " << parts
+    if (ShapedType::isDynamic(shape[p->dim]) || p->size % parts != 0) {
+      InFlightDiagnostic diag = where->emitError();
+      if (p->major && p->size != wholeBatchSize)
+        // A reshape regrouped the batch (8x3 -> 24 -> 3x8): the micro-batch
+        // is a block of the leading dimension, which must divide too.
+        diag << "cannot split the batch of " << wholeBatchSize << " into "
+             << parts << " micro-batches (pipeline.num_micro_batch) here: a "
+             << "reshape regroups it into dimension " << p->dim
+             << " of this value, of size " << p->size << ", which " << parts
+             << " parts do not divide";
+      else
+        diag << "cannot split a batch of " << p->size << " into " << parts
              << " micro-batches (pipeline.num_micro_batch)";
+      return diag;
+    }
     shape[p->dim] /= parts;
     v.setType(type.clone(shape));
     return success();

@@ -111,14 +111,18 @@ bool mlir::epl::isZeroTensor(Value v) {
     return isZeroAttr(a);
   if (auto fill = v.getDefiningOp<linalg::FillOp>())
     return matchPattern(fill.getInputs()[0], m_Constant(&a)) && isZeroAttr(a);
+  // A generic filling with a zero: broadcast from its one input, or a
+  // constant it yields (what --linalg-generalize-named-ops and
+  // --linalg-fuse-elementwise-ops make of linalg.fill).
   auto g = v.getDefiningOp<linalg::GenericOp>();
-  if (!g || g.getNumDpsInputs() != 1)
+  if (!g || g->getNumResults() != 1)
     return false;
   Block &body = g.getRegion().front();
-  return cast<linalg::YieldOp>(body.getTerminator()).getOperand(0) ==
-             body.getArgument(0) &&
-         matchPattern(g.getDpsInputOperand(0)->get(), m_Constant(&a)) &&
-         isZeroAttr(a);
+  Value yielded = cast<linalg::YieldOp>(body.getTerminator()).getOperand(0);
+  if (g.getNumDpsInputs() == 1 && yielded == body.getArgument(0))
+    return matchPattern(g.getDpsInputOperand(0)->get(), m_Constant(&a)) &&
+           isZeroAttr(a);
+  return matchPattern(yielded, m_Constant(&a)) && isZeroAttr(a);
 }
 
 static bool isCheapUncached(Value v, llvm::DenseMap<Value, bool> *cache);
