@@ -247,7 +247,16 @@ LogicalResult Partitioner::classify() {
                                "loop; a pipelined step cannot place it";
   Operation *latest = nullptr;
   int64_t maxStage = -1;
+  llvm::DenseMap<Value, bool> cheap;
   for (Operation &op : body->without_terminator()) {
+    // Cheap values (fills, splats: isCheap) float whatever their stage: a
+    // fill that torch-mlir's CSE shares between two stages' layers was
+    // sent to the later stage every micro-batch, more bytes than the
+    // activations.
+    if (op.getNumResults() > 0 && llvm::all_of(op.getResults(), [&](Value r) {
+          return isCheap(r, &cheap);
+        }))
+      continue;
     std::optional<int64_t> stage;
     std::optional<Phase> phase;
     if (auto s = op.getAttrOfType<StageAttr>(EPLDialect::kStageAttrName)) {
