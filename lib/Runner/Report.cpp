@@ -21,9 +21,25 @@ using namespace mlir::epl;
 namespace rt = ::epl::rt;
 namespace json = llvm::json;
 
+/// A step's loss as the digits that give it back: 9 for an f32 value, 17
+/// for an f64 one (whose last digits 9 dropped); -0 as 0. (Means over
+/// steps and batches keep 9.)
+static std::string lossText(double loss) {
+  char text[40];
+  double value = loss == 0 ? 0.0 : loss;
+  std::snprintf(text, sizeof(text),
+                static_cast<double>(static_cast<float>(value)) == value ||
+                        !std::isfinite(value)
+                    ? "%.9g"
+                    : "%.17g",
+                value);
+  return text;
+}
+
 void mlir::epl::printStep(const StepRecord &s) {
   if (s.loss)
-    std::printf("step %d loss %.9g time_ms %.3f", s.step, *s.loss, s.timeMs);
+    std::printf("step %d loss %s time_ms %.3f", s.step,
+                lossText(*s.loss).c_str(), s.timeMs);
   else
     std::printf("step %d time_ms %.3f", s.step, s.timeMs);
   if (s.samplesPerSecond)

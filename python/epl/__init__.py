@@ -32,9 +32,14 @@ _state = {"graph": None, "config": None,
           "default_set": None}
 
 
-def init(config=None):
+def init(config=None, dtype="f32"):
     """Starts a model description: a fresh default model, no scopes, and
-    `config` (an epl.Config, or a dict of its keys)."""
+    `config` (an epl.Config, or a dict of its keys). `dtype` ("f32" or
+    "f64") is the float type the model computes in: of its ops, and of the
+    parameters, inputs and labels not given another."""
+    if dtype not in ("f32", "f64"):
+        raise DTypeError(f"epl.init(dtype={dtype!r}): a model computes in \"f32\" or "
+                         "\"f64\"")
     if config is not None and not isinstance(config, Config):
         if isinstance(config, dict):
             config = Config(config)
@@ -56,7 +61,7 @@ def init(config=None):
     _state["config"] = config or Config()
     if _state["graph"] is not None:
         _state["graph"].closed = True
-    _state["graph"] = Graph("model")
+    _state["graph"] = Graph("model", dtype)
 
 
 def _traced():
@@ -86,19 +91,19 @@ def get_config():
     return _state["config"]
 
 
-def input(name, shape, dtype="f32"):  # noqa: A001 - EPL-style name
+def input(name, shape, dtype=None):  # noqa: A001 - EPL-style name
     """A tensor fed from the data (a batch of inputs)."""
     return _graph().input(name, shape, dtype)
 
 
-def label(name, shape, dtype="f32"):
+def label(name, shape, dtype=None):
     """A tensor fed from the data (labels: probability/one-hot rows)."""
     return _graph().label(name, shape, dtype)
 
 
-def param(name, shape, init="normal", dtype="f32", trainable=True):
+def param(name, shape, init="normal", dtype=None, trainable=True):
     """A parameter of the default model (layers create their own), of
-    element type `dtype`. `trainable=False`: model state the step reads and
+    element type `dtype` (default: the model's, epl.init's). `trainable=False`: model state the step reads and
     does not train (class weights, a frozen embedding), carried unchanged
     and saved with the parameters, as PyTorch's requires_grad=False; a
     tensor shared by every example, which micro-batches do not cut as

@@ -372,8 +372,9 @@ class Graph:
                     and t.dtype != dtype:
                 raise DTypeError(
                     f"an op mixes {t.dtype} and {dtype} tensors (the frontend "
-                    f"converts no float type to another): give inputs and "
-                    f"labels the parameters' float type ({self.dtype})")
+                    f"converts no float type to another): give every float "
+                    f"tensor the model's float type, {self.dtype} "
+                    f"(epl.init(dtype=...) sets it)")
         if init is None:
             init = self.empty(out_shape, dtype)
         loops = [_DIMS[i] for i in range(len(iterators))]

@@ -349,6 +349,40 @@ def test_mixed_float_types_name_the_line(monkeypatch):
     assert f"{THIS}:{line_of('marker: mixed-dtypes')}" in str(e.value)
 
 
+@pytest.mark.parametrize("devices", [1, 2])
+def test_an_f64_model_trains_like_pytorch_in_float64(devices):
+    """epl.init(dtype="f64") makes a model that computes in f64, layers'
+    parameters too (f64 tensors had no op that would take them), and its
+    losses come back with all their digits (9 were printed)."""
+    rng = np.random.default_rng(4)
+    x0, y0 = rng.normal(size=(8, 6)), np.eye(3)[rng.integers(0, 3, 8)]
+    w0, b0 = rng.normal(size=(6, 3)) * 0.5, rng.normal(size=3) * 0.1
+    config = {"optimizer.type": "momentum", "optimizer.lr": 0.1, "optimizer.momentum": 0.9}
+    epl.init(epl.Config(config), dtype="f64")
+    x, y = epl.input("x", (8, 6)), epl.label("y", (8, 3))
+    with epl.replicate(device_count=devices):
+        logits = epl.layers.Dense(3, activation="tanh", name="fc")(x)
+        loss = epl.layers.softmax_cross_entropy(logits, y)
+    result = epl.train(loss, steps=4, devices=devices,
+                       params={"fc/kernel": w0, "fc/bias": b0}, data={"x": x0, "y": y0})
+    assert result.params["fc/kernel"].dtype == np.float64
+
+    w, b = torch.tensor(w0, requires_grad=True), torch.tensor(b0, requires_grad=True)
+    opt = torch.optim.SGD([w, b], lr=0.1, momentum=0.9)
+    theirs = []
+    for _ in range(4):
+        opt.zero_grad()
+        logits = torch.tanh(torch.from_numpy(x0) @ w + b)
+        l = -(torch.from_numpy(y0) * torch.log_softmax(logits, -1)).sum(-1).mean()
+        theirs.append(l.item())
+        l.backward()
+        opt.step()
+    np.testing.assert_allclose(result.losses, theirs, rtol=1e-13)
+    np.testing.assert_allclose(result.params["fc/kernel"], w.detach().numpy(), rtol=1e-12)
+    with pytest.raises(epl.DTypeError, match="a model computes in"):
+        epl.init(dtype="f16")
+
+
 def _conv(padding):
     return epl.layers.Conv2D(2, 3, padding=padding)(epl.input("x", (2, 4, 4, 1)))
 
