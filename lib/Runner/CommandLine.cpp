@@ -159,6 +159,59 @@ ArgumentSources RunCommandLine::sources() const {
   return {paramsFile, dataFile, seed};
 }
 
+EvalCommandLine::EvalCommandLine(cl::OptionCategory &category)
+    : file("eval-dataset",
+           cl::desc("After training, evaluate the forward on this dataset "
+                    "(loss, accuracy)"),
+           cl::value_desc("file"), cl::cat(category)),
+      eachEpoch("eval-each-epoch",
+                cl::desc("Evaluate after every epoch, not only after the "
+                         "last step"),
+                cl::init(false), cl::cat(category)) {}
+
+llvm::LogicalResult
+EvalCommandLine::check(const DatasetCommandLine &datasetLine,
+                       std::string &error) const {
+  if (eachEpoch && file.empty()) {
+    error = "--eval-each-epoch needs --eval-dataset";
+    return llvm::failure();
+  }
+  // Without a dataset there are no epochs to evaluate after.
+  if (eachEpoch && datasetLine.file.empty()) {
+    error = "--eval-each-epoch needs --dataset (it evaluates after each "
+            "epoch of it)";
+    return llvm::failure();
+  }
+  return llvm::success();
+}
+
+llvm::LogicalResult EvalCommandLine::open(const Program &trained,
+                                          const Program &evaluation,
+                                          const RunCommandLine &runLine,
+                                          RunOptions &run,
+                                          std::optional<Dataset> &dataset,
+                                          std::string &error) const {
+  if (file.empty())
+    return llvm::success();
+  if (failed(checkEvaluation(trained, evaluation, error)))
+    return llvm::failure();
+  llvm::FailureOr<Dataset> opened =
+      openDataset(evaluation, file, /*shuffle=*/false, runLine.seed, error);
+  if (failed(opened))
+    return llvm::failure();
+  dataset = std::move(*opened);
+  // Evaluating by whole batches leaves the last samples out: said, since
+  // the accuracy is then over fewer samples than the file holds.
+  if (int64_t left = dataset->numSamples % dataset->batchSize)
+    notes() << ::epl::rt::toolName() << ": warning: the last " << left
+            << " of the " << dataset->numSamples << " samples of "
+            << file.getValue() << " fill no batch of " << dataset->batchSize
+            << " and are not evaluated\n";
+  run.evalDataset = &*dataset;
+  run.evaluateEachEpoch = eachEpoch;
+  return llvm::success();
+}
+
 DatasetCommandLine::DatasetCommandLine(cl::OptionCategory &category)
     : file("dataset",
            cl::desc("Train on a dataset: a safetensors file with one tensor "
@@ -229,7 +282,7 @@ llvm::LogicalResult DatasetCommandLine::open(const Program &program,
   if (!trains) {
     error = "--dataset trains, but @" + program.name +
             " updates no parameter (a forward, as --no-train compiles; "
-            "epl-run --eval-dataset evaluates a forward on a dataset)";
+            "--eval-dataset evaluates a forward on a dataset)";
     return llvm::failure();
   }
   llvm::FailureOr<Dataset> opened =

@@ -33,6 +33,11 @@ cl::OptionCategory category("epl-exec options");
 
 cl::opt<std::string> artifactFile(cl::Positional, cl::desc("<artifact.so>"),
                                   cl::Required, cl::cat(category));
+cl::opt<std::string> evalArtifactFile(
+    "eval-artifact",
+    cl::desc("With --eval-dataset: the forward to evaluate, an artifact of "
+             "epl-compile --no-train --devices 1"),
+    cl::value_desc("artifact.so"), cl::cat(category));
 cl::opt<bool> printManifest("print-manifest",
                             cl::desc("Print the artifact's manifest (JSON) "
                                      "and exit"),
@@ -60,6 +65,7 @@ int main(int argc, char **argv) {
   });
   RunCommandLine runLine(category);
   DatasetCommandLine datasetLine(category);
+  EvalCommandLine evalLine(category);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "epl-exec: runs an artifact of epl-compile, its "
@@ -69,7 +75,19 @@ int main(int argc, char **argv) {
   std::string error;
   if (failed(checkOptionsGivenOnce(error)))
     fail(error);
-  if (failed(checkInputs({artifactFile}, error)))
+  // The training step is no forward to evaluate, and nothing here compiles
+  // one: the evaluation is an artifact of its own.
+  if (evalLine.file.empty() != evalArtifactFile.empty())
+    fail(evalLine.file.empty()
+             ? "--eval-artifact needs --eval-dataset"
+             : "--eval-dataset needs --eval-artifact: the forward to "
+               "evaluate, compiled by epl-compile --no-train --devices 1");
+  if (failed(evalLine.check(datasetLine, error)))
+    fail(error);
+  std::vector<std::string> artifacts = {artifactFile};
+  if (!evalArtifactFile.empty())
+    artifacts.push_back(evalArtifactFile);
+  if (failed(checkInputs(artifacts, error)))
     fail(error);
   // The manifest is read from the file before anything is loaded.
   // --print-manifest shows what any artifact is (another machine's, an
@@ -82,8 +100,10 @@ int main(int argc, char **argv) {
     llvm::outs() << writeManifest(*manifest) << "\n";
     return 0;
   }
-  std::vector<std::string> inputs = {artifactFile};
-  llvm::append_range(inputs, datasetFiles(datasetLine.file));
+  std::vector<std::string> inputs = artifacts;
+  for (const std::string &spec :
+       {datasetLine.file.getValue(), evalLine.file.getValue()})
+    llvm::append_range(inputs, datasetFiles(spec));
   llvm::FailureOr<RunOptions> run =
       runLine.runOptions(error, static_cast<int>(manifest->devices), inputs);
   if (failed(run) || failed(datasetLine.check(runLine, error)))
@@ -116,7 +136,30 @@ int main(int argc, char **argv) {
   std::optional<Dataset> dataset;
   if (failed(datasetLine.open(program, runLine, *run, dataset, error)))
     fail(error);
+  // The forward runs whole on each rank, on the step's kind of device.
+  llvm::FailureOr<Manifest> evaluation = llvm::failure();
+  std::optional<Dataset> evalDataset;
+  if (!evalArtifactFile.empty()) {
+    evaluation = readArtifact(evalArtifactFile, error);
+    if (failed(evaluation))
+      fail(error);
+    if (evaluation->devices != 1)
+      fail("--eval-artifact " + evalArtifactFile + " was compiled for " +
+           std::to_string(evaluation->devices) +
+           " devices; the evaluation runs whole on each rank: compile it "
+           "with --devices 1");
+    if (evaluation->target != manifest->target)
+      fail("--eval-artifact " + evalArtifactFile + " targets " +
+           evaluation->target + ", the step " + manifest->target);
+    if (failed(evalLine.open(program, evaluation->program, runLine, *run,
+                             evalDataset, error)))
+      fail(error);
+    run->evaluation = &evaluation->program;
+  }
   if (failed(loadArtifact(artifactFile, *manifest, error)))
+    fail(error);
+  if (succeeded(evaluation) &&
+      failed(loadArtifact(evalArtifactFile, *evaluation, error)))
     fail(error);
   return runProgram(program, std::move(*args), *run);
 }

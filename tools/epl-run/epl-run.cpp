@@ -42,12 +42,8 @@ cl::OptionCategory category("epl-run options");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
                                cl::Required, cl::cat(category));
-// Evaluation (epl-run's own: it compiles the forward; docs/epl-run.md).
-cl::opt<std::string>
-    evalDatasetFile("eval-dataset",
-                    cl::desc("After training, evaluate the forward on this "
-                             "dataset (loss, accuracy)"),
-                    cl::value_desc("file"), cl::cat(category));
+// What to evaluate (epl-run's own: it compiles the forward;
+// docs/epl-run.md); the rest of the evaluation is EvalCommandLine's.
 cl::opt<std::string>
     evalModelFile("eval-model",
                   cl::desc("The forward to evaluate (default: the model "
@@ -57,11 +53,6 @@ cl::opt<std::string> evalEntryName("eval-entry",
                                    cl::desc("Function of --eval-model to "
                                             "evaluate"),
                                    cl::value_desc("name"), cl::cat(category));
-cl::opt<bool> evalEachEpoch("eval-each-epoch",
-                            cl::desc("Evaluate after every epoch, not only "
-                                     "after the last step"),
-                            cl::init(false), cl::cat(category));
-
 cl::opt<std::string>
     dumpObject("dump-object",
                cl::desc("Write the JIT-compiled step's machine code as an "
@@ -95,6 +86,7 @@ int main(int argc, char **argv) {
   // The options epl-run shares with epl-exec and with epl-compile.
   RunCommandLine runLine(category);
   DatasetCommandLine datasetLine(category);
+  EvalCommandLine evalLine(category);
   CompileCommandLine compileLine(category);
   CompileCommandLine::addPassManagerOptions(category);
   cl::ParseCommandLineOptions(
@@ -112,7 +104,7 @@ int main(int argc, char **argv) {
   compile.objectDumpPath = dumpObject;
   std::vector<std::string> inputs = {inputFile, evalModelFile};
   for (const std::string &spec :
-       {datasetLine.file.getValue(), evalDatasetFile.getValue()})
+       {datasetLine.file.getValue(), evalLine.file.getValue()})
     llvm::append_range(inputs, datasetFiles(spec));
   std::vector<std::pair<std::string, std::string>> outputs;
   if (!dumpObject.empty())
@@ -137,15 +129,11 @@ int main(int argc, char **argv) {
   }
   if (failed(datasetLine.check(runLine, error)))
     fail(error);
-  if (evalDatasetFile.empty() &&
-      (evalModelFile.getNumOccurrences() || evalEntryName.getNumOccurrences() ||
-       evalEachEpoch.getNumOccurrences()))
-    fail("--eval-model, --eval-entry and --eval-each-epoch need "
-         "--eval-dataset");
-  // Without a dataset there are no epochs to evaluate after.
-  if (evalEachEpoch && datasetLine.file.empty())
-    fail("--eval-each-epoch needs --dataset (it evaluates after each epoch "
-         "of it)");
+  if (evalLine.file.empty() &&
+      (evalModelFile.getNumOccurrences() || evalEntryName.getNumOccurrences()))
+    fail("--eval-model and --eval-entry need --eval-dataset");
+  if (failed(evalLine.check(datasetLine, error)))
+    fail(error);
 
   PhaseTimer timer(compile.timing);
   SourceModule module;
@@ -169,9 +157,9 @@ int main(int argc, char **argv) {
     return exitWith(error);
   SourceModule evalModule;
   FailureOr<Step> evalStep = failure();
-  FailureOr<Dataset> evalDataset = failure();
+  std::optional<Dataset> evalDataset;
   CompileOptions evalCompile = compile;
-  if (!evalDatasetFile.empty()) {
+  if (!evalLine.file.empty()) {
     PhaseTimer quiet(false);
     std::string evalPath = evalModelFile.empty() ? inputFile : evalModelFile;
     evalCompile.entry = evalEntryName;
@@ -182,21 +170,9 @@ int main(int argc, char **argv) {
     evalStep = buildStep(evalModule.get(), evalCompile, quiet, error);
     if (failed(evalStep))
       return exitWith(error);
-    if (failed(checkEvaluation(step->program, evalStep->program, error)))
+    if (failed(evalLine.open(step->program, evalStep->program, runLine, run,
+                             evalDataset, error)))
       return exitWith(error);
-    evalDataset = openDataset(evalStep->program, evalDatasetFile,
-                              /*shuffle=*/false, runLine.seed, error);
-    if (failed(evalDataset))
-      return exitWith(error);
-    // Evaluating by whole batches leaves the last samples out: said, since
-    // the accuracy is then over fewer samples than the file holds.
-    if (int64_t left = evalDataset->numSamples % evalDataset->batchSize)
-      notes() << ::epl::rt::toolName() << ": warning: the last " << left
-              << " of the " << evalDataset->numSamples << " samples of "
-              << evalDatasetFile << " fill no batch of "
-              << evalDataset->batchSize << " and are not evaluated\n";
-    run.evalDataset = &*evalDataset;
-    run.evaluateEachEpoch = evalEachEpoch;
   }
   // gradient_checkpoint.check_gradients: the same step without
   // checkpointing, to compare the first step with.

@@ -79,6 +79,30 @@ public:
   llvm::cl::opt<bool> shuffle;
 };
 
+/// Evaluation options both runners take: --eval-dataset and
+/// --eval-each-epoch. What to evaluate is each runner's own (epl-run
+/// compiles the forward, epl-exec loads an artifact of it).
+class EvalCommandLine {
+public:
+  explicit EvalCommandLine(llvm::cl::OptionCategory &category);
+
+  /// Fails with `error` on --eval-each-epoch without --eval-dataset or
+  /// without `datasetLine`'s --dataset (no epochs to evaluate after).
+  llvm::LogicalResult check(const DatasetCommandLine &datasetLine,
+                            std::string &error) const;
+  /// With --eval-dataset, checks that `evaluation` evaluates what
+  /// `trained` trains (checkEvaluation), opens the dataset as its data into
+  /// `dataset` (which must outlive the run) and points `run` at it; the
+  /// caller points `run.evaluation` at the loaded forward.
+  llvm::LogicalResult open(const Program &trained, const Program &evaluation,
+                           const RunCommandLine &runLine, RunOptions &run,
+                           std::optional<Dataset> &dataset,
+                           std::string &error) const;
+
+  llvm::cl::opt<std::string> file;
+  llvm::cl::opt<bool> eachEpoch;
+};
+
 /// Fails, naming it, when an option was given more than once: the command
 /// line parser lets the last occurrence win (`--params a --params b`
 /// trained from b), which a run must not guess at; lists may repeat. Also
