@@ -264,6 +264,25 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // What upstream's verifiers let through and the pipeline indexes with.
   if (failed(verifyUpstreamGapsIn(module, ::epl::rt::toolName())))
     return failure();
+  // bf16 arithmetic has no lowering here (its conversions would be
+  // compiler-rt calls the JIT cannot find, and matmuls would sum in bf16):
+  // it comes with mixed precision (amp.level).
+  WalkResult bf16 = module.walk<WalkOrder::PreOrder>([](Operation *op) {
+    if (isa<tensor::EmptyOp>(op))
+      return WalkResult::advance();
+    for (Type type : op->getResultTypes())
+      if (getElementTypeOrSelf(type).isBF16()) {
+        op->emitError() << ::epl::rt::toolName()
+                        << ": this op computes in bf16, which the runners do "
+                           "not (mixed precision, amp.level, is not built "
+                           "yet): compute in f32 (a PyTorch model: without "
+                           "torch.autocast to bfloat16)";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  if (bf16.wasInterrupted())
+    return failure();
   FailureOr<StepFunctions> step = findEntryPoint(module, options.entry, error);
   if (failed(step))
     return failure();
