@@ -592,58 +592,70 @@ def export(model, inputs, labels=None, *, strategy=None, config=None,
             "the model keeps itself); the exported step carries no such update, so "
             "epl-run would train on their first values: keep them constant in forward, "
             "or make them parameters")
+    # Buffers registered with persistent=False (LLaMA's rotary caches) are
+    # no state torch-mlir finds ("Could not find state mapping for
+    # buffer"); every buffer is frozen into the module as a constant, so
+    # persistence makes no difference to the step.
+    non_persistent = {m: set(m._non_persistent_buffers_set) for m in modules.values()
+                      if m._non_persistent_buffers_set}
+    for m in non_persistent:
+        m._non_persistent_buffers_set.clear()
     try:
-        program = torch.export.export(Functional(), args, strict=False)
-    except Exception as e:  # torch's own, with a page of internals
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ExportError(f"torch.export cannot trace the model: {first}"
-                          f"{_trace_hint(e)}") from e
-    _check_program(program, modules,
-                   [named[n].requires_grad for n in names] + [False] * len(data), changed)
+        try:
+            program = torch.export.export(Functional(), args, strict=False)
+        except Exception as e:  # torch's own, with a page of internals
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ExportError(f"torch.export cannot trace the model: {first}"
+                              f"{_trace_hint(e)}") from e
+        _check_program(program, modules,
+                       [named[n].requires_grad for n in names] + [False] * len(data), changed)
 
-    class ModuleLocations(ContextCache):
-        """Names each op after the module it ran in (the FX node's
-        nn_module_stack); torch-mlir's passes keep the location."""
+        class ModuleLocations(ContextCache):
+            """Names each op after the module it ran in (the FX node's
+            nn_module_stack); torch-mlir's passes keep the location."""
 
-        def get_node_location(self, node):
-            loc = super().get_node_location(node) or ir.Location.unknown(context=self._c)
-            path = _module_path(node)
-            prefix = _OUTSIDE if path is None else f"{_LOC_PREFIX}{path}"
-            return ir.Location.name(f"{prefix}:{node.name}", childLoc=loc, context=self._c)
+            def get_node_location(self, node):
+                loc = super().get_node_location(node) or ir.Location.unknown(context=self._c)
+                path = _module_path(node)
+                prefix = _OUTSIDE if path is None else f"{_LOC_PREFIX}{path}"
+                return ir.Location.name(f"{prefix}:{node.name}", childLoc=loc, context=self._c)
 
-    context = ir.Context()
-    torch_d.register_dialect(context)
-    importer = FxImporter(context=context)
-    importer._cc = ModuleLocations(importer._c, py_attr_tracker=importer._py_attr_tracker)
-    # torch-mlir's errors, kept for the ExportError rather than printed.
-    errors = []
+        context = ir.Context()
+        torch_d.register_dialect(context)
+        importer = FxImporter(context=context)
+        importer._cc = ModuleLocations(importer._c, py_attr_tracker=importer._py_attr_tracker)
+        # torch-mlir's errors, kept for the ExportError rather than printed.
+        errors = []
 
-    def keep(diagnostic):
-        if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
-            return False  # warnings and remarks print as they did
-        errors.append((str(diagnostic.location), diagnostic.message))
-        return True
+        def keep(diagnostic):
+            if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
+                return False  # warnings and remarks print as they did
+            errors.append((str(diagnostic.location), diagnostic.message))
+            return True
 
-    table = {**get_decomposition_table(), **torch_kinks.decompositions(ExportError),
-             **torch_reshapes.decompositions()}
-    handler = context.attach_diagnostic_handler(keep)
-    try:
-        module = fx.export_and_import(program, output_type="linalg-on-tensors",
-                                      fx_importer=importer, func_name=func_name,
-                                      decomposition_table=table)
-    except ExportError:
-        raise
-    except Exception as e:  # torch-mlir's pass pipeline failed
-        if not errors:
-            text = str(e).strip()
-            raise ExportError("torch-mlir cannot lower the model: "
-                              f"{text.splitlines()[0] if text else type(e).__name__}") from e
-        location, message = errors[0]
-        locs = _LOC_RE.findall(location)
-        what = f"'{locs[0][1]}' of {_where(locs[0][0], modules)}" if locs else "the model"
-        raise ExportError(f"torch-mlir cannot lower {what}: {message}") from e
+        table = {**get_decomposition_table(), **torch_kinks.decompositions(ExportError),
+                 **torch_reshapes.decompositions()}
+        handler = context.attach_diagnostic_handler(keep)
+        try:
+            module = fx.export_and_import(program, output_type="linalg-on-tensors",
+                                          fx_importer=importer, func_name=func_name,
+                                          decomposition_table=table)
+        except ExportError:
+            raise
+        except Exception as e:  # torch-mlir's pass pipeline failed
+            if not errors:
+                text = str(e).strip()
+                raise ExportError("torch-mlir cannot lower the model: "
+                                  f"{text.splitlines()[0] if text else type(e).__name__}") from e
+            location, message = errors[0]
+            locs = _LOC_RE.findall(location)
+            what = f"'{locs[0][1]}' of {_where(locs[0][0], modules)}" if locs else "the model"
+            raise ExportError(f"torch-mlir cannot lower {what}: {message}") from e
+        finally:
+            handler.detach()
     finally:
-        handler.detach()
+        for m, kept in non_persistent.items():
+            m._non_persistent_buffers_set.update(kept)
 
     context.allow_unregistered_dialects = True  # #epl.* attributes, opaque here
     scopes = {}

@@ -1318,3 +1318,29 @@ def test_group_norm_is_data_parallel(tmp_path, affine, micro_batches):
     assert "dense_resource" not in prefix.with_suffix(".mlir").read_text()
     # A batch of 4: 4 ranks of 2 micro-batches would not divide it.
     trains_as_pytorch(prefix, expected, 3, ranks=(1, 2, 4) if micro_batches == 1 else (1, 2))
+
+
+@needs_venv
+def test_a_non_persistent_buffer_is_a_constant(tmp_path):
+    """A buffer registered with persistent=False (LLaMA's rotary cos/sin
+    caches) ended the export with torch-mlir's "Could not find state
+    mapping for buffer". It is frozen into the module as every buffer is:
+    rotary embeddings over a non-persistent cache train as PyTorch on 1 and
+    2 ranks."""
+    prefix, expected = export_with_reference(
+        tmp_path, "rotary",
+        "class Rotary(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__(); self.q = nn.Linear(8, 8); self.out = nn.Linear(8, 3)\n"
+        "        t = torch.arange(6.0)[:, None] * torch.tensor([1.0, 0.1, 0.01, 0.001])\n"
+        "        self.register_buffer('cos', torch.cat([t.cos(), t.cos()], -1), persistent=False)\n"
+        "        self.register_buffer('sin', torch.cat([t.sin(), t.sin()], -1), persistent=False)\n"
+        "    def forward(self, x, y):\n"
+        "        q = self.q(x)\n"
+        "        half = torch.cat([-q[..., 4:], q[..., :4]], -1)\n"
+        "        return F.cross_entropy(self.out(q * self.cos + half * self.sin).mean(1), y)\n"
+        "torch.manual_seed(0)\n"
+        "model, x, y = Rotary(), torch.randn(4, 6, 8), torch.randint(0, 3, (4,))\n"
+        "config = {'optimizer.type': 'adam', 'optimizer.lr': 0.01}\n"
+        "assert 'cos' not in model.state_dict()\n", 3)
+    trains_as_pytorch(prefix, expected, 3, ranks=(1, 2))
