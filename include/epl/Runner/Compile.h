@@ -23,6 +23,7 @@
 
 #include "epl/Runner/EntryPoint.h"
 #include "epl/Runner/Program.h"
+#include "epl/Runner/ShortSourceLines.h"
 
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/IR/Diagnostics.h"
@@ -128,7 +129,8 @@ private:
 void registerRunnerDialects(DialectRegistry &registry);
 
 /// A module read from a file, with the context it lives in and a handler
-/// that prints its diagnostics (one line with the source location each).
+/// that prints its diagnostics (one line with the source location each,
+/// quoting a window of a long source line).
 class SourceModule {
 public:
   SourceModule();
@@ -140,7 +142,7 @@ public:
 private:
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics;
+  ShortSourceLineDiagnosticHandler diagnostics;
   OwningOpRef<ModuleOp> module;
 };
 
