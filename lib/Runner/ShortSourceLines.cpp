@@ -1,4 +1,4 @@
-//===- ShortSourceLines.cpp - Quoting a window of a long line -----------===//
+//===- ShortSourceLines.cpp - Quoting a window of a long line -------------===//
 //
 // Part of EPL-MLIR.
 //
