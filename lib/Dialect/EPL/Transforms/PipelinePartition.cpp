@@ -431,6 +431,39 @@ LogicalResult Partitioner::checkPieces() {
         argDevices[arg.getArgNumber()].insert(deviceOf(key.stage));
   if (failed(rejectSharedParameters(argDevices)))
     return failure();
+  // Virtual stages of one device (interleaved 1F1B) cannot share one
+  // either: their weight gradients would be summed in no order every
+  // schedule keeps.
+  for (BlockArgument arg : fn.getArguments()) {
+    if (getArgKind(fn, arg.getArgNumber()) != "param")
+      continue;
+    std::map<int64_t, Operation *> readers; // by stage, the first reader
+    for (auto &[key, piece] : pieces)
+      for (Operation *op : piece.ops) {
+        if (readers.count(key.stage))
+          break;
+        bool reads = false;
+        op->walk([&](Operation *nested) {
+          reads |= llvm::is_contained(nested->getOperands(), arg);
+        });
+        if (reads)
+          readers[key.stage] = op;
+      }
+    if (readers.size() < 2)
+      continue;
+    auto first = readers.begin(), second = std::next(first);
+    InFlightDiagnostic diag =
+        second->second->emitError()
+        << "epl-pipeline-partition: parameter '"
+        << getArgName(fn, arg.getArgNumber()) << "' is used on pipeline stages "
+        << first->first << " and " << second->first
+        << " (virtual stages of stage device " << deviceOf(first->first)
+        << ", pipeline.num_virtual_stages); pipeline stages cannot share a "
+           "parameter";
+    diag.attachNote(first->second->getLoc())
+        << "read here on stage " << first->first;
+    return diag;
+  }
   if (!misordered)
     return success();
   InFlightDiagnostic diag =
