@@ -327,13 +327,17 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // An L0 model trains: build its training step first (the same pipeline
   // as `epl-opt --epl-training-step`), on several devices planned and
   // partitioned too (epl-parallelize).
-  // (Of an L0 model, or of a function whose arguments are untagged: an
-  // untagged @main's ids are bounded by its gathers too. Not of a step
-  // already partitioned, whose local shapes would give other fan-ins.)
+  // (Of an L0 model, of a training step built already, or of a function
+  // whose arguments are untagged: an untagged @main's ids are bounded by
+  // its gathers too. A step already partitioned gives the bounds of its
+  // ids, not fan-ins: its local shapes would give other ones.)
   InitHints hints;
   func::FuncOp entry = step->functions.front();
-  if (!step->pipeline && (isModel(entry) || !hasTaggedArguments(entry)))
+  if (!step->pipeline) {
     hints = analyzeInitHints(entry);
+    if (perDevice(entry))
+      hints.fanIn.clear();
+  }
   if (!step->pipeline && isModel(entry) && options.train) {
     PassManager pm(module.getContext());
     ParallelizeOptions parallelize;

@@ -6,6 +6,7 @@
 
 #include "epl/Runner/InitHints.h"
 
+#include "epl/Dialect/EPL/IR/EPLAttrs.h"
 #include "epl/Dialect/EPL/IR/EPLDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -57,6 +58,13 @@ std::optional<int64_t> fanInOf(BlockArgument param) {
     Permuted p = worklist.pop_back_val();
     for (OpOperand &use : p.value.getUses()) {
       Operation *user = use.getOwner();
+      // In a training step built already, the forward's contraction: the
+      // backward's reduce over other dimensions (a weight gradient's over
+      // the outputs).
+      if (auto phase =
+              user->getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName);
+          phase && phase.getValue() != Phase::Forward)
+        continue;
       if (auto t = dyn_cast<linalg::TransposeOp>(user)) {
         Permuted next{t.getResult()[0], {}};
         for (int64_t from : t.getPermutation())
