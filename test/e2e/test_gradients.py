@@ -184,6 +184,50 @@ def test_named_linalg_ops(tmp_path):
     check_gradients(tmp_path, text, params, data)
 
 
+@pytest.mark.parametrize("combine", [
+    "%c = arith.cmpf ogt, %h, %acc : f64\n      %r = arith.select %c, %h, %acc : f64",
+    "%c = arith.cmpf olt, %acc, %h : f64\n      %r = arith.select %c, %h, %acc : f64",
+    "%c = arith.cmpf ugt, %acc, %h : f64\n      %r = arith.select %c, %acc, %h : f64",
+    "%c = arith.cmpf olt, %h, %acc : f64\n      %r = arith.select %c, %h, %acc : f64",
+])
+def test_max_and_min_reductions_written_as_selects(tmp_path, combine):
+    """A row max (or min) written as a compare and a select, as PyTorch's
+    argmax body is, differentiates as arith.maximumf's (it was "its body
+    must combine the accumulator with one value")."""
+    init = "0xFFF0000000000000" if "olt, %h" not in combine else "0x7FF0000000000000"
+    text = f"""
+func.func @model(%x: tensor<4x5xf64> {{epl.arg = "input", epl.name = "x"}},
+                 %w: tensor<5xf64> {{epl.arg = "param", epl.name = "w"}}) -> tensor<f64> {{
+  %inf = arith.constant {init} : f64
+  %zero = arith.constant 0.0 : f64
+  %e = tensor.empty() : tensor<4xf64>
+  %f = linalg.fill ins(%inf : f64) outs(%e : tensor<4xf64>) -> tensor<4xf64>
+  %m = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                       affine_map<(i, j) -> (i)>],
+                       iterator_types = ["parallel", "reduction"]}}
+      ins(%x, %w : tensor<4x5xf64>, tensor<5xf64>) outs(%f : tensor<4xf64>) {{
+    ^bb0(%a: f64, %b: f64, %acc: f64):
+      %h = arith.mulf %a, %b : f64
+      {combine}
+      linalg.yield %r : f64
+  }} -> tensor<4xf64>
+  %es = tensor.empty() : tensor<f64>
+  %z = linalg.fill ins(%zero : f64) outs(%es : tensor<f64>) -> tensor<f64>
+  %l = linalg.generic {{indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> ()>],
+                       iterator_types = ["reduction"]}}
+      ins(%m : tensor<4xf64>) outs(%z : tensor<f64>) {{
+    ^bb0(%v: f64, %acc: f64):
+      %sq = arith.mulf %v, %v : f64
+      %s = arith.addf %acc, %sq : f64
+      linalg.yield %s : f64
+  }} -> tensor<f64>
+  return %l : tensor<f64>
+}}
+"""
+    rng = np.random.default_rng(3)
+    check_gradients(tmp_path, text, {"w": rand(rng, 5)}, {"x": rand(rng, 4, 5)})
+
+
 @pytest.mark.parametrize("model,shapes", [
     ("conv-pool-f64.mlir", {"x": (2, 7, 7, 3), "w": (3, 3, 3, 4), "w2": (2, 2, 4, 5)}),
     ("depthwise-bn-f64.mlir", {"x": (2, 6, 6, 2), "w": (1, 1, 2, 3), "gamma": (3,),

@@ -648,6 +648,33 @@ FailureOr<GenericForm> StepBuilder::analyzeGeneric(linalg::GenericOp op) {
 
   // With reductions, the body must be `acc (+|-|max|min) h(inputs)`.
   Operation *comb = g.target.getDefiningOp();
+  // A max or min written as a compare and a select (PyTorch's argmax
+  // body): select(h > acc, h, acc), in any order and sense.
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(comb);
+      select && select->getBlock() == g.body) {
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>();
+    Value t = select.getTrueValue(), f = select.getFalseValue();
+    using P = arith::CmpFPredicate;
+    if (cmp && cmp->getBlock() == g.body && (t == g.acc) != (f == g.acc)) {
+      P p = cmp.getPredicate();
+      bool greater = p == P::OGT || p == P::OGE || p == P::UGT || p == P::UGE;
+      bool less = p == P::OLT || p == P::OLE || p == P::ULT || p == P::ULE;
+      bool same = cmp.getLhs() == t && cmp.getRhs() == f;
+      bool swapped = cmp.getLhs() == f && cmp.getRhs() == t;
+      if ((greater || less) && (same || swapped)) {
+        // select(t > f, t, f) is max(t, f); select(f > t, t, f) min.
+        g.combiner = greater == same ? Combiner::Max : Combiner::Min;
+        g.target = t == g.acc ? f : t;
+        if (!llvm::all_of(g.acc.getUsers(), [&](Operation *user) {
+              return user == select || user == cmp;
+            }))
+          return op.emitError("epl-autodiff: cannot differentiate this "
+                              "reduction: the accumulator is used more than "
+                              "once");
+        return g;
+      }
+    }
+  }
   if (!comb || comb->getNumOperands() != 2 || comb->getBlock() != g.body ||
       !llvm::is_contained(comb->getOperands(), Value(g.acc)))
     return op.emitError("epl-autodiff: cannot differentiate this "
