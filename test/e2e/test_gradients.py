@@ -228,6 +228,62 @@ func.func @model(%x: tensor<4x5xf64> {{epl.arg = "input", epl.name = "x"}},
     check_gradients(tmp_path, text, {"w": rand(rng, 5)}, {"x": rand(rng, 4, 5)})
 
 
+def test_a_generic_of_two_independent_results(tmp_path):
+    """A layer norm whose sum and sum of squares are one generic of two
+    results (what --linalg-fuse-elementwise-ops makes of two reductions
+    over one input) is differentiated as the two reductions it fuses (it
+    was "cannot differentiate a linalg.generic with 2 results")."""
+    text = """
+#id2 = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @model(%x: tensor<4x6xf64> {epl.arg = "input", epl.name = "x"},
+                 %w: tensor<6x6xf64> {epl.arg = "param", epl.name = "w"}) -> tensor<f64> {
+  %zero = arith.constant 0.0 : f64
+  %n = arith.constant 6.0 : f64
+  %eps = arith.constant 1.0e-5 : f64
+  %e = tensor.empty() : tensor<4x6xf64>
+  %f = linalg.fill ins(%zero : f64) outs(%e : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %h = linalg.matmul ins(%x, %w : tensor<4x6xf64>, tensor<6x6xf64>) outs(%f : tensor<4x6xf64>) -> tensor<4x6xf64>
+  %er = tensor.empty() : tensor<4xf64>
+  %fr = linalg.fill ins(%zero : f64) outs(%er : tensor<4xf64>) -> tensor<4xf64>
+  %st:2 = linalg.generic {indexing_maps = [#id2, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%h : tensor<4x6xf64>) outs(%fr, %fr : tensor<4xf64>, tensor<4xf64>) {
+  ^bb0(%a: f64, %s1: f64, %s2: f64):
+    %n1 = arith.addf %s1, %a : f64
+    %a2 = arith.mulf %a, %a : f64
+    %n2 = arith.addf %s2, %a2 : f64
+    linalg.yield %n1, %n2 : f64, f64
+  } -> (tensor<4xf64>, tensor<4xf64>)
+  %y = linalg.generic {indexing_maps = [#id2, #row, #row, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%h, %st#0, %st#1 : tensor<4x6xf64>, tensor<4xf64>, tensor<4xf64>) outs(%e : tensor<4x6xf64>) {
+  ^bb0(%a: f64, %s1: f64, %s2: f64, %o: f64):
+    %mu = arith.divf %s1, %n : f64
+    %m2 = arith.divf %s2, %n : f64
+    %mu2 = arith.mulf %mu, %mu : f64
+    %var = arith.subf %m2, %mu2 : f64
+    %ve = arith.addf %var, %eps : f64
+    %rs = math.rsqrt %ve : f64
+    %d = arith.subf %a, %mu : f64
+    %r = arith.mulf %d, %rs : f64
+    %t = math.tanh %r : f64
+    linalg.yield %t : f64
+  } -> tensor<4x6xf64>
+  %es = tensor.empty() : tensor<f64>
+  %z = linalg.fill ins(%zero : f64) outs(%es : tensor<f64>) -> tensor<f64>
+  %l = linalg.generic {indexing_maps = [#id2, affine_map<(i, j) -> ()>], iterator_types = ["reduction", "reduction"]}
+      ins(%y : tensor<4x6xf64>) outs(%z : tensor<f64>) {
+  ^bb0(%v: f64, %acc: f64):
+    %q = arith.mulf %v, %v : f64
+    %s = arith.addf %acc, %q : f64
+    linalg.yield %s : f64
+  } -> tensor<f64>
+  return %l : tensor<f64>
+}
+"""
+    rng = np.random.default_rng(8)
+    check_gradients(tmp_path, text, {"w": rand(rng, 6, 6, scale=0.5)}, {"x": rand(rng, 4, 6)})
+
+
 @pytest.mark.parametrize("model,shapes", [
     ("conv-pool-f64.mlir", {"x": (2, 7, 7, 3), "w": (3, 3, 3, 4), "w2": (2, 2, 4, 5)}),
     ("depthwise-bn-f64.mlir", {"x": (2, 6, 6, 2), "w": (1, 1, 2, 3), "gamma": (3,),

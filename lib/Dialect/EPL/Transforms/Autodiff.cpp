@@ -223,25 +223,16 @@ LogicalResult StepBuilder::checkSignature() {
   return success();
 }
 
-/// Drops the results of a linalg.generic nothing uses, when the others do
-/// not depend on them: torch-mlir's max reductions also compute an argmax
-/// nobody reads, and only single-result generics have an adjoint.
-static void dropDeadResults(linalg::GenericOp op, RewriterBase &rewriter) {
-  unsigned numInputs = op.getNumDpsInputs();
-  SmallVector<unsigned> kept;
-  for (OpResult r : op->getResults())
-    if (!r.use_empty())
-      kept.push_back(r.getResultNumber());
-  if (kept.size() == op->getNumResults() || kept.empty())
-    return;
-  // What the kept results' yields need, within the body.
+/// What the yields of results `kept` of `op` need within its body: values
+/// and block arguments (ops without results, cf.assert, keep theirs).
+static llvm::DenseSet<Value> neededBy(linalg::GenericOp op,
+                                      ArrayRef<unsigned> kept) {
   Block *body = op.getBlock();
   auto yield = cast<linalg::YieldOp>(body->getTerminator());
   llvm::DenseSet<Value> needed;
   SmallVector<Value> worklist;
   for (unsigned i : kept)
     worklist.push_back(yield.getOperand(i));
-  // Ops without results (cf.assert) stay if they can.
   for (Operation &nested : body->without_terminator())
     if (nested.getNumResults() == 0)
       llvm::append_range(worklist, nested.getOperands());
@@ -252,11 +243,18 @@ static void dropDeadResults(linalg::GenericOp op, RewriterBase &rewriter) {
     if (Operation *def = v.getDefiningOp(); def && def->getBlock() == body)
       llvm::append_range(worklist, def->getOperands());
   }
-  for (OpResult r : op->getResults())
-    if (r.use_empty() &&
-        needed.contains(body->getArgument(numInputs + r.getResultNumber())))
-      return;
+  return needed;
+}
 
+/// A generic computing results `kept` of `op` alone (their inits, maps and
+/// the body ops they need), at `op`, its uses not replaced.
+static linalg::GenericOp cloneWithResults(linalg::GenericOp op,
+                                          ArrayRef<unsigned> kept,
+                                          RewriterBase &rewriter) {
+  unsigned numInputs = op.getNumDpsInputs();
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  llvm::DenseSet<Value> needed = neededBy(op, kept);
   SmallVector<Value> inits;
   SmallVector<AffineMap> allMaps = op.getIndexingMapsArray();
   SmallVector<AffineMap> maps(allMaps.begin(), allMaps.begin() + numInputs);
@@ -285,8 +283,53 @@ static void dropDeadResults(linalg::GenericOp op, RewriterBase &rewriter) {
         linalg::YieldOp::create(nb, nl, yields);
       });
   slim->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+  return slim;
+}
+
+/// Drops the results of a linalg.generic nothing uses, when the others do
+/// not depend on them: torch-mlir's max reductions also compute an argmax
+/// nobody reads, and only single-result generics have an adjoint.
+static void dropDeadResults(linalg::GenericOp op, RewriterBase &rewriter) {
+  unsigned numInputs = op.getNumDpsInputs();
+  SmallVector<unsigned> kept;
+  for (OpResult r : op->getResults())
+    if (!r.use_empty())
+      kept.push_back(r.getResultNumber());
+  if (kept.size() == op->getNumResults() || kept.empty())
+    return;
+  llvm::DenseSet<Value> needed = neededBy(op, kept);
+  for (OpResult r : op->getResults())
+    if (r.use_empty() && needed.contains(op.getBlock()->getArgument(
+                             numInputs + r.getResultNumber())))
+      return;
+  linalg::GenericOp slim = cloneWithResults(op, kept, rewriter);
   for (auto [k, i] : llvm::enumerate(kept))
     rewriter.replaceAllUsesWith(op->getResult(i), slim->getResult(k));
+  rewriter.eraseOp(op);
+}
+
+/// Splits a generic of float results that do not read each other's
+/// accumulators (a sum and a sum of squares in one pass, as
+/// --linalg-fuse-elementwise-ops makes them) into one generic per result:
+/// only single-result generics have an adjoint. (Values with their argmax,
+/// torch's max(dim), stay one: the indices read the running values.)
+static void splitIndependentResults(linalg::GenericOp op,
+                                    RewriterBase &rewriter) {
+  unsigned numInputs = op.getNumDpsInputs(), n = op->getNumResults();
+  if (llvm::any_of(op->getResultTypes(), [](Type t) {
+        return !isa<FloatType>(getElementTypeOrSelf(t));
+      }))
+    return;
+  for (unsigned i = 0; i < n; ++i) {
+    llvm::DenseSet<Value> needed = neededBy(op, {i});
+    for (unsigned j = 0; j < n; ++j)
+      if (j != i && needed.contains(op.getBlock()->getArgument(numInputs + j)))
+        return;
+  }
+  for (unsigned i = 0; i < n; ++i) {
+    linalg::GenericOp piece = cloneWithResults(op, {i}, rewriter);
+    rewriter.replaceAllUsesWith(op->getResult(i), piece->getResult(0));
+  }
   rewriter.eraseOp(op);
 }
 
@@ -329,8 +372,12 @@ LogicalResult StepBuilder::prepare() {
     if (op->getNumResults() > 1)
       generics.push_back(op);
   });
-  for (linalg::GenericOp op : generics)
-    dropDeadResults(op, rewriter);
+  for (linalg::GenericOp op : generics) {
+    if (llvm::all_of(op->getResults(), [](Value r) { return !r.use_empty(); }))
+      splitIndependentResults(op, rewriter);
+    else
+      dropDeadResults(op, rewriter);
+  }
   return success();
 }
 
