@@ -63,6 +63,7 @@ module {
 // the order the model first uses their names.
 module {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<8x4xf32> {
+    // expected-note @+1 {{stages are numbered in the order the model first uses their scopes: "first" is stage 0 from this op on}}
     %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "first">} : tensor<8x4xf32>
     // expected-note @+1 {{the value of stage 1 ("second") is made here}}
     %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "second">} : tensor<8x4xf32>

@@ -131,6 +131,7 @@ module {
 // for is made on a copy of the module, whose warnings are not this plan's.
 module {
   func.func @model(%x: tensor<8x4xf32> {epl.arg = "input"}) -> tensor<f32> {
+    // expected-note @+1 {{stages are numbered in the order the model first uses their scopes}}
     %a = math.tanh %x {epl.scope = #epl.replicate<devices = 1, name = "first">} : tensor<8x4xf32>
     // expected-note @+1 {{the value of stage 1 ("second") is made here}}
     %b = math.exp %a {epl.scope = #epl.replicate<devices = 1, name = "second">} : tensor<8x4xf32>

@@ -448,6 +448,21 @@ struct EPLPlanPass : public mlir::epl::impl::EPLPlanPassBase<EPLPlanPass> {
                            << "; a stage may only use values of earlier stages";
         diag.attachNote(from->getLoc())
             << "the value of " << describeStage(latest) << " is made here";
+        // Named scopes are numbered by their first op: one that comes
+        // early by accident (a "*" pattern that takes the model's own
+        // position ids) turns the order round.
+        if (stage < static_cast<int64_t>(names.size()))
+          for (Operation &first : fn.front().without_terminator())
+            if (auto s = first.getAttrOfType<ScopeAttrInterface>(
+                    EPLDialect::kScopeAttrName);
+                s && s.getName() && s.getName().getValue() == names[stage]) {
+              diag.attachNote(first.getLoc())
+                  << "stages are numbered in the order the model first uses "
+                     "their scopes: \""
+                  << names[stage] << "\" is stage " << stage
+                  << " from this op on";
+              break;
+            }
         return diag;
       }
       if (scope)
