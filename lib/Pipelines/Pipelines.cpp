@@ -21,6 +21,10 @@ using namespace mlir;
 using namespace mlir::epl;
 
 void mlir::epl::addTensorRewrites(OpPassManager &pm, bool blas, bool gpu) {
+  // arith and math on tensors (a forward run as written: a training step
+  // has them as linalg already) become linalg, which the rest lowers
+  // (epl-expand-math wrote a tensor tanh's scalar compares on tensors).
+  pm.addPass(createConvertElementwiseToLinalgPass());
   // A scatter-add's rows become GPU threads of their own.
   if (gpu)
     pm.addPass(createEPLParallelizeScattersPass());

@@ -48,23 +48,42 @@ std::optional<SmallVector<int64_t>> copyPermutation(linalg::GenericOp g) {
   return perm;
 }
 
+/// The argument of the function a call passes `use` to (a built step's
+/// micro-batch), or null.
+Value calleeArgument(OpOperand &use) {
+  auto call = dyn_cast<func::CallOp>(use.getOwner());
+  if (!call)
+    return Value();
+  auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      call, call.getCalleeAttr());
+  if (!callee || callee.isExternal())
+    return Value();
+  return callee.getArgument(use.getOperandNumber());
+}
+
 std::optional<int64_t> fanInOf(BlockArgument param) {
   auto type = cast<RankedTensorType>(param.getType());
   SmallVector<int64_t> identity(type.getRank());
   for (int64_t d = 0; d < type.getRank(); ++d)
     identity[d] = d;
   SmallVector<Permuted> worklist = {{param, identity}};
+  // The first contraction in program order: in a training step built
+  // already the forward's, not the backward's, which reduce over other
+  // dimensions (a weight gradient's over the outputs).
+  Operation *first = nullptr;
+  std::optional<int64_t> firstFanIn;
   while (!worklist.empty()) {
     Permuted p = worklist.pop_back_val();
     for (OpOperand &use : p.value.getUses()) {
       Operation *user = use.getOwner();
-      // In a training step built already, the forward's contraction: the
-      // backward's reduce over other dimensions (a weight gradient's over
-      // the outputs).
       if (auto phase =
               user->getAttrOfType<PhaseAttr>(EPLDialect::kPhaseAttrName);
           phase && phase.getValue() != Phase::Forward)
         continue;
+      if (Value inside = calleeArgument(use)) {
+        worklist.push_back({inside, p.dims});
+        continue;
+      }
       if (auto t = dyn_cast<linalg::TransposeOp>(user)) {
         Permuted next{t.getResult()[0], {}};
         for (int64_t from : t.getPermutation())
@@ -94,11 +113,14 @@ std::optional<int64_t> fanInOf(BlockArgument param) {
           fanIn *= type.getDimSize(p.dims[i]);
           reduces = true;
         }
-      if (reduces)
-        return fanIn;
+      if (reduces && (!first || (user->getBlock() == first->getBlock() &&
+                                 user->isBeforeInBlock(first)))) {
+        first = user;
+        firstFanIn = fanIn;
+      }
     }
   }
-  return std::nullopt;
+  return firstFanIn;
 }
 
 /// Whether `v` carries the value of `from`: integer casts of it, or of a
@@ -131,9 +153,14 @@ std::optional<int64_t> indexBoundOf(BlockArgument input) {
       continue;
     for (OpOperand &use : v.getUses()) {
       Operation *user = use.getOwner();
-      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp>(
-              user)) {
+      // (A micro-batch's slice holds the same ids, passed to its function.)
+      if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::CastOp,
+              tensor::ExtractSliceOp>(user)) {
         worklist.push_back(user->getResult(0));
+        continue;
+      }
+      if (Value inside = calleeArgument(use)) {
+        worklist.push_back(inside);
         continue;
       }
       auto g = dyn_cast<linalg::GenericOp>(user);

@@ -300,6 +300,19 @@ def test_convolution_and_pooling(tmp_path, model, shapes):
 
 
 
+def gradients_of(tmp_path, text, params):
+    """epl-autodiff's gradients of the L0 model `text` at `params`."""
+    model = tmp_path / "model.mlir"
+    model.write_text(text)
+    step = tmp_path / "step.mlir"
+    run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff", "-o", step])
+    safetensors.save(tmp_path / "p.safetensors", params)
+    out = tmp_path / "grads.safetensors"
+    epl_run(step, "--params", tmp_path / "p.safetensors", "--dump-results", out)
+    results = safetensors.load(out)
+    return [results[f"result{i + 1}"] for i in range(len(params))]
+
+
 def gradient_of_sum(tmp_path, body, b):
     """epl-autodiff's gradient, at `b`, of the sum over the elements x of
     the parameter `b` of the scalar %f that `body` computes from %x (the
@@ -307,8 +320,7 @@ def gradient_of_sum(tmp_path, body, b):
     type)."""
     t = {"float32": "f32", "float64": "f64"}[str(b.dtype)]
     n = b.size
-    model = tmp_path / "model.mlir"
-    model.write_text(f"""
+    return gradients_of(tmp_path, f"""
 func.func @model(%b: tensor<{n}x{t}> {{epl.arg = "param", epl.name = "b"}}) -> tensor<{t}> {{
   %zero = arith.constant 0.0 : {t}
   %one = arith.constant 1.0 : {t}
@@ -325,13 +337,7 @@ func.func @model(%b: tensor<{n}x{t}> {{epl.arg = "param", epl.name = "b"}}) -> t
   }} -> tensor<{t}>
   return %l : tensor<{t}>
 }}
-""")
-    step = tmp_path / "step.mlir"
-    run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff", "-o", step])
-    safetensors.save(tmp_path / "p.safetensors", {"b": b})
-    out = tmp_path / "grads.safetensors"
-    epl_run(step, "--params", tmp_path / "p.safetensors", "--dump-results", out)
-    return safetensors.load(out)["result1"]
+""", {"b": b})[0]
 
 
 def test_abs_has_sign_gradient_zero_at_zero(tmp_path):
@@ -363,6 +369,52 @@ def test_max_and_min_ties_are_pytorchs(tmp_path):
     %f = arith.addf %s3, %m5 : T""", x)
     # relu' twice + min(x, 0)' twice + |x|' (0.5 - 0.5 at 0).
     np.testing.assert_array_equal(got, [0.0, 1 + 1 + 0 + 0 + 1, 0 + 0 + 1 + 1 - 1])
+
+
+def test_relu_on_tensors_and_fmax_are_pytorchs(tmp_path):
+    """A relu written on tensors, max(b, dense<0.0>), is relu at 0 too (the
+    zeros become an input of the generic, still a constant); maxnumf is
+    torch.fmax: a tie goes to its first operand, and the value beside a NaN
+    (its result) takes the gradient (neither did: NaN lost it)."""
+    relu = """
+func.func @model(%b: tensor<3xf32> {epl.arg = "param", epl.name = "b"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %zt = arith.constant dense<0.0> : tensor<3xf32>
+  %m = arith.maximumf %b, %zt : tensor<3xf32>
+  %init = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%m : tensor<3xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%x: f32, %a: f32):
+    %s = arith.addf %a, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}"""
+    (got,) = gradients_of(tmp_path, relu, {"b": np.array([0.0, 1.5, -2.0], np.float32)})
+    np.testing.assert_array_equal(got, [0.0, 1.0, 0.0])
+    fmax = """
+func.func @model(%a: tensor<3xf32> {epl.arg = "param", epl.name = "a"},
+                 %b: tensor<3xf32> {epl.arg = "param", epl.name = "b"}) -> tensor<f32> {
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<f32>
+  %acc = linalg.fill ins(%zero : f32) outs(%init : tensor<f32>) -> tensor<f32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>,
+                                        affine_map<(d0) -> ()>],
+                       iterator_types = ["reduction"]}
+      ins(%a, %b : tensor<3xf32>, tensor<3xf32>) outs(%acc : tensor<f32>) {
+  ^bb0(%x: f32, %y: f32, %s: f32):
+    %m = arith.maxnumf %x, %y : f32
+    %sum = arith.addf %s, %m : f32
+    linalg.yield %sum : f32
+  } -> tensor<f32>
+  return %l : tensor<f32>
+}"""
+    da, db = gradients_of(tmp_path, fmax, {"a": np.array([np.nan, 2.0, 1.0], np.float32),
+                                           "b": np.array([1.0, np.nan, 1.0], np.float32)})
+    np.testing.assert_array_equal(da, [0.0, 1.0, 1.0])
+    np.testing.assert_array_equal(db, [1.0, 0.0, 0.0])
 
 
 #: sigmoid + softplus (threshold 20) + ELU + a guarded log, written as

@@ -1,5 +1,4 @@
 //===- ShortSourceLines.h - Quoting a window of a long line -----*- C++ -*-===//
-//-*-===//
 //
 // Part of EPL-MLIR.
 //

@@ -531,13 +531,19 @@ struct EPLRematerializePass
     for (auto fn : module.getOps<func::FuncOp>()) {
       if (fn.isExternal())
         continue;
-      // The step around micro-batches calls a function of this module.
+      // The step around micro-batches calls a function of this module on
+      // the slices of a micro-batch (epl-autodiff marks them).
       bool drivesMicroBatches =
           fn.walk([&](func::CallOp call) {
               auto callee =
                   module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
-              return callee && !callee.isExternal() ? WalkResult::interrupt()
-                                                    : WalkResult::advance();
+              bool slices = llvm::any_of(call.getOperands(), [](Value v) {
+                Operation *def = v.getDefiningOp();
+                return def && def->hasAttr(EPLDialect::kMicroBatchAttrName);
+              });
+              return callee && !callee.isExternal() && slices
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
             }).wasInterrupted();
       Rematerializer remat(fn, type, budget, shards, drivesMicroBatches,
                            printPlan);

@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "epl/Dialect/EPL/Transforms/ScalarDerivatives.h"
+#include "epl/Dialect/EPL/Transforms/ShardingUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
@@ -80,7 +82,14 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
   // Values computed from the body's arguments, not from constants and
   // captured values alone: a max's tie with a constant is a kink (relu's),
   // with another such value a tie of two (torch.maximum's halves).
-  llvm::DenseSet<Value> variesPerElement(body.args_begin(), body.args_end());
+  // (An input that is a constant tensor, a splat or a fill, is a constant
+  // here: relu written on tensors, max(x, zeros).)
+  llvm::DenseSet<Value> variesPerElement;
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(body.getParentOp());
+  for (BlockArgument arg : body.getArguments())
+    if (!linalgOp || arg.getArgNumber() >= linalgOp.getNumDpsInputs() ||
+        !isCheap(linalgOp->getOperand(arg.getArgNumber())))
+      variesPerElement.insert(arg);
   for (Operation &op : body.without_terminator())
     if (llvm::any_of(op.getOperands(),
                      [&](Value v) { return variesPerElement.contains(v); }) ||
@@ -198,10 +207,12 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
                   arith::MinNumFOp>([&](Operation *) {
               // The operand that wins takes the gradient. On a tie with a
               // constant (relu = max(x, 0), either operand order) the
-              // constant wins: relu'(0) = 0, as PyTorch's. On a tie of two
-              // values that vary each takes half, as torch.maximum's and
-              // torch.minimum's.
+              // constant wins: relu'(0) = 0, as PyTorch's. Two values that
+              // vary and tie: maximumf/minimumf give each half, as
+              // torch.maximum; maxnumf/minnumf the first, as torch.fmax,
+              // which also passes it to the value beside a NaN (its result).
               bool isMax = isa<arith::MaximumFOp, arith::MaxNumFOp>(op);
+              bool num = isa<arith::MaxNumFOp, arith::MinNumFOp>(op);
               auto wins =
                   isMax ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT;
               Value zero = constant(type, 0.0);
@@ -209,13 +220,20 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
               bool aVaries = variesPerElement.contains(op.getOperand(0));
               bool bVaries = variesPerElement.contains(op.getOperand(1));
               Value tie = cmp(arith::CmpFPredicate::OEQ, a, bb);
-              Value half = mul(g, constant(type, 0.5));
-              auto share = [&](Value strictlyWins, bool otherVaries) {
-                Value atTie = otherVaries ? half : zero;
-                return select(strictlyWins, g, select(tie, atTie, zero));
+              auto share = [&](Value mine, Value other, Value atTie) {
+                Value strictly = cmp(wins, mine, other);
+                if (num)
+                  strictly = arith::OrIOp::create(
+                      b, loc, strictly,
+                      cmp(arith::CmpFPredicate::UNO, other, other));
+                return select(strictly, g, select(tie, atTie, zero));
               };
-              accumulate(op.getOperand(0), share(cmp(wins, a, bb), bVaries));
-              accumulate(op.getOperand(1), share(cmp(wins, bb, a), aVaries));
+              Value half = mul(g, constant(type, 0.5));
+              bool both = aVaries && bVaries;
+              Value aAtTie = !both ? zero : num ? g : half;
+              Value bAtTie = !both ? zero : num ? zero : half;
+              accumulate(op.getOperand(0), share(a, bb, aAtTie));
+              accumulate(op.getOperand(1), share(bb, a, bAtTie));
               return success();
             })
             .Case([&](arith::SelectOp) {
