@@ -297,6 +297,9 @@ void mlir::epl::buildParallelizePipeline(OpPassManager &pm,
   pm.addPass(createInlinerPass({}, [](OpPassManager &) {}));
   // Propagation reasons about linalg.generic only.
   pm.addPass(createLinalgGeneralizeNamedOpsPass());
+  // Merged dimensions (seq-first rows, batch and heads) as loops of their
+  // own, which propagation shards.
+  pm.addPass(createEPLFoldReshapesPass());
   pm.addPass(createEPLShardingPropagationPass());
   // ZeRO: shardings over the data axes, propagated again, resolved like any
   // other.

@@ -278,9 +278,15 @@ struct ReshapeRule
     for (int64_t d = 0; d < big.getRank(); ++d)
       bigDims.push_back({rule.addFactor(big.getDimSize(d), Kind::Parallel)});
     for (const ReassociationIndices &group : op.getReassociationIndices()) {
+      // A unit dimension adds nothing to the index of the merged one: left
+      // out, the next factor is the major one, which a block of the merged
+      // dimension follows ((1, B) merged into B shards as B).
       smallDims.emplace_back();
       for (int64_t d : group)
-        smallDims.back().push_back(d);
+        if (big.getDimSize(d) != 1)
+          smallDims.back().push_back(d);
+      if (smallDims.back().empty())
+        smallDims.back().push_back(group.front());
     }
     rule.operands[0] = expands ? smallDims : bigDims;
     rule.results.push_back(expands ? bigDims : smallDims);

@@ -279,6 +279,49 @@ def EPLPlanPass : Pass<"epl-plan", "ModuleOp"> {
   ];
 }
 
+def EPLFoldReshapesPass : Pass<"epl-fold-reshapes"> {
+  let summary = "Folds reshapes into the generics they feed and read, so that merged dimensions are loops of their own";
+  let description = [{
+    Models merge dimensions to call a contraction: PyTorch's linear layer
+    flattens a seq-first `(L, B, E)` activation to `(L * B, E)` rows, and
+    its attention merges batch and heads, `(B * H, S, D)`, for `bmm`. A
+    device's block of such a merged dimension cannot hold the block of
+    the dimension inside it (the batch below the sequence, the heads
+    below the batch), so sharding propagation gathered the activations
+    before the contraction: data parallelism of a seq-first transformer
+    computed every linear layer on the whole batch, and a split of its
+    attention every head on every device.
+
+    This pass folds each `tensor.collapse_shape` into the `linalg.generic`
+    that reads it and each `tensor.expand_shape` into the one that makes
+    its operand (upstream's fusion of reshapes by expansion), until the
+    merged dimensions are loops of their own that propagation shards like
+    any other. The generics compute the same values in the same order;
+    the ops that replace one keep its `epl` attributes (scope, stage,
+    phase), and a reshaped `tensor.empty` becomes one of the new shape. A
+    generic that adds to a loop's accumulator (gradient accumulation over
+    micro-batches) keeps its shape: collective insertion carries the
+    accumulator's pending sum through the loop and reduces it once after.
+    It runs in `epl-parallelize` before sharding propagation; the
+    CPU lowering's GEMM still takes the expanded contraction as one
+    matrix product over its merged rows where they are contiguous.
+
+    ```mlir
+    %rows = tensor.collapse_shape %x [[0, 1], [2]]
+              : tensor<6x4x16xf32> into tensor<24x16xf32>
+    %y = linalg.generic {indexing_maps = [(m, n, k) -> (m, k),
+                                          (m, n, k) -> (k, n),
+                                          (m, n, k) -> (m, n)], ...}
+           ins(%rows, %w : tensor<24x16xf32>, tensor<16x8xf32>) ...
+    %out = tensor.expand_shape %y [[0, 1], [2]] output_shape [6, 4, 8]
+    ```
+    becomes one generic over `(l, b, n, k)` reading `%x` and writing
+    `tensor<6x4x8xf32>`, whose `b` a data-parallel plan splits.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def EPLShardingPropagationPass : Pass<"epl-sharding-propagation", "ModuleOp"> {
   let summary = "Gives every value of a planned program a sharding";
   let description = [{
