@@ -31,21 +31,23 @@ using namespace mlir::epl;
 
 namespace {
 /// The ops a fusion makes keep the discardable attributes (epl.scope,
-/// epl.stage, epl.phase, ...) of the generic it rewrites, which the
-/// patterns do not carry over: the generic is the pattern's root, or the
-/// producer of the reshape that is.
+/// epl.stage, epl.phase, ...) of what it rewrites, which the patterns do
+/// not carry over: the generic that is the pattern's root or makes the
+/// root reshape's operand, else the root itself (a reshape of a reshape, a
+/// pad). The new ops are at the root or at that generic.
 struct KeepAttributes : public RewriterBase::Listener {
   DictionaryAttr attrs;
-  Block *block = nullptr;
+  Block *rootBlock = nullptr, *fromBlock = nullptr;
 
   void notifyPatternBegin(const Pattern &pattern, Operation *root) override {
     Operation *from = root;
     if (!isa<linalg::GenericOp>(root) && root->getNumOperands() > 0)
-      from = root->getOperand(0).getDefiningOp();
-    attrs = isa_and_nonnull<linalg::GenericOp>(from)
-                ? from->getDiscardableAttrDictionary()
-                : DictionaryAttr();
-    block = root->getBlock();
+      if (auto producer =
+              root->getOperand(0).getDefiningOp<linalg::GenericOp>())
+        from = producer;
+    attrs = from->getDiscardableAttrDictionary();
+    rootBlock = root->getBlock();
+    fromBlock = from->getBlock();
   }
   void notifyPatternEnd(const Pattern &pattern, LogicalResult) override {
     attrs = DictionaryAttr();
@@ -53,7 +55,7 @@ struct KeepAttributes : public RewriterBase::Listener {
   void notifyOperationInserted(Operation *op,
                                OpBuilder::InsertPoint previous) override {
     // Ops nested in the new ops' bodies belong to them.
-    if (!attrs || op->getBlock() != block)
+    if (!attrs || (op->getBlock() != rootBlock && op->getBlock() != fromBlock))
       return;
     for (NamedAttribute a : attrs)
       if (!op->hasAttr(a.getName()))
@@ -88,9 +90,16 @@ struct EPLFoldReshapesPass
     // A generic that adds to a loop's accumulator (gradient accumulation
     // over micro-batches) keeps its shape: collective insertion carries the
     // accumulator's pending sum over the loop, and reduces it once after.
-    auto accumulates = [](Operation *op) {
+    // So does one that reads its loops' positions (linalg.index): an index
+    // of a merged loop becomes an affine sum of the new ones, which the
+    // sharding rules read as no position (the loops would stay whole: a
+    // token-level label gather gathered the logits).
+    auto keepsShape = [](Operation *op) {
       auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
-      return generic && llvm::any_of(generic->getOperands(), [](Value v) {
+      if (!generic)
+        return false;
+      return !generic.getBody()->getOps<linalg::IndexOp>().empty() ||
+             llvm::any_of(generic->getOperands(), [](Value v) {
                auto arg = dyn_cast<BlockArgument>(v);
                return arg && isa<scf::ForOp>(arg.getOwner()->getParentOp());
              });
@@ -99,8 +108,8 @@ struct EPLFoldReshapesPass
         patterns, [&](OpOperand *operand) {
           auto type = dyn_cast<RankedTensorType>(operand->get().getType());
           return type && type.hasStaticShape() &&
-                 !accumulates(operand->getOwner()) &&
-                 !accumulates(operand->get().getDefiningOp());
+                 !keepsShape(operand->getOwner()) &&
+                 !keepsShape(operand->get().getDefiningOp());
         });
     // expand_shape(collapse_shape(x)) back to x, and reshapes of reshapes.
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);

@@ -302,6 +302,9 @@ def EPLFoldReshapesPass : Pass<"epl-fold-reshapes"> {
     generic that adds to a loop's accumulator (gradient accumulation over
     micro-batches) keeps its shape: collective insertion carries the
     accumulator's pending sum through the loop and reduces it once after.
+    So does one that reads its loops' positions (`linalg.index`), whose
+    index of a merged loop would become an affine sum that the sharding
+    rules do not read as a position.
     It runs in `epl-parallelize` before sharding propagation; the
     CPU lowering's GEMM still takes the expanded contraction as one
     matrix product over its merged rows where they are contiguous.
