@@ -22,19 +22,28 @@ EPS = 1e-6
 RTOL = 1e-6
 
 
+def gradients_of(tmp_path, text, params, data=None):
+    """epl-autodiff's gradients of the L0 model `text` (written to
+    tmp_path/model.mlir) at `params` and `data`, in the order of `params`."""
+    (tmp_path / "model.mlir").write_text(text)
+    step = tmp_path / "step.mlir"
+    run([BUILD / "bin" / "epl-opt", tmp_path / "model.mlir", "--epl-autodiff", "-o", step])
+    safetensors.save(tmp_path / "p.safetensors", params)
+    feed = ()
+    if data is not None:
+        safetensors.save(tmp_path / "d.safetensors", data)
+        feed = ("--data", tmp_path / "d.safetensors")
+    out = tmp_path / "grads.safetensors"
+    epl_run(step, "--params", tmp_path / "p.safetensors", *feed, "--dump-results", out)
+    results = safetensors.load(out)
+    return [results[f"result{i + 1}"] for i in range(len(params))]
+
+
 def check_gradients(tmp_path, graph, params, data, directions=2, seed=0):
     model = tmp_path / "model.mlir"
-    model.write_text(graph if isinstance(graph, str) else graph.to_mlir())
-    step = tmp_path / "step.mlir"
-    run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff", "-o", step])
-    safetensors.save(tmp_path / "p.safetensors", params)
-    safetensors.save(tmp_path / "d.safetensors", data)
-    out = tmp_path / "grads.safetensors"
-    epl_run(step, "--params", tmp_path / "p.safetensors", "--data",
-            tmp_path / "d.safetensors", "--dump-results", out)
-    results = safetensors.load(out)
     names = list(params)
-    grads = {name: results[f"result{i + 1}"] for i, name in enumerate(names)}
+    grads = dict(zip(names, gradients_of(
+        tmp_path, graph if isinstance(graph, str) else graph.to_mlir(), params, data)))
     assert all(np.isfinite(g).all() for g in grads.values())
 
     def loss_at(shifted):
@@ -298,19 +307,6 @@ def test_convolution_and_pooling(tmp_path, model, shapes):
     check_gradients(tmp_path, (ROOT / "test" / "e2e" / "Inputs" / model).read_text(),
                     params, {}, directions=3)
 
-
-
-def gradients_of(tmp_path, text, params):
-    """epl-autodiff's gradients of the L0 model `text` at `params`."""
-    model = tmp_path / "model.mlir"
-    model.write_text(text)
-    step = tmp_path / "step.mlir"
-    run([BUILD / "bin" / "epl-opt", model, "--epl-autodiff", "-o", step])
-    safetensors.save(tmp_path / "p.safetensors", params)
-    out = tmp_path / "grads.safetensors"
-    epl_run(step, "--params", tmp_path / "p.safetensors", "--dump-results", out)
-    results = safetensors.load(out)
-    return [results[f"result{i + 1}"] for i in range(len(params))]
 
 
 def gradient_of_sum(tmp_path, body, b):
