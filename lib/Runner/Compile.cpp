@@ -333,11 +333,8 @@ FailureOr<Step> mlir::epl::buildStep(ModuleOp module,
   // ids, not fan-ins: its local shapes would give other ones.)
   InitHints hints;
   func::FuncOp entry = step->functions.front();
-  if (!step->pipeline) {
-    hints = analyzeInitHints(entry);
-    if (perDevice(entry))
-      hints.fanIn.clear();
-  }
+  if (!step->pipeline)
+    hints = analyzeInitHints(entry, /*fanIns=*/!perDevice(entry));
   if (!step->pipeline && isModel(entry) && options.train) {
     PassManager pm(module.getContext());
     ParallelizeOptions parallelize;

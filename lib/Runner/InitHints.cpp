@@ -200,7 +200,7 @@ std::optional<int64_t> indexBoundOf(BlockArgument input) {
 }
 } // namespace
 
-InitHints mlir::epl::analyzeInitHints(func::FuncOp model) {
+InitHints mlir::epl::analyzeInitHints(func::FuncOp model, bool fanIns) {
   InitHints hints;
   if (model.isExternal())
     return hints;
@@ -214,7 +214,7 @@ InitHints mlir::epl::analyzeInitHints(func::FuncOp model) {
     if (!name || !type || !type.hasStaticShape())
       continue;
     if (kind && kind.getValue() == "param") {
-      if (std::optional<int64_t> f = fanInOf(arg))
+      if (std::optional<int64_t> f = fanIns ? fanInOf(arg) : std::nullopt)
         hints.fanIn[name.getValue()] = *f;
     } else if (isa<IntegerType>(type.getElementType())) {
       if (std::optional<int64_t> b = indexBoundOf(arg))

@@ -6,8 +6,6 @@
 
 #include "epl/Support/Safetensors.h"
 
-#include <csignal>
-
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -445,10 +443,6 @@ llvm::Error mlir::epl::writeFileAtomically(
   if (std::error_code ec = createFileNextTo(path, temp, &fd))
     return llvm::createStringError(ec, "cannot write " + path + ": " +
                                            ec.message());
-  // A file past the size limit (ulimit -f) is a write error ("File too
-  // large", then the cleanup above), not SIGXFSZ's kill, which LLVM's
-  // handlers (installed by RemoveFileOnSignal, once) report as a crash.
-  std::signal(SIGXFSZ, SIG_IGN);
   {
     llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
     write(os);

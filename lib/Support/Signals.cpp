@@ -26,4 +26,9 @@ IgnoredSignals::IgnoredSignals() {
 void IgnoredSignals::restore() const {
   for (int sig : signals)
     std::signal(sig, SIG_IGN);
+  // A file past the size limit (ulimit -f) is a write error ("File too
+  // large", and the writer's cleanup), not SIGXFSZ's kill, which LLVM's
+  // handlers (registered once, by InitLLVM) would report as a crash: for
+  // every file a tool writes.
+  std::signal(SIGXFSZ, SIG_IGN);
 }

@@ -30,8 +30,10 @@ struct InitHints {
 };
 
 /// Reads the hints off an L0 model function (arguments tagged `epl.arg`),
-/// or one whose arguments are untagged (inputs, as the runner feeds them).
-InitHints analyzeInitHints(func::FuncOp model);
+/// a training step built from one, or a function whose arguments are
+/// untagged (inputs, as the runner feeds them); the index bounds alone
+/// without `fanIns` (a partitioned step's shapes are a device's).
+InitHints analyzeInitHints(func::FuncOp model, bool fanIns = true);
 
 /// Fills `fanIn` and `indexBound` of the arguments `hints` names.
 void applyInitHints(const InitHints &hints, std::vector<EntryArg> &args);

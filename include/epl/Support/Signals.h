@@ -23,6 +23,9 @@ namespace mlir::epl {
 ///   IgnoredSignals ignored;
 ///   llvm::InitLLVM init(argc, argv);
 ///   ignored.restore();
+///
+/// `restore` also ignores SIGXFSZ, so that a file past the size limit is
+/// a write error rather than a kill.
 class IgnoredSignals {
 public:
   IgnoredSignals();

@@ -288,24 +288,27 @@ static linalg::GenericOp cloneWithResults(linalg::GenericOp op,
 
 /// Drops the results of a linalg.generic nothing uses, when the others do
 /// not depend on them: torch-mlir's max reductions also compute an argmax
-/// nobody reads, and only single-result generics have an adjoint.
-static void dropDeadResults(linalg::GenericOp op, RewriterBase &rewriter) {
+/// nobody reads, and only single-result generics have an adjoint. Returns
+/// the generic that is left.
+static linalg::GenericOp dropDeadResults(linalg::GenericOp op,
+                                         RewriterBase &rewriter) {
   unsigned numInputs = op.getNumDpsInputs();
   SmallVector<unsigned> kept;
   for (OpResult r : op->getResults())
     if (!r.use_empty())
       kept.push_back(r.getResultNumber());
   if (kept.size() == op->getNumResults() || kept.empty())
-    return;
+    return op;
   llvm::DenseSet<Value> needed = neededBy(op, kept);
   for (OpResult r : op->getResults())
     if (r.use_empty() && needed.contains(op.getBlock()->getArgument(
                              numInputs + r.getResultNumber())))
-      return;
+      return op;
   linalg::GenericOp slim = cloneWithResults(op, kept, rewriter);
   for (auto [k, i] : llvm::enumerate(kept))
     rewriter.replaceAllUsesWith(op->getResult(i), slim->getResult(k));
   rewriter.eraseOp(op);
+  return slim;
 }
 
 /// Splits a generic of float results that do not read each other's
@@ -373,10 +376,9 @@ LogicalResult StepBuilder::prepare() {
       generics.push_back(op);
   });
   for (linalg::GenericOp op : generics) {
-    if (llvm::all_of(op->getResults(), [](Value r) { return !r.use_empty(); }))
-      splitIndependentResults(op, rewriter);
-    else
-      dropDeadResults(op, rewriter);
+    linalg::GenericOp left = dropDeadResults(op, rewriter);
+    if (left->getNumResults() > 1)
+      splitIndependentResults(left, rewriter);
   }
   return success();
 }

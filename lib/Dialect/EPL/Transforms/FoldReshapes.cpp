@@ -16,7 +16,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #define DEBUG_TYPE "epl-fold-reshapes"
@@ -121,19 +120,7 @@ struct EPLFoldReshapesPass
     config.setListener(&keep);
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
-      return signalPassFailure();
-    // What the fusions left unread (the replaced ops' empty tensors and
-    // their reshapes), which later passes would size as whole tensors.
-    // (Users first: in reverse order, a reshape before the empty it reads.)
-    SmallVector<Operation *> ops;
-    getOperation()->walk([&](Operation *op) {
-      if (isa<tensor::EmptyOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-              op))
-        ops.push_back(op);
-    });
-    for (Operation *op : llvm::reverse(ops))
-      if (isOpTriviallyDead(op))
-        op->erase();
+      signalPassFailure();
   }
 };
 } // namespace

@@ -535,15 +535,16 @@ struct EPLRematerializePass
       // the slices of a micro-batch (epl-autodiff marks them).
       bool drivesMicroBatches =
           fn.walk([&](func::CallOp call) {
-              auto callee =
-                  module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
               bool slices = llvm::any_of(call.getOperands(), [](Value v) {
                 Operation *def = v.getDefiningOp();
                 return def && def->hasAttr(EPLDialect::kMicroBatchAttrName);
               });
-              return callee && !callee.isExternal() && slices
-                         ? WalkResult::interrupt()
-                         : WalkResult::advance();
+              if (!slices)
+                return WalkResult::advance();
+              auto callee =
+                  module.lookupSymbol<func::FuncOp>(call.getCalleeAttr());
+              return callee && !callee.isExternal() ? WalkResult::interrupt()
+                                                    : WalkResult::advance();
             }).wasInterrupted();
       Rematerializer remat(fn, type, budget, shards, drivesMicroBatches,
                            printPlan);

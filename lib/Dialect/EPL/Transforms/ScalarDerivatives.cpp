@@ -84,17 +84,24 @@ FailureOr<Value> BodyDifferentiator::adjoint(Value target, Value seed,
   // with another such value a tie of two (torch.maximum's halves).
   // (An input that is a constant tensor, a splat or a fill, is a constant
   // here: relu written on tensors, max(x, zeros).)
+  // (Only a body with a max or min needs them.)
   llvm::DenseSet<Value> variesPerElement;
+  bool hasMaxOrMin = llvm::any_of(body, [](Operation &op) {
+    return isa<arith::MaximumFOp, arith::MaxNumFOp, arith::MinimumFOp,
+               arith::MinNumFOp>(op);
+  });
   auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(body.getParentOp());
-  for (BlockArgument arg : body.getArguments())
-    if (!linalgOp || arg.getArgNumber() >= linalgOp.getNumDpsInputs() ||
-        !isCheap(linalgOp->getOperand(arg.getArgNumber())))
-      variesPerElement.insert(arg);
-  for (Operation &op : body.without_terminator())
-    if (llvm::any_of(op.getOperands(),
-                     [&](Value v) { return variesPerElement.contains(v); }) ||
-        (op.getNumOperands() == 0 && !op.hasTrait<OpTrait::ConstantLike>()))
-      variesPerElement.insert(op.result_begin(), op.result_end());
+  if (hasMaxOrMin) {
+    for (BlockArgument arg : body.getArguments())
+      if (!linalgOp || arg.getArgNumber() >= linalgOp.getNumDpsInputs() ||
+          !isCheap(linalgOp->getOperand(arg.getArgNumber())))
+        variesPerElement.insert(arg);
+    for (Operation &op : body.without_terminator())
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return variesPerElement.contains(v); }) ||
+          (op.getNumOperands() == 0 && !op.hasTrait<OpTrait::ConstantLike>()))
+        variesPerElement.insert(op.result_begin(), op.result_end());
+  }
 
   llvm::DenseMap<Value, Value> adjoints;
   adjoints[target] = seed;
